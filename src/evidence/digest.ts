@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { encodeDeterministic } from './cbor.js';
+import { jsonDepth } from '../json/depth.js';
+import {
+  CANONICALIZATIONS,
+  DIGEST_ALGORITHMS,
+  type Canonicalization,
+  type DigestAlgorithm,
+} from '../model.js';
+
+/** Records nesting deeper than this below themselves cannot be canonicalized (contract section 2). */
+export const MAX_RECORD_DEPTH = 128;
+
+/** Hex length of each supported digest. */
+const HEX_LENGTH: Record<DigestAlgorithm, number> = { sha256: 64, sha384: 96, sha512: 128 };
+
+/** Why a record could not be canonicalized. Messages never quote record content. */
+export class CanonicalizationError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'too-deep' | 'lone-surrogate' | 'not-json',
+  ) {
+    super(message);
+    this.name = 'CanonicalizationError';
+  }
+}
+
+export function isCanonicalization(v: unknown): v is Canonicalization {
+  return typeof v === 'string' && (CANONICALIZATIONS as readonly string[]).includes(v);
+}
+
+export function isDigestAlgorithm(v: unknown): v is DigestAlgorithm {
+  return typeof v === 'string' && (DIGEST_ALGORITHMS as readonly string[]).includes(v);
+}
+
+/**
+ * Canonical bytes of a record under one scheme: JCS text as UTF-8, or the
+ * deterministic CBOR encoding. Throws CanonicalizationError.
+ */
+export function canonicalBytes(record: unknown, scheme: Canonicalization): Uint8Array {
+  if (jsonDepth(record, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH) {
+    throw new CanonicalizationError(`record nests deeper than ${MAX_RECORD_DEPTH} levels`, 'too-deep');
+  }
+  if (scheme === 'cbor/rfc8949') return encodeDeterministic(record);
+  return Buffer.from(jcsText(record), 'utf8');
+}
+
+/** The RFC 8785 text of a record. Throws CanonicalizationError. */
+export function jcsText(record: unknown): string {
+  let text: string | undefined;
+  try {
+    text = canonicalize(record);
+  } catch (err) {
+    const lone = err instanceof Error && /surrogate/i.test(err.message);
+    throw new CanonicalizationError(
+      lone ? 'record holds a lone surrogate, which has no UTF-8 form' : 'record is not JSON data',
+      lone ? 'lone-surrogate' : 'not-json',
+    );
+  }
+  if (text === undefined) throw new CanonicalizationError('record is not JSON data', 'not-json');
+  return text;
+}
+
+/** `alg:lowercasehex` of some bytes. */
+export function digestOf(bytes: Uint8Array, alg: DigestAlgorithm): string {
+  return `${alg}:${createHash(alg).update(bytes).digest('hex')}`;
+}
+
+export type ParsedDigest =
+  | { ok: true; alg: DigestAlgorithm; hex: string; normalized: string }
+  | { ok: false; status: 'unsupported' | 'malformed'; message: string };
+
+/**
+ * Parse `<alg>:<hex>`. An unknown alg is `unsupported`; a value of the wrong
+ * length or not hex is `malformed`. Upper-case hex is accepted and normalised.
+ */
+export function parseDigest(text: string): ParsedDigest {
+  const colon = text.indexOf(':');
+  if (colon <= 0) return { ok: false, status: 'malformed', message: 'digest is not of the form <alg>:<hex>' };
+  const alg = text.slice(0, colon);
+  const value = text.slice(colon + 1);
+  if (!isDigestAlgorithm(alg)) {
+    return {
+      ok: false,
+      status: 'unsupported',
+      message: `digest algorithm is not one of ${DIGEST_ALGORITHMS.join(', ')}`,
+    };
+  }
+  if (value.length !== HEX_LENGTH[alg] || !/^[0-9a-fA-F]*$/.test(value)) {
+    return {
+      ok: false,
+      status: 'malformed',
+      message: `${alg} digest value must be ${HEX_LENGTH[alg]} hex digits`,
+    };
+  }
+  const hex = value.toLowerCase();
+  return { ok: true, alg, hex, normalized: `${alg}:${hex}` };
+}
+
+/** Canonicalize and hash in one step. Throws CanonicalizationError. */
+export function deriveDigest(
+  record: unknown,
+  scheme: Canonicalization,
+  alg: DigestAlgorithm,
+): { digest: string; bytes: Uint8Array } {
+  const bytes = canonicalBytes(record, scheme);
+  return { digest: digestOf(bytes, alg), bytes };
+}
