@@ -1,0 +1,128 @@
+/**
+ * buildApp(): every plugin and route, never listening (tests inject into it;
+ * src/server.ts listens). The HTTP layer knows nothing of CEL; the pipeline
+ * knows nothing of Fastify.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.js';
+import { loggerOptions } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { PolicyStore } from './policy/store.js';
+import { registerJsonParser } from './http/body.js';
+import { registerErrorHandling, sendProblem } from './http/errors.js';
+import { bearerToken, tokenMatcher } from './http/auth.js';
+import { sharedSchemas } from './http/schemas.js';
+import { healthRoutes } from './http/routes/health.js';
+import { digestRoutes } from './http/routes/digest.js';
+import { validateRoutes } from './http/routes/validate.js';
+import { policyRoutes } from './http/routes/policies.js';
+import type { ReloadResult } from './policy/store.js';
+
+export interface AppOptions {
+  config: Config;
+  /** The policy store; built from config.policyDir when absent. Loading is the caller's job. */
+  store?: PolicyStore;
+  /** A pino logger instance or options; defaults to the config's level. */
+  logger?: FastifyServerOptions['loggerInstance'];
+  metrics?: Metrics;
+}
+
+export const API_VERSION = '1.0.0';
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const { config } = opts;
+  const store = opts.store ?? new PolicyStore(config.policyDir);
+  const metrics = opts.metrics ?? createMetrics();
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: loggerOptions(config.logLevel) }),
+    bodyLimit: config.bodyLimit,
+    requestTimeout: config.requestTimeoutMs,
+    // Log lines carry our own fields; Fastify's "incoming request" lines stay, without bodies.
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    ajv: {
+      // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
+    },
+  });
+  app.decorate('trustgate', { config, store, metrics });
+  app.decorate('reloadPolicies', async (source: string): Promise<ReloadResult> => {
+    const outcome = await store.reload();
+    metrics.reloads.inc({ result: outcome.ok ? 'success' : 'failure' });
+    if (outcome.ok) {
+      app.log.info({ source, policyRevision: outcome.set.revision, changed: outcome.changed }, 'policies reloaded');
+    } else {
+      app.log.error(
+        { source, file: outcome.error.file, rule: outcome.error.rule, policyRevision: store.current?.revision },
+        `policy reload failed, previous set stays in force: ${outcome.error.message}`,
+      );
+    }
+    return outcome;
+  });
+
+  for (const s of sharedSchemas) app.addSchema(s);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Trustgate',
+        version: API_VERSION,
+        description:
+          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: 'http://127.0.0.1:8080' }],
+      tags: [
+        { name: 'decisions', description: 'Policy decisions on tool results' },
+        { name: 'validation', description: 'MCP shape and trust-claim checks' },
+        { name: 'evidence', description: 'Canonical digests of evidence records' },
+        { name: 'policies', description: 'The loaded policy set' },
+        { name: 'health', description: 'Liveness and readiness' },
+      ],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Required on /v1/* when TRUSTGATE_TOKEN is set' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerJsonParser(app);
+  registerErrorHandling(app, config.bodyLimit);
+
+  if (config.token !== undefined) {
+    const matches = tokenMatcher(config.token);
+    app.addHook('onRequest', async (request, reply) => {
+      if (!request.url.startsWith('/v1/')) return;
+      if (!matches(bearerToken(request.headers.authorization))) {
+        reply.header('www-authenticate', 'Bearer realm="trustgate"');
+        return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
+      }
+    });
+  }
+
+  healthRoutes(app, store);
+  digestRoutes(app);
+  validateRoutes(app);
+  policyRoutes(app);
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics };
+    /** Reload the policy folder; logs and counts the outcome. */
+    reloadPolicies(source: string): Promise<ReloadResult>;
+  }
+}

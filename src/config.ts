@@ -1,0 +1,88 @@
+/**
+ * Configuration: read from the environment in this one place, validated and
+ * frozen. A bad value stops start-up with a message naming the setting and
+ * its bound (contract section 1).
+ */
+import { isIP } from 'node:net';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  /** TCP port (PORT, default 8080). */
+  readonly port: number;
+  /** Bind address (HOST, default 127.0.0.1). */
+  readonly host: string;
+  /** Folder of policy files (TRUSTGATE_POLICY_DIR, default ./policies). */
+  readonly policyDir: string;
+  /** Mode override (TRUSTGATE_MODE): audit forces audit, warn caps enforce at warn. */
+  readonly modeOverride: 'audit' | 'warn' | undefined;
+  /** Bearer token for /v1/* (TRUSTGATE_TOKEN); undefined leaves /v1/* open. */
+  readonly token: string | undefined;
+  /** Request body limit in bytes (TRUSTGATE_BODY_LIMIT, default 1 MiB). */
+  readonly bodyLimit: number;
+  /** pino level (LOG_LEVEL, default info). */
+  readonly logLevel: LogLevel;
+  /** Most content blocks in one result (TRUSTGATE_MAX_BLOCKS, default 10000). */
+  readonly maxBlocks: number;
+  /** Most evidence entries in one request (TRUSTGATE_MAX_EVIDENCE, default 1000). */
+  readonly maxEvidence: number;
+  /** Time for a whole request to arrive and be answered, ms (TRUSTGATE_REQUEST_TIMEOUT_MS, default 10000). */
+  readonly requestTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^[0-9]+$/.test(raw.trim())) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]): T | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
+/** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
+  if (isIP(host) === 0 && !/^[A-Za-z0-9.-]{1,253}$/.test(host)) {
+    throw new ConfigError(`HOST must be an IP address or host name, got ${JSON.stringify(host)}`);
+  }
+  const token = env.TRUSTGATE_TOKEN === undefined || env.TRUSTGATE_TOKEN === '' ? undefined : env.TRUSTGATE_TOKEN;
+  if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
+    throw new ConfigError('TRUSTGATE_TOKEN must be printable ASCII without spaces');
+  }
+  const policyDir = env.TRUSTGATE_POLICY_DIR === undefined || env.TRUSTGATE_POLICY_DIR === '' ? './policies' : env.TRUSTGATE_POLICY_DIR;
+  return Object.freeze({
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host,
+    policyDir,
+    modeOverride: oneOf(env, 'TRUSTGATE_MODE', ['audit', 'warn'] as const),
+    token,
+    bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT', 1_048_576, 1, 1_073_741_824),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
+    maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS', 10_000, 1, 1_000_000),
+    maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE', 1_000, 0, 1_000_000),
+    requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * The validation stage shared by /v1/validate and /v1/evaluate: the request
+ * checks that are 400s (revision, result depth) and the rule findings that
+ * are data (contract section 5).
+ */
+import { TrustgateError } from '../errors.js';
+import { jsonDepth } from '../json/depth.js';
+import { defaultRevision, validateMcp } from '../mcp/validate.js';
+import { isRevision, REVISIONS, type Revision, type ValidationFinding } from '../model.js';
+
+/** A `result` nesting deeper than this below itself is a 400 (contract section 8). */
+export const MAX_RESULT_DEPTH = 128;
+
+/** The revision whose rules apply: the requested one, else the default rule of contract section 3. */
+export function resolveRevision(result: unknown, requested: unknown): Revision {
+  if (requested === undefined) return defaultRevision(result);
+  if (!isRevision(requested)) {
+    throw new TrustgateError('TG_ERR_PROTOCOL_VERSION_UNKNOWN', `protocolVersion must be one of ${REVISIONS.join(', ')}`, [
+      { pointer: '/protocolVersion', message: `unknown MCP revision; known: ${REVISIONS.join(', ')}` },
+    ]);
+  }
+  return requested;
+}
+
+/** Refuse a result that nests deeper than MAX_RESULT_DEPTH, before any recursive work. */
+export function checkResultDepth(result: unknown): void {
+  if (jsonDepth(result, MAX_RESULT_DEPTH) > MAX_RESULT_DEPTH) {
+    throw new TrustgateError('TG_ERR_RESULT_TOO_DEEP', `result nests deeper than ${MAX_RESULT_DEPTH} levels below itself`, [
+      { pointer: '/result', message: 'nests too deeply' },
+    ]);
+  }
+}
+
+/** True when no finding is an error. */
+export function isValid(findings: readonly ValidationFinding[]): boolean {
+  return !findings.some((f) => f.severity === 'error');
+}
+
+export { validateMcp };

@@ -1,0 +1,24 @@
+/**
+ * Bearer-token check for /v1/* (contract section 1). Both sides are hashed
+ * to a fixed length first so timingSafeEqual compares in constant time
+ * whatever the length of what was sent.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+export function tokenMatcher(token: string): (presented: string | undefined) => boolean {
+  const expected = digest(token);
+  return (presented) => {
+    // Hash even when nothing was presented so a miss costs the same as a wrong token.
+    const got = digest(presented ?? '');
+    return timingSafeEqual(got, expected) && presented !== undefined;
+  };
+}
+
+/** The token from an `Authorization: Bearer <token>` header, if any. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const m = /^Bearer +([^ ]+) *$/i.exec(header);
+  return m ? m[1] : undefined;
+}

@@ -1,0 +1,92 @@
+/**
+ * Every error leaves as application/problem+json with a registry code
+ * (contract section 8). Fastify's own errors are mapped onto the registry;
+ * anything unexpected is a 500 that is logged without request content.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
+
+interface AjvLikeError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turn ajv errors into RFC 6901 pointers into the request body. */
+function schemaErrors(list: readonly AjvLikeError[]): ProblemItem[] {
+  return list.slice(0, 20).map((e) => {
+    let pointer = e.instancePath ?? '';
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties' && typeof e.params?.additionalProperty === 'string') {
+      const name = e.params.additionalProperty;
+      pointer += '/' + name.replace(/~/g, '~0').replace(/\//g, '~1');
+      message = 'is not a member of this request (check the spelling)';
+    } else if (e.keyword === 'required' && typeof e.params?.missingProperty === 'string') {
+      pointer += '/' + e.params.missingProperty.replace(/~/g, '~0').replace(/\//g, '~1');
+      message = 'is required';
+    } else if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) {
+      message = `must be one of ${(e.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    }
+    return { pointer, message };
+  });
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'TG_ERR_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'TG_ERR_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'TG_ERR_MEDIA_TYPE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_TYPE: 'TG_ERR_MEDIA_TYPE',
+};
+
+export interface Mapped {
+  code: ErrorCode;
+  detail: string;
+  errors?: ProblemItem[];
+  headers?: Record<string, string>;
+}
+
+/** Map any thrown error onto the registry. */
+export function mapError(err: unknown, bodyLimit: number): Mapped {
+  if (err instanceof TrustgateError) {
+    return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
+  }
+  const fe = err as Partial<FastifyError> & { validation?: AjvLikeError[] };
+  if (Array.isArray(fe.validation)) {
+    return { code: 'TG_ERR_BODY_SCHEMA', detail: 'request body does not match the request schema', errors: schemaErrors(fe.validation) };
+  }
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped === 'TG_ERR_BODY_TOO_LARGE') return { code: mapped, detail: `request body is over the limit of ${bodyLimit} bytes` };
+  if (mapped === 'TG_ERR_MEDIA_TYPE') return { code: mapped, detail: 'send the request body as application/json' };
+  if (mapped) return { code: mapped, detail: 'request body is empty or not valid JSON' };
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status === 404) return { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' };
+  if (status === 408) return { code: 'TG_ERR_REQUEST_TIMEOUT', detail: 'the request took too long' };
+  if (status === 413) return { code: 'TG_ERR_BODY_TOO_LARGE', detail: `request body is over the limit of ${bodyLimit} bytes` };
+  if (status === 415) return { code: 'TG_ERR_MEDIA_TYPE', detail: 'send the request body as application/json' };
+  if (status === 503) return { code: 'TG_ERR_SERVER_OVERLOADED', detail: 'the service is overloaded; retry later', headers: { 'retry-after': '1' } };
+  if (status >= 400 && status < 500) return { code: 'TG_ERR_BODY_MALFORMED_JSON', detail: 'the request could not be read' };
+  return { code: 'TG_ERR_SERVER_INTERNAL', detail: 'internal error; the request was not processed' };
+}
+
+export function sendProblem(reply: FastifyReply, m: Mapped): FastifyReply {
+  const body = problem(m.code, m.detail, m.errors);
+  if (m.headers) reply.headers(m.headers);
+  return reply.code(body.status).type('application/problem+json').send(body);
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const m = mapError(err, bodyLimit);
+    if (m.code === 'TG_ERR_SERVER_INTERNAL') {
+      // Name and stack only: an error message may quote request content.
+      const e = err as Error;
+      request.log.error({ errName: e?.name, errCode: (e as FastifyError)?.code, stack: e?.stack?.split('\n').slice(1, 6).join('\n') }, 'unhandled error');
+    }
+    return sendProblem(reply, m);
+  });
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' }));
+}

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { canonicalBytes, CanonicalizationError, digestOf, MAX_RECORD_DEPTH } from '../../evidence/digest.js';
+import { TrustgateError } from '../../errors.js';
+import type { Canonicalization, DigestAlgorithm } from '../../model.js';
+import { issuesUnder } from '../body.js';
+import { digestBody, digestReply, problemReplies } from '../schemas.js';
+
+interface DigestRequest {
+  record: unknown;
+  canonicalization: Canonicalization;
+  algorithm?: DigestAlgorithm;
+}
+
+/** POST /v1/digest: mint the digest of a record (contract section 7). */
+export function digestRoutes(app: FastifyInstance): void {
+  app.post<{ Body: DigestRequest }>(
+    '/v1/digest',
+    {
+      schema: {
+        tags: ['evidence'],
+        summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
+        body: digestBody,
+        response: { 200: digestReply, ...problemReplies(400, 401, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { record, canonicalization } = request.body;
+      const algorithm = request.body.algorithm ?? 'sha256';
+      const scan = request.jsonScan;
+      if (scan) {
+        const dup = issuesUnder(scan.duplicateKeys, '/record');
+        const big = issuesUnder(scan.unsafeIntegers, '/record');
+        if (dup.length > 0 || big.length > 0) {
+          throw new TrustgateError(
+            'TG_ERR_RECORD_NOT_IJSON',
+            'record is not I-JSON (RFC 7493): no two producers could agree on its digest',
+            [
+              ...dup.map((pointer) => ({ pointer, message: 'object repeats a member name' })),
+              ...big.map((pointer) => ({ pointer, message: 'integer literal is outside -(2^53-1)..2^53-1' })),
+            ].slice(0, 20),
+          );
+        }
+      }
+      let bytes: Uint8Array;
+      try {
+        bytes = canonicalBytes(record, canonicalization);
+      } catch (err) {
+        if (err instanceof CanonicalizationError) {
+          if (err.reason === 'too-deep') {
+            throw new TrustgateError('TG_ERR_RECORD_TOO_DEEP', `record nests deeper than ${MAX_RECORD_DEPTH} levels below itself`, [
+              { pointer: '/record', message: 'nests too deeply' },
+            ]);
+          }
+          throw new TrustgateError('TG_ERR_RECORD_NOT_CANONICALIZABLE', `record cannot be canonicalized: ${err.message}`, [
+            { pointer: '/record', message: err.message },
+          ]);
+        }
+        throw err;
+      }
+      const canonical =
+        canonicalization === 'jcs/rfc8785' ? Buffer.from(bytes).toString('utf8') : Buffer.from(bytes).toString('base64');
+      return { digest: digestOf(bytes, algorithm), canonicalization, algorithm, canonical };
+    },
+  );
+}

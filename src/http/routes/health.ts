@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import type { PolicyStore } from '../../policy/store.js';
+import { sendProblem } from '../errors.js';
+
+const healthReply = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { type: 'string' }, policyRevision: { type: 'string' } },
+} as const;
+
+/** Liveness and readiness (contract section 7). Open even when a token is set. */
+export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: healthReply } } },
+    async () => ({ status: 'ok' }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: 200 once a policy set is loaded',
+        response: { 200: healthReply, 503: { $ref: 'Problem#' } },
+      },
+    },
+    async (_request, reply) => {
+      const set = store.current;
+      if (!set) return sendProblem(reply, { code: 'TG_ERR_SERVER_NOT_READY', detail: 'no policy set is loaded' });
+      return { status: 'ready', policyRevision: set.revision };
+    },
+  );
+}

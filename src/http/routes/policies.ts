@@ -1,0 +1,94 @@
+import type { FastifyInstance } from 'fastify';
+import type { PolicySet } from '../../policy/load.js';
+import { TrustgateError } from '../../errors.js';
+import { EFFECTS, MODES, SCOPES } from '../../model.js';
+import { problemReplies } from '../schemas.js';
+
+const policyList = {
+  type: 'object',
+  required: ['policyRevision', 'policies'],
+  properties: {
+    policyRevision: { type: 'string', description: 'sha256 over the loaded files' },
+    policies: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'mode', 'file', 'rules'],
+        properties: {
+          id: { type: 'string' },
+          description: { type: 'string' },
+          mode: { type: 'string', enum: [...MODES], description: 'The mode written in the file' },
+          effectiveMode: { type: 'string', enum: [...MODES], description: 'The mode it runs under after TRUSTGATE_MODE' },
+          file: { type: 'string' },
+          rules: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['id', 'scope', 'effect', 'when'],
+              properties: {
+                id: { type: 'string' },
+                scope: { type: 'string', enum: [...SCOPES] },
+                effect: { type: 'string', enum: [...EFFECTS] },
+                when: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export function describePolicies(set: PolicySet, override: 'audit' | 'warn' | undefined) {
+  return {
+    policyRevision: set.revision,
+    policies: set.policies.map((p) => ({
+      id: p.id,
+      ...(p.description !== undefined ? { description: p.description } : {}),
+      mode: p.mode,
+      effectiveMode: override === 'audit' ? 'audit' : override === 'warn' && p.mode === 'enforce' ? 'warn' : p.mode,
+      file: p.file,
+      rules: p.rules.map((r) => ({ id: r.id, scope: r.scope, effect: r.effect, when: r.when })),
+    })),
+  };
+}
+
+/** GET /v1/policies and POST /v1/policies/reload (contract sections 1 and 6). */
+export function policyRoutes(app: FastifyInstance): void {
+  const { store, config } = app.trustgate;
+  app.get(
+    '/v1/policies',
+    {
+      schema: {
+        tags: ['policies'],
+        summary: 'The loaded policy set and its revision',
+        response: { 200: policyList, ...problemReplies(401, 503) },
+      },
+    },
+    async () => {
+      const set = store.current;
+      if (!set) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+      return describePolicies(set, config.modeOverride);
+    },
+  );
+  app.post(
+    '/v1/policies/reload',
+    {
+      schema: {
+        tags: ['policies'],
+        summary: 'Reload the policy folder atomically; on failure the previous set stays in force (422)',
+        response: { 200: policyList, ...problemReplies(401, 422) },
+      },
+    },
+    async () => {
+      const outcome = await app.reloadPolicies('api');
+      if (!outcome.ok) {
+        const e = outcome.error;
+        throw new TrustgateError('TG_ERR_POLICY_RELOAD', e.message, [
+          { pointer: '', message: [e.file, e.rule].filter(Boolean).join(' / ') || 'policy folder' },
+        ]);
+      }
+      return describePolicies(outcome.set, config.modeOverride);
+    },
+  );
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { readTrust } from '../../annotations/claims.js';
+import { checkResultDepth, isValid, resolveRevision, validateMcp } from '../../decision/validate.js';
+import { problemReplies, validateBody, validateReply } from '../schemas.js';
+
+interface ValidateRequest {
+  result: Record<string, unknown>;
+  protocolVersion?: string;
+}
+
+/** POST /v1/validate: MCP shape and trust-claim checks without policies (contract section 5). */
+export function validateRoutes(app: FastifyInstance): void {
+  app.post<{ Body: ValidateRequest }>(
+    '/v1/validate',
+    {
+      schema: {
+        tags: ['validation'],
+        summary: 'Validate a CallToolResult and its trust annotations for one MCP revision',
+        body: validateBody,
+        response: { 200: validateReply, ...problemReplies(400, 401, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { result } = request.body;
+      checkResultDepth(result);
+      const revision = resolveRevision(result, request.body.protocolVersion);
+      const validation = [...validateMcp(result, revision), ...readTrust(result).findings];
+      return { valid: isValid(validation), protocolVersion: revision, validation };
+    },
+  );
+}

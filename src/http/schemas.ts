@@ -1,0 +1,144 @@
+/**
+ * Wire schemas: each is the route's validator, its serializer and its
+ * OpenAPI entry (openapi.yaml is generated from these). Shared shapes are
+ * registered with `$id` and referenced as `Name#`, so they appear once under
+ * `components.schemas`.
+ */
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, REVISIONS, SCOPES } from '../model.js';
+import { ERRORS } from '../errors.js';
+
+const triState = { type: ['boolean', 'null'] } as const;
+
+export const sharedSchemas = [
+  {
+    $id: 'Problem',
+    type: 'object',
+    description: 'RFC 9457 problem details. `code` is stable; see docs/errors.md.',
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    properties: {
+      type: { type: 'string', description: '`urn:trustgate:problem:<code>`' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: { type: 'string', enum: Object.keys(ERRORS) },
+      errors: {
+        type: 'array',
+        description: 'Present when the request body failed validation.',
+        items: {
+          type: 'object',
+          required: ['pointer', 'message'],
+          properties: {
+            pointer: { type: 'string', description: 'RFC 6901 pointer into the request body' },
+            message: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+  {
+    $id: 'CallToolResult',
+    type: 'object',
+    description:
+      'An MCP CallToolResult as the tool returned it. Any object is accepted here; its MCP shape is checked by the validation rules and reported under `validation`. It may nest at most 128 levels below itself.',
+    additionalProperties: true,
+  },
+  {
+    $id: 'ProtocolVersion',
+    type: 'string',
+    description: `MCP protocol revision whose rules apply: ${REVISIONS.join(', ')}. When absent: 2026-07-28 if the result carries \`resultType\`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).`,
+    examples: ['2025-06-18'],
+  },
+  {
+    $id: 'ValidationFinding',
+    type: 'object',
+    required: ['rule', 'severity', 'pointer', 'message'],
+    properties: {
+      rule: { type: 'string', description: 'Rule id, e.g. `mcp.annotations.priority`' },
+      severity: { type: 'string', enum: ['error', 'warning'] },
+      pointer: { type: 'string', description: 'RFC 6901 pointer into the request `result`' },
+      message: { type: 'string' },
+    },
+  },
+  {
+    $id: 'EvidenceOutcome',
+    type: 'object',
+    required: ['pointer', 'type', 'canonicalization', 'status'],
+    properties: {
+      pointer: { type: 'string', description: 'Pointer of the evidenceRef in the request `result`' },
+      type: { type: ['string', 'null'] },
+      canonicalization: { type: ['string', 'null'] },
+      status: { type: 'string', enum: [...EVIDENCE_STATUSES] },
+      expected: { type: 'string', description: 'The evidenceRef digest, hex lower-cased' },
+      derived: { type: 'string', description: 'The digest re-derived from the supplied record' },
+      message: { type: 'string' },
+    },
+  },
+  {
+    $id: 'Finding',
+    type: 'object',
+    required: ['policy', 'rule', 'mode', 'effect', 'pointer', 'message'],
+    properties: {
+      policy: { type: 'string' },
+      rule: { type: 'string' },
+      mode: { type: 'string', enum: [...MODES], description: 'The mode the rule ran under (after TRUSTGATE_MODE)' },
+      effect: { type: 'string', enum: [...EFFECTS] },
+      scope: { type: 'string', enum: [...SCOPES] },
+      pointer: { type: 'string', description: '`/content/<i>` for a block rule, `` for a result rule' },
+      message: { type: 'string' },
+      applied: { type: 'boolean', description: 'True when the effect was applied (enforce mode)' },
+      error: { type: 'string', description: 'Set when the rule condition failed to evaluate; it then counts as matched (fail closed)' },
+    },
+  },
+] as const;
+
+export const digestBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['record', 'canonicalization'],
+  properties: {
+    record: { description: 'The evidence record (I-JSON; nests at most 128 levels below itself).' },
+    canonicalization: { type: 'string', enum: [...CANONICALIZATIONS] },
+    algorithm: { type: 'string', enum: [...DIGEST_ALGORITHMS], default: 'sha256' },
+  },
+} as const;
+
+export const digestReply = {
+  type: 'object',
+  required: ['digest', 'canonicalization', 'canonical'],
+  properties: {
+    digest: { type: 'string', description: '`<alg>:<lowercase hex>`' },
+    canonicalization: { type: 'string', enum: [...CANONICALIZATIONS] },
+    algorithm: { type: 'string', enum: [...DIGEST_ALGORITHMS] },
+    canonical: { type: 'string', description: 'The JCS text, or the base64 of the deterministic CBOR bytes' },
+  },
+} as const;
+
+export const validateBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: {
+    result: { $ref: 'CallToolResult#' },
+    protocolVersion: { $ref: 'ProtocolVersion#' },
+  },
+} as const;
+
+export const validateReply = {
+  type: 'object',
+  required: ['valid', 'protocolVersion', 'validation'],
+  properties: {
+    valid: { type: 'boolean', description: 'False when any finding has severity `error`' },
+    protocolVersion: { type: 'string', description: 'The revision whose rules were applied' },
+    validation: { type: 'array', items: { $ref: 'ValidationFinding#' } },
+  },
+} as const;
+
+export const problemReplies = (...statuses: number[]) => {
+  const out: Record<number, unknown> = {};
+  for (const s of statuses) {
+    out[s] = { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } };
+  }
+  return out;
+};
+
+export { triState };

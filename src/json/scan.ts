@@ -1,0 +1,166 @@
+/**
+ * One linear pass over a JSON text, before JSON.parse, that finds what the
+ * parsed value hides or what must be refused before any recursive work:
+ *
+ * - the deepest nesting (containers), so hostile depth is refused up front;
+ * - objects that repeat a member name (JSON.parse keeps the last silently);
+ * - integer literals outside -(2^53-1)..2^53-1 (JSON.parse rounds them).
+ *
+ * The last two make an evidence record non-I-JSON (contract section 2): no
+ * two producers could agree on its digest. Findings carry RFC 6901 pointers
+ * so callers can tell which subtree they fall in.
+ *
+ * The scanner does not validate the grammar: JSON.parse does that next. On
+ * text it cannot follow it stops and reports what it saw so far, and the
+ * caller's JSON.parse then rejects the text.
+ */
+import { escapePointerToken } from '../model.js';
+
+export interface JsonScan {
+  /** Deepest container nesting seen; 0 for a scalar document. */
+  depth: number;
+  /** True when depth went past `maxDepth` and the scan stopped there. */
+  tooDeep: boolean;
+  /** Pointers of objects that repeat a member name. */
+  duplicateKeys: string[];
+  /** Pointers of integer literals outside ±(2^53-1). */
+  unsafeIntegers: string[];
+}
+
+interface Frame {
+  object: boolean;
+  /** Member names seen so far (objects only). */
+  keys: Set<string> | null;
+  /** Current member name (objects) or element index (arrays). */
+  token: string | number;
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function pointerOf(stack: Frame[], upTo: number): string {
+  let out = '';
+  for (let i = 0; i < upTo; i++) out += '/' + escapePointerToken(stack[i]!.token);
+  return out;
+}
+
+/** Scan `text`; stop early once nesting exceeds `maxDepth`. */
+export function scanJson(text: string, maxDepth: number): JsonScan {
+  const out: JsonScan = { depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
+  const stack: Frame[] = [];
+  const n = text.length;
+  let i = 0;
+  // Whether the next string in an object frame is a member name.
+  let expectKey = false;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    switch (c) {
+      case 0x7b: // {
+      case 0x5b: {
+        // [
+        const object = c === 0x7b;
+        stack.push({ object, keys: object ? new Set() : null, token: object ? '' : 0 });
+        if (stack.length > out.depth) {
+          out.depth = stack.length;
+          if (out.depth > maxDepth) {
+            out.tooDeep = true;
+            return out;
+          }
+        }
+        expectKey = object;
+        i++;
+        break;
+      }
+      case 0x7d: // }
+      case 0x5d: // ]
+        stack.pop();
+        expectKey = false;
+        i++;
+        break;
+      case 0x2c: {
+        // ,
+        const top = stack[stack.length - 1];
+        if (top !== undefined) {
+          if (top.object) expectKey = true;
+          else top.token = (top.token as number) + 1;
+        }
+        i++;
+        break;
+      }
+      case 0x3a: // :
+        expectKey = false;
+        i++;
+        break;
+      case 0x22: {
+        // "
+        const start = i + 1;
+        let j = start;
+        let q: number;
+        for (;;) {
+          q = text.indexOf('"', j);
+          if (q < 0) return out; // unterminated: JSON.parse will say so
+          // Count the backslashes right before the quote: an odd run escapes it.
+          let b = q - 1;
+          while (b >= start && text.charCodeAt(b) === 0x5c) b--;
+          if ((q - 1 - b) % 2 === 0) break;
+          j = q + 1;
+        }
+        const top = stack[stack.length - 1];
+        if (expectKey && top !== undefined && top.object) {
+          let key = text.slice(start, q);
+          if (key.includes('\\')) {
+            try {
+              key = JSON.parse(text.slice(start - 1, q + 1)) as string;
+            } catch {
+              return out;
+            }
+          }
+          if (top.keys!.has(key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
+          else top.keys!.add(key);
+          top.token = key;
+        }
+        i = q + 1;
+        break;
+      }
+      case 0x2d: // -
+      case 0x30:
+      case 0x31:
+      case 0x32:
+      case 0x33:
+      case 0x34:
+      case 0x35:
+      case 0x36:
+      case 0x37:
+      case 0x38:
+      case 0x39: {
+        let j = i + 1;
+        let integral = true;
+        while (j < n) {
+          const d = text.charCodeAt(j);
+          if (d >= 0x30 && d <= 0x39) j++;
+          else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
+            integral = false;
+            j++;
+          } else break;
+        }
+        // 16 digits is the shortest literal that can pass 2^53-1.
+        const digits = c === 0x2d ? j - i - 1 : j - i;
+        if (integral && digits >= 16) {
+          let big: bigint | undefined;
+          try {
+            big = BigInt(text.slice(i, j));
+          } catch {
+            big = undefined;
+          }
+          if (big !== undefined && (big > MAX_SAFE || big < -MAX_SAFE)) {
+            out.unsafeIntegers.push(pointerOf(stack, stack.length));
+          }
+        }
+        i = j;
+        break;
+      }
+      default:
+        i++;
+    }
+  }
+  return out;
+}

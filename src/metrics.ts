@@ -1,0 +1,45 @@
+/**
+ * Prometheus metrics (contract section 7), on a registry of the app's own so
+ * that several apps in one process (tests) never share counters.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  decisions: Counter<'outcome'>;
+  evaluationSeconds: Histogram;
+  evidence: Counter<'status'>;
+  reloads: Counter<'result'>;
+}
+
+export function createMetrics(defaultMetrics = true): Metrics {
+  const registry = new Registry();
+  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'trustgate_process_' });
+  return {
+    registry,
+    decisions: new Counter({
+      name: 'trustgate_decisions_total',
+      help: 'Decisions made, by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    evaluationSeconds: new Histogram({
+      name: 'trustgate_evaluation_duration_seconds',
+      help: 'Time to decide one request, from parsed body to answer',
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+    evidence: new Counter({
+      name: 'trustgate_evidence_total',
+      help: 'evidenceRefs checked, by status',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    reloads: new Counter({
+      name: 'trustgate_policy_reloads_total',
+      help: 'Policy reloads, by result (success or failure)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+  };
+}

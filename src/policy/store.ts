@@ -1,0 +1,51 @@
+/**
+ * Holds the policy set in force and swaps it atomically on reload: a reload
+ * that fails leaves the previous set serving (contract section 1).
+ */
+import { loadPolicyDir, PolicyLoadError, type PolicySet } from './load.js';
+
+export type ReloadResult = { ok: true; set: PolicySet; changed: boolean } | { ok: false; error: PolicyLoadError };
+
+export class PolicyStore {
+  #current: PolicySet | undefined;
+  #pending: Promise<ReloadResult> | undefined;
+
+  constructor(
+    readonly dir: string,
+    private readonly loader: (dir: string) => Promise<PolicySet> = loadPolicyDir,
+  ) {}
+
+  /** The set in force; undefined until the first successful load. */
+  get current(): PolicySet | undefined {
+    return this.#current;
+  }
+
+  /** First load at start-up. Throws PolicyLoadError: the process must not serve without policies. */
+  async load(): Promise<PolicySet> {
+    const set = await this.loader(this.dir);
+    this.#current = set;
+    return set;
+  }
+
+  /**
+   * Load the folder again and swap only if everything loaded. Concurrent
+   * calls share one load, so two reloads never interleave.
+   */
+  reload(): Promise<ReloadResult> {
+    if (this.#pending) return this.#pending;
+    this.#pending = (async (): Promise<ReloadResult> => {
+      try {
+        const set = await this.loader(this.dir);
+        const changed = set.revision !== this.#current?.revision;
+        this.#current = set;
+        return { ok: true, set, changed };
+      } catch (err) {
+        const error = err instanceof PolicyLoadError ? err : new PolicyLoadError(String((err as Error)?.message ?? err));
+        return { ok: false, error };
+      } finally {
+        this.#pending = undefined;
+      }
+    })();
+    return this.#pending;
+  }
+}

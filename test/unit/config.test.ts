@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration (contract section 1)', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      policyDir: './policies',
+      modeOverride: undefined,
+      token: undefined,
+      bodyLimit: 1048576,
+      logLevel: 'info',
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['TRUSTGATE_BODY_LIMIT', '-1'],
+    ['TRUSTGATE_BODY_LIMIT', '0'],
+    ['TRUSTGATE_BODY_LIMIT', '1e6'],
+    ['TRUSTGATE_MODE', 'enforce'],
+    ['TRUSTGATE_MODE', 'AUDIT'],
+    ['LOG_LEVEL', 'loud'],
+    ['TRUSTGATE_MAX_BLOCKS', '0'],
+    ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
+    ['TRUSTGATE_TOKEN', 'has space'],
+    ['HOST', 'not a host!'],
+  ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('reads every setting', () => {
+    const c = loadConfig({
+      PORT: '9090',
+      HOST: '0.0.0.0',
+      TRUSTGATE_POLICY_DIR: '/etc/trustgate',
+      TRUSTGATE_MODE: 'warn',
+      TRUSTGATE_TOKEN: 's3cret',
+      TRUSTGATE_BODY_LIMIT: '2048',
+      LOG_LEVEL: 'debug',
+    });
+    expect(c).toMatchObject({
+      port: 9090,
+      host: '0.0.0.0',
+      policyDir: '/etc/trustgate',
+      modeOverride: 'warn',
+      token: 's3cret',
+      bodyLimit: 2048,
+      logLevel: 'debug',
+    });
+  });
+});
