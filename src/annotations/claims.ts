@@ -1,0 +1,334 @@
+/**
+ * Reading trust claims out of a `CallToolResult` (contract section 2) and
+ * combining them with union semantics: once a claim says `true`, the flag
+ * stays `true` for everything that claim governs.
+ *
+ * The reader never throws for any JSON input: shapes it does not expect
+ * (a `content` that is not an array, a `_meta` that is not an object) claim
+ * nothing, and the MCP validator is the one to report them. Only the
+ * `trust.*` rules that belong to the claims themselves are reported here.
+ */
+import { parseDigest } from '../evidence/digest.js';
+import { TRUST_KEY, hasOwn, isObject, own, pointer, type Tri, type ValidationFinding } from '../model.js';
+
+/** The two tri-state flags a trust claim can carry. */
+export const TRUST_FLAGS = ['sensitive', 'untrusted'] as const;
+/** `sensitive` or `untrusted`. */
+export type TrustFlag = (typeof TRUST_FLAGS)[number];
+
+/** Effective value of both flags for one scope. `null` means no claim. */
+export interface TrustFlags {
+  sensitive: Tri;
+  untrusted: Tri;
+}
+
+/**
+ * For each flag, the RFC 6901 pointers of the claims that produced its
+ * effective value: the `true` claims when it is `true`, the `false` claims
+ * when it is `false`, none when it is `null`. Pointers name the flag itself
+ * (`.../trust-annotations/sensitive`) or, for data-class escalation, the
+ * evidenceRef that asserted it.
+ */
+export interface FlagSources {
+  sensitive: string[];
+  untrusted: string[];
+}
+
+/** A union of flags holding only the keys whose value is not `null`. */
+export interface PartialFlags {
+  sensitive?: boolean;
+  untrusted?: boolean;
+}
+
+/** Where an evidenceRef was found and what it holds (not yet checked beyond shape). */
+export interface EvidenceSite {
+  /** RFC 6901 pointer to the `evidenceRef` member. */
+  pointer: string;
+  /** `'result'` for the result-level claim, else the index of the block whose claim holds it. */
+  scope: 'result' | number;
+  /** The evidenceRef value as written, whatever its JSON type. */
+  value: unknown;
+}
+
+/** What the claims say about one content block. */
+export interface BlockReading {
+  /** Index of the block in the input's `content`. */
+  index: number;
+  /** The block's `type`, or `''` when it is not a string. */
+  type: string;
+  /** Effective flags: the result-level claim united with the block's own claims. */
+  sensitive: Tri;
+  untrusted: Tri;
+  sources: FlagSources;
+  /**
+   * Union of the block's own claims only (its `_meta`, its embedded
+   * resource's `_meta`, misplaced `annotations` flags), without the
+   * result-level claim. A redacted placeholder keeps these in its `_meta`.
+   */
+  ownUnion: PartialFlags;
+  /** evidenceRefs in the block's own claims, in document order. */
+  evidence: EvidenceSite[];
+}
+
+/** Everything the trust claims of one result say, each value traceable to its claims. */
+export interface TrustReading {
+  /** The result's labels: `true` if any claim anywhere says so, else the result-level claim's `false`, else `null`. */
+  labels: TrustFlags;
+  labelSources: FlagSources;
+  /** The result-level claim on its own (it alone governs `structuredContent`). */
+  resultClaim: TrustFlags;
+  resultClaimSources: FlagSources;
+  blocks: BlockReading[];
+  /** Every evidenceRef in the result, in document order: result-level first, then blocks in order. */
+  evidence: EvidenceSite[];
+  /** `trust.annotation.type`, `trust.evidenceRef.shape` and `trust.no-weakening` findings, in document order. */
+  findings: ValidationFinding[];
+}
+
+/** The pointers of the claims saying `true` and `false` for one flag within one claim set. */
+interface Tally {
+  t: string[];
+  f: string[];
+}
+
+interface Tallies {
+  sensitive: Tally;
+  untrusted: Tally;
+}
+
+function newTallies(): Tallies {
+  return { sensitive: { t: [], f: [] }, untrusted: { t: [], f: [] } };
+}
+
+const REQUIRED_REF_FIELDS = ['type', 'digest', 'canonicalization'] as const;
+
+/** Scratch state threaded through one reading. */
+interface Reader {
+  findings: ValidationFinding[];
+  evidence: EvidenceSite[];
+}
+
+/**
+ * Read the trust claims of a `CallToolResult` and combine them (contract
+ * section 2). Never throws for any JSON input; reads own properties only,
+ * so `__proto__` and `constructor` keys are plain data.
+ */
+export function readTrust(result: unknown): TrustReading {
+  const reader: Reader = { findings: [], evidence: [] };
+  const res = newTallies();
+
+  if (isObject(result)) {
+    const meta = own(result, '_meta');
+    if (isObject(meta)) readClaim(reader, res, own(meta, TRUST_KEY), pointer('_meta', TRUST_KEY), 'result');
+  }
+
+  const content = isObject(result) ? own(result, 'content') : undefined;
+  const blocks: BlockReading[] = [];
+  // Block-level `true` pointers across every block, for the result's labels.
+  const anyTrue = { sensitive: [] as string[], untrusted: [] as string[] };
+
+  if (Array.isArray(content)) {
+    for (let i = 0; i < content.length; i++) {
+      const block: unknown = content[i];
+      const mine = newTallies();
+      const evidenceStart = reader.evidence.length;
+      let type = '';
+      if (isObject(block)) {
+        const t = own(block, 'type');
+        if (typeof t === 'string') type = t;
+        const meta = own(block, '_meta');
+        if (isObject(meta)) readClaim(reader, mine, own(meta, TRUST_KEY), pointer('content', i, '_meta', TRUST_KEY), i);
+        if (type === 'resource') {
+          const resource = own(block, 'resource');
+          const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
+          if (isObject(rmeta)) {
+            readClaim(reader, mine, own(rmeta, TRUST_KEY), pointer('content', i, 'resource', '_meta', TRUST_KEY), i);
+          }
+        }
+        const annotations = own(block, 'annotations');
+        if (isObject(annotations)) readMisplaced(mine, annotations, pointer('content', i, 'annotations'));
+      }
+      blocks.push(combineBlock(reader, i, type, res, mine, reader.evidence.slice(evidenceStart)));
+      for (const flag of TRUST_FLAGS) {
+        for (const p of mine[flag].t) anyTrue[flag].push(p);
+      }
+    }
+  }
+
+  const labels: TrustFlags = { sensitive: null, untrusted: null };
+  const labelSources: FlagSources = { sensitive: [], untrusted: [] };
+  const resultClaim: TrustFlags = { sensitive: null, untrusted: null };
+  const resultClaimSources: FlagSources = { sensitive: [], untrusted: [] };
+  for (const flag of TRUST_FLAGS) {
+    const level = resolve(res[flag].t, res[flag].f);
+    resultClaim[flag] = level.value;
+    resultClaimSources[flag] = level.sources;
+    const all = resolve(res[flag].t.concat(anyTrue[flag]), res[flag].f);
+    labels[flag] = all.value;
+    labelSources[flag] = all.sources;
+  }
+
+  return {
+    labels,
+    labelSources,
+    resultClaim,
+    resultClaimSources,
+    blocks,
+    evidence: reader.evidence,
+    findings: reader.findings,
+  };
+}
+
+/** Union rule: any `true` wins, else any `false`, else no claim. */
+function resolve(trueSources: string[], falseSources: string[]): { value: Tri; sources: string[] } {
+  if (trueSources.length > 0) return { value: true, sources: trueSources.slice() };
+  if (falseSources.length > 0) return { value: false, sources: falseSources.slice() };
+  return { value: null, sources: [] };
+}
+
+function combineBlock(
+  reader: Reader,
+  index: number,
+  type: string,
+  res: Tallies,
+  mine: Tallies,
+  evidence: EvidenceSite[],
+): BlockReading {
+  const out: BlockReading = {
+    index,
+    type,
+    sensitive: null,
+    untrusted: null,
+    sources: { sensitive: [], untrusted: [] },
+    ownUnion: {},
+    evidence,
+  };
+  for (const flag of TRUST_FLAGS) {
+    const r = res[flag];
+    const m = mine[flag];
+    const eff = resolve(r.t.concat(m.t), r.f.concat(m.f));
+    out[flag] = eff.value;
+    out.sources[flag] = eff.sources;
+    if (m.t.length > 0) out.ownUnion[flag] = true;
+    else if (m.f.length > 0) out.ownUnion[flag] = false;
+    // Only a result-level `true` makes a block's `false` a weakening attempt;
+    // two block-level claims that disagree are an ordinary union.
+    if (r.t.length > 0) {
+      for (const p of m.f) {
+        reader.findings.push({
+          rule: 'trust.no-weakening',
+          severity: 'warning',
+          pointer: p,
+          message: `block-level ${flag}: false is ignored because the result-level claim says ${flag}: true (a block may only strengthen)`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** Read one claim object at `base` into `tally`, collecting its evidenceRef. */
+function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string, scope: 'result' | number): void {
+  if (claim === undefined) return;
+  if (!isObject(claim)) {
+    reader.findings.push({
+      rule: 'trust.annotation.type',
+      severity: 'error',
+      pointer: base,
+      message: `trust claim must be an object, found ${jsonType(claim)}; it claims nothing`,
+    });
+    return;
+  }
+  for (const flag of TRUST_FLAGS) {
+    const v = own(claim, flag);
+    if (v === undefined) continue;
+    const p = `${base}/${flag}`;
+    if (v === true) tally[flag].t.push(p);
+    else if (v === false) tally[flag].f.push(p);
+    else {
+      // Fail closed: a producer that meant to say something about this flag
+      // most likely meant to restrict.
+      tally[flag].t.push(p);
+      reader.findings.push({
+        rule: 'trust.annotation.type',
+        severity: 'error',
+        pointer: p,
+        message: `${flag} must be a boolean, found ${jsonType(v)}; it counts as true`,
+      });
+    }
+  }
+  if (hasOwn(claim, 'evidenceRef')) {
+    const value = claim['evidenceRef'];
+    const p = `${base}/evidenceRef`;
+    reader.evidence.push({ pointer: p, scope, value });
+    checkEvidenceRefShape(reader.findings, value, p);
+  }
+}
+
+/**
+ * Trust flags written inside a block's MCP `annotations`. The MCP validator
+ * reports the misplacement; here a `true` (or any non-boolean) still counts
+ * so that a misplaced restriction is never lost, while a misplaced `false`
+ * cannot loosen anything.
+ */
+function readMisplaced(tally: Tallies, annotations: Record<string, unknown>, base: string): void {
+  for (const flag of TRUST_FLAGS) {
+    const v = own(annotations, flag);
+    if (v === undefined || v === false) continue;
+    tally[flag].t.push(`${base}/${flag}`);
+  }
+}
+
+/** Report `trust.evidenceRef.shape` problems. An unknown digest alg is not one (it is `unsupported`). */
+function checkEvidenceRefShape(findings: ValidationFinding[], ref: unknown, p: string): void {
+  if (!isObject(ref)) {
+    findings.push({
+      rule: 'trust.evidenceRef.shape',
+      severity: 'error',
+      pointer: p,
+      message: `evidenceRef must be an object with string type, digest and canonicalization, found ${jsonType(ref)}`,
+    });
+    return;
+  }
+  for (const field of REQUIRED_REF_FIELDS) {
+    const v = own(ref, field);
+    if (v === undefined) {
+      findings.push({
+        rule: 'trust.evidenceRef.shape',
+        severity: 'error',
+        pointer: p,
+        message: `evidenceRef lacks the required member ${field}`,
+      });
+    } else if (typeof v !== 'string') {
+      findings.push({
+        rule: 'trust.evidenceRef.shape',
+        severity: 'error',
+        pointer: `${p}/${field}`,
+        message: `evidenceRef ${field} must be a string, found ${jsonType(v)}`,
+      });
+    } else if (field === 'digest') {
+      const parsed = parseDigest(v);
+      if (!parsed.ok && parsed.status === 'malformed') {
+        findings.push({ rule: 'trust.evidenceRef.shape', severity: 'error', pointer: `${p}/digest`, message: parsed.message });
+      }
+    }
+  }
+}
+
+/** JSON type name for messages, which name types and never quote values. */
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  switch (typeof v) {
+    case 'object':
+      return 'an object';
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    default:
+      return 'a non-JSON value';
+  }
+}
