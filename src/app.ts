@@ -18,6 +18,7 @@ import { healthRoutes } from './http/routes/health.js';
 import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
+import { evaluateRoutes } from './http/routes/evaluate.js';
 import type { ReloadResult } from './policy/store.js';
 
 export interface AppOptions {
@@ -39,8 +40,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: loggerOptions(config.logLevel) }),
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
-    // Log lines carry our own fields; Fastify's "incoming request" lines stay, without bodies.
-    disableRequestLogging: false,
     return503OnClosing: true,
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
@@ -109,6 +108,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   digestRoutes(app);
   validateRoutes(app);
   policyRoutes(app);
+  evaluateRoutes(app);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

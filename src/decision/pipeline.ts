@@ -1,0 +1,248 @@
+/**
+ * One decision, left to right: request checks → validation → trust
+ * assessment (claims, evidence, data class) → policies → effects → answer.
+ * Pure apart from what is passed in (decision id, spotlight boundary), so the
+ * same request and policy set always give the same decision.
+ */
+import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
+import type { EvidenceEntry } from '../evidence/verify.js';
+import { TrustgateError } from '../errors.js';
+import type { JsonScan } from '../json/scan.js';
+import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
+import { evaluatePolicies, type Match } from '../policy/evaluate.js';
+import type { PolicySet } from '../policy/load.js';
+import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { checkResultDepth, resolveRevision, validateMcp } from './validate.js';
+
+export interface EvaluateRequest {
+  result: Record<string, unknown>;
+  protocolVersion?: string;
+  tool?: Record<string, unknown>;
+  server?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  evidence?: Array<{ digest?: string; ref?: string; record?: unknown }>;
+}
+
+export interface DecideOptions {
+  policies: PolicySet;
+  modeOverride?: 'audit' | 'warn' | undefined;
+  decisionId: string;
+  /** Random per decision; spotlight fences use it so untrusted text cannot forge them. */
+  boundary: string;
+  /** What the pre-parse scan found in the request text (records that are not I-JSON). */
+  scan?: JsonScan | undefined;
+  /** Request-path of the `evidence` array in the scanned text ('/evidence' for /v1/evaluate). */
+  evidencePath?: string;
+  maxBlocks: number;
+  maxEvidence: number;
+}
+
+export interface FindingOut {
+  policy: string;
+  rule: string;
+  mode: Mode;
+  effect: Effect;
+  scope: Scope;
+  pointer: string;
+  message: string;
+  applied: boolean;
+  error?: string;
+}
+
+export interface BlockOut {
+  index: number;
+  type: string;
+  sensitive: Tri;
+  untrusted: Tri;
+  actions: BlockAction[];
+  sources: { sensitive: string[]; untrusted: string[] };
+}
+
+export interface EvidenceOut {
+  pointer: string;
+  type: string | null;
+  canonicalization: string | null;
+  status: string;
+  expected?: string;
+  derived?: string;
+  message?: string;
+}
+
+export type Outcome = 'allow' | 'warn' | 'deny';
+
+/** The 200 answer of /v1/evaluate (contract section 3). */
+export interface Decision {
+  decisionId: string;
+  outcome: Outcome;
+  modified: boolean;
+  requiresConsent: boolean;
+  policyRevision: string;
+  protocolVersion: Revision;
+  labels: { sensitive: Tri; untrusted: Tri };
+  labelSources: { sensitive: string[]; untrusted: string[] };
+  blocks: BlockOut[];
+  evidence: EvidenceOut[];
+  findings: FindingOut[];
+  validation: ValidationFinding[];
+  result?: Record<string, unknown>;
+}
+
+function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<string, unknown> {
+  const v: Record<string, unknown> = {
+    index: t.index,
+    type: t.type,
+    sensitive: t.sensitive === true,
+    untrusted: t.untrusted === true,
+    asserted: t.asserted,
+    audience: [],
+  };
+  if (!isObject(block)) return v;
+  const ann = own(block, 'annotations');
+  if (isObject(ann)) {
+    const aud = own(ann, 'audience');
+    if (Array.isArray(aud)) v.audience = aud.filter((a): a is string => typeof a === 'string');
+    const pr = own(ann, 'priority');
+    if (typeof pr === 'number' && Number.isFinite(pr)) v.priority = pr;
+  }
+  // Embedded resources carry uri and mimeType on the inner resource.
+  const res = own(block, 'resource');
+  const holder = t.type === 'resource' && isObject(res) ? res : block;
+  const mime = own(holder, 'mimeType');
+  if (typeof mime === 'string') v.mimeType = mime;
+  const uri = own(holder, 'uri');
+  if (typeof uri === 'string') v.uri = uri;
+  return v;
+}
+
+/** Evidence entries with the I-JSON verdict of their request text. */
+function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEntry[] {
+  const list = req.evidence ?? [];
+  const base = opts.evidencePath ?? '/evidence';
+  const scan = opts.scan;
+  const bad = new Map<number, string>();
+  if (scan && (scan.duplicateKeys.length > 0 || scan.unsafeIntegers.length > 0)) {
+    const note = (pointers: string[], why: string) => {
+      for (const p of pointers) {
+        if (!p.startsWith(base + '/')) continue;
+        const [idx, member] = p.slice(base.length + 1).split('/');
+        if (member !== 'record') continue;
+        const i = Number(idx);
+        if (!bad.has(i)) bad.set(i, why);
+      }
+    };
+    note(scan.duplicateKeys, 'record repeats a member name (not I-JSON)');
+    note(scan.unsafeIntegers, 'record holds an integer literal outside -(2^53-1)..2^53-1 (not I-JSON)');
+  }
+  return list.map((e, i) => {
+    const entry: EvidenceEntry = { digest: e.digest, ref: e.ref, record: e.record, hasRecord: Object.prototype.hasOwnProperty.call(e, 'record') };
+    const why = bad.get(i);
+    if (why !== undefined) entry.ijsonViolation = why;
+    return entry;
+  });
+}
+
+export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
+  const result = req.result;
+  checkResultDepth(result);
+  const revision = resolveRevision(result, req.protocolVersion);
+  const content = own(result, 'content');
+  const blocks = Array.isArray(content) ? content : [];
+  if (blocks.length > opts.maxBlocks) {
+    throw new TrustgateError('TG_ERR_LIMIT_BLOCKS', `result.content holds ${blocks.length} blocks; the limit is ${opts.maxBlocks}`, [
+      { pointer: '/result/content', message: `at most ${opts.maxBlocks} blocks` },
+    ]);
+  }
+  if ((req.evidence?.length ?? 0) > opts.maxEvidence) {
+    throw new TrustgateError('TG_ERR_LIMIT_EVIDENCE', `evidence holds ${req.evidence!.length} entries; the limit is ${opts.maxEvidence}`, [
+      { pointer: '/evidence', message: `at most ${opts.maxEvidence} entries` },
+    ]);
+  }
+
+  const trust = assessTrust(result, evidenceEntries(req, opts));
+  const validation = validateMcp(result, revision).concat(trust.findings);
+
+  const matches: Match[] = evaluatePolicies(
+    opts.policies,
+    {
+      result: {
+        sensitive: trust.labels.sensitive === true,
+        untrusted: trust.labels.untrusted === true,
+        isError: own(result, 'isError') === true,
+        blockCount: blocks.length,
+        asserted: trust.result.asserted,
+      },
+      tool: req.tool,
+      server: req.server,
+      context: req.context,
+      validation: validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer })),
+      resultScope: { evidence: trust.result.evidence, dataClass: trust.result.dataClass },
+      blocks: trust.blocks.map((t) => ({
+        index: t.index,
+        pointer: pointer('content', t.index),
+        block: blockVar(blocks[t.index], t),
+        evidence: t.evidence,
+        dataClass: t.dataClass,
+      })),
+    },
+    opts.modeOverride,
+  );
+
+  let denied = false;
+  let requiresConsent = false;
+  let warned = false;
+  const plan = emptyPlan();
+  const allIndexes = blocks.map((_, i) => i);
+  const findings: FindingOut[] = matches.map((m) => {
+    const applied = m.mode === 'enforce';
+    if (m.mode === 'warn') warned = true;
+    if (applied) {
+      if (m.effect === 'deny') denied = true;
+      else if (m.effect === 'consent') requiresConsent = true;
+      else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
+    }
+    const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
+    if (m.error !== undefined) f.error = m.error;
+    return f;
+  });
+
+  const outcome: Outcome = denied ? 'deny' : warned || requiresConsent ? 'warn' : 'allow';
+  let forwarded: Record<string, unknown> | undefined;
+  let modified = false;
+  let actions = new Map<number, BlockAction>();
+  if (!denied) {
+    const applied = applyEffects(result, plan, {
+      boundary: opts.boundary,
+      blockMeta: atLeast(revision, '2025-06-18'),
+      ownClaims: (i) => trust.blocks[i]?.ownUnion ?? {},
+    });
+    forwarded = applied.result;
+    modified = applied.modified;
+    actions = applied.actions;
+  }
+
+  const decision: Decision = {
+    decisionId: opts.decisionId,
+    outcome,
+    modified,
+    requiresConsent,
+    policyRevision: opts.policies.revision,
+    protocolVersion: revision,
+    labels: trust.labels,
+    labelSources: trust.result.sources,
+    blocks: trust.blocks.map((t) => {
+      const a = actions.get(t.index);
+      return { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: a ? [a] : [], sources: t.sources };
+    }),
+    evidence: trust.evidence.map((o) => {
+      const e: EvidenceOut = { pointer: o.pointer, type: o.type, canonicalization: o.canonicalization, status: o.status };
+      if (o.expected !== undefined) e.expected = o.expected;
+      if (o.derived !== undefined) e.derived = o.derived;
+      if (o.message !== undefined) e.message = o.message;
+      return e;
+    }),
+    findings,
+    validation,
+  };
+  if (forwarded !== undefined) decision.result = forwarded;
+  return decision;
+}

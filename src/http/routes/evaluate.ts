@@ -1,0 +1,137 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import { decide, type Decision, type EvaluateRequest } from '../../decision/pipeline.js';
+import { decisionLogEntry } from '../../decision/log.js';
+import { TrustgateError } from '../../errors.js';
+import type { JsonScan } from '../../json/scan.js';
+import { problemReplies, triState } from '../schemas.js';
+
+const sources = {
+  type: 'object',
+  description: 'Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag',
+  properties: { sensitive: { type: 'array', items: { type: 'string' } }, untrusted: { type: 'array', items: { type: 'string' } } },
+} as const;
+
+export const evaluateBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: {
+    result: { $ref: 'CallToolResult#' },
+    protocolVersion: { $ref: 'ProtocolVersion#' },
+    tool: {
+      type: 'object',
+      description: 'The tool that produced the result; handed to policies as `tool` (`{ name: "", annotations: {} }` when absent)',
+      properties: { name: { type: 'string' }, annotations: { type: 'object' } },
+    },
+    server: {
+      type: 'object',
+      description: 'The MCP server; handed to policies as `server` (`{ name: "" }` when absent)',
+      properties: { name: { type: 'string' } },
+    },
+    context: {
+      type: 'object',
+      description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
+    },
+    evidence: {
+      type: 'array',
+      description: 'Records the host holds, matched to evidenceRefs by digest first, then by ref',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['record'],
+        properties: {
+          digest: { type: 'string', description: '`<alg>:<hex>` of the record, as the evidenceRef names it' },
+          ref: { type: 'string', description: 'Locator, matched to the evidenceRef `ref`' },
+          record: { description: 'The evidence record (I-JSON)' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const evaluateReply = {
+  type: 'object',
+  required: ['decisionId', 'outcome', 'modified', 'requiresConsent', 'policyRevision', 'labels', 'blocks', 'evidence', 'findings', 'validation'],
+  properties: {
+    decisionId: { type: 'string' },
+    outcome: { type: 'string', enum: ['allow', 'warn', 'deny'] },
+    modified: { type: 'boolean', description: 'True when enforced effects changed the result' },
+    requiresConsent: { type: 'boolean', description: 'The host must ask the user before forwarding' },
+    policyRevision: { type: 'string' },
+    protocolVersion: { type: 'string', description: 'The revision whose validation rules applied' },
+    labels: { type: 'object', required: ['sensitive', 'untrusted'], properties: { sensitive: triState, untrusted: triState } },
+    labelSources: sources,
+    blocks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'type', 'sensitive', 'untrusted', 'actions'],
+        properties: {
+          index: { type: 'integer' },
+          type: { type: 'string' },
+          sensitive: triState,
+          untrusted: triState,
+          actions: { type: 'array', items: { type: 'string', enum: ['drop', 'redact', 'spotlight', 'spotlight-skipped'] } },
+          sources,
+        },
+      },
+    },
+    evidence: { type: 'array', items: { $ref: 'EvidenceOutcome#' } },
+    findings: { type: 'array', items: { $ref: 'Finding#' } },
+    validation: { type: 'array', items: { $ref: 'ValidationFinding#' } },
+    result: { $ref: 'CallToolResult#' },
+  },
+} as const;
+
+/** Fresh random boundary per decision (128 bits). */
+export function newBoundary(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** POST /v1/evaluate (contract section 3). */
+export function evaluateRoutes(app: FastifyInstance): void {
+  app.post<{ Body: EvaluateRequest }>(
+    '/v1/evaluate',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'Decide on a CallToolResult before it is forwarded to a model',
+        description:
+          '`deny` is a 200 without `result`. Findings list every matched rule with the mode it ran under; only enforce findings are applied.',
+        body: evaluateBody,
+        response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
+      },
+    },
+    async (request) => evaluate(app, request.body, request.jsonScan, (entry) => request.log.info(entry, 'decision')),
+  );
+}
+
+/** Decide, count and log; shared by /v1/evaluate and the gateway interceptor. */
+export function evaluate(
+  app: FastifyInstance,
+  body: EvaluateRequest,
+  scan: JsonScan | undefined,
+  log: (entry: object) => void,
+): Decision {
+  const { store, config, metrics } = app.trustgate;
+  const policies = store.current;
+  if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+  const started = performance.now();
+  const decision = decide(body, {
+    policies,
+    modeOverride: config.modeOverride,
+    decisionId: randomUUID(),
+    boundary: newBoundary(),
+    scan,
+    maxBlocks: config.maxBlocks,
+    maxEvidence: config.maxEvidence,
+  });
+  const ms = performance.now() - started;
+  metrics.decisions.inc({ outcome: decision.outcome });
+  metrics.evaluationSeconds.observe(ms / 1000);
+  for (const e of decision.evidence) metrics.evidence.inc({ status: e.status });
+  log(decisionLogEntry(decision, body.tool, body.server, ms));
+  return decision;
+}

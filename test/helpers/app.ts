@@ -1,0 +1,53 @@
+/** Build the real app for inject() tests, with its log lines captured. */
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { loggerOptions } from '../../src/logger.js';
+import { PolicyStore } from '../../src/policy/store.js';
+
+export const SHIPPED_POLICIES = fileURLToPath(new URL('../../policies', import.meta.url));
+export const FIXTURE_POLICIES = fileURLToPath(new URL('../fixtures/policies', import.meta.url));
+
+export interface TestApp {
+  app: FastifyInstance;
+  /** Every log line written so far, raw. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function testApp(env: Record<string, string> = {}, policyDir = SHIPPED_POLICIES): Promise<TestApp> {
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: policyDir, LOG_LEVEL: 'info', ...env });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const logger = pino(loggerOptions(config.logLevel), sink);
+  const store = new PolicyStore(config.policyDir);
+  await store.load();
+  const app = await buildApp({ config, store, logger });
+  await app.ready();
+  return { app, logs, close: () => app.close() };
+}
+
+/** POST JSON through the real routes. */
+export async function post(app: FastifyInstance, url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  let json: any;
+  try {
+    json = res.body.length > 0 ? JSON.parse(res.body) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, body: res.body, json };
+}

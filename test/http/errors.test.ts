@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, testApp, type TestApp } from '../helpers/app.js';
+
+const ok = { result: { content: [{ type: 'text', text: 'hello' }] } };
+const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+
+async function expectProblem(r: { status: number; headers: Record<string, unknown>; json: any }, status: number, code: string) {
+  expect(r.status).toBe(status);
+  expect(String(r.headers['content-type'])).toMatch(/^application\/problem\+json/);
+  expect(r.json).toMatchObject({ status, code, type: `urn:trustgate:problem:${code}` });
+  expect(typeof r.json.title).toBe('string');
+  expect(typeof r.json.detail).toBe('string');
+}
+
+describe('errors and limits through the real routes (contract section 8)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_BODY_LIMIT: '65536' });
+  });
+  afterAll(() => t.close());
+
+  const cases: Array<[string, string, string | Buffer, Record<string, string>, number, string]> = [
+    ['malformed JSON', '/v1/evaluate', '{"result": {', {}, 400, 'TG_ERR_BODY_MALFORMED_JSON'],
+    ['empty JSON body', '/v1/evaluate', '', {}, 400, 'TG_ERR_BODY_MALFORMED_JSON'],
+    ['a typo in a top-level member', '/v1/evaluate', JSON.stringify({ ...ok, evidences: [] }), {}, 400, 'TG_ERR_BODY_SCHEMA'],
+    ['no result', '/v1/evaluate', '{}', {}, 400, 'TG_ERR_BODY_SCHEMA'],
+    ['a result that is not an object', '/v1/validate', '{"result":[1]}', {}, 400, 'TG_ERR_BODY_SCHEMA'],
+    ['a body that is not an object', '/v1/evaluate', '"hello"', {}, 400, 'TG_ERR_BODY_SCHEMA'],
+    ['an unknown protocolVersion', '/v1/evaluate', JSON.stringify({ ...ok, protocolVersion: '2099-01-01' }), {}, 400, 'TG_ERR_PROTOCOL_VERSION_UNKNOWN'],
+    ['a result nesting 129 levels', '/v1/evaluate', `{"result":{"structuredContent":${deep(128)}}}`, {}, 400, 'TG_ERR_RESULT_TOO_DEEP'],
+    ['a result nesting 129 levels (validate)', '/v1/validate', `{"result":{"x":${deep(128)}}}`, {}, 400, 'TG_ERR_RESULT_TOO_DEEP'],
+    ['a body nesting 257 levels', '/v1/evaluate', `{"context":{"a":${deep(255)}},"result":{"content":[]}}`, {}, 400, 'TG_ERR_BODY_TOO_DEEP'],
+    ['a body nesting 30000 levels', '/v1/digest', deep(30_000), {}, 400, 'TG_ERR_BODY_TOO_DEEP'],
+    ['a body over the limit', '/v1/evaluate', JSON.stringify({ result: { content: [{ type: 'text', text: 'x'.repeat(70_000) }] } }), {}, 413, 'TG_ERR_BODY_TOO_LARGE'],
+    ['a text/plain body', '/v1/evaluate', JSON.stringify(ok), { 'content-type': 'text/plain' }, 415, 'TG_ERR_MEDIA_TYPE'],
+    ['a form body', '/v1/validate', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'TG_ERR_MEDIA_TYPE'],
+  ];
+
+  it.each(cases)('%s is answered with a problem', async (_what, url, payload, headers, status, code) => {
+    const r = await t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json', ...headers } });
+    await expectProblem({ status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) }, status, code);
+    // The service keeps answering.
+    const next = await post(t.app, '/v1/evaluate', ok);
+    expect(next.status).toBe(200);
+  });
+
+  it('points at the misspelt member', async () => {
+    const r = await post(t.app, '/v1/evaluate', { ...ok, evidences: [] });
+    expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: '/evidences' }));
+  });
+
+  it('a result nesting exactly 128 levels is evaluated', async () => {
+    const r = await post(t.app, '/v1/evaluate', `{"result":{"content":[],"structuredContent":${deep(127)}}}`);
+    expect(r.status).toBe(200);
+  });
+
+  it('an evidence record nesting too deep is not a 400: its evidenceRef is malformed', async () => {
+    const K = 'io.modelcontextprotocol/trust-annotations';
+    const digest = 'sha256:' + '0'.repeat(64);
+    const body = `{"result":{"content":[],"_meta":{"${K}":{"evidenceRef":{"type":"x","digest":"${digest}","canonicalization":"jcs/rfc8785"}}}},"evidence":[{"digest":"${digest}","record":${deep(129)}}]}`;
+    const r = await post(t.app, '/v1/evaluate', body);
+    expect(r.status).toBe(200);
+    expect(r.json.evidence[0].status).toBe('malformed');
+  });
+
+  it('an unknown route is a 404 problem', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/v2/nothing' });
+    await expectProblem({ status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) }, 404, 'TG_ERR_ROUTE_NOT_FOUND');
+  });
+});
+
+describe('bearer token (TRUSTGATE_TOKEN)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_TOKEN: 'tok-123' });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['no header', {}],
+    ['a wrong token', { authorization: 'Bearer tok-124' }],
+    ['a prefix of the token', { authorization: 'Bearer tok-12' }],
+    ['another scheme', { authorization: 'Basic dG9rLTEyMw==' }],
+  ])('%s is a 401 problem on /v1/*', async (_what, headers) => {
+    for (const [method, url] of [
+      ['POST', '/v1/evaluate'],
+      ['POST', '/v1/validate'],
+      ['POST', '/v1/digest'],
+      ['GET', '/v1/policies'],
+      ['POST', '/v1/policies/reload'],
+    ] as const) {
+      const r = await t.app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, payload: method === 'POST' ? JSON.stringify(ok) : undefined });
+      await expectProblem({ status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) }, 401, 'TG_ERR_AUTH_TOKEN');
+      expect(r.headers['www-authenticate']).toMatch(/^Bearer/);
+    }
+  });
+
+  it('the right token passes', async () => {
+    const r = await post(t.app, '/v1/evaluate', ok, { authorization: 'Bearer tok-123' });
+    expect(r.status).toBe(200);
+  });
+
+  it('health, readiness, metrics and the OpenAPI document stay open', async () => {
+    for (const url of ['/healthz', '/readyz', '/metrics', '/openapi.json']) {
+      const r = await t.app.inject({ method: 'GET', url });
+      expect(r.statusCode, url).toBe(200);
+    }
+  });
+});
