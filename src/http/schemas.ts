@@ -142,3 +142,6 @@ export const problemReplies = (...statuses: number[]) => {
 };
 
 export { triState };
+
+/** OpenAPI security requirement of /v1/* (enforced only when TRUSTGATE_TOKEN is set). */
+export const v1Security = [{ bearer: [] }];

@@ -3,7 +3,7 @@ import { canonicalBytes, CanonicalizationError, digestOf, MAX_RECORD_DEPTH } fro
 import { TrustgateError } from '../../errors.js';
 import type { Canonicalization, DigestAlgorithm } from '../../model.js';
 import { issuesUnder } from '../body.js';
-import { digestBody, digestReply, problemReplies } from '../schemas.js';
+import { digestBody, digestReply, problemReplies, v1Security } from '../schemas.js';
 
 interface DigestRequest {
   record: unknown;
@@ -17,6 +17,7 @@ export function digestRoutes(app: FastifyInstance): void {
     '/v1/digest',
     {
       schema: {
+        security: v1Security,
         tags: ['evidence'],
         summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
         body: digestBody,

@@ -5,7 +5,7 @@ import { decide, type Decision, type EvaluateRequest } from '../../decision/pipe
 import { decisionLogEntry } from '../../decision/log.js';
 import { TrustgateError } from '../../errors.js';
 import type { JsonScan } from '../../json/scan.js';
-import { problemReplies, triState } from '../schemas.js';
+import { v1Security, problemReplies, triState } from '../schemas.js';
 
 const sources = {
   type: 'object',
@@ -96,6 +96,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
     '/v1/evaluate',
     {
       schema: {
+        security: v1Security,
         tags: ['decisions'],
         summary: 'Decide on a CallToolResult before it is forwarded to a model',
         description:

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PolicyStore } from '../../policy/store.js';
 import { sendProblem } from '../errors.js';
+import { problemReplies } from '../schemas.js';
 
 const healthReply = {
   type: 'object',
@@ -21,7 +22,7 @@ export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
       schema: {
         tags: ['health'],
         summary: 'Readiness: 200 once a policy set is loaded',
-        response: { 200: healthReply, 503: { $ref: 'Problem#' } },
+        response: { 200: healthReply, ...problemReplies(503) },
       },
     },
     async (_request, reply) => {

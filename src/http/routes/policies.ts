@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PolicySet } from '../../policy/load.js';
 import { TrustgateError } from '../../errors.js';
 import { EFFECTS, MODES, SCOPES } from '../../model.js';
-import { problemReplies } from '../schemas.js';
+import { v1Security, problemReplies } from '../schemas.js';
 
 const policyList = {
   type: 'object',
@@ -60,6 +60,7 @@ export function policyRoutes(app: FastifyInstance): void {
     '/v1/policies',
     {
       schema: {
+        security: v1Security,
         tags: ['policies'],
         summary: 'The loaded policy set and its revision',
         response: { 200: policyList, ...problemReplies(401, 503) },
@@ -75,6 +76,7 @@ export function policyRoutes(app: FastifyInstance): void {
     '/v1/policies/reload',
     {
       schema: {
+        security: v1Security,
         tags: ['policies'],
         summary: 'Reload the policy folder atomically; on failure the previous set stays in force (422)',
         response: { 200: policyList, ...problemReplies(401, 422) },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { readTrust } from '../../annotations/claims.js';
 import { checkResultDepth, isValid, resolveRevision, validateMcp } from '../../decision/validate.js';
-import { problemReplies, validateBody, validateReply } from '../schemas.js';
+import { v1Security, problemReplies, validateBody, validateReply } from '../schemas.js';
 
 interface ValidateRequest {
   result: Record<string, unknown>;
@@ -14,6 +14,7 @@ export function validateRoutes(app: FastifyInstance): void {
     '/v1/validate',
     {
       schema: {
+        security: v1Security,
         tags: ['validation'],
         summary: 'Validate a CallToolResult and its trust annotations for one MCP revision',
         body: validateBody,

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, testApp, type TestApp } from '../helpers/app.js';
+
+const K = 'io.modelcontextprotocol/trust-annotations';
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+describe('POST /v1/validate (contract section 5)', () => {
+  it('a clean result is valid with no findings', async () => {
+    const r = await post(t.app, '/v1/validate', { result: { content: [{ type: 'text', text: 'hi', annotations: {} }] } });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ valid: true, protocolVersion: '2025-11-25', validation: [] });
+  });
+
+  it('reports MCP and trust findings together, with pointers into the result', async () => {
+    const r = await post(t.app, '/v1/validate', {
+      protocolVersion: '2025-06-18',
+      result: {
+        _meta: { [K]: { sensitive: true } },
+        content: [
+          { type: 'text', text: 'a', annotations: { priority: 2, sensitive: true } },
+          { type: 'text', text: 'b', _meta: { [K]: { sensitive: false, untrusted: 'yes' } } },
+        ],
+      },
+    });
+    expect(r.json.valid).toBe(false);
+    const got = r.json.validation.map((v: any) => [v.rule, v.severity, v.pointer]);
+    expect(got).toEqual(
+      expect.arrayContaining([
+        ['mcp.annotations.priority', 'error', '/content/0/annotations/priority'],
+        ['mcp.annotations.members', 'error', '/content/0/annotations/sensitive'],
+        ['trust.annotation.type', 'error', `/content/1/_meta/${K.replace('/', '~1')}/untrusted`],
+        ['trust.no-weakening', 'warning', `/content/1/_meta/${K.replace('/', '~1')}/sensitive`],
+      ]),
+    );
+    expect(r.json.validation.map((v: any) => v.rule)).not.toContain('trust.sensitive.missing');
+  });
+
+  it('chooses 2026-07-28 when the result carries resultType, else 2025-11-25', async () => {
+    const a = await post(t.app, '/v1/validate', { result: { resultType: 'complete', content: [] } });
+    expect(a.json).toMatchObject({ valid: true, protocolVersion: '2026-07-28' });
+    const b = await post(t.app, '/v1/validate', { result: { content: [] } });
+    expect(b.json).toMatchObject({ valid: true, protocolVersion: '2025-11-25' });
+    const c = await post(t.app, '/v1/validate', { result: { content: [] }, protocolVersion: '2026-07-28' });
+    expect(c.json.validation).toContainEqual(expect.objectContaining({ rule: 'mcp.result.shape', severity: 'error' }));
+  });
+
+  it('a lastModified that is not RFC 3339 is a warning and leaves the result valid', async () => {
+    const r = await post(t.app, '/v1/validate', {
+      protocolVersion: '2025-06-18',
+      result: { content: [{ type: 'text', text: 'a', annotations: { lastModified: 'yesterday' } }] },
+    });
+    expect(r.json.valid).toBe(true);
+    expect(r.json.validation).toEqual([expect.objectContaining({ rule: 'mcp.annotations.lastModified', severity: 'warning' })]);
+  });
+});
