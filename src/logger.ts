@@ -15,7 +15,7 @@ interface ReqLike {
 export function loggerOptions(level: LogLevel): LoggerOptions {
   return {
     level,
-    base: { service: 'trustgate' },
+    base: { service: 'trustgate', pid: process.pid },
     serializers: {
       req: (req: ReqLike) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),

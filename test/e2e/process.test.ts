@@ -1,0 +1,156 @@
+/**
+ * The real process, started with `npm start` on a free port: readiness,
+ * token, reload through the API and SIGHUP (good and broken files),
+ * graceful SIGTERM, and fail-closed start-up.
+ */
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+
+const started: Running[] = [];
+afterAll(async () => {
+  for (const s of started) {
+    try {
+      process.kill(s.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+function policyCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'trustgate-e2e-'));
+  cpSync(join(ROOT, 'policies'), dir, { recursive: true });
+  return dir;
+}
+
+async function start(env: Record<string, string>): Promise<Running> {
+  const s = await startService(env);
+  if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
+  started.push(s);
+  return s;
+}
+
+async function call(s: Running, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const r = await fetch(s.base + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, type: r.headers.get('content-type') ?? '', json: text ? JSON.parse(text) : undefined };
+}
+
+const result = { content: [{ type: 'text', text: 'hello' }] };
+
+describe('npm start', () => {
+  it('serves the shipped policies, answers decisions, and exits 0 on SIGTERM', async () => {
+    const s = await start({});
+    expect((await call(s, 'GET', '/healthz')).status).toBe(200);
+    const ready = await call(s, 'GET', '/readyz');
+    expect(ready.json.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const d = await call(s, 'POST', '/v1/evaluate', { result });
+    expect(d.status).toBe(200);
+    expect(d.json.outcome).toBe('allow');
+    const listed = await call(s, 'GET', '/v1/policies');
+    expect(listed.json.policies.map((p: any) => p.file).sort()).toEqual(readdirSync(join(ROOT, 'policies')).filter((f) => /\.(ya?ml|json)$/.test(f)).sort());
+    expect(await s.stop('SIGTERM')).toBe(0);
+    expect(s.stdout()).toContain('"msg":"decision"');
+  });
+
+  it('requires the bearer token on /v1/* when TRUSTGATE_TOKEN is set', async () => {
+    const s = await start({ TRUSTGATE_TOKEN: 'e2e-token' });
+    const denied = await call(s, 'POST', '/v1/evaluate', { result });
+    expect(denied.status).toBe(401);
+    expect(denied.type).toMatch(/problem\+json/);
+    expect((await call(s, 'POST', '/v1/evaluate', { result }, { authorization: 'Bearer e2e-token' })).status).toBe(200);
+    expect((await call(s, 'GET', '/readyz')).status).toBe(200);
+    expect(await s.stop()).toBe(0);
+  });
+
+  it('reloads through the API and on SIGHUP; a broken file keeps the last good set', async () => {
+    const dir = policyCopy();
+    const s = await start({ TRUSTGATE_POLICY_DIR: dir });
+    const before = (await call(s, 'GET', '/v1/policies')).json.policyRevision;
+
+    // A good change: a new policy file.
+    writeFileSync(join(dir, 'extra.yaml'), 'id: extra\nmode: enforce\nrules:\n  - id: flag-all\n    scope: result\n    when: "true"\n    effect: flag\n');
+    const good = await call(s, 'POST', '/v1/policies/reload');
+    expect(good.status).toBe(200);
+    expect(good.json.policyRevision).not.toBe(before);
+    expect(good.json.policies.map((p: any) => p.id)).toContain('extra');
+    const withExtra = await call(s, 'POST', '/v1/evaluate', { result });
+    expect(withExtra.json.findings.map((f: any) => f.rule)).toContain('flag-all');
+    expect(withExtra.json.policyRevision).toBe(good.json.policyRevision);
+
+    // A broken change: the reload is refused with 422 and the previous set keeps serving.
+    writeFileSync(join(dir, 'extra.yaml'), 'id: extra\nmode: enforce\nrules:\n  - id: broken\n    when: "block.untrusted &&"\n    effect: flag\n');
+    const bad = await call(s, 'POST', '/v1/policies/reload');
+    expect(bad.status).toBe(422);
+    expect(bad.type).toMatch(/problem\+json/);
+    expect(bad.json.code).toBe('TG_ERR_POLICY_RELOAD');
+    expect(bad.json.detail).toContain('extra.yaml');
+    expect(bad.json.detail).toContain('broken');
+    expect((await call(s, 'GET', '/v1/policies')).json.policyRevision).toBe(good.json.policyRevision);
+    expect((await call(s, 'POST', '/v1/evaluate', { result })).json.findings.map((f: any) => f.rule)).toContain('flag-all');
+
+    // SIGHUP with the file still broken: logged, previous set kept.
+    process.kill(s.pid, 'SIGHUP');
+    await waitFor(() => s.stdout().includes('policy reload failed'));
+    expect((await call(s, 'GET', '/v1/policies')).json.policyRevision).toBe(good.json.policyRevision);
+
+    // SIGHUP after the file is removed: back to the original set.
+    rmSync(join(dir, 'extra.yaml'));
+    process.kill(s.pid, 'SIGHUP');
+    await waitFor(async () => (await call(s, 'GET', '/v1/policies')).json.policyRevision === before);
+    expect(await s.stop()).toBe(0);
+  });
+
+  it.each([
+    ['an empty folder', () => mkdtempSync(join(tmpdir(), 'trustgate-empty-')), ['no policy files']],
+    ['a missing folder', () => join(tmpdir(), 'trustgate-does-not-exist-' + process.pid), ['does-not-exist']],
+    [
+      'a broken CEL expression',
+      () => {
+        const dir = policyCopy();
+        writeFileSync(join(dir, 'bad.yaml'), 'id: bad\nmode: enforce\nrules:\n  - id: bad-rule\n    when: "block.untrusted ||| true"\n    effect: deny\n');
+        return dir;
+      },
+      ['bad.yaml', 'bad-rule'],
+    ],
+    [
+      'an unknown effect',
+      () => {
+        const dir = policyCopy();
+        writeFileSync(join(dir, 'bad.yaml'), 'id: bad\nrules:\n  - id: r\n    when: "true"\n    effect: quarantine\n');
+        return dir;
+      },
+      ['bad.yaml', 'quarantine', 'redact'],
+    ],
+  ])('refuses to start with %s, naming the problem', async (_what, makeDir, mentions) => {
+    const s = await startService({ TRUSTGATE_POLICY_DIR: makeDir() });
+    expect(isRunning(s)).toBe(false);
+    if (isRunning(s)) return;
+    expect(s.code).not.toBe(0);
+    for (const m of mentions) expect(s.stderr).toContain(m);
+  });
+
+  it('refuses to start with a bad setting, naming it', async () => {
+    const s = await startService({ TRUSTGATE_BODY_LIMIT: '-1' });
+    expect(isRunning(s)).toBe(false);
+    if (isRunning(s)) return;
+    expect(s.code).not.toBe(0);
+    expect(s.stderr).toContain('TRUSTGATE_BODY_LIMIT');
+  });
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition not met in time');
+}

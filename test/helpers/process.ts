@@ -1,0 +1,83 @@
+/** Start the real service as users do (`npm start`) on a free port, and stop it. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+export interface Running {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  /** pid of the node process that serves (npm runs it as a child). */
+  pid: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface Started {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Spawn `npm start`; resolves when /readyz answers 200, or with the exit when it never does. */
+export async function startService(env: Record<string, string>, command: string[] = ['npm', 'start']): Promise<Running | Started> {
+  const port = await freePort();
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: env.CWD ?? ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  let done = false;
+  void exited.then(() => (done = true));
+  while (!done && Date.now() < deadline) {
+    try {
+      const r = await fetch(`${base}/readyz`);
+      if (r.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (done) return { code: await exited, stdout: out, stderr: err };
+  const m = /"pid":(\d+)[^\n]*"msg":"policies loaded"/.exec(out) ?? /"pid":(\d+)/.exec(out);
+  const pid = m ? Number(m[1]) : child.pid!;
+  return {
+    child,
+    port,
+    base,
+    pid,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      process.kill(pid, signal);
+      return exited;
+    },
+  };
+}
+
+export function isRunning(s: Running | Started): s is Running {
+  return 'child' in s;
+}
