@@ -1,0 +1,139 @@
+/**
+ * Policy evaluation (contract section 6): runs every rule of a loaded
+ * policy set against one decision's variables and lists what matched.
+ * Pure: no I/O, no clock, no randomness; the same input and set always give
+ * the same matches in the same order.
+ */
+import { hasOwn, type Effect, type Mode, type Scope } from '../model.js';
+import {
+  buildActivation,
+  prepareShared,
+  type CelActivation,
+  type DataClassVar,
+  type EvidenceVar,
+  type ResultVar,
+  type ValidationVar,
+} from './cel.js';
+import type { PolicySet } from './load.js';
+
+export type { AssertedVar, BlockVar, DataClassVar, EvidenceVar, ResultVar, ValidationVar } from './cel.js';
+
+/** The variables of one block scope. */
+export interface BlockScopeInput {
+  /** Index of the block in the input's `content`. */
+  index: number;
+  /** RFC 6901 pointer of the block in the request's `result` (`/content/<index>`). */
+  pointer: string;
+  /** The `block` variable (see BlockVar); `index` is filled in from above when missing. */
+  block: Record<string, unknown>;
+  evidence: readonly EvidenceVar[];
+  dataClass: DataClassVar;
+}
+
+/** Everything the policies of one decision see. */
+export interface EvaluationInput {
+  result: ResultVar;
+  /** The request's `tool`; `{ name: "", annotations: {} }` when absent. */
+  tool?: Record<string, unknown> | undefined;
+  /** The request's `server`; `{ name: "" }` when absent. */
+  server?: Record<string, unknown> | undefined;
+  /** The request's `context`; `{}` when absent. */
+  context?: Record<string, unknown> | undefined;
+  validation: readonly ValidationVar[];
+  /** Evidence and data class for scope `result` (every evidenceRef and record in the result). */
+  resultScope: { evidence: readonly EvidenceVar[]; dataClass: DataClassVar };
+  /** One entry per content block, in content order. */
+  blocks: readonly BlockScopeInput[];
+}
+
+/** One matched rule: a finding (contract section 3). */
+export interface Match {
+  policy: string;
+  rule: string;
+  /** The mode the rule ran under, after the TRUSTGATE_MODE override. */
+  mode: Mode;
+  effect: Effect;
+  scope: Scope;
+  /** Set for scope `block`. */
+  blockIndex?: number;
+  /** `''` (the whole result) for scope `result`, the block's pointer for scope `block`. */
+  pointer: string;
+  message: string;
+  /** Set when `when` failed to evaluate; the rule then counts as matched (fail closed). */
+  error?: string;
+}
+
+/** TRUSTGATE_MODE: `audit` forces every policy into audit; `warn` caps `enforce` at `warn`. */
+export type ModeOverride = 'audit' | 'warn';
+
+/** The mode a policy runs under once the override applies. */
+export function effectiveMode(mode: Mode, override?: ModeOverride): Mode {
+  if (override === 'audit') return 'audit';
+  if (override === 'warn' && mode === 'enforce') return 'warn';
+  return mode;
+}
+
+const emptyBlock: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * Evaluates every rule of `set`: scope `block` rules once per block with
+ * that block's `block`, `evidence` and `dataClass`; scope `result` rules
+ * once with `block` an empty map and the result-level evidence and data
+ * class. A `when` that fails to evaluate, or yields something other than a
+ * bool, counts as matched and the match carries `error`.
+ *
+ * Matches come in policy (file) order, then rule order, then block order.
+ */
+export function evaluatePolicies(set: PolicySet, input: EvaluationInput, modeOverride?: ModeOverride): Match[] {
+  const shared = prepareShared(input);
+  // Activations are built on first use: a set with no rule of a scope
+  // never pays for converting it.
+  let resultActivation: CelActivation | undefined;
+  const blockActivations: Array<CelActivation | undefined> = new Array(input.blocks.length);
+
+  const resultScope = (): CelActivation =>
+    (resultActivation ??= buildActivation(shared, {
+      block: emptyBlock,
+      evidence: input.resultScope.evidence,
+      dataClass: input.resultScope.dataClass,
+    }));
+  const blockScope = (i: number): CelActivation => {
+    let act = blockActivations[i];
+    if (act === undefined) {
+      const b = input.blocks[i]!;
+      const block = hasOwn(b.block, 'index') ? b.block : { ...b.block, index: b.index };
+      act = buildActivation(shared, { block, evidence: b.evidence, dataClass: b.dataClass });
+      blockActivations[i] = act;
+    }
+    return act;
+  };
+
+  const matches: Match[] = [];
+  for (const policy of set.policies) {
+    const mode = effectiveMode(policy.mode, modeOverride);
+    for (const rule of policy.rules) {
+      const base = { policy: policy.id, rule: rule.id, mode, effect: rule.effect, scope: rule.scope };
+      const run = (activation: CelActivation, at: { pointer: string; blockIndex?: number }): void => {
+        const r = rule.compiled.evaluate(activation);
+        if (r.ok && !r.value) return;
+        const m: Match = { ...base, ...at, message: '' };
+        if (r.ok) {
+          m.message = rule.message ?? `${policy.id}/${rule.id} matched (effect ${rule.effect})`;
+        } else {
+          m.error = r.error;
+          m.message = `the condition of ${policy.id}/${rule.id} failed to evaluate (${r.error}); the rule counts as matched`;
+        }
+        matches.push(m);
+      };
+      if (rule.scope === 'result') {
+        run(resultScope(), { pointer: '' });
+      } else {
+        for (let i = 0; i < input.blocks.length; i++) {
+          const b = input.blocks[i]!;
+          run(blockScope(i), { pointer: b.pointer, blockIndex: b.index });
+        }
+      }
+    }
+  }
+  return matches;
+}

@@ -1,0 +1,373 @@
+/**
+ * Loading a policy folder (contract section 6): every `*.yaml`, `*.yml` and
+ * `*.json` file directly in the folder is one policy. Everything is checked
+ * before anything is served: schema, closed vocabularies, unique ids and
+ * every `when` compiled. The first problem fails the whole load
+ * (contract section 1: never serve with a partial or empty set).
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import YAML from 'yaml';
+import { EFFECTS, MODES, SCOPES, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
+import { CelCompileError, compileCel, type CompiledCel } from './cel.js';
+
+/** One rule of a policy, with its `when` compiled. */
+export interface Rule {
+  id: string;
+  /** Default `block`. */
+  scope: Scope;
+  /** The CEL source, as written. */
+  when: string;
+  compiled: CompiledCel;
+  effect: Effect;
+  message?: string;
+}
+
+/** One policy file. */
+export interface Policy {
+  id: string;
+  description?: string;
+  /** The mode written in the file (default `audit`), before any TRUSTGATE_MODE override. */
+  mode: Mode;
+  rules: Rule[];
+  /** Base name of the file the policy came from. */
+  file: string;
+}
+
+/** The policies of one folder, in file-name order. */
+export interface PolicySet {
+  policies: Policy[];
+  /** `sha256:<hex>` over the loaded files' names and bytes (see {@link policyRevision}). */
+  revision: string;
+  /** Base names of the loaded files, sorted. */
+  files: string[];
+}
+
+/**
+ * A policy folder that cannot be served. The message names the file, the
+ * rule and the problem; `detail` is the problem alone.
+ */
+export class PolicyLoadError extends Error {
+  override readonly name = 'PolicyLoadError';
+  readonly file?: string;
+  readonly rule?: string;
+  readonly detail: string;
+
+  constructor(detail: string, where: { file?: string; rule?: string; dir?: string } = {}) {
+    const place = [
+      where.file !== undefined ? `policy file ${where.dir !== undefined ? join(where.dir, where.file) : where.file}` : undefined,
+      where.rule !== undefined ? `rule ${where.rule}` : undefined,
+    ].filter((s): s is string => s !== undefined);
+    super(place.length > 0 ? `${place.join(', ')}: ${detail}` : detail);
+    this.detail = detail;
+    if (where.file !== undefined) this.file = where.file;
+    if (where.rule !== undefined) this.rule = where.rule;
+  }
+}
+
+/** File names that hold policies; matched case-insensitively. */
+const POLICY_FILE = /\.(ya?ml|json)$/i;
+
+/** Largest policy file read; policies are small, and a huge file is a mistake or an attack. */
+export const MAX_POLICY_FILE_BYTES = 1024 * 1024;
+
+/** Largest number of alias expansions in one YAML document (stops "billion laughs"). */
+const MAX_YAML_ALIASES = 100;
+
+/** Policy and rule ids: short, printable, usable in URLs, logs and file names. */
+export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
+
+const RULE_KEYS = ['id', 'scope', 'when', 'effect', 'message'] as const;
+const POLICY_KEYS = ['id', 'description', 'mode', 'rules'] as const;
+
+/** JSON Schema of one policy document (contract section 6). */
+export const policyFileSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'rules'],
+  properties: {
+    id: { type: 'string', pattern: ID_PATTERN },
+    description: { type: 'string' },
+    mode: { type: 'string', enum: [...MODES] },
+    rules: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'when', 'effect'],
+        properties: {
+          id: { type: 'string', pattern: ID_PATTERN },
+          scope: { type: 'string', enum: [...SCOPES] },
+          when: { type: 'string', minLength: 1 },
+          effect: { type: 'string', enum: [...EFFECTS] },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+/** A policy document as written, once it matched the schema. */
+interface PolicyDoc {
+  id: string;
+  description?: string;
+  mode?: Mode;
+  rules: Array<{ id: string; scope?: Scope; when: string; effect: Effect; message?: string }>;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+const validatePolicyFile = ajv.compile<PolicyDoc>(policyFileSchema);
+
+/** What a closed vocabulary is called in messages, by the key that holds it. */
+const VOCABULARIES: Record<string, { name: string; values: readonly string[] }> = {
+  mode: { name: 'mode', values: MODES },
+  scope: { name: 'scope', values: SCOPES },
+  effect: { name: 'effect', values: EFFECTS },
+};
+
+function quote(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 64 ? v.slice(0, 64) + '…' : v);
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : String(v);
+}
+
+/** Readable text for one schema error; the path is written as in the file (`rules[0].effect`). */
+function describeSchemaError(e: ErrorObject, doc: unknown): string {
+  const tokens = e.instancePath.split('/').slice(1);
+  const path = tokens.map((t, i) => (/^\d+$/.test(t) && i > 0 ? `[${t}]` : (i > 0 ? '.' : '') + t)).join('');
+  const key = tokens[tokens.length - 1] ?? '';
+  const where = path === '' ? 'the policy' : path;
+  let value: unknown = doc;
+  for (const t of tokens) value = Array.isArray(value) ? value[Number(t)] : isObject(value) ? own(value, t) : undefined;
+  switch (e.keyword) {
+    case 'enum': {
+      const vocab = VOCABULARIES[key];
+      const valid = vocab ? vocab.values : ((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String);
+      return `${quote(value)} is not a valid ${vocab?.name ?? key}; valid values: ${valid.join(', ')}`;
+    }
+    case 'additionalProperties': {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty;
+      const allowed = path === '' ? POLICY_KEYS : RULE_KEYS;
+      return `${where} has unknown key ${JSON.stringify(extra)}; allowed keys: ${allowed.join(', ')}`;
+    }
+    case 'required':
+      return `${where} lacks required key ${JSON.stringify((e.params as { missingProperty: string }).missingProperty)}`;
+    case 'pattern':
+      return `${where} ${quote(value)} is not a valid id: 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit`;
+    case 'minItems':
+      return `${where} must hold at least one rule`;
+    case 'minLength':
+      return `${where} must not be empty`;
+    case 'type':
+      return `${where} must be ${path === '' ? 'a mapping (one policy)' : `of type ${(e.params as { type: string }).type}`}, got ${quote(value)}`;
+    default:
+      return `${where} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+/** Among errors at the same place, the ones that say most (an enum error lists the valid values). */
+const KEYWORD_RANK = ['enum', 'additionalProperties', 'required', 'pattern', 'minItems', 'minLength', 'type'];
+
+/** The error to report: the deepest path first (the most specific), then by KEYWORD_RANK, then document order. */
+function mostHelpful(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  const depth = (e: ErrorObject) => e.instancePath.split('/').length;
+  const rank = (e: ErrorObject) => {
+    const i = KEYWORD_RANK.indexOf(e.keyword);
+    return i < 0 ? KEYWORD_RANK.length : i;
+  };
+  let best: ErrorObject | undefined;
+  for (const e of errors) {
+    if (best === undefined || depth(e) > depth(best) || (depth(e) === depth(best) && rank(e) < rank(best))) best = e;
+  }
+  return best;
+}
+
+/** The rule a schema error belongs to, for the error's `rule`: its id when readable, else `#<index>`. */
+function ruleOfError(e: ErrorObject, doc: unknown): string | undefined {
+  const m = /^\/rules\/(\d+)(?:\/|$)/.exec(e.instancePath);
+  if (!m) return undefined;
+  const rules = isObject(doc) ? own(doc, 'rules') : undefined;
+  const rule = Array.isArray(rules) ? rules[Number(m[1])] : undefined;
+  const id = isObject(rule) ? own(rule, 'id') : undefined;
+  return typeof id === 'string' && id !== '' ? id : `#${m[1]}`;
+}
+
+/** Parse one file's text; throws PolicyLoadError naming the file. */
+function parseDocument(name: string, text: string, dir: string): unknown {
+  if (/\.json$/i.test(name)) {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new PolicyLoadError(`not valid JSON: ${(err as Error).message}`, { file: name, dir });
+    }
+  }
+  // YAML 1.2 core schema: plain data only, no language-specific tags.
+  const docs = YAML.parseAllDocuments(text, {
+    version: '1.2',
+    schema: 'core',
+    uniqueKeys: true,
+    strict: true,
+    prettyErrors: true,
+    merge: false,
+  });
+  if (docs.length === 0) throw new PolicyLoadError('the file is empty; it must hold one policy', { file: name, dir });
+  if (docs.length > 1) {
+    throw new PolicyLoadError(`the file holds ${docs.length} YAML documents; it must hold exactly one policy`, { file: name, dir });
+  }
+  const doc = docs[0]!;
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  // The first line holds the reason and position; the rest is a code frame.
+  if (problem) throw new PolicyLoadError(`not valid YAML: ${problem.message.split('\n')[0]!.replace(/:$/, '')}`, { file: name, dir });
+  try {
+    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (err) {
+    throw new PolicyLoadError(`not valid YAML: ${(err as Error).message}`, { file: name, dir });
+  }
+}
+
+/**
+ * Build a Policy from a parsed document. Only validated members are copied
+ * into fresh objects, so a `__proto__` key (already refused by the closed
+ * schema) can never reach the objects the service uses.
+ */
+function toPolicy(name: string, doc: unknown, dir: string): Policy {
+  if (!validatePolicyFile(doc)) {
+    const first = mostHelpful(validatePolicyFile.errors ?? []);
+    if (first === undefined) throw new PolicyLoadError('does not match the policy schema', { file: name, dir });
+    const rule = ruleOfError(first, doc);
+    throw new PolicyLoadError(describeSchemaError(first, doc), { file: name, dir, ...(rule !== undefined ? { rule } : {}) });
+  }
+  const seen = new Set<string>();
+  const rules: Rule[] = doc.rules.map((r) => {
+    if (seen.has(r.id)) throw new PolicyLoadError(`duplicate rule id ${JSON.stringify(r.id)} in the policy`, { file: name, dir, rule: r.id });
+    seen.add(r.id);
+    let compiled: CompiledCel;
+    try {
+      compiled = compileCel(r.when);
+    } catch (err) {
+      const detail = err instanceof CelCompileError ? err.message : `CEL error: ${String((err as Error)?.message ?? err)}`;
+      throw new PolicyLoadError(`when: ${detail}`, { file: name, dir, rule: r.id });
+    }
+    const rule: Rule = { id: r.id, scope: r.scope ?? 'block', when: r.when, compiled, effect: r.effect };
+    if (r.message !== undefined) rule.message = r.message;
+    return rule;
+  });
+  const policy: Policy = { id: doc.id, mode: doc.mode ?? 'audit', rules, file: name };
+  if (doc.description !== undefined) policy.description = doc.description;
+  return policy;
+}
+
+/**
+ * Revision of a set of files: sha256 over, in the given order, each file's
+ * name and bytes, each framed by its length (name: 4-byte big-endian UTF-8
+ * byte count; content: 8-byte big-endian byte count) so that no two
+ * different sets hash the same input. Written `sha256:<hex>`.
+ */
+export function policyRevision(files: ReadonlyArray<{ name: string; bytes: Uint8Array }>): string {
+  const hash = createHash('sha256');
+  for (const f of files) {
+    const name = Buffer.from(f.name, 'utf8');
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(name.length);
+    hash.update(head).update(name);
+    const size = Buffer.alloc(8);
+    size.writeBigUInt64BE(BigInt(f.bytes.length));
+    hash.update(size).update(f.bytes);
+  }
+  return `sha256:${hash.digest('hex')}`;
+}
+
+function fsReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'does not exist';
+    case 'ENOTDIR':
+      return 'is not a folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'cannot be read (permission denied)';
+    default:
+      return `cannot be read (${code ?? (err as Error)?.message ?? String(err)})`;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Load every policy file of `dir` (not recursive), in file-name order
+ * (UTF-16 code-unit order, independent of locale).
+ *
+ * Files: names ending in `.yaml`, `.yml` or `.json` (any letter case);
+ * other files, sub-folders and names starting with `.` (editor files,
+ * Kubernetes ConfigMap internals such as `..data`) are ignored. Symbolic
+ * links are followed, as mounted ConfigMaps use them. Each file is UTF-8
+ * (a BOM is allowed), at most {@link MAX_POLICY_FILE_BYTES} bytes, and holds
+ * one policy; YAML files hold exactly one document.
+ *
+ * @throws PolicyLoadError when the folder is missing, unreadable or holds
+ *   no policy file, or when any file fails to read, parse, validate or
+ *   compile, or ids repeat.
+ */
+export async function loadPolicyDir(dir: string): Promise<PolicySet> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    throw new PolicyLoadError(`policy folder ${dir} ${fsReason(err)}`);
+  }
+  const candidates = names.filter((n) => !n.startsWith('.') && POLICY_FILE.test(n)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+  const files: Array<{ name: string; bytes: Buffer }> = [];
+  for (const name of candidates) {
+    const path = join(dir, name);
+    let info;
+    try {
+      info = await stat(path);
+    } catch (err) {
+      throw new PolicyLoadError(`the file ${fsReason(err)}`, { file: name, dir });
+    }
+    if (!info.isFile()) continue;
+    if (info.size > MAX_POLICY_FILE_BYTES) {
+      throw new PolicyLoadError(`the file is ${info.size} bytes; the limit is ${MAX_POLICY_FILE_BYTES}`, { file: name, dir });
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (err) {
+      throw new PolicyLoadError(`the file ${fsReason(err)}`, { file: name, dir });
+    }
+    // Checked again after reading: the file may have grown in between.
+    if (bytes.length > MAX_POLICY_FILE_BYTES) {
+      throw new PolicyLoadError(`the file is ${bytes.length} bytes; the limit is ${MAX_POLICY_FILE_BYTES}`, { file: name, dir });
+    }
+    files.push({ name, bytes });
+  }
+  if (files.length === 0) {
+    throw new PolicyLoadError(`policy folder ${dir} holds no policy files (*.yaml, *.yml, *.json)`);
+  }
+
+  const policies: Policy[] = [];
+  const byId = new Map<string, string>();
+  for (const { name, bytes } of files) {
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      throw new PolicyLoadError('the file is not valid UTF-8', { file: name, dir });
+    }
+    const policy = toPolicy(name, parseDocument(name, text, dir), dir);
+    const other = byId.get(policy.id);
+    if (other !== undefined) {
+      throw new PolicyLoadError(`duplicate policy id ${JSON.stringify(policy.id)}, also defined in ${other}`, { file: name, dir });
+    }
+    byId.set(policy.id, name);
+    policies.push(policy);
+  }
+
+  return { policies, revision: policyRevision(files), files: files.map((f) => f.name) };
+}

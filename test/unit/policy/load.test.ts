@@ -1,0 +1,312 @@
+import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EFFECTS, MODES, SCOPES } from '../../../src/model.js';
+import { loadPolicyDir, policyRevision, PolicyLoadError } from '../../../src/policy/load.js';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/policies/', import.meta.url));
+const fixture = (name: string) => join(FIXTURES, name);
+
+/** Loads a folder that must fail, and returns the error. */
+async function loadError(dir: string): Promise<PolicyLoadError> {
+  try {
+    await loadPolicyDir(dir);
+  } catch (err) {
+    expect(err).toBeInstanceOf(PolicyLoadError);
+    return err as PolicyLoadError;
+  }
+  throw new Error(`loading ${dir} succeeded`);
+}
+
+const temps: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'trustgate-policies-'));
+  temps.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const dir of temps.splice(0)) {
+    await chmod(dir, 0o700).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+describe('loadPolicyDir: a good folder', () => {
+  it('loads every policy file in name order and ignores other files', async () => {
+    const set = await loadPolicyDir(fixture('good'));
+    expect(set.files).toEqual(['10-default.yaml', '20-audience.yml', '30-validation.json']);
+    expect(set.policies.map((p) => [p.id, p.mode, p.file])).toEqual([
+      ['default', 'enforce', '10-default.yaml'],
+      ['audience', 'warn', '20-audience.yml'],
+      ['validation', 'audit', '30-validation.json'],
+    ]);
+    expect(set.revision).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('applies the defaults: mode audit, scope block; keeps description and message', async () => {
+    const set = await loadPolicyDir(fixture('good'));
+    const [def, audience, validation] = set.policies;
+    expect(def!.description).toBe('Baseline handling of trust annotations');
+    expect(audience!.description).toBeUndefined();
+    expect(def!.rules.map((r) => [r.id, r.scope, r.effect])).toEqual([
+      ['spotlight-untrusted', 'block', 'spotlight'],
+      ['consent-sensitive-egress', 'result', 'consent'],
+      ['deny-mismatch', 'result', 'deny'],
+    ]);
+    expect(def!.rules[0]!.message).toBe('Untrusted content is fenced before it reaches the model');
+    expect(def!.rules[1]).not.toHaveProperty('message');
+    expect(audience!.rules[0]!.scope).toBe('block');
+    expect(validation!.mode).toBe('audit');
+    expect(def!.rules[0]!.compiled.source).toBe('block.untrusted');
+    expect(def!.rules[0]!.when).toBe('block.untrusted');
+  });
+});
+
+describe('loadPolicyDir: the folder', () => {
+  it('fails when the folder is missing', async () => {
+    const err = await loadError(join(await tempDir(), 'nope'));
+    expect(err.message).toMatch(/policy folder .*nope does not exist/);
+    expect(err.file).toBeUndefined();
+  });
+
+  it('fails when the path is a file', async () => {
+    const err = await loadError(join(fixture('good'), '10-default.yaml'));
+    expect(err.message).toMatch(/is not a folder/);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('fails when the folder cannot be read', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), 'id: p\nrules: [{id: r, when: "true", effect: flag}]\n');
+    await chmod(dir, 0o000);
+    const err = await loadError(dir);
+    expect(err.message).toMatch(/cannot be read/);
+  });
+
+  it('fails when the folder is empty', async () => {
+    const err = await loadError(await tempDir());
+    expect(err.message).toMatch(/holds no policy files \(\*\.yaml, \*\.yml, \*\.json\)/);
+  });
+
+  it('fails when the folder holds only a README', async () => {
+    const err = await loadError(fixture('only-readme'));
+    expect(err.message).toMatch(/holds no policy files/);
+  });
+
+  it('ignores dotfiles and sub-folders, and follows symbolic links (ConfigMap layout)', async () => {
+    const dir = await tempDir();
+    const data = join(dir, '..2026_01_01');
+    await mkdir(data);
+    await cp(join(fixture('good'), '10-default.yaml'), join(data, 'default.yaml'));
+    await symlink('..2026_01_01', join(dir, '..data'));
+    await symlink(join('..data', 'default.yaml'), join(dir, 'default.yaml'));
+    await writeFile(join(dir, '.default.yaml.swp'), 'not yaml: [');
+    await mkdir(join(dir, 'nested.yaml'));
+    const set = await loadPolicyDir(dir);
+    expect(set.files).toEqual(['default.yaml']);
+    expect(set.policies[0]!.id).toBe('default');
+  });
+});
+
+describe('loadPolicyDir: closed vocabularies and the schema', () => {
+  it.each([
+    ['bad-mode', 'mode', '"block-everything"', MODES, undefined],
+    ['bad-scope', 'scope', '"response"', SCOPES, 'r1'],
+    ['bad-effect', 'effect', '"quarantine"', EFFECTS, 'fence'],
+  ] as const)('%s: lists the valid values', async (name, what, value, valid, rule) => {
+    const err = await loadError(fixture(name));
+    expect(err.file).toBe('policy.yaml');
+    expect(err.rule).toBe(rule);
+    expect(err.detail).toBe(`${value} is not a valid ${what}; valid values: ${valid.join(', ')}`);
+    expect(err.message).toContain('policy.yaml');
+    if (rule) expect(err.message).toContain(`rule ${rule}`);
+  });
+
+  it('fails on an unknown key in a rule, naming it and the allowed keys', async () => {
+    const err = await loadError(fixture('unknown-key'));
+    expect(err.rule).toBe('r1');
+    expect(err.detail).toBe('rules[0] has unknown key "priority"; allowed keys: id, scope, when, effect, message');
+  });
+
+  it('fails on an unknown top-level key', async () => {
+    const err = await loadError(fixture('unknown-top-key'));
+    expect(err.rule).toBeUndefined();
+    expect(err.detail).toBe('the policy has unknown key "modes"; allowed keys: id, description, mode, rules');
+  });
+
+  it('fails on a policy without rules', async () => {
+    const err = await loadError(fixture('empty-rules'));
+    expect(err.detail).toBe('rules must hold at least one rule');
+  });
+
+  it('fails on an id outside the id pattern', async () => {
+    const err = await loadError(fixture('bad-id'));
+    expect(err.detail).toMatch(/^id "my policy" is not a valid id/);
+  });
+
+  it('fails on a document that is not a mapping', async () => {
+    const err = await loadError(fixture('not-a-mapping'));
+    expect(err.detail).toMatch(/must be a mapping/);
+  });
+});
+
+describe('loadPolicyDir: parsing', () => {
+  it('fails on bad YAML, naming the file and the position', async () => {
+    const err = await loadError(fixture('bad-yaml'));
+    expect(err.file).toBe('policy.yaml');
+    expect(err.detail).toMatch(/^not valid YAML: .* at line \d+, column \d+/);
+  });
+
+  it('fails on bad JSON', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.json'), '{ "id": "p", ');
+    const err = await loadError(dir);
+    expect(err.file).toBe('p.json');
+    expect(err.detail).toMatch(/^not valid JSON/);
+  });
+
+  it('fails on a YAML file with several documents', async () => {
+    const err = await loadError(fixture('multi-doc'));
+    expect(err.detail).toBe('the file holds 2 YAML documents; it must hold exactly one policy');
+  });
+
+  it('fails on an empty file', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), '# nothing yet\n');
+    const err = await loadError(dir);
+    expect(err.detail).toMatch(/the file is empty/);
+  });
+
+  it('fails on duplicate YAML keys', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), 'id: p\nid: q\nrules: [{id: r, when: "true", effect: flag}]\n');
+    const err = await loadError(dir);
+    expect(err.detail).toMatch(/^not valid YAML: Map keys must be unique/);
+  });
+
+  it('stops alias bombs', async () => {
+    const err = await loadError(fixture('alias-bomb'));
+    expect(err.detail).toMatch(/^not valid YAML: .*alias/i);
+  });
+
+  it('fails on bytes that are not UTF-8', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), Buffer.from([0x69, 0x64, 0x3a, 0x20, 0xff, 0x0a]));
+    const err = await loadError(dir);
+    expect(err.detail).toBe('the file is not valid UTF-8');
+  });
+
+  it('accepts a UTF-8 byte order mark', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), '\ufeffid: p\nrules: [{id: r, when: "true", effect: flag}]\n');
+    const set = await loadPolicyDir(dir);
+    expect(set.policies[0]!.id).toBe('p');
+  });
+
+  it('fails on a file over the size limit', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'p.yaml'), '#'.repeat(1024 * 1024 + 1));
+    const err = await loadError(dir);
+    expect(err.detail).toMatch(/the limit is 1048576/);
+  });
+});
+
+describe('loadPolicyDir: CEL', () => {
+  it('fails on a syntax error, naming file, rule and position', async () => {
+    const err = await loadError(fixture('cel-syntax'));
+    expect(err.file).toBe('policy.yaml');
+    expect(err.rule).toBe('broken');
+    expect(err.detail).toMatch(/^when: CEL syntax error at line 1, column \d+: /);
+    expect(err.message).toMatch(/policy file .*cel-syntax\/policy\.yaml, rule broken: when: CEL syntax error/);
+  });
+
+  it('fails on an unknown variable, listing the variables', async () => {
+    const err = await loadError(fixture('unknown-variable'));
+    expect(err.rule).toBe('typo');
+    expect(err.detail).toContain('Unknown variable: blok');
+    expect(err.detail).toContain('result, block, tool, server, context, evidence, dataClass, validation');
+  });
+
+  it('fails on a when whose type is not bool', async () => {
+    const err = await loadError(fixture('non-bool'));
+    expect(err.rule).toBe('counts');
+    expect(err.detail).toMatch(/when must yield a bool, but the expression has type int/);
+  });
+});
+
+describe('loadPolicyDir: ids', () => {
+  it('fails on a policy id used by two files, naming both', async () => {
+    const err = await loadError(fixture('dup-policy-id'));
+    expect(err.file).toBe('b.json');
+    expect(err.detail).toBe('duplicate policy id "same", also defined in a.yaml');
+  });
+
+  it('fails on a rule id used twice in one policy', async () => {
+    const err = await loadError(fixture('dup-rule-id'));
+    expect(err.rule).toBe('r1');
+    expect(err.detail).toBe('duplicate rule id "r1" in the policy');
+  });
+});
+
+describe('loadPolicyDir: prototype safety', () => {
+  it.each(['proto-json', 'proto-yaml'])('%s: a __proto__ key is an unknown key and pollutes nothing', async (name) => {
+    const err = await loadError(fixture(name));
+    expect(err.detail).toMatch(/unknown key "__proto__"/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(Object.prototype).not.toHaveProperty('mode');
+  });
+});
+
+describe('policy revision', () => {
+  it('changes when a byte of a policy file changes, not when other files change', async () => {
+    const dir = await tempDir();
+    await cp(fixture('good'), dir, { recursive: true });
+    const first = (await loadPolicyDir(dir)).revision;
+    expect((await loadPolicyDir(dir)).revision).toBe(first);
+
+    await writeFile(join(dir, 'README.md'), '# changed\n');
+    await writeFile(join(dir, 'other.txt'), 'new file\n');
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'sub', 'p.yaml'), 'not even read');
+    expect((await loadPolicyDir(dir)).revision).toBe(first);
+
+    await writeFile(join(dir, '30-validation.json'), (await import('node:fs')).readFileSync(join(dir, '30-validation.json'), 'utf8').replace('"flag"', '"flag" '));
+    const second = (await loadPolicyDir(dir)).revision;
+    expect(second).not.toBe(first);
+  });
+
+  it('changes when a file is renamed', async () => {
+    const dir = await tempDir();
+    await cp(join(fixture('good'), '10-default.yaml'), join(dir, 'a.yaml'));
+    const first = (await loadPolicyDir(dir)).revision;
+    await rm(join(dir, 'a.yaml'));
+    await cp(join(fixture('good'), '10-default.yaml'), join(dir, 'b.yaml'));
+    expect((await loadPolicyDir(dir)).revision).not.toBe(first);
+  });
+
+  it('frames names and contents so that moving bytes between them changes the hash', () => {
+    const enc = (s: string) => new TextEncoder().encode(s);
+    const a = policyRevision([{ name: 'a', bytes: enc('bc') }]);
+    const b = policyRevision([{ name: 'ab', bytes: enc('c') }]);
+    const c = policyRevision([
+      { name: 'a', bytes: enc('b') },
+      { name: 'c', bytes: enc('') },
+    ]);
+    expect(new Set([a, b, c]).size).toBe(3);
+  });
+
+  it('is sha256 over length-prefixed name and content', async () => {
+    const { createHash } = await import('node:crypto');
+    const name = Buffer.from('p.yaml');
+    const body = Buffer.from('id: p\n');
+    const expected = createHash('sha256')
+      .update(Buffer.from([0, 0, 0, name.length]))
+      .update(name)
+      .update(Buffer.from([0, 0, 0, 0, 0, 0, 0, body.length]))
+      .update(body)
+      .digest('hex');
+    expect(policyRevision([{ name: 'p.yaml', bytes: body }])).toBe(`sha256:${expected}`);
+  });
+});
