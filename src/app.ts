@@ -19,6 +19,7 @@ import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
+import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
 
 export interface AppOptions {
@@ -96,7 +97,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   if (config.token !== undefined) {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
-      if (!request.url.startsWith('/v1/')) return;
+      // The interceptor route checks its own token (it also takes it from the query).
+      if (!request.url.startsWith('/v1/') || request.url.startsWith(INTERCEPTOR_PATH)) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
@@ -109,6 +111,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   validateRoutes(app);
   policyRoutes(app);
   evaluateRoutes(app);
+  await app.register(interceptorRoutes);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

@@ -1,14 +1,10 @@
 /**
- * The JSON body parser: refuses hostile nesting before JSON.parse and keeps
- * what JSON.parse hides (repeated member names, unsafe integer literals) on
- * the request, so evidence records can be judged as I-JSON.
+ * The JSON body parser: the pre-parse scan and JSON.parse of
+ * src/json/parse.ts, with the scan kept on the request.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { scanJson, type JsonScan } from '../json/scan.js';
-import { TrustgateError } from '../errors.js';
-
-/** Any body nesting deeper than this is a 400 (contract section 8). */
-export const MAX_BODY_DEPTH = 256;
+import type { JsonScan } from '../json/scan.js';
+import { parseRequestText } from '../json/parse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,28 +13,19 @@ declare module 'fastify' {
   }
 }
 
-export function registerJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body, done) => {
-    const text = body as string;
-    const scan = scanJson(text, MAX_BODY_DEPTH);
-    if (scan.tooDeep) {
-      done(new TrustgateError('TG_ERR_BODY_TOO_DEEP', `request body nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
-      return;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      // V8's message can quote the input; keep only the position so no content reaches answers or logs.
-      const at = err instanceof Error ? /position (\d+)/.exec(err.message) : null;
-      const where = at ? ` (at position ${at[1]})` : /end of JSON/.test(String(err)) ? ' (unexpected end)' : '';
-      done(new TrustgateError('TG_ERR_BODY_MALFORMED_JSON', `request body is not valid JSON${where}`), undefined);
-      return;
-    }
+export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
+  try {
+    const { value, scan } = parseRequestText(body as string);
     request.jsonScan = scan;
     done(null, value);
-  });
+  } catch (err) {
+    done(err as Error, undefined);
+  }
+}
+
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
 }
 
 /** Pointers the scan found under `prefix` (an RFC 6901 pointer), or none. */

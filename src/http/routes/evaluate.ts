@@ -1,10 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { decide, type Decision, type EvaluateRequest } from '../../decision/pipeline.js';
-import { decisionLogEntry } from '../../decision/log.js';
-import { TrustgateError } from '../../errors.js';
-import type { JsonScan } from '../../json/scan.js';
+import type { EvaluateRequest } from '../../decision/pipeline.js';
+import { runDecision } from '../../decision/run.js';
 import { v1Security, problemReplies, triState } from '../schemas.js';
 
 const sources = {
@@ -85,13 +81,9 @@ export const evaluateReply = {
   },
 } as const;
 
-/** Fresh random boundary per decision (128 bits). */
-export function newBoundary(): string {
-  return randomBytes(16).toString('hex');
-}
-
 /** POST /v1/evaluate (contract section 3). */
 export function evaluateRoutes(app: FastifyInstance): void {
+  const { store, config, metrics } = app.trustgate;
   app.post<{ Body: EvaluateRequest }>(
     '/v1/evaluate',
     {
@@ -105,34 +97,12 @@ export function evaluateRoutes(app: FastifyInstance): void {
         response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
       },
     },
-    async (request) => evaluate(app, request.body, request.jsonScan, (entry) => request.log.info(entry, 'decision')),
+    async (request) =>
+      runDecision(request.body, request.jsonScan, {
+        config,
+        policies: store.current,
+        metrics,
+        log: (entry) => request.log.info(entry, 'decision'),
+      }),
   );
-}
-
-/** Decide, count and log; shared by /v1/evaluate and the gateway interceptor. */
-export function evaluate(
-  app: FastifyInstance,
-  body: EvaluateRequest,
-  scan: JsonScan | undefined,
-  log: (entry: object) => void,
-): Decision {
-  const { store, config, metrics } = app.trustgate;
-  const policies = store.current;
-  if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
-  const started = performance.now();
-  const decision = decide(body, {
-    policies,
-    modeOverride: config.modeOverride,
-    decisionId: randomUUID(),
-    boundary: newBoundary(),
-    scan,
-    maxBlocks: config.maxBlocks,
-    maxEvidence: config.maxEvidence,
-  });
-  const ms = performance.now() - started;
-  metrics.decisions.inc({ outcome: decision.outcome });
-  metrics.evaluationSeconds.observe(ms / 1000);
-  for (const e of decision.evidence) metrics.evidence.inc({ status: e.status });
-  log(decisionLogEntry(decision, body.tool, body.server, ms));
-  return decision;
 }

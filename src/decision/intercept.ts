@@ -1,0 +1,44 @@
+/**
+ * The Docker MCP Gateway interceptor contract (contract section 10): what
+ * to send back for a decision. The gateway parses any non-empty body as the
+ * replacement CallToolResult and passes the original through on an empty
+ * one, so there are exactly three answers: nothing, the transformed result,
+ * or an `isError` result saying why it was withheld.
+ */
+import type { Decision } from './pipeline.js';
+
+export type InterceptAnswer = { kind: 'pass' } | { kind: 'replace'; result: Record<string, unknown> };
+
+/** An `isError` CallToolResult carrying one text block. */
+export function withheld(text: string): Record<string, unknown> {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function rules(decision: Decision, effect: string): string {
+  const names = decision.findings.filter((f) => f.applied && f.effect === effect).map((f) => `${f.policy}/${f.rule}`);
+  return [...new Set(names)].join(', ');
+}
+
+export function interceptAnswer(decision: Decision): InterceptAnswer {
+  if (decision.outcome === 'deny') {
+    return {
+      kind: 'replace',
+      result: withheld(`Trustgate withheld this tool result: denied by ${rules(decision, 'deny')} (decision ${decision.decisionId}).`),
+    };
+  }
+  if (decision.requiresConsent) {
+    return {
+      kind: 'replace',
+      result: withheld(
+        `Trustgate withheld this tool result: it needs the user's consent (${rules(decision, 'consent')}), which the gateway cannot ask for (decision ${decision.decisionId}).`,
+      ),
+    };
+  }
+  if (decision.modified && decision.result) return { kind: 'replace', result: decision.result };
+  return { kind: 'pass' };
+}
+
+/** The answer for a request that could not be checked: fail closed, say why, never quote content. */
+export function interceptError(code: string, detail: string): InterceptAnswer {
+  return { kind: 'replace', result: withheld(`Trustgate could not check this tool result, so it is withheld: ${detail} (${code}).`) };
+}

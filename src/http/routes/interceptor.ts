@@ -1,0 +1,79 @@
+/**
+ * POST /v1/interceptors/docker-mcp-gateway (contract section 10). The
+ * gateway ignores the status and reads any non-empty body as the tool
+ * result, so this route never answers problem+json: every error is a 200
+ * with an `isError` result (fail closed), nothing applied is a 200 with an
+ * empty body. It accepts the token as the `token` query parameter too,
+ * since the gateway sends no custom headers; request logs drop the query.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { interceptAnswer, interceptError, type InterceptAnswer } from '../../decision/intercept.js';
+import { runDecision } from '../../decision/run.js';
+import { isObject } from '../../model.js';
+import { bearerToken, tokenMatcher } from '../auth.js';
+import { jsonBodyParser } from '../body.js';
+import { mapError } from '../errors.js';
+
+export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
+
+function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
+  reply.code(200);
+  if (answer.kind === 'pass') return reply.send();
+  return reply.type('application/json').send(answer.result);
+}
+
+export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
+  const { store, config, metrics } = app.trustgate;
+  // Whatever the gateway sends is read as text and judged here, so a wrong
+  // content type is answered like any other error on this route.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser);
+  app.setErrorHandler((err, _request, reply) => {
+    const m = mapError(err, config.bodyLimit);
+    return send(reply, interceptError(m.code, m.detail));
+  });
+  if (config.token !== undefined) {
+    const matches = tokenMatcher(config.token);
+    app.addHook('onRequest', async (request, reply) => {
+      const query = request.query as Record<string, unknown> | undefined;
+      const fromQuery = typeof query?.token === 'string' ? query.token : undefined;
+      if (!matches(bearerToken(request.headers.authorization) ?? fromQuery)) {
+        return send(reply, interceptError('TG_ERR_AUTH_TOKEN', 'the interceptor URL lacks the right token'));
+      }
+    });
+  }
+  app.post(
+    INTERCEPTOR_PATH,
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'Docker MCP Gateway HTTP interceptor (after:http)',
+        description:
+          'Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter.',
+        querystring: { type: 'object', properties: { token: { type: 'string', description: 'TRUSTGATE_TOKEN, for gateways that cannot send headers' } } },
+        body: { $ref: 'CallToolResult#' },
+        response: {
+          200: {
+            description: 'Empty when nothing was applied; otherwise the replacement CallToolResult',
+            content: { 'application/json': { schema: { $ref: 'CallToolResult#' } } },
+          },
+        },
+      },
+      // The body is judged in the handler so that a non-object answers like any other error here.
+      validatorCompiler: () => () => true,
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (!isObject(body)) {
+        return send(reply, interceptError('TG_ERR_BODY_SCHEMA', 'the body is not a JSON object'));
+      }
+      const decision = runDecision({ result: body }, request.jsonScan, {
+        config,
+        policies: store.current,
+        metrics,
+        log: (entry) => request.log.info(entry, 'decision'),
+      });
+      return send(reply, interceptAnswer(decision));
+    },
+  );
+}
