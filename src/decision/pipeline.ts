@@ -9,7 +9,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
-import { evaluatePolicies, type Match } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
 import type { PolicySet } from '../policy/load.js';
 import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
 import { checkResultDepth, resolveRevision, validateMcp } from './validate.js';
@@ -35,6 +35,8 @@ export interface DecideOptions {
   evidencePath?: string;
   maxBlocks: number;
   maxEvidence: number;
+  /** Cap on the CEL work of this decision (fail closed once spent). */
+  budget?: EvaluationBudget | undefined;
 }
 
 export interface FindingOut {
@@ -185,6 +187,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
       })),
     },
     opts.modeOverride,
+    opts.budget,
   );
 
   let denied = false;

@@ -14,7 +14,7 @@ import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'evalBudgetMs'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
   log: (entry: DecisionLogEntry) => void;
@@ -29,7 +29,9 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
   const policies = deps.policies;
   if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
   const started = performance.now();
+  const deadline = started + deps.config.evalBudgetMs;
   const decision = decide(body, {
+    budget: { exceeded: () => performance.now() > deadline, describe: `${deps.config.evalBudgetMs} ms per decision` },
     policies,
     modeOverride: deps.config.modeOverride,
     decisionId: randomUUID(),

@@ -9,6 +9,7 @@ import {
   buildActivation,
   prepareShared,
   type CelActivation,
+  type CelResult,
   type DataClassVar,
   type EvidenceVar,
   type ResultVar,
@@ -63,6 +64,18 @@ export interface Match {
   error?: string;
 }
 
+/**
+ * A cap on the CEL work of one decision. Once `exceeded()` turns true, every
+ * rule not yet evaluated counts as matched with an error (fail closed), so a
+ * policy set that would run too long can never let a result through
+ * unchecked. The clock lives with the caller: this module stays pure.
+ */
+export interface EvaluationBudget {
+  exceeded(): boolean;
+  /** For the finding's error text, e.g. `100 ms per decision`. */
+  describe: string;
+}
+
 /** TRUSTGATE_MODE: `audit` forces every policy into audit; `warn` caps `enforce` at `warn`. */
 export type ModeOverride = 'audit' | 'warn';
 
@@ -84,7 +97,12 @@ const emptyBlock: Readonly<Record<string, unknown>> = Object.freeze({});
  *
  * Matches come in policy (file) order, then rule order, then block order.
  */
-export function evaluatePolicies(set: PolicySet, input: EvaluationInput, modeOverride?: ModeOverride): Match[] {
+export function evaluatePolicies(
+  set: PolicySet,
+  input: EvaluationInput,
+  modeOverride?: ModeOverride,
+  budget?: EvaluationBudget,
+): Match[] {
   const shared = prepareShared(input);
   // Activations are built on first use: a set with no rule of a scope
   // never pays for converting it.
@@ -113,8 +131,11 @@ export function evaluatePolicies(set: PolicySet, input: EvaluationInput, modeOve
     const mode = effectiveMode(policy.mode, modeOverride);
     for (const rule of policy.rules) {
       const base = { policy: policy.id, rule: rule.id, mode, effect: rule.effect, scope: rule.scope };
-      const run = (activation: CelActivation, at: { pointer: string; blockIndex?: number }): void => {
-        const r = rule.compiled.evaluate(activation);
+      const run = (activation: () => CelActivation, at: { pointer: string; blockIndex?: number }): void => {
+        const r: CelResult =
+          budget !== undefined && budget.exceeded()
+            ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
+            : rule.compiled.evaluate(activation());
         if (r.ok && !r.value) return;
         const m: Match = { ...base, ...at, message: '' };
         if (r.ok) {
@@ -126,11 +147,11 @@ export function evaluatePolicies(set: PolicySet, input: EvaluationInput, modeOve
         matches.push(m);
       };
       if (rule.scope === 'result') {
-        run(resultScope(), { pointer: '' });
+        run(resultScope, { pointer: '' });
       } else {
         for (let i = 0; i < input.blocks.length; i++) {
           const b = input.blocks[i]!;
-          run(blockScope(i), { pointer: b.pointer, blockIndex: b.index });
+          run(() => blockScope(i), { pointer: b.pointer, blockIndex: b.index });
         }
       }
     }
