@@ -1,5 +1,6 @@
 /** Start the real service as users do (`npm start`) on a free port, and stop it. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -61,8 +62,7 @@ export async function startService(env: Record<string, string>, command: string[
     await new Promise((r) => setTimeout(r, 100));
   }
   if (done) return { code: await exited, stdout: out, stderr: err };
-  const m = /"pid":(\d+)[^\n]*"msg":"policies loaded"/.exec(out) ?? /"pid":(\d+)/.exec(out);
-  const pid = m ? Number(m[1]) : child.pid!;
+  const pid = serverPid(child.pid!) ?? child.pid!;
   return {
     child,
     port,
@@ -76,6 +76,31 @@ export async function startService(env: Record<string, string>, command: string[
       return exited;
     },
   };
+}
+
+/** The node process serving under `npm start`: the descendant of `root` whose command line runs dist/server.js or dist/cli.js. */
+export function serverPid(root: number): number | undefined {
+  const childrenOf = (pid: number): number[] => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+        readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      );
+    } catch {
+      return [];
+    }
+  };
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (cmd[0]?.endsWith('node') && cmd.some((a) => /dist\/(server|cli)\.js$/.test(a))) return pid;
+    } catch {
+      // gone
+    }
+    queue.push(...childrenOf(pid));
+  }
+  return undefined;
 }
 
 export function isRunning(s: Running | Started): s is Running {
