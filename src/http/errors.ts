@@ -3,6 +3,7 @@
  * (contract section 8). Fastify's own errors are mapped onto the registry;
  * anything unexpected is a 500 that is logged without request content.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
 
@@ -89,4 +90,30 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     return sendProblem(reply, m);
   });
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' }));
+}
+
+/**
+ * Errors the HTTP parser raises before Fastify sees a request (timeouts,
+ * broken framing, oversized headers) get a problem+json too. Unlike the
+ * default handler, nothing of the error is logged: it can carry the raw
+ * bytes of the request.
+ */
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; reason: string; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'TG_ERR_REQUEST_TIMEOUT', reason: 'Request Timeout', detail: 'the request did not arrive in time' },
+  HPE_HEADER_OVERFLOW: { code: 'TG_ERR_HTTP_HEADERS_TOO_LARGE', reason: 'Request Header Fields Too Large', detail: 'the request headers are too large' },
+};
+const MALFORMED = { code: 'TG_ERR_HTTP_MALFORMED' as ErrorCode, reason: 'Bad Request', detail: 'the request is not valid HTTP/1.1' };
+
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = (err.code !== undefined ? CLIENT_ERRORS[err.code] : undefined) ?? MALFORMED;
+  const p = problem(e.code, e.detail);
+  const body = JSON.stringify(p);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${p.status} ${e.reason}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -4,8 +4,14 @@
  * queueing without bound. Liveness stays open so an orchestrator does not
  * kill a busy but healthy process; the gateway interceptor answers its own
  * way (an isError result, status 200), since the gateway ignores statuses.
+ *
+ * The event-loop delay is sampled with perf_hooks' histogram, like
+ * @fastify/under-pressure, with one difference that matters here: an
+ * interval in which the loop never got to record a sample (it was blocked
+ * the whole time) counts as the time it was actually late, not as an
+ * infinite delay, so the stall of start-up does not shed the first requests.
  */
-import underPressure from '@fastify/under-pressure';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { interceptError } from '../decision/intercept.js';
@@ -14,26 +20,48 @@ import { INTERCEPTOR_PATH } from './routes/interceptor.js';
 
 /** Seconds a client should wait before retrying. */
 export const RETRY_AFTER_SECONDS = 1;
+const RESOLUTION_MS = 10;
 
-export async function registerPressure(app: FastifyInstance, config: Config): Promise<void> {
-  if (config.maxEventLoopDelayMs === 0) return;
-  await app.register(underPressure, {
-    maxEventLoopDelay: config.maxEventLoopDelayMs,
-    sampleInterval: Math.min(1000, Math.max(5, Math.floor(config.maxEventLoopDelayMs / 4))),
-    pressureHandler: (request, reply) => {
-      // Without a reply.send here the request is handled normally.
-      const path = request.url.split('?')[0];
-      if (path === '/healthz') return;
-      if (path === INTERCEPTOR_PATH) {
-        const answer = interceptError('TG_ERR_SERVER_OVERLOADED', 'the service is overloaded');
-        if (answer.kind === 'replace') reply.code(200).type('application/json').send(answer.result);
-        return;
-      }
-      reply
-        .code(503)
-        .header('retry-after', String(RETRY_AFTER_SECONDS))
-        .type('application/problem+json')
-        .send(problem('TG_ERR_SERVER_OVERLOADED', `the event loop is saturated; retry after ${RETRY_AFTER_SECONDS} s`));
+/** Start sampling; returns the current delay in ms and a stop function. */
+export function eventLoopDelaySampler(intervalMs: number): { delay: () => number; stop: () => void } {
+  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  histogram.enable();
+  let delay = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const mean = histogram.mean / 1e6;
+    delay = Number.isNaN(mean) ? Math.max(0, now - last - intervalMs) : Math.max(0, mean - RESOLUTION_MS);
+    histogram.reset();
+    last = now;
+  }, intervalMs);
+  timer.unref();
+  return {
+    delay: () => delay,
+    stop: () => {
+      clearInterval(timer);
+      histogram.disable();
     },
+  };
+}
+
+export function registerPressure(app: FastifyInstance, config: Config): void {
+  if (config.maxEventLoopDelayMs === 0) return;
+  const sampler = eventLoopDelaySampler(Math.min(100, Math.max(5, Math.floor(config.maxEventLoopDelayMs / 4))));
+  app.addHook('onClose', async () => sampler.stop());
+  app.addHook('onRequest', async (request, reply) => {
+    if (sampler.delay() <= config.maxEventLoopDelayMs) return;
+    const path = request.url.split('?')[0];
+    if (path === '/healthz') return;
+    if (path === INTERCEPTOR_PATH) {
+      const answer = interceptError('TG_ERR_SERVER_OVERLOADED', 'the service is overloaded');
+      if (answer.kind === 'replace') return reply.code(200).type('application/json').send(answer.result);
+      return;
+    }
+    return reply
+      .code(503)
+      .header('retry-after', String(RETRY_AFTER_SECONDS))
+      .type('application/problem+json')
+      .send(problem('TG_ERR_SERVER_OVERLOADED', `the event loop is saturated; retry after ${RETRY_AFTER_SECONDS} s`));
   });
 }

@@ -107,3 +107,41 @@ describe('bearer token (TRUSTGATE_TOKEN)', () => {
     }
   });
 });
+
+describe('errors the HTTP parser raises', () => {
+  let t: TestApp;
+  let port = 0;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_REQUEST_TIMEOUT_MS: '300' });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const a = t.app.server.address();
+    port = typeof a === 'object' && a ? a.port : 0;
+  });
+  afterAll(() => t.close());
+
+  async function raw(text: string, waitMs = 0): Promise<string> {
+    const { connect } = await import('node:net');
+    return new Promise((resolve) => {
+      const sock = connect(port, '127.0.0.1', () => {
+        sock.write(text);
+      });
+      let got = '';
+      sock.on('data', (d) => (got += String(d)));
+      sock.on('close', () => resolve(got));
+      sock.on('error', () => resolve(got));
+      if (waitMs) setTimeout(() => sock.end(), waitMs);
+    });
+  }
+
+  it.each([
+    ['broken framing', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['oversized headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'TG_ERR_HTTP_HEADERS_TOO_LARGE'],
+    ['a body that never finishes arriving', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"result":', 408, 'TG_ERR_REQUEST_TIMEOUT'],
+  ])('%s is answered with a problem on the socket', async (_what, text, status, code) => {
+    const got = await raw(text, 5000);
+    expect(got.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+    expect(got.toLowerCase()).toContain('content-type: application/problem+json');
+    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).code).toBe(code);
+    expect((await post(t.app, '/v1/evaluate', ok)).status).toBe(200);
+  });
+});

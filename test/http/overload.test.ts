@@ -89,7 +89,7 @@ describe('overload (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS)', () => {
     expect(shed, `statuses: ${statuses.join(',')}`).toBeDefined();
     expect(shed!.headers.get('retry-after')).toBe('1');
     expect(shed!.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await shed!.json()).code).toBe('TG_ERR_SERVER_OVERLOADED');
+    expect(((await shed!.json()) as { code: string }).code).toBe('TG_ERR_SERVER_OVERLOADED');
     for (const r of await Promise.all(slow)) expect(r.status === 200 || r.status === 503).toBe(true);
     // Liveness stays open; once the loop is idle again, requests are served.
     expect((await fetch(base + '/healthz')).status).toBe(200);
