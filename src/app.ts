@@ -11,7 +11,9 @@ import { loggerOptions } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PolicyStore } from './policy/store.js';
 import { registerJsonParser } from './http/body.js';
-import { registerErrorHandling, sendProblem } from './http/errors.js';
+import { clientErrorHandler, registerErrorHandling, sendProblem } from './http/errors.js';
+import { registerPressure } from './http/pressure.js';
+import { registerRequestTimeout } from './http/timeout.js';
 import { bearerToken, tokenMatcher } from './http/auth.js';
 import { sharedSchemas } from './http/schemas.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -41,7 +43,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: loggerOptions(config.logLevel) }),
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
+    // Node checks request timeouts every 30 s by default; check often enough for the setting to mean what it says.
+    http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))) },
     return503OnClosing: true,
+    clientErrorHandler,
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
@@ -84,6 +89,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'Required on /v1/* when TRUSTGATE_TOKEN is set' },
+          queryToken: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'token',
+            description:
+              'TRUSTGATE_TOKEN as the `token` query parameter; accepted only by the Docker MCP Gateway interceptor, since the gateway sends no custom headers',
+          },
         },
       },
     },
@@ -91,6 +103,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  registerPressure(app, config);
+  registerRequestTimeout(app, config.requestTimeoutMs);
   registerJsonParser(app);
   registerErrorHandling(app, config.bodyLimit);
 

@@ -104,6 +104,7 @@ export const digestBody = {
 
 export const digestReply = {
   type: 'object',
+  description: 'The digest to put in an evidenceRef, and the canonical form it was computed over',
   required: ['digest', 'canonicalization', 'canonical'],
   properties: {
     digest: { type: 'string', description: '`<alg>:<lowercase hex>`' },
@@ -125,6 +126,7 @@ export const validateBody = {
 
 export const validateReply = {
   type: 'object',
+  description: 'The validation findings for the revision applied',
   required: ['valid', 'protocolVersion', 'validation'],
   properties: {
     valid: { type: 'boolean', description: 'False when any finding has severity `error`' },
@@ -133,10 +135,23 @@ export const validateReply = {
   },
 } as const;
 
+/** What each problem status means (contract section 8); the `code` tells the cases apart. */
+const problemDescriptions: Record<number, string> = {
+  400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
+  401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
+  413: 'Request body over TRUSTGATE_BODY_LIMIT',
+  415: 'Request body is not application/json',
+  422: 'Policy reload failed; the previous policy set stays in force',
+  503: 'No policy set is loaded yet, or the service is overloaded',
+};
+
 export const problemReplies = (...statuses: number[]) => {
   const out: Record<number, unknown> = {};
   for (const s of statuses) {
-    out[s] = { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } };
+    out[s] = {
+      description: problemDescriptions[s] ?? 'Problem details',
+      content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+    };
   }
   return out;
 };
@@ -145,3 +160,6 @@ export { triState };
 
 /** OpenAPI security requirement of /v1/* (enforced only when TRUSTGATE_TOKEN is set). */
 export const v1Security = [{ bearer: [] }];
+
+/** The interceptor also takes the token as the `token` query parameter (contract section 10). */
+export const interceptorSecurity: Array<Record<string, string[]>> = [{ bearer: [] }, { queryToken: [] }];

@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
       ['/v1/policies/reload', 'post'],
       ['/healthz', 'get'],
       ['/readyz', 'get'],
-    ]) {
+    ] as const) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     }
     expect(doc.paths['/v1/evaluate'].post.responses['400'].content['application/problem+json']).toBeDefined();

@@ -17,6 +17,7 @@ export function digestRoutes(app: FastifyInstance): void {
     '/v1/digest',
     {
       schema: {
+        operationId: 'digest',
         security: v1Security,
         tags: ['evidence'],
         summary: 'Canonicalize a record and digest it, to mint an evidenceRef',

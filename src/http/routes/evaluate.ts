@@ -19,16 +19,19 @@ export const evaluateBody = {
     tool: {
       type: 'object',
       description: 'The tool that produced the result; handed to policies as `tool` (`{ name: "", annotations: {} }` when absent)',
-      properties: { name: { type: 'string' }, annotations: { type: 'object' } },
+      properties: { name: { type: 'string' }, annotations: { type: 'object', additionalProperties: true } },
+      additionalProperties: true,
     },
     server: {
       type: 'object',
       description: 'The MCP server; handed to policies as `server` (`{ name: "" }` when absent)',
       properties: { name: { type: 'string' } },
+      additionalProperties: true,
     },
     context: {
       type: 'object',
       description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
+      additionalProperties: true,
     },
     evidence: {
       type: 'array',
@@ -49,6 +52,7 @@ export const evaluateBody = {
 
 export const evaluateReply = {
   type: 'object',
+  description: 'The decision; `result` is the result to forward, absent when `outcome` is `deny`',
   required: ['decisionId', 'outcome', 'modified', 'requiresConsent', 'policyRevision', 'labels', 'blocks', 'evidence', 'findings', 'validation'],
   properties: {
     decisionId: { type: 'string' },
@@ -88,6 +92,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
     '/v1/evaluate',
     {
       schema: {
+        operationId: 'evaluate',
         security: v1Security,
         tags: ['decisions'],
         summary: 'Decide on a CallToolResult before it is forwarded to a model',

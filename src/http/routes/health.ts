@@ -9,20 +9,33 @@ const healthReply = {
   properties: { status: { type: 'string' }, policyRevision: { type: 'string' } },
 } as const;
 
-/** Liveness and readiness (contract section 7). Open even when a token is set. */
+/** Liveness and readiness (contract section 7). Open even when a token is set (`security: []`). */
 export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
   app.get(
     '/healthz',
-    { schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: healthReply } } },
+    {
+      schema: {
+        operationId: 'healthz',
+        tags: ['health'],
+        summary: 'Liveness: the process answers',
+        security: [],
+        response: { 200: { ...healthReply, description: 'The process is up' } },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
   app.get(
     '/readyz',
     {
       schema: {
+        operationId: 'readyz',
         tags: ['health'],
         summary: 'Readiness: 200 once a policy set is loaded',
-        response: { 200: healthReply, ...problemReplies(503) },
+        security: [],
+        response: {
+          200: { ...healthReply, description: 'A policy set is loaded; `policyRevision` names it' },
+          ...problemReplies(503),
+        },
       },
     },
     async (_request, reply) => {

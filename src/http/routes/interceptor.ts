@@ -13,6 +13,7 @@ import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
 import { jsonBodyParser } from '../body.js';
 import { mapError } from '../errors.js';
+import { interceptorSecurity } from '../schemas.js';
 
 export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
 
@@ -46,6 +47,8 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
     INTERCEPTOR_PATH,
     {
       schema: {
+        operationId: 'dockerMcpGatewayInterceptor',
+        security: interceptorSecurity,
         tags: ['decisions'],
         summary: 'Docker MCP Gateway HTTP interceptor (after:http)',
         description:

@@ -60,10 +60,11 @@ export function policyRoutes(app: FastifyInstance): void {
     '/v1/policies',
     {
       schema: {
+        operationId: 'listPolicies',
         security: v1Security,
         tags: ['policies'],
         summary: 'The loaded policy set and its revision',
-        response: { 200: policyList, ...problemReplies(401, 503) },
+        response: { 200: { ...policyList, description: 'The policy set in force' }, ...problemReplies(401, 503) },
       },
     },
     async () => {
@@ -76,10 +77,11 @@ export function policyRoutes(app: FastifyInstance): void {
     '/v1/policies/reload',
     {
       schema: {
+        operationId: 'reloadPolicies',
         security: v1Security,
         tags: ['policies'],
         summary: 'Reload the policy folder atomically; on failure the previous set stays in force (422)',
-        response: { 200: policyList, ...problemReplies(401, 422) },
+        response: { 200: { ...policyList, description: 'The reloaded policy set, now in force' }, ...problemReplies(401, 422) },
       },
     },
     async () => {

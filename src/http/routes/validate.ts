@@ -14,6 +14,7 @@ export function validateRoutes(app: FastifyInstance): void {
     '/v1/validate',
     {
       schema: {
+        operationId: 'validate',
         security: v1Security,
         tags: ['validation'],
         summary: 'Validate a CallToolResult and its trust annotations for one MCP revision',
