@@ -29,6 +29,8 @@ export interface Config {
   readonly maxEvidence: number;
   /** Time for a whole request to arrive and be answered, ms (TRUSTGATE_REQUEST_TIMEOUT_MS, default 10000). */
   readonly requestTimeoutMs: number;
+  /** Longest string policies and evidence matching read, in characters (TRUSTGATE_MAX_STRING, default 65536). */
+  readonly maxString: number;
   /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
@@ -88,6 +90,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS', 10_000, 1, 1_000_000),
     maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE', 1_000, 0, 1_000_000),
     requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
+    maxString: int(env, 'TRUSTGATE_MAX_STRING', 65_536, 16, 16_777_216),
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
   });

@@ -12,6 +12,7 @@ import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision,
 import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
 import type { PolicySet } from '../policy/load.js';
 import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { checkStringLengths } from './limits.js';
 import { checkResultDepth, resolveRevision, validateMcp } from './validate.js';
 
 export interface EvaluateRequest {
@@ -35,6 +36,8 @@ export interface DecideOptions {
   evidencePath?: string;
   maxBlocks: number;
   maxEvidence: number;
+  /** Longest string policies and evidence matching read; unchecked when absent. */
+  maxString?: number;
   /** Cap on the CEL work of this decision (fail closed once spent). */
   budget?: EvaluationBudget | undefined;
 }
@@ -160,6 +163,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     ]);
   }
 
+  if (opts.maxString !== undefined) checkStringLengths(req, opts.maxString);
   const trust = assessTrust(result, evidenceEntries(req, opts));
   const validation = validateMcp(result, revision).concat(trust.findings);
 

@@ -14,7 +14,7 @@ import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'evalBudgetMs'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'evalBudgetMs'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
   log: (entry: DecisionLogEntry) => void;
@@ -40,6 +40,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     evidencePath,
     maxBlocks: deps.config.maxBlocks,
     maxEvidence: deps.config.maxEvidence,
+    maxString: deps.config.maxString,
   });
   const ms = performance.now() - started;
   if (deps.metrics) {

@@ -145,3 +145,31 @@ describe('errors the HTTP parser raises', () => {
     expect((await post(t.app, '/v1/evaluate', ok)).status).toBe(200);
   });
 });
+
+describe('limits, each with its own problem code', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_MAX_BLOCKS: '3', TRUSTGATE_MAX_EVIDENCE: '2', TRUSTGATE_MAX_STRING: '100' });
+  });
+  afterAll(() => t.close());
+  const block = { type: 'text', text: 'x'.repeat(500) };
+
+  it.each([
+    ['too many blocks', { result: { content: [block, block, block, block] } }, 'TG_ERR_LIMIT_BLOCKS', '/result/content'],
+    ['too many evidence entries', { result: { content: [] }, evidence: [{ record: 1 }, { record: 2 }, { record: 3 }] }, 'TG_ERR_LIMIT_EVIDENCE', '/evidence'],
+    ['a long context string', { result: { content: [] }, context: { deep: [{ s: 'y'.repeat(101) }] } }, 'TG_ERR_LIMIT_STRING', '/context/deep/0/s'],
+    ['a long tool name', { result: { content: [] }, tool: { name: 't'.repeat(101) } }, 'TG_ERR_LIMIT_STRING', '/tool/name'],
+    ['a long evidence ref', { result: { content: [] }, evidence: [{ ref: 'r'.repeat(101), record: {} }] }, 'TG_ERR_LIMIT_STRING', '/evidence/0/ref'],
+    ['a long block uri', { result: { content: [{ type: 'resource_link', name: 'n', uri: 'u'.repeat(101) }] } }, 'TG_ERR_LIMIT_STRING', '/result/content/0/uri'],
+  ])('%s is a 400 with its own code', async (_what, body, code, ptr) => {
+    const r = await post(t.app, '/v1/evaluate', body);
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe(code);
+    expect(r.json.errors[0].pointer).toBe(ptr);
+  });
+
+  it('long block text is not limited by it (the body limit covers it)', async () => {
+    const r = await post(t.app, '/v1/evaluate', { result: { content: [block, block, block] } });
+    expect(r.status).toBe(200);
+  });
+});
