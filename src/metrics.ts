@@ -14,7 +14,7 @@ export interface Metrics {
 
 export function createMetrics(defaultMetrics = true): Metrics {
   const registry = new Registry();
-  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'trustgate_process_' });
+  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'trustgate_' });
   return {
     registry,
     decisions: new Counter({

@@ -41,5 +41,6 @@ describe('GET /metrics (contract section 7)', () => {
     expect(metric(r.body, 'trustgate_policy_reloads_total', 'result="failure"')).toBe(1);
     expect(r.body).toMatch(/^trustgate_evaluation_duration_seconds_count 3$/m);
     expect(r.body).toContain('trustgate_process_resident_memory_bytes');
+    expect(r.body).toContain('trustgate_nodejs_eventloop_lag_seconds');
   });
 });
