@@ -97,7 +97,14 @@ export function evaluateRoutes(app: FastifyInstance): void {
         tags: ['decisions'],
         summary: 'Decide on a CallToolResult before it is forwarded to a model',
         description:
-          '`deny` is a 200 without `result`. Findings list every matched rule with the mode it ran under; only enforce findings are applied.',
+          [
+            '`deny` is a 200 without `result`. `findings` list every matched rule with the mode it ran under (after TRUSTGATE_MODE); only enforce findings are applied (`applied: true`).',
+            'Outcome: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.',
+            'When several effects hit one block, drop beats redact beats spotlight; `blocks[].actions` says which was applied (`spotlight-skipped` for blocks spotlight cannot fence).',
+            'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
+            'Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.',
+            'An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.',
+          ].join('\n\n'),
         body: evaluateBody,
         response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
       },
