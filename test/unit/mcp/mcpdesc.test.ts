@@ -1,6 +1,6 @@
 /**
  * MCP Description 0.8.0 conformance fixtures (test/vectors/mcpdesc) run
- * through validateMcp.
+ * through POST /v1/validate (and validateMcp, which must agree).
  *
  * Every CallToolResult a fixture carries (`/tools/{i}/examples/{name}/result`,
  * `/tools/{i}/interactionExamples/{name}/result`, `/components/toolExamples/{name}/result`,
@@ -23,7 +23,22 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { hasOwn, isObject, isRevision, pointer, type Revision, type ValidationFinding } from '../../../src/model.js';
 import { validateMcp } from '../../../src/mcp/validate.js';
+import { afterAll, beforeAll } from 'vitest';
 import { resultWith } from './helpers.js';
+import { post, testApp, type TestApp } from '../../helpers/app.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+async function validateViaHttp(result: unknown, rev: Revision): Promise<ValidationFinding[]> {
+  const r = await post(app.app, '/v1/validate', { result, protocolVersion: rev });
+  expect(r.status, r.body).toBe(200);
+  expect(r.json.valid).toBe(!r.json.validation.some((f: ValidationFinding) => f.severity === 'error'));
+  return r.json.validation;
+}
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'vectors', 'mcpdesc');
 const GROUPS = ['expected-valid', 'expected-invalid'] as const;
@@ -432,8 +447,11 @@ for (const file of files) {
       const outcome = listed[ref.key];
       for (const rev of ref.revisions) {
         const via = ref.source === ref.key ? '' : ` (via ${ref.source})`;
-        it(`${ref.key}/result${via} @ ${rev}`, () => {
-          const got = errorKeys(validateMcp(ref.result, rev));
+        it(`${ref.key}/result${via} @ ${rev}`, async () => {
+          // Through the real route, as a host would send it.
+          const got = errorKeys(await validateViaHttp(ref.result, rev));
+          // The route only adds trust.* findings to what the MCP rules say.
+          expect(errorKeys(validateMcp(ref.result, rev))).toEqual(got.filter((k) => !k.startsWith('trust.')));
           if (outcome && 'errors' in outcome) expect(got, outcome.why).toEqual(keysOf(outcome.errors));
           else expect(got, outcome?.outside ?? 'expected-valid').toEqual([]);
         });
