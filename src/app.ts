@@ -14,7 +14,7 @@ import { registerJsonParser } from './http/body.js';
 import { clientErrorHandler, registerErrorHandling, sendProblem } from './http/errors.js';
 import { registerPressure } from './http/pressure.js';
 import { registerRequestTimeout } from './http/timeout.js';
-import { bearerToken, tokenMatcher } from './http/auth.js';
+import { bearerToken, routeOf, tokenMatcher } from './http/auth.js';
 import { sharedSchemas } from './http/schemas.js';
 import { healthRoutes } from './http/routes/health.js';
 import { digestRoutes } from './http/routes/digest.js';
@@ -112,7 +112,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
       // The interceptor route checks its own token (it also takes it from the query).
-      if (!request.url.startsWith('/v1/') || request.url.startsWith(INTERCEPTOR_PATH)) return;
+      const route = routeOf(request);
+      if (!route.startsWith('/v1/') || route === INTERCEPTOR_PATH) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });

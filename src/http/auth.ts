@@ -22,3 +22,12 @@ export function bearerToken(header: string | undefined): string | undefined {
   const m = /^Bearer +([^ ]+) *$/i.exec(header);
   return m ? m[1] : undefined;
 }
+
+/**
+ * The route a request was matched to, not its raw text: the router decodes
+ * percent-escapes (`/%761/evaluate`) and accepts absolute-form targets, so
+ * access decisions must look at what will actually handle the request.
+ */
+export function routeOf(request: { routeOptions: { url?: string | undefined }; url: string }): string {
+  return request.routeOptions.url ?? request.url.split('?')[0]!;
+}

@@ -17,6 +17,7 @@ import type { Config } from '../config.js';
 import { interceptError } from '../decision/intercept.js';
 import { problem } from '../errors.js';
 import { INTERCEPTOR_PATH } from './routes/interceptor.js';
+import { routeOf } from './auth.js';
 
 /** Seconds a client should wait before retrying. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -51,7 +52,7 @@ export function registerPressure(app: FastifyInstance, config: Config): void {
   app.addHook('onClose', async () => sampler.stop());
   app.addHook('onRequest', async (request, reply) => {
     if (sampler.delay() <= config.maxEventLoopDelayMs) return;
-    const path = request.url.split('?')[0];
+    const path = routeOf(request);
     if (path === '/healthz') return;
     if (path === INTERCEPTOR_PATH) {
       const answer = interceptError('TG_ERR_SERVER_OVERLOADED', 'the service is overloaded');

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { problem } from '../errors.js';
 import { INTERCEPTOR_PATH } from './routes/interceptor.js';
+import { routeOf } from './auth.js';
 import { interceptError } from '../decision/intercept.js';
 
 export function registerRequestTimeout(app: FastifyInstance, ms: number): void {
@@ -14,7 +15,7 @@ export function registerRequestTimeout(app: FastifyInstance, ms: number): void {
     const timer = setTimeout(() => {
       if (reply.sent) return;
       reply.header('connection', 'close');
-      if (request.url.split('?')[0] === INTERCEPTOR_PATH) {
+      if (routeOf(request) === INTERCEPTOR_PATH) {
         const answer = interceptError('TG_ERR_REQUEST_TIMEOUT', 'the request did not arrive in time');
         if (answer.kind === 'replace') reply.code(200).type('application/json').send(answer.result);
         return;

@@ -93,11 +93,16 @@ function spotlight(block: unknown, boundary: string): Record<string, unknown> | 
 export function applyEffects(result: Record<string, unknown>, plan: EffectPlan, opts: ApplyOptions): Applied {
   const actions = new Map<number, BlockAction>();
   const content = own(result, 'content');
-  if (plan.blocks.size === 0 && !(plan.withholdStructured && own(result, 'structuredContent') !== undefined)) {
+  const hasStructured = own(result, 'structuredContent') !== undefined;
+  // A result-scope redact or drop withholds every block; when `content` is
+  // not an array there are no blocks to walk, so it is withheld whole
+  // rather than forwarded as it came (fail closed).
+  const withholdOddContent = plan.withholdStructured && !Array.isArray(content);
+  if (plan.blocks.size === 0 && !(plan.withholdStructured && hasStructured) && !withholdOddContent) {
     return { result, modified: false, actions };
   }
-  let modified = false;
-  let outContent: unknown = content;
+  let modified = withholdOddContent;
+  let outContent: unknown = withholdOddContent ? [] : content;
   if (Array.isArray(content) && plan.blocks.size > 0) {
     const next: unknown[] = [];
     content.forEach((block, i) => {
@@ -127,7 +132,7 @@ export function applyEffects(result: Record<string, unknown>, plan: EffectPlan, 
     });
     outContent = next;
   }
-  const withhold = plan.withholdStructured && own(result, 'structuredContent') !== undefined;
+  const withhold = plan.withholdStructured && hasStructured;
   if (!modified && !withhold) return { result, modified: false, actions };
   const out = copyWithout(result, withhold ? 'structuredContent' : undefined);
   setOwn(out, 'content', outContent);

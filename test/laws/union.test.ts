@@ -1,0 +1,220 @@
+/**
+ * Union semantics as laws (contract section 2), checked on generated
+ * requests through /v1/evaluate with the shipped policies and with an
+ * inline set that reads every flag back through findings:
+ *
+ * - block order: permuting `content` permutes `blocks[]`, their actions,
+ *   the findings, evidence and validation pointers, and the forwarded
+ *   blocks accordingly; labels, outcome and consent do not change;
+ * - member order: writing every object's members in another order (claims,
+ *   `_meta`, records, the whole request) changes nothing;
+ * - monotonicity: adding a `true` claim anywhere never turns a true flag
+ *   into anything else, and makes the flag true where it governs;
+ * - absence: a flag no claim mentions is `null`, never `false`, in labels,
+ *   in every block, and for policies (`has(asserted.x)` is false).
+ *
+ * Policies see what the answer says: the inline set's read-back equals
+ * `labels` and `blocks[]` in every run.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRequest, K, partsArb, type Json, type Obj } from '../hostile/gen.js';
+import { comparable, evaluate, FLAGS, flagErrors, flagsSeen, lawApps, LAW_SEED, shuffledText, type Flag, type LawApps } from './support.js';
+
+let apps: LawApps;
+beforeAll(async () => {
+  apps = await lawApps();
+});
+afterAll(() => apps.close());
+
+const RUNS = 200;
+const which = ['shipped', 'inline'] as const;
+
+/** The inline read-back must agree with the answer (else the other laws would test nothing). */
+function expectReadBack(answer: any, where: string): void {
+  expect(flagErrors(answer), `${where}: flag policy errors`).toEqual([]);
+  const seen = flagsSeen(answer);
+  expect(seen.labels, `${where}: labels as policies see them`).toEqual({ sensitive: answer.labels.sensitive, untrusted: answer.labels.untrusted });
+  for (const b of answer.blocks) {
+    expect(seen.blocks.get(b.index), `${where}: block ${b.index} as policies see it`).toEqual({ sensitive: b.sensitive, untrusted: b.untrusted });
+  }
+  const falses = answer.findings.filter((f: any) => f.policy === 'flags' && /-false$/.test(f.rule));
+  for (const f of falses) {
+    const flag = f.rule.includes('sensitive') ? 'sensitive' : 'untrusted';
+    const value = f.pointer === '' ? answer.labels[flag] : answer.blocks[Number(f.pointer.split('/')[2])][flag];
+    expect(value, `${where}: ${f.rule} at ${f.pointer}`).toBe(false);
+  }
+}
+
+const mapPointer = (p: string, perm: number[]) => p.replace(/^\/content\/(\d+)/, (_m, i) => `/content/${perm[Number(i)]}`);
+
+/** The forwarded blocks by input index (dropped blocks have none). */
+function forwardedByIndex(answer: any): Map<number, unknown> {
+  const out = new Map<number, unknown>();
+  if (!answer.result || !Array.isArray(answer.result.content)) return out;
+  let k = 0;
+  for (const b of answer.blocks) {
+    if (b.actions.includes('drop')) continue;
+    out.set(b.index, answer.result.content[k++]);
+  }
+  return out;
+}
+
+const permutationOf = (n: number) => fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: n, maxLength: n }).map((keys) => keys.map((k, i) => [k, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, i]) => i));
+
+describe.each(which)('union laws with the %s policies', (set) => {
+  const app = () => (set === 'shipped' ? apps.shipped : apps.inline);
+
+  it('permuting blocks permutes blocks[] flags, actions, findings and forwarded blocks; labels unchanged', async () => {
+    const seen = new Set<string>();
+    const arb = partsArb.chain((parts) => fc.tuple(fc.constant(parts), permutationOf((parts.result.content as Json[]).length)));
+    await fc.assert(
+      fc.asyncProperty(arb, async ([parts, perm]) => {
+        const req = buildRequest(parts);
+        const content = (req.result as Obj).content as Json[];
+        const permuted: Obj = { ...req, result: { ...(req.result as Obj), content: perm.map((j) => content[j]!) } };
+        const a = (await evaluate(app(), JSON.stringify(req))).json;
+        const b = (await evaluate(app(), JSON.stringify(permuted))).json;
+        if (set === 'inline') {
+          expectReadBack(a, 'original');
+          expectReadBack(b, 'permuted');
+        }
+        expect(b.labels).toEqual(a.labels);
+        expect(b.outcome).toBe(a.outcome);
+        expect(b.requiresConsent).toBe(a.requiresConsent);
+        expect(b.modified).toBe(a.modified);
+        expect(b.blocks).toHaveLength(a.blocks.length);
+        b.blocks.forEach((blk: any, i: number) => {
+          const was = a.blocks[perm[i]!];
+          expect({ type: blk.type, sensitive: blk.sensitive, untrusted: blk.untrusted, actions: blk.actions }, `block ${i} (was ${perm[i]})`).toEqual({
+            type: was.type,
+            sensitive: was.sensitive,
+            untrusted: was.untrusted,
+            actions: was.actions,
+          });
+        });
+        const key = (f: any) => JSON.stringify([f.policy, f.rule, f.mode, f.effect, f.applied, f.pointer]);
+        expect(b.findings.map((f: any) => key({ ...f, pointer: mapPointer(f.pointer, perm) })).sort()).toEqual(a.findings.map(key).sort());
+        const ev = (e: any) => JSON.stringify([e.pointer, e.status, e.type, e.canonicalization]);
+        expect(b.evidence.map((e: any) => ev({ ...e, pointer: mapPointer(e.pointer, perm) })).sort()).toEqual(a.evidence.map(ev).sort());
+        const val = (v: any) => JSON.stringify([v.rule, v.severity, v.pointer]);
+        expect(b.validation.map((v: any) => val({ ...v, pointer: mapPointer(v.pointer, perm) })).sort()).toEqual(a.validation.map(val).sort());
+        for (const blk of a.blocks) {
+          for (const f of FLAGS) seen.add(`${f}:${blk[f]}`);
+          for (const act of blk.actions) seen.add(`action:${act}`);
+        }
+        for (const e of a.evidence) seen.add(`evidence:${e.status}`);
+        if (a.outcome) seen.add(`outcome:${a.outcome}`);
+        const fa = forwardedByIndex(a);
+        const fb = forwardedByIndex(b);
+        perm.forEach((j, i) => expect(fb.get(i), `forwarded block ${i} (was ${j})`).toEqual(fa.get(j)));
+      }),
+      { seed: LAW_SEED, numRuns: RUNS },
+    );
+    // The runs were not vacuous: every flag value, the effects of the policy set and every evidence status occurred.
+    const expected = ['sensitive:true', 'sensitive:false', 'sensitive:null', 'untrusted:true', 'untrusted:false', 'untrusted:null', 'evidence:verified', 'evidence:mismatch', 'evidence:unresolved', 'evidence:unsupported', 'action:spotlight', 'action:drop'];
+    if (set === 'inline') expected.push('action:redact', 'outcome:warn');
+    else expected.push('outcome:deny', 'outcome:warn', 'outcome:allow');
+    for (const e of expected) expect([...seen], `no run showed ${e}`).toContain(e);
+  }, 120_000);
+
+  it('the order members are written in (claims, _meta, records, the whole request) changes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(partsArb, fc.nat(), async (parts, order) => {
+        const req = buildRequest(parts);
+        const a = await evaluate(app(), JSON.stringify(req));
+        const b = await evaluate(app(), shuffledText(req, order));
+        expect(a.status).toBe(200);
+        expect(b.status).toBe(200);
+        if (set === 'inline') expectReadBack(b.json, 'reordered');
+        expect(comparable(b.json)).toEqual(comparable(a.json));
+      }),
+      { seed: LAW_SEED + 1, numRuns: RUNS },
+    );
+  }, 120_000);
+
+  it('adding a true claim anywhere never lowers a flag, and raises it where the claim governs', async () => {
+    const site = fc.record({ where: fc.constantFrom('result', 'block-meta', 'resource-meta', 'annotations'), block: fc.nat(), flag: fc.constantFrom<Flag>(...FLAGS) });
+    await fc.assert(
+      fc.asyncProperty(partsArb, site, async (parts, s) => {
+        const req = buildRequest(parts);
+        const result = req.result as Obj;
+        const content = result.content as Obj[];
+        const more = structuredClone(req);
+        const mr = more.result as Obj;
+        const blocks = mr.content as Obj[];
+        let governs: number[] | 'all';
+        const setTrue = (holder: Obj) => {
+          const meta = (holder._meta !== null && typeof holder._meta === 'object' && !Array.isArray(holder._meta) ? holder._meta : (holder._meta = {})) as Obj;
+          const claim = meta[K];
+          if (claim !== null && typeof claim === 'object' && !Array.isArray(claim)) (claim as Obj)[s.flag] = true;
+          else meta[K] = { [s.flag]: true };
+        };
+        if (s.where === 'result' || blocks.length === 0) {
+          setTrue(mr);
+          governs = 'all';
+        } else {
+          const i = s.block % blocks.length;
+          const blk = blocks[i]!;
+          governs = [i];
+          if (s.where === 'resource-meta' && blk.type === 'resource' && typeof blk.resource === 'object' && blk.resource !== null) setTrue(blk.resource as Obj);
+          else if (s.where === 'annotations') {
+            const ann = (typeof blk.annotations === 'object' && blk.annotations !== null ? blk.annotations : (blk.annotations = {})) as Obj;
+            ann[s.flag] = true;
+          } else setTrue(blk);
+        }
+        const a = (await evaluate(app(), JSON.stringify(req))).json;
+        const b = (await evaluate(app(), JSON.stringify(more))).json;
+        if (set === 'inline') {
+          expectReadBack(a, 'before');
+          expectReadBack(b, 'after');
+        }
+        for (const f of FLAGS) {
+          if (a.labels[f] === true) expect(b.labels[f], `label ${f}`).toBe(true);
+          a.blocks.forEach((blk: any, i: number) => {
+            if (blk[f] === true) expect(b.blocks[i][f], `block ${i} ${f}`).toBe(true);
+          });
+        }
+        expect(b.labels[s.flag], 'the added claim shows in the labels').toBe(true);
+        const raised = governs === 'all' ? content.map((_, i) => i) : governs;
+        for (const i of raised) expect(b.blocks[i][s.flag], `block ${i} governed by the added claim`).toBe(true);
+      }),
+      { seed: LAW_SEED + 2, numRuns: RUNS },
+    );
+  }, 120_000);
+
+  it('a flag no claim mentions is null everywhere, never false', async () => {
+    /** Remove every mention of `flag` (claims and misplaced annotations), or every claim when flag is 'all'. */
+    const strip = (v: Json, flag: Flag | 'all'): Json => {
+      if (Array.isArray(v)) return v.map((x) => strip(x, flag));
+      if (v === null || typeof v !== 'object') return v;
+      const out: Obj = {};
+      for (const [k, x] of Object.entries(v)) {
+        if (flag === 'all' && k === K) continue;
+        if (k === flag || (flag === 'all' && (k === 'sensitive' || k === 'untrusted') && x === true)) continue;
+        out[k] = strip(x, flag);
+      }
+      return out;
+    };
+    await fc.assert(
+      fc.asyncProperty(partsArb, fc.constantFrom<Flag | 'all'>('all', 'sensitive', 'untrusted'), async (parts, flag) => {
+        const req = buildRequest(parts);
+        req.result = strip(req.result!, flag);
+        const a = (await evaluate(app(), JSON.stringify(req))).json;
+        if (set === 'inline') expectReadBack(a, 'stripped');
+        const absent: Flag[] = flag === 'all' ? [...FLAGS] : [flag];
+        for (const f of absent) {
+          // A verified non-public data class asserts sensitive: true, never false.
+          const allowed = f === 'sensitive' && flag !== 'all' ? [null, true] : [null];
+          expect(allowed, `labels.${f}`).toContain(a.labels[f]);
+          for (const b of a.blocks) expect(allowed, `block ${b.index} ${f}`).toContain(b[f]);
+          if (set === 'inline') {
+            expect(a.findings.filter((x: any) => x.rule.endsWith(`${f}-false`)), `${f} read as false by a policy`).toEqual([]);
+            if (allowed.length === 1) expect(a.findings.filter((x: any) => x.rule.endsWith(`${f}-asserted`)), `${f} asserted`).toEqual([]);
+          }
+        }
+      }),
+      { seed: LAW_SEED + 3, numRuns: RUNS },
+    );
+  }, 120_000);
+});
