@@ -637,6 +637,11 @@ export interface operations {
                             sensitive?: string[];
                             untrusted?: string[];
                         };
+                        /** @description Flags of `structuredContent`, which the result-level claim governs (block claims do not reach it); present when the result has one */
+                        structuredContent?: {
+                            sensitive: boolean | null;
+                            untrusted: boolean | null;
+                        };
                         blocks: {
                             index: number;
                             type: string;

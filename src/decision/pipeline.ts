@@ -85,6 +85,8 @@ export interface Decision {
   protocolVersion: Revision;
   labels: { sensitive: Tri; untrusted: Tri };
   labelSources: { sensitive: string[]; untrusted: string[] };
+  /** Flags of `structuredContent` (the result-level claim governs it); present when the result has one. */
+  structuredContent?: { sensitive: Tri; untrusted: Tri };
   blocks: BlockOut[];
   evidence: EvidenceOut[];
   findings: FindingOut[];
@@ -250,6 +252,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     findings,
     validation,
   };
+  if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) decision.result = forwarded;
   return decision;
 }

@@ -9,7 +9,7 @@
  *   env          extra settings, e.g. { "TRUSTGATE_MODE": "audit" }
  *   request      the /v1/evaluate body
  *   expect       status (default 200), problemCode, outcome, modified,
- *                requiresConsent, labels, blocks (partial, per element),
+ *                requiresConsent, labels, structuredContent, blocks (partial, per element),
  *                evidence (partial, per element), findings (exact list of
  *                partial findings), validation (partial findings that must
  *                be present), validationAbsent (rule ids that must not be),
@@ -79,6 +79,7 @@ describe('decision cases', () => {
       if (k in e) expect(d[k], k).toBe(e[k]);
     }
     if (e.labels) expect(d.labels).toEqual(e.labels);
+    if ('structuredContent' in e) expect(d.structuredContent).toEqual(e.structuredContent);
     if (e.blocks) expect(d.blocks).toMatchObject(e.blocks);
     if (e.evidence) expect(d.evidence).toMatchObject(e.evidence);
     if (e.findings) expect(d.findings).toMatchObject(e.findings);

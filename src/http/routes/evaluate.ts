@@ -63,6 +63,12 @@ export const evaluateReply = {
     protocolVersion: { type: 'string', description: 'The revision whose validation rules applied' },
     labels: { type: 'object', required: ['sensitive', 'untrusted'], properties: { sensitive: triState, untrusted: triState } },
     labelSources: sources,
+    structuredContent: {
+      type: 'object',
+      description: 'Flags of `structuredContent`, which the result-level claim governs (block claims do not reach it); present when the result has one',
+      required: ['sensitive', 'untrusted'],
+      properties: { sensitive: triState, untrusted: triState },
+    },
     blocks: {
       type: 'array',
       items: {
