@@ -19,7 +19,12 @@ function rules(decision: Decision, effect: string): string {
   return [...new Set(names)].join(', ');
 }
 
-export function interceptAnswer(decision: Decision): InterceptAnswer {
+/**
+ * `reparse` is true when the request text repeats a member name somewhere:
+ * JSON parsers disagree on which copy wins, so the original bytes are never
+ * passed through; the gateway gets the result exactly as it was judged.
+ */
+export function interceptAnswer(decision: Decision, reparse = false): InterceptAnswer {
   if (decision.outcome === 'deny') {
     return {
       kind: 'replace',
@@ -34,7 +39,7 @@ export function interceptAnswer(decision: Decision): InterceptAnswer {
       ),
     };
   }
-  if (decision.modified && decision.result) return { kind: 'replace', result: decision.result };
+  if ((decision.modified || reparse) && decision.result) return { kind: 'replace', result: decision.result };
   return { kind: 'pass' };
 }
 

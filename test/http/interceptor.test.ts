@@ -139,3 +139,19 @@ describe('interceptor with TRUSTGATE_TOKEN', () => {
     expect(r.statusCode).toBe(401);
   });
 });
+
+describe('interceptor and repeated member names', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it('never passes the original bytes through when a member name repeats: the gateway gets the result as judged', async () => {
+    // A parser that keeps the first "_meta" would see the untrusted claim; Trustgate (like JSON.parse) keeps the last.
+    const text = `{"content":[{"type":"text","text":"x","_meta":{"${K}":{"untrusted":true}},"_meta":{}}]}`;
+    const body = await call(t, text);
+    expect(body).not.toBe('');
+    expect(JSON.parse(body)).toEqual({ content: [{ type: 'text', text: 'x', _meta: {} }] });
+  });
+});

@@ -76,7 +76,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
         metrics,
         log: (entry) => request.log.info(entry, 'decision'),
       });
-      return send(reply, interceptAnswer(decision));
+      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
     },
   );
 }
