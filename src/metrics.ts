@@ -43,3 +43,26 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
   };
 }
+
+const children = new WeakMap<Metrics, { outcome: Map<string, { inc(): void }>; status: Map<string, { inc(): void }> }>();
+
+/**
+ * Count one decision. Labelled children are looked up once per label value
+ * and kept, instead of hashing the labels on every request.
+ */
+export function recordDecision(m: Metrics, outcome: string, evidence: ReadonlyArray<{ status: string }>, seconds: number): void {
+  let c = children.get(m);
+  if (c === undefined) {
+    c = { outcome: new Map(), status: new Map() };
+    children.set(m, c);
+  }
+  let o = c.outcome.get(outcome);
+  if (o === undefined) c.outcome.set(outcome, (o = m.decisions.labels({ outcome })));
+  o.inc();
+  m.evaluationSeconds.observe(seconds);
+  for (const e of evidence) {
+    let st = c.status.get(e.status);
+    if (st === undefined) c.status.set(e.status, (st = m.evidence.labels({ status: e.status })));
+    st.inc();
+  }
+}

@@ -3,12 +3,12 @@
  * spotlight boundary, metrics, and the decision log line. Shared by
  * /v1/evaluate, the gateway interceptor route and `trustgate intercept`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import type { Metrics } from '../metrics.js';
+import { recordDecision, type Metrics } from '../metrics.js';
 import type { PolicySet } from '../policy/load.js';
 import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
@@ -17,12 +17,28 @@ export interface RunDeps {
   config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'evalBudgetMs'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
-  log: (entry: DecisionLogEntry) => void;
+  /** Receives the decision log line; left out when the log level would drop it anyway. */
+  log?: ((entry: DecisionLogEntry) => void) | undefined;
 }
 
-/** Fresh random boundary per decision (128 bits), so untrusted text cannot forge a fence. */
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
+/**
+ * Fresh random boundary per decision (128 bits from the CSPRNG), so
+ * untrusted text cannot forge a fence. Bytes are drawn from a pooled
+ * buffer refilled 4 KiB at a time: one randomBytes call per decision cost
+ * more than the rest of effect handling. Each boundary uses its own bytes.
+ */
 export function newBoundary(): string {
-  return randomBytes(16).toString('hex');
+  if (poolOffset + 16 > POOL_BYTES) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return hex;
 }
 
 export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, deps: RunDeps, evidencePath = '/evidence'): Decision {
@@ -43,11 +59,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxString: deps.config.maxString,
   });
   const ms = performance.now() - started;
-  if (deps.metrics) {
-    deps.metrics.decisions.inc({ outcome: decision.outcome });
-    deps.metrics.evaluationSeconds.observe(ms / 1000);
-    for (const e of decision.evidence) deps.metrics.evidence.inc({ status: e.status });
-  }
-  deps.log(decisionLogEntry(decision, body.tool, body.server, ms));
+  if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);
+  deps.log?.(decisionLogEntry(decision, body.tool, body.server, ms));
   return decision;
 }

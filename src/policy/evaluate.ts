@@ -15,7 +15,7 @@ import {
   type ResultVar,
   type ValidationVar,
 } from './cel.js';
-import type { PolicySet } from './load.js';
+import type { PolicySet, Rule } from './load.js';
 
 export type { AssertedVar, BlockVar, DataClassVar, EvidenceVar, ResultVar, ValidationVar } from './cel.js';
 
@@ -108,53 +108,56 @@ export function evaluatePolicies(
   // never pays for converting it.
   let resultActivation: CelActivation | undefined;
   const blockActivations: Array<CelActivation | undefined> = new Array(input.blocks.length);
-
-  const resultScope = (): CelActivation =>
-    (resultActivation ??= buildActivation(shared, {
-      block: emptyBlock,
-      evidence: input.resultScope.evidence,
-      dataClass: input.resultScope.dataClass,
-    }));
-  const blockScope = (i: number): CelActivation => {
-    let act = blockActivations[i];
-    if (act === undefined) {
-      const b = input.blocks[i]!;
-      const block = hasOwn(b.block, 'index') ? b.block : { ...b.block, index: b.index };
-      act = buildActivation(shared, { block, evidence: b.evidence, dataClass: b.dataClass });
-      blockActivations[i] = act;
-    }
-    return act;
-  };
-
   const matches: Match[] = [];
+  const spent = (): CelResult | undefined =>
+    budget !== undefined && budget.exceeded() ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` } : undefined;
+
   for (const policy of set.policies) {
     const mode = effectiveMode(policy.mode, modeOverride);
     for (const rule of policy.rules) {
-      const base = { policy: policy.id, rule: rule.id, mode, effect: rule.effect, scope: rule.scope };
-      const run = (activation: () => CelActivation, at: { pointer: string; blockIndex?: number }): void => {
-        const r: CelResult =
-          budget !== undefined && budget.exceeded()
-            ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
-            : rule.compiled.evaluate(activation());
-        if (r.ok && !r.value) return;
-        const m: Match = { ...base, ...at, message: '' };
-        if (r.ok) {
-          m.message = rule.message ?? `${policy.id}/${rule.id} matched (effect ${rule.effect})`;
-        } else {
-          m.error = r.error;
-          m.message = `the condition of ${policy.id}/${rule.id} failed to evaluate (${r.error}); the rule counts as matched`;
-        }
-        matches.push(m);
-      };
       if (rule.scope === 'result') {
-        run(resultScope, { pointer: '' });
-      } else {
-        for (let i = 0; i < input.blocks.length; i++) {
+        const r =
+          spent() ??
+          rule.compiled.evaluate(
+            (resultActivation ??= buildActivation(shared, {
+              block: emptyBlock,
+              evidence: input.resultScope.evidence,
+              dataClass: input.resultScope.dataClass,
+            })),
+          );
+        if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
+        continue;
+      }
+      for (let i = 0; i < input.blocks.length; i++) {
+        let r = spent();
+        if (r === undefined) {
+          let act = blockActivations[i];
+          if (act === undefined) {
+            const b = input.blocks[i]!;
+            const block = hasOwn(b.block, 'index') ? b.block : { ...b.block, index: b.index };
+            act = blockActivations[i] = buildActivation(shared, { block, evidence: b.evidence, dataClass: b.dataClass });
+          }
+          r = rule.compiled.evaluate(act);
+        }
+        if (!r.ok || r.value) {
           const b = input.blocks[i]!;
-          run(() => blockScope(i), { pointer: b.pointer, blockIndex: b.index });
+          matches.push(matchOf(policy.id, rule, mode, r, b.pointer, b.index));
         }
       }
     }
   }
   return matches;
+}
+
+/** A finding for a rule whose condition held, or failed to evaluate (fail closed). */
+function matchOf(policy: string, rule: Rule, mode: Mode, r: CelResult, pointer: string, blockIndex: number | undefined): Match {
+  const m: Match = { policy, rule: rule.id, mode, effect: rule.effect, scope: rule.scope, pointer, message: '' };
+  if (blockIndex !== undefined) m.blockIndex = blockIndex;
+  if (r.ok) {
+    m.message = rule.message ?? `${policy}/${rule.id} matched (effect ${rule.effect})`;
+  } else {
+    m.error = r.error;
+    m.message = `the condition of ${policy}/${rule.id} failed to evaluate (${r.error}); the rule counts as matched`;
+  }
+  return m;
 }

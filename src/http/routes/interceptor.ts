@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, interceptError, type InterceptAnswer } from '../../decision/intercept.js';
 import { runDecision } from '../../decision/run.js';
+import { decisionLogger, plainJson } from './evaluate.js';
 import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
 import { jsonBodyParser } from '../body.js';
@@ -64,18 +65,14 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
       },
       // The body is judged in the handler so that a non-object answers like any other error here.
       validatorCompiler: () => () => true,
+      serializerCompiler: plainJson,
     },
     async (request, reply) => {
       const body = request.body;
       if (!isObject(body)) {
         return send(reply, interceptError('TG_ERR_BODY_SCHEMA', 'the body is not a JSON object'));
       }
-      const decision = runDecision({ result: body }, request.jsonScan, {
-        config,
-        policies: store.current,
-        metrics,
-        log: (entry) => request.log.info(entry, 'decision'),
-      });
+      const decision = runDecision({ result: body }, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
       return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
     },
   );

@@ -1,0 +1,40 @@
+/**
+ * /v1/evaluate replies are serialized with JSON.stringify (faster than the
+ * schema serializer on this route); every reply must still match the
+ * documented reply schema. Checked on every decision case's request.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluateReply } from '../../src/http/routes/evaluate.js';
+import { sharedSchemas } from '../../src/http/schemas.js';
+import { post, testApp, type TestApp } from '../helpers/app.js';
+
+const CASES = fileURLToPath(new URL('../cases', import.meta.url));
+const files = (dir: string): string[] =>
+  readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? files(join(dir, n)) : n.endsWith('.json') ? [join(dir, n)] : []));
+
+describe('evaluate replies match the reply schema', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  });
+  afterAll(() => t.close());
+
+  it('for every case request answered 200', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    for (const s of sharedSchemas) ajv.addSchema(s as object);
+    const validate = ajv.compile(evaluateReply as object);
+    let checked = 0;
+    for (const f of files(CASES)) {
+      const c = JSON.parse(readFileSync(f, 'utf8'));
+      const r = await post(t.app, '/v1/evaluate', c.request);
+      if (r.status !== 200) continue;
+      checked++;
+      expect(validate(r.json), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    expect(checked).toBeGreaterThan(80);
+  });
+});
