@@ -85,7 +85,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     if (m.code === 'TG_ERR_SERVER_INTERNAL') {
       // Name and stack only: an error message may quote request content.
       const e = err as Error;
-      request.log.error({ errName: e?.name, errCode: (e as FastifyError)?.code, stack: e?.stack?.split('\n').slice(1, 6).join('\n') }, 'unhandled error');
+      request.log.error({ reqId: request.id, errName: e?.name, errCode: (e as FastifyError)?.code, stack: e?.stack?.split('\n').slice(1, 6).join('\n') }, 'unhandled error');
     }
     return sendProblem(reply, m);
   });

@@ -50,16 +50,16 @@ export function registerPressure(app: FastifyInstance, config: Config): void {
   if (config.maxEventLoopDelayMs === 0) return;
   const sampler = eventLoopDelaySampler(Math.min(100, Math.max(5, Math.floor(config.maxEventLoopDelayMs / 4))));
   app.addHook('onClose', async () => sampler.stop());
-  app.addHook('onRequest', async (request, reply) => {
-    if (sampler.delay() <= config.maxEventLoopDelayMs) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (sampler.delay() <= config.maxEventLoopDelayMs) return done();
     const path = routeOf(request);
-    if (path === '/healthz') return;
+    if (path === '/healthz') return done();
     if (path === INTERCEPTOR_PATH) {
       const answer = interceptError('TG_ERR_SERVER_OVERLOADED', 'the service is overloaded');
-      if (answer.kind === 'replace') return reply.code(200).type('application/json').send(answer.result);
+      if (answer.kind === 'replace') reply.code(200).type('application/json').send(answer.result);
       return;
     }
-    return reply
+    reply
       .code(503)
       .header('retry-after', String(RETRY_AFTER_SECONDS))
       .type('application/problem+json')
