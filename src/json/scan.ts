@@ -29,8 +29,9 @@ export interface JsonScan {
 
 interface Frame {
   object: boolean;
-  /** Member names seen so far (objects only). */
-  keys: Set<string> | null;
+  /** Member names seen so far (objects only): a list while short, which is cheaper than a Set for the usual few keys. */
+  keys: string[] | null;
+  keySet: Set<string> | null;
   /** Current member name (objects) or element index (arrays). */
   token: string | number;
 }
@@ -41,6 +42,20 @@ function pointerOf(stack: Frame[], upTo: number): string {
   let out = '';
   for (let i = 0; i < upTo; i++) out += '/' + escapePointerToken(stack[i]!.token);
   return out;
+}
+
+/** Record a member name; true when the object already had it. */
+function seenBefore(frame: Frame, key: string): boolean {
+  if (frame.keySet !== null) {
+    if (frame.keySet.has(key)) return true;
+    frame.keySet.add(key);
+    return false;
+  }
+  const keys = frame.keys!;
+  if (keys.includes(key)) return true;
+  keys.push(key);
+  if (keys.length > 16) frame.keySet = new Set(keys);
+  return false;
 }
 
 /** Scan `text`; stop early once nesting exceeds `maxDepth`. */
@@ -58,7 +73,7 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
       case 0x5b: {
         // [
         const object = c === 0x7b;
-        stack.push({ object, keys: object ? new Set() : null, token: object ? '' : 0 });
+        stack.push({ object, keys: object ? [] : null, keySet: null, token: object ? '' : 0 });
         if (stack.length > out.depth) {
           out.depth = stack.length;
           if (out.depth > maxDepth) {
@@ -114,8 +129,7 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
               return out;
             }
           }
-          if (top.keys!.has(key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
-          else top.keys!.add(key);
+          if (seenBefore(top, key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
           top.token = key;
         }
         i = q + 1;

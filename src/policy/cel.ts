@@ -376,18 +376,44 @@ export function prepareShared(vars: SharedVarsInput): SharedActivation {
  * members (`block` with `index` as an int, `evidence`, `dataClass`).
  */
 export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput): CelActivation {
-  const s = shared as unknown as Shared;
-  // Variable names are fixed, so a plain object literal (one hidden class)
-  // holds them; data keys live only inside the Maps.
-  const act = {
-    result: s.result,
-    block: isObject(scope.block) ? toCel(scope.block, true) : emptyMap(),
-    tool: s.tool,
-    server: s.server,
-    context: s.context,
-    evidence: toCel(scope.evidence),
-    dataClass: isObject(scope.dataClass) ? toCel(scope.dataClass) : emptyMap(),
-    validation: s.validation,
-  };
-  return act as unknown as CelActivation;
+  return new Activation(shared as unknown as Shared, scope) as unknown as CelActivation;
+}
+
+/**
+ * All eight variables for one scope. Per-scope members are converted on
+ * first read: most rules read `block` and `context` only, so `evidence` and
+ * `dataClass` are never built for them. Variable names are fixed, so one
+ * class (one hidden class) holds them; data keys live only inside the Maps.
+ */
+class Activation {
+  readonly result: unknown;
+  readonly tool: unknown;
+  readonly server: unknown;
+  readonly context: unknown;
+  readonly validation: unknown;
+  #scope: ScopeVarsInput;
+  #block: unknown;
+  #evidence: unknown;
+  #dataClass: unknown;
+
+  constructor(s: Shared, scope: ScopeVarsInput) {
+    this.result = s.result;
+    this.tool = s.tool;
+    this.server = s.server;
+    this.context = s.context;
+    this.validation = s.validation;
+    this.#scope = scope;
+  }
+
+  get block(): unknown {
+    return (this.#block ??= isObject(this.#scope.block) ? toCel(this.#scope.block, true) : emptyMap());
+  }
+
+  get evidence(): unknown {
+    return (this.#evidence ??= toCel(this.#scope.evidence));
+  }
+
+  get dataClass(): unknown {
+    return (this.#dataClass ??= isObject(this.#scope.dataClass) ? toCel(this.#scope.dataClass) : emptyMap());
+  }
 }
