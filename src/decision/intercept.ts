@@ -39,7 +39,14 @@ export function interceptAnswer(decision: Decision, reparse = false): InterceptA
       ),
     };
   }
-  if ((decision.modified || reparse) && decision.result) return { kind: 'replace', result: decision.result };
+  if (decision.modified && decision.result) return { kind: 'replace', result: decision.result };
+  if (reparse && decision.result) {
+    // Without a content array the re-serialized result would not be a CallToolResult the gateway can use.
+    if (!Array.isArray(decision.result.content)) {
+      return interceptError('TG_ERR_BODY_SCHEMA', 'the result repeats a member name and has no content array');
+    }
+    return { kind: 'replace', result: decision.result };
+  }
   return { kind: 'pass' };
 }
 

@@ -109,7 +109,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   const e = (err.code !== undefined ? CLIENT_ERRORS[err.code] : undefined) ?? MALFORMED;
   const p = problem(e.code, e.detail);
   const body = JSON.stringify(p);
-  if (socket.writable) {
+  // Only when nothing was written yet: a request already being answered
+  // (say, its body broke off mid-way) keeps the answer it got.
+  if (socket.writable && socket.bytesWritten === 0) {
     socket.write(
       `HTTP/1.1 ${p.status} ${e.reason}\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
