@@ -9,6 +9,7 @@ export type ReloadResult = { ok: true; set: PolicySet; changed: boolean } | { ok
 export class PolicyStore {
   #current: PolicySet | undefined;
   #pending: Promise<ReloadResult> | undefined;
+  #queued: Promise<ReloadResult> | undefined;
 
   constructor(
     readonly dir: string,
@@ -28,11 +29,24 @@ export class PolicyStore {
   }
 
   /**
-   * Load the folder again and swap only if everything loaded. Concurrent
-   * calls share one load, so two reloads never interleave.
+   * Load the folder again and swap only if everything loaded. Reloads never
+   * interleave: a call made while one is running is queued behind it (and
+   * calls made meanwhile share that queued one), so every call sees the
+   * folder as it was when it was made, or later.
    */
   reload(): Promise<ReloadResult> {
-    if (this.#pending) return this.#pending;
+    if (this.#queued) return this.#queued;
+    if (this.#pending) {
+      this.#queued = this.#pending.then(() => {
+        this.#queued = undefined;
+        return this.#start();
+      });
+      return this.#queued;
+    }
+    return this.#start();
+  }
+
+  #start(): Promise<ReloadResult> {
     this.#pending = (async (): Promise<ReloadResult> => {
       try {
         const set = await this.loader(this.dir);
