@@ -13,7 +13,7 @@ import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/e
 import type { PolicySet } from '../policy/load.js';
 import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
 import { checkStringLengths } from './limits.js';
-import { checkResultDepth, resolveRevision, validateMcp } from './validate.js';
+import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, validateMcp } from './validate.js';
 
 export interface EvaluateRequest {
   result: Record<string, unknown>;
@@ -150,7 +150,8 @@ function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEnt
 
 export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   const result = req.result;
-  checkResultDepth(result);
+  // The body's depth bounds the result's: the walk is needed only for deep bodies.
+  if (opts.scan === undefined || opts.scan.depth > MAX_RESULT_DEPTH) checkResultDepth(result);
   const revision = resolveRevision(result, req.protocolVersion);
   const content = own(result, 'content');
   const blocks = Array.isArray(content) ? content : [];
