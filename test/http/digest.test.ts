@@ -54,3 +54,31 @@ describe('POST /v1/digest (contract section 7)', () => {
     expect(r.status).toBe(200);
   });
 });
+
+describe('the conformance pack through POST /v1/evaluate', () => {
+  it.each(items.map((i) => [i.name, i] as const))('%s: the evidenceRef is verified', async (_name, item) => {
+    const r = await post(t.app, '/v1/evaluate', {
+      result: item.result,
+      protocolVersion: '2025-06-18',
+      context: { destination: 'local' },
+      evidence: [{ digest: item.evidenceRef.digest, record: item.record }],
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.evidence).toHaveLength(1);
+    expect(r.json.evidence[0]).toMatchObject({
+      status: 'verified',
+      expected: item.evidenceRef.digest,
+      derived: item.evidenceRef.digest,
+      canonicalization: item.evidenceRef.canonicalization,
+      type: item.evidenceRef.type,
+    });
+    // A verified non-public data-class record makes the scope it governs sensitive.
+    const rec = item.record as { class?: unknown };
+    if (item.evidenceRef.type === 'data-class.v1' && rec.class !== 'public') expect(r.json.labels.sensitive).toBe(true);
+    if (item.level === 'block') {
+      expect(item.effectiveSensitive).toBe(true);
+      expect(r.json.blocks[1].sensitive).toBe(true);
+      expect(r.json.blocks[0].sensitive).toBeNull();
+    }
+  });
+});
