@@ -117,7 +117,7 @@ export interface paths {
         put?: never;
         /**
          * Decide on a CallToolResult before it is forwarded to a model
-         * @description `deny` is a 200 without `result`. `findings` list every matched rule with the mode it ran under (after TRUSTGATE_MODE); only enforce findings are applied (`applied: true`).
+         * @description `deny` is a 200 without `result` (so is an unchanged result when `options.omitUnmodifiedResult` is set). `findings` list every matched rule with the mode it ran under (after TRUSTGATE_MODE); only enforce findings are applied (`applied: true`).
          *
          *     Outcome: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.
          *
@@ -598,6 +598,14 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     };
+                    /** @description Answer options */
+                    options?: {
+                        /**
+                         * @description Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged.
+                         * @default false
+                         */
+                        omitUnmodifiedResult?: boolean;
+                    };
                     /** @description Records the host holds, matched to evidenceRefs by digest first, then by ref */
                     evidence?: {
                         /** @description `<alg>:<hex>` of the record, as the evidenceRef names it */
@@ -658,6 +666,8 @@ export interface operations {
                         findings: components["schemas"]["Finding"][];
                         validation: components["schemas"]["ValidationFinding"][];
                         result?: components["schemas"]["CallToolResult"];
+                        /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
+                        resultOmitted?: boolean;
                     };
                 };
             };

@@ -22,6 +22,7 @@ export interface EvaluateRequest {
   server?: Record<string, unknown>;
   context?: Record<string, unknown>;
   evidence?: Array<{ digest?: string; ref?: string; record?: unknown }>;
+  options?: { omitUnmodifiedResult?: boolean };
 }
 
 export interface DecideOptions {
@@ -92,6 +93,8 @@ export interface Decision {
   findings: FindingOut[];
   validation: ValidationFinding[];
   result?: Record<string, unknown>;
+  /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
+  resultOmitted?: boolean;
 }
 
 function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<string, unknown> {
@@ -254,6 +257,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     validation,
   };
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
-  if (forwarded !== undefined) decision.result = forwarded;
+  if (forwarded !== undefined) {
+    // The host already holds an unchanged result; sending it back is optional.
+    if (!modified && req.options?.omitUnmodifiedResult === true) decision.resultOmitted = true;
+    else decision.result = forwarded;
+  }
   return decision;
 }

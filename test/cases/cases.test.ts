@@ -9,7 +9,7 @@
  *   env          extra settings, e.g. { "TRUSTGATE_MODE": "audit" }
  *   request      the /v1/evaluate body
  *   expect       status (default 200), problemCode, outcome, modified,
- *                requiresConsent, labels, structuredContent, blocks (partial, per element),
+ *                requiresConsent, resultOmitted, labels, structuredContent, blocks (partial, per element),
  *                evidence (partial, per element), findings (exact list of
  *                partial findings), validation (partial findings that must
  *                be present), validationAbsent (rule ids that must not be),
@@ -75,7 +75,7 @@ describe('decision cases', () => {
       return;
     }
     const d = r.json;
-    for (const k of ['outcome', 'modified', 'requiresConsent']) {
+    for (const k of ['outcome', 'modified', 'requiresConsent', 'resultOmitted']) {
       if (k in e) expect(d[k], k).toBe(e[k]);
     }
     if (e.labels) expect(d.labels).toEqual(e.labels);

@@ -35,6 +35,19 @@ export const evaluateBody = {
       description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
       additionalProperties: true,
     },
+    options: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Answer options',
+      properties: {
+        omitUnmodifiedResult: {
+          type: 'boolean',
+          default: false,
+          description:
+            'Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged.',
+        },
+      },
+    },
     evidence: {
       type: 'array',
       description: 'Records the host holds, matched to evidenceRefs by digest first, then by ref',
@@ -90,6 +103,7 @@ export const evaluateReply = {
     findings: { type: 'array', items: { $ref: 'Finding#' } },
     validation: { type: 'array', items: { $ref: 'ValidationFinding#' } },
     result: { $ref: 'CallToolResult#' },
+    resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
   },
 } as const;
 
@@ -122,7 +136,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
         summary: 'Decide on a CallToolResult before it is forwarded to a model',
         description:
           [
-            '`deny` is a 200 without `result`. `findings` list every matched rule with the mode it ran under (after TRUSTGATE_MODE); only enforce findings are applied (`applied: true`).',
+            '`deny` is a 200 without `result` (so is an unchanged result when `options.omitUnmodifiedResult` is set). `findings` list every matched rule with the mode it ran under (after TRUSTGATE_MODE); only enforce findings are applied (`applied: true`).',
             'Outcome: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.',
             'When several effects hit one block, drop beats redact beats spotlight; `blocks[].actions` says which was applied (`spotlight-skipped` for blocks spotlight cannot fence).',
             'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
