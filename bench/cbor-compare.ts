@@ -13,6 +13,7 @@ import { encode as cbor2Encode } from 'cbor2';
 import { encode as cborgEncode, rfc8949EncodeOptions } from 'cborg';
 import { encode as cborxEncode } from 'cbor-x';
 import { encodeDeterministic } from '../src/evidence/cbor.js';
+import { record } from './fixtures.js';
 
 type Encode = (v: unknown) => Uint8Array;
 
@@ -22,49 +23,6 @@ const ENCODERS: Array<[string, Encode]> = [
   ['cborg rfc8949', (v) => cborgEncode(v, rfc8949EncodeOptions)],
   ['cbor-x (non-det.)', (v) => cborxEncode(v) as Uint8Array],
 ];
-
-/** mulberry32: small, fast, and the same sequence on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'tool', 'result', 'fetch', 'résumé', 'naïve', '数据', '🙂', 'policy', 'trust'];
-
-/** A tool-result-like record: arrays of objects with strings, integers, floats, booleans, nesting. */
-function record(targetJsonBytes: number, seed: number): unknown {
-  const r = rng(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const text = (words: number): string => Array.from({ length: words }, () => pick(WORDS)).join(' ');
-  const items: unknown[] = [];
-  const out = { kind: 'search-results', version: 3, generatedAt: '2025-01-01T00:00:00Z', items };
-  let size = JSON.stringify(out).length;
-  for (let i = 0; size < targetJsonBytes; i++) {
-    const item = {
-      id: `item-${i}`,
-      title: text(3 + Math.floor(r() * 5)),
-      score: Math.round(r() * 1e6) / 1e6,
-      rank: i,
-      views: Math.floor(r() * 2 ** 40),
-      // Never -0: cbor2 cde writes -0 as a float by design, which would only obscure the byte comparison.
-      delta: -1 - Math.floor(r() * 1000),
-      ratio: r() < 0.5 ? 0.5 : 0.25 + Math.floor(r() * 64) / 256,
-      ok: r() < 0.8,
-      note: r() < 0.2 ? null : text(8 + Math.floor(r() * 20)),
-      tags: Array.from({ length: Math.floor(r() * 4) }, () => pick(WORDS)),
-      meta: { source: pick(['web', 'db', 'cache']), lang: pick(['en', 'fr', 'ja']), depth: { a: [1, 2.5, { b: 'c' }] } },
-    };
-    items.push(item);
-    size += JSON.stringify(item).length + 1;
-  }
-  return out;
-}
 
 /** Median MB/s over several timed batches, after a warm-up. */
 function throughput(enc: Encode, value: unknown, jsonBytes: number): number {

@@ -13,6 +13,8 @@
 import { deriveDigest } from '../src/evidence/digest.js';
 import type { Canonicalization } from '../src/model.js';
 
+import type { EvaluateRequest } from '../src/decision/pipeline.js';
+
 export const TRUST_KEY = 'io.modelcontextprotocol/trust-annotations';
 export const PROTOCOL_VERSION = '2025-06-18';
 
@@ -50,14 +52,8 @@ export function digestFor(record: unknown, scheme: Canonicalization = 'jcs/rfc87
   return deriveDigest(record, scheme, 'sha256').digest;
 }
 
-export interface EvaluateBody {
-  result: Record<string, unknown>;
-  protocolVersion?: string;
-  tool?: Record<string, unknown>;
-  server?: Record<string, unknown>;
-  context?: Record<string, unknown>;
-  evidence?: Array<{ digest?: string; ref?: string; record?: unknown }>;
-}
+/** The /v1/evaluate request body, as the service types it. */
+export type EvaluateBody = EvaluateRequest;
 
 /** The data-class record the result-level claim points at. */
 export const DATA_CLASS_RECORD = {

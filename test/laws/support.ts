@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { rng } from '../../bench/fixtures.js';
 
 export const LAW_SEED = Number(process.env.LAW_SEED ?? 0x1a3_2025);
 export const FLAGS = ['sensitive', 'untrusted'] as const;
@@ -94,17 +95,8 @@ export async function evaluate(t: TestApp, text: string): Promise<{ status: numb
   return { status: r.statusCode, json: JSON.parse(raw), raw: r.body };
 }
 
-/** mulberry32: a tiny seeded generator, so that reorderings are reproducible from a fast-check value. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded generator shared with the benchmarks, so that reorderings are reproducible from a fast-check value. */
+export { rng };
 
 /** JSON text of `v` with the members of every object written in a random order (arrays keep theirs). */
 export function shuffledText(v: unknown, seed: number): string {
