@@ -51,6 +51,6 @@ export function interceptAnswer(decision: Decision, reparse = false): InterceptA
 }
 
 /** The answer for a request that could not be checked: fail closed, say why, never quote content. */
-export function interceptError(code: string, detail: string): InterceptAnswer {
+export function interceptError(code: string, detail: string): Extract<InterceptAnswer, { kind: 'replace' }> {
   return { kind: 'replace', result: withheld(`Trustgate could not check this tool result, so it is withheld: ${detail} (${code}).`) };
 }

@@ -6,6 +6,9 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
+import { interceptError } from '../decision/intercept.js';
+import { routeOf } from './auth.js';
+import { INTERCEPTOR_PATH } from './paths.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -71,6 +74,18 @@ export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (status === 503) return { code: 'TG_ERR_SERVER_OVERLOADED', detail: 'the service is overloaded; retry later', headers: { 'retry-after': '1' } };
   if (status >= 400 && status < 500) return { code: 'TG_ERR_BODY_MALFORMED_JSON', detail: 'the request could not be read' };
   return { code: 'TG_ERR_SERVER_INTERNAL', detail: 'internal error; the request was not processed' };
+}
+
+/**
+ * Answer an error the way its route must: problem+json everywhere except on
+ * the gateway interceptor, whose caller reads any body as the tool result,
+ * so there it is an `isError` result with status 200 (fail closed).
+ */
+export function answerError(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+  if (routeOf(request) === INTERCEPTOR_PATH) {
+    return reply.code(200).type('application/json').send(interceptError(m.code, m.detail).result);
+  }
+  return sendProblem(reply, m);
 }
 
 export function sendProblem(reply: FastifyReply, m: Mapped): FastifyReply {

@@ -14,9 +14,7 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { interceptError } from '../decision/intercept.js';
-import { problem } from '../errors.js';
-import { INTERCEPTOR_PATH } from './routes/interceptor.js';
+import { answerError } from './errors.js';
 import { routeOf } from './auth.js';
 
 /** Seconds a client should wait before retrying. */
@@ -51,18 +49,12 @@ export function registerPressure(app: FastifyInstance, config: Config): void {
   const sampler = eventLoopDelaySampler(Math.min(100, Math.max(5, Math.floor(config.maxEventLoopDelayMs / 4))));
   app.addHook('onClose', async () => sampler.stop());
   app.addHook('onRequest', (request, reply, done) => {
-    if (sampler.delay() <= config.maxEventLoopDelayMs) return done();
-    const path = routeOf(request);
-    if (path === '/healthz') return done();
-    if (path === INTERCEPTOR_PATH) {
-      const answer = interceptError('TG_ERR_SERVER_OVERLOADED', 'the service is overloaded');
-      if (answer.kind === 'replace') reply.code(200).type('application/json').send(answer.result);
-      return;
-    }
-    reply
-      .code(503)
-      .header('retry-after', String(RETRY_AFTER_SECONDS))
-      .type('application/problem+json')
-      .send(problem('TG_ERR_SERVER_OVERLOADED', `the event loop is saturated; retry after ${RETRY_AFTER_SECONDS} s`));
+    // Liveness stays open while the loop is busy: the process is healthy, only saturated.
+    if (sampler.delay() <= config.maxEventLoopDelayMs || routeOf(request) === '/healthz') return done();
+    answerError(request, reply, {
+      code: 'TG_ERR_SERVER_OVERLOADED',
+      detail: `the event loop is saturated; retry after ${RETRY_AFTER_SECONDS} s`,
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    });
   });
 }

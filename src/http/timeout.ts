@@ -10,22 +10,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { problem } from '../errors.js';
-import { INTERCEPTOR_PATH } from './routes/interceptor.js';
-import { interceptError } from '../decision/intercept.js';
-import { routeOf } from './auth.js';
+import { answerError } from './errors.js';
 
 export function registerRequestTimeout(app: FastifyInstance, ms: number): void {
   const inflight = new Map<FastifyReply, number>();
   const expire = (reply: FastifyReply): void => {
     if (reply.sent) return;
     reply.header('connection', 'close');
-    if (routeOf(reply.request) === INTERCEPTOR_PATH) {
-      const answer = interceptError('TG_ERR_REQUEST_TIMEOUT', 'the request did not arrive in time');
-      if (answer.kind === 'replace') reply.code(200).type('application/json').send(answer.result);
-      return;
-    }
-    reply.code(408).type('application/problem+json').send(problem('TG_ERR_REQUEST_TIMEOUT', `the request was not complete within ${ms} ms`));
+    answerError(reply.request, reply, { code: 'TG_ERR_REQUEST_TIMEOUT', detail: `the request was not complete within ${ms} ms` });
   };
   const sweep = setInterval(() => {
     const now = performance.now();

@@ -16,7 +16,9 @@ import { jsonBodyParser } from '../body.js';
 import { mapError } from '../errors.js';
 import { interceptorSecurity } from '../schemas.js';
 
-export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
+import { INTERCEPTOR_PATH } from '../paths.js';
+
+export { INTERCEPTOR_PATH };
 
 function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
   reply.code(200);
