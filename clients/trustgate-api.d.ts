@@ -471,7 +471,10 @@ export interface operations {
                              */
                             effectiveMode?: "audit" | "warn" | "enforce";
                             file: string;
-                            rules: {
+                            /** @description The rule ids, in evaluation order */
+                            rules: string[];
+                            /** @description Each rule as loaded */
+                            ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
                                 scope: "block" | "result";
@@ -535,7 +538,10 @@ export interface operations {
                              */
                             effectiveMode?: "audit" | "warn" | "enforce";
                             file: string;
-                            rules: {
+                            /** @description The rule ids, in evaluation order */
+                            rules: string[];
+                            /** @description Each rule as loaded */
+                            ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
                                 scope: "block" | "result";

@@ -13,15 +13,17 @@ const policyList = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'mode', 'file', 'rules'],
+        required: ['id', 'mode', 'file', 'rules', 'ruleDetails'],
         properties: {
           id: { type: 'string' },
           description: { type: 'string' },
           mode: { type: 'string', enum: [...MODES], description: 'The mode written in the file' },
           effectiveMode: { type: 'string', enum: [...MODES], description: 'The mode it runs under after TRUSTGATE_MODE' },
           file: { type: 'string' },
-          rules: {
+          rules: { type: 'array', description: 'The rule ids, in evaluation order', items: { type: 'string' } },
+          ruleDetails: {
             type: 'array',
+            description: 'Each rule as loaded',
             items: {
               type: 'object',
               required: ['id', 'scope', 'effect', 'when'],
@@ -48,7 +50,8 @@ export function describePolicies(set: PolicySet, override: 'audit' | 'warn' | un
       mode: p.mode,
       effectiveMode: override === 'audit' ? 'audit' : override === 'warn' && p.mode === 'enforce' ? 'warn' : p.mode,
       file: p.file,
-      rules: p.rules.map((r) => ({ id: r.id, scope: r.scope, effect: r.effect, when: r.when })),
+      rules: p.rules.map((r) => r.id),
+      ruleDetails: p.rules.map((r) => ({ id: r.id, scope: r.scope, effect: r.effect, when: r.when })),
     })),
   };
 }
