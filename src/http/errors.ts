@@ -102,7 +102,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
       const e = err as Error;
       request.log.error({ reqId: request.id, errName: e?.name, errCode: (e as FastifyError)?.code, stack: e?.stack?.split('\n').slice(1, 6).join('\n') }, 'unhandled error');
     }
-    return sendProblem(reply, m);
+    return answerError(request, reply, m);
   });
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' }));
 }

@@ -7,13 +7,13 @@
  * since the gateway sends no custom headers; request logs drop the query.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { interceptAnswer, interceptError, type InterceptAnswer } from '../../decision/intercept.js';
+import { interceptAnswer, type InterceptAnswer } from '../../decision/intercept.js';
 import { runDecision } from '../../decision/run.js';
 import { decisionLogger, plainJson } from './evaluate.js';
 import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
 import { jsonBodyParser } from '../body.js';
-import { mapError } from '../errors.js';
+import { answerError } from '../errors.js';
 import { interceptorSecurity } from '../schemas.js';
 
 import { INTERCEPTOR_PATH } from '../paths.js';
@@ -29,20 +29,17 @@ function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
 export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   const { store, config, metrics } = app.trustgate;
   // Whatever the gateway sends is read as text and judged here, so a wrong
-  // content type is answered like any other error on this route.
+  // content type is answered like any other error on this route (answerError
+  // in the shared error handler turns every error here into an isError result).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser);
-  app.setErrorHandler((err, _request, reply) => {
-    const m = mapError(err, config.bodyLimit);
-    return send(reply, interceptError(m.code, m.detail));
-  });
   if (config.token !== undefined) {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
       const query = request.query as Record<string, unknown> | undefined;
       const fromQuery = typeof query?.token === 'string' ? query.token : undefined;
       if (!matches(bearerToken(request.headers.authorization) ?? fromQuery)) {
-        return send(reply, interceptError('TG_ERR_AUTH_TOKEN', 'the interceptor URL lacks the right token'));
+        return answerError(request, reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'the interceptor URL lacks the right token' });
       }
     });
   }
@@ -72,7 +69,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const body = request.body;
       if (!isObject(body)) {
-        return send(reply, interceptError('TG_ERR_BODY_SCHEMA', 'the body is not a JSON object'));
+        return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
       const decision = runDecision({ result: body }, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
       return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
