@@ -607,6 +607,11 @@ export interface operations {
                     /** @description Answer options */
                     options?: {
                         /**
+                         * @description Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (or verified non-public data-class evidenceRefs) behind each effective flag. Off by default: on a typical result it is a third of the decision.
+                         * @default false
+                         */
+                        explain?: boolean;
+                        /**
                          * @description Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged.
                          * @default false
                          */
@@ -646,7 +651,7 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                         };
-                        /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag */
+                        /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain` */
                         labelSources?: {
                             sensitive?: string[];
                             untrusted?: string[];
@@ -662,7 +667,7 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                             actions: ("drop" | "redact" | "spotlight" | "spotlight-skipped")[];
-                            /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag */
+                            /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain` */
                             sources?: {
                                 sensitive?: string[];
                                 untrusted?: string[];

@@ -22,7 +22,7 @@ export interface EvaluateRequest {
   server?: Record<string, unknown>;
   context?: Record<string, unknown>;
   evidence?: Array<{ digest?: string; ref?: string; record?: unknown }>;
-  options?: { omitUnmodifiedResult?: boolean };
+  options?: { omitUnmodifiedResult?: boolean; explain?: boolean };
 }
 
 export interface DecideOptions {
@@ -61,7 +61,8 @@ export interface BlockOut {
   sensitive: Tri;
   untrusted: Tri;
   actions: BlockAction[];
-  sources: { sensitive: string[]; untrusted: string[] };
+  /** With `options.explain`: the claims behind each flag. */
+  sources?: { sensitive: string[]; untrusted: string[] };
 }
 
 export interface EvidenceOut {
@@ -85,7 +86,8 @@ export interface Decision {
   policyRevision: string;
   protocolVersion: Revision;
   labels: { sensitive: Tri; untrusted: Tri };
-  labelSources: { sensitive: string[]; untrusted: string[] };
+  /** With `options.explain`: the claims behind each label. */
+  labelSources?: { sensitive: string[]; untrusted: string[] };
   /** Flags of `structuredContent` (the result-level claim governs it); present when the result has one. */
   structuredContent?: { sensitive: Tri; untrusted: Tri };
   blocks: BlockOut[];
@@ -233,6 +235,8 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     actions = applied.actions;
   }
 
+  // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.
+  const explain = req.options?.explain === true;
   const decision: Decision = {
     decisionId: opts.decisionId,
     outcome,
@@ -241,10 +245,11 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     policyRevision: opts.policies.revision,
     protocolVersion: revision,
     labels: trust.labels,
-    labelSources: trust.result.sources,
     blocks: trust.blocks.map((t) => {
       const a = actions.get(t.index);
-      return { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: a ? [a] : [], sources: t.sources };
+      const b: BlockOut = { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: a ? [a] : [] };
+      if (explain) b.sources = t.sources;
+      return b;
     }),
     evidence: trust.evidence.map((o) => {
       const e: EvidenceOut = { pointer: o.pointer, type: o.type, canonicalization: o.canonicalization, status: o.status };
@@ -256,6 +261,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     findings,
     validation,
   };
+  if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {
     // The host already holds an unchanged result; sending it back is optional.

@@ -9,7 +9,9 @@
  *   env          extra settings, e.g. { "TRUSTGATE_MODE": "audit" }
  *   request      the /v1/evaluate body
  *   expect       status (default 200), problemCode, outcome, modified,
- *                requiresConsent, resultOmitted, labels, structuredContent, blocks (partial, per element),
+ *                requiresConsent, resultOmitted, labels, labelSources (exact),
+ *                sourcesAbsent (no labelSources, no blocks[].sources),
+ *                structuredContent, blocks (partial, per element),
  *                evidence (partial, per element), findings (exact list of
  *                partial findings), validation (partial findings that must
  *                be present), validationAbsent (rule ids that must not be),
@@ -79,6 +81,11 @@ describe('decision cases', () => {
       if (k in e) expect(d[k], k).toBe(e[k]);
     }
     if (e.labels) expect(d.labels).toEqual(e.labels);
+    if (e.labelSources) expect(d.labelSources).toEqual(e.labelSources);
+    if (e.sourcesAbsent) {
+      expect(d).not.toHaveProperty('labelSources');
+      for (const b of d.blocks) expect(b).not.toHaveProperty('sources');
+    }
     if ('structuredContent' in e) expect(d.structuredContent).toEqual(e.structuredContent);
     if (e.blocks) expect(d.blocks).toMatchObject(e.blocks);
     if (e.evidence) expect(d.evidence).toMatchObject(e.evidence);

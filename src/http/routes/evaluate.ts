@@ -2,12 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
+import { decisionJson } from '../../decision/answer.js';
 import { runDecision } from '../../decision/run.js';
 import { v1Security, problemReplies, triState } from '../schemas.js';
 
 const sources = {
   type: 'object',
-  description: 'Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag',
+  description: 'Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`',
   properties: { sensitive: { type: 'array', items: { type: 'string' } }, untrusted: { type: 'array', items: { type: 'string' } } },
 } as const;
 
@@ -40,6 +41,12 @@ export const evaluateBody = {
       additionalProperties: false,
       description: 'Answer options',
       properties: {
+        explain: {
+          type: 'boolean',
+          default: false,
+          description:
+            'Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (or verified non-public data-class evidenceRefs) behind each effective flag. Off by default: on a typical result it is a third of the decision.',
+        },
         omitUnmodifiedResult: {
           type: 'boolean',
           default: false,
@@ -148,7 +155,10 @@ export function evaluateRoutes(app: FastifyInstance): void {
       },
       serializerCompiler: plainJson,
     },
-    async (request) =>
-      runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) }),
+    async (request, reply) => {
+      const decision = runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
+      reply.type('application/json; charset=utf-8');
+      return decisionJson(decision, request.body.result, request.jsonScan);
+    },
   );
 }
