@@ -52,7 +52,10 @@ export type EvidenceStatus = (typeof EVIDENCE_STATUSES)[number];
 
 /** Escape one reference token for an RFC 6901 JSON Pointer. */
 export function escapePointerToken(token: string | number): string {
-  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+  if (typeof token === 'number') return String(token);
+  // Most member names need no escape; skip the two replaces for them.
+  if (!token.includes('~') && !token.includes('/')) return token;
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Build an RFC 6901 pointer from tokens. */

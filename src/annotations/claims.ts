@@ -102,6 +102,9 @@ function newTallies(): Tallies {
 
 const REQUIRED_REF_FIELDS = ['type', 'digest', 'canonicalization'] as const;
 
+/** `/_meta/<trust key>`, escaped once: every claim pointer ends with it. */
+const META_CLAIM = pointer('_meta', TRUST_KEY);
+
 /** Scratch state threaded through one reading. */
 interface Reader {
   findings: ValidationFinding[];
@@ -119,7 +122,7 @@ export function readTrust(result: unknown): TrustReading {
 
   if (isObject(result)) {
     const meta = own(result, '_meta');
-    if (isObject(meta)) readClaim(reader, res, own(meta, TRUST_KEY), pointer('_meta', TRUST_KEY), 'result');
+    if (isObject(meta)) readClaim(reader, res, own(meta, TRUST_KEY), META_CLAIM, 'result');
   }
 
   const content = isObject(result) ? own(result, 'content') : undefined;
@@ -137,16 +140,16 @@ export function readTrust(result: unknown): TrustReading {
         const t = own(block, 'type');
         if (typeof t === 'string') type = t;
         const meta = own(block, '_meta');
-        if (isObject(meta)) readClaim(reader, mine, own(meta, TRUST_KEY), pointer('content', i, '_meta', TRUST_KEY), i);
+        if (isObject(meta)) readClaim(reader, mine, own(meta, TRUST_KEY), `/content/${i}${META_CLAIM}`, i);
         if (type === 'resource') {
           const resource = own(block, 'resource');
           const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
           if (isObject(rmeta)) {
-            readClaim(reader, mine, own(rmeta, TRUST_KEY), pointer('content', i, 'resource', '_meta', TRUST_KEY), i);
+            readClaim(reader, mine, own(rmeta, TRUST_KEY), `/content/${i}/resource${META_CLAIM}`, i);
           }
         }
         const annotations = own(block, 'annotations');
-        if (isObject(annotations)) readMisplaced(mine, annotations, pointer('content', i, 'annotations'));
+        if (isObject(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
       }
       blocks.push(combineBlock(reader, i, type, res, mine, reader.evidence.slice(evidenceStart)));
       for (const flag of TRUST_FLAGS) {

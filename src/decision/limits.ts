@@ -15,19 +15,34 @@ function tooLong(at: string, max: number): never {
   ]);
 }
 
-/** Every string inside `value`, walked without recursion. */
+/** A value still to visit, with the way back to the root for the pointer of a finding. */
+interface Visit {
+  value: unknown;
+  /** Undefined for the root. */
+  parent: Visit | undefined;
+  token: string | number;
+}
+
+function pointerOf(v: Visit, at: string): string {
+  const tokens: Array<string | number> = [];
+  for (let x: Visit = v; x.parent !== undefined; x = x.parent) tokens.push(x.token);
+  return at + pointer(...tokens.reverse());
+}
+
+/** Every string inside `value`, walked without recursion; pointers are built only for a finding. */
 function checkTree(value: unknown, at: string, max: number): void {
-  const stack: Array<[unknown, string]> = [[value, at]];
+  const stack: Visit[] = [{ value, parent: undefined, token: '' }];
   while (stack.length > 0) {
-    const [v, p] = stack.pop()!;
+    const here = stack.pop()!;
+    const v = here.value;
     if (typeof v === 'string') {
-      if (v.length > max) tooLong(p, max);
+      if (v.length > max) tooLong(pointerOf(here, at), max);
     } else if (Array.isArray(v)) {
-      v.forEach((c, i) => stack.push([c, `${p}/${i}`]));
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], parent: here, token: i });
     } else if (isObject(v)) {
       for (const k of Object.keys(v)) {
-        if (k.length > max) tooLong(p, max);
-        stack.push([v[k], p + pointer(k)]);
+        if (k.length > max) tooLong(pointerOf(here, at), max);
+        stack.push({ value: v[k], parent: here, token: k });
       }
     }
   }

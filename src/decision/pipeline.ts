@@ -192,7 +192,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
       resultScope: { evidence: trust.result.evidence, dataClass: trust.result.dataClass },
       blocks: trust.blocks.map((t) => ({
         index: t.index,
-        pointer: pointer('content', t.index),
+        pointer: `/content/${t.index}`,
         block: blockVar(blocks[t.index], t),
         evidence: t.evidence,
         dataClass: t.dataClass,

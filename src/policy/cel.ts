@@ -331,21 +331,14 @@ function mapWithDefaults(v: Record<string, unknown> | undefined, defaults: Recor
 
 const emptyMap = () => new Map<string, unknown>();
 
-/** Fixed-shape holder of the shared members. */
-interface Shared {
-  result: unknown;
-  tool: unknown;
-  server: unknown;
-  context: unknown;
-  validation: unknown;
-}
-
 /**
- * Converts the members shared by every scope of a decision, once per
- * decision. Absent `tool`, `server`, `context` get the contract defaults
- * (`{ name: "", annotations: {} }`, `{ name: "" }`, `{}`); a given `tool`
- * or `server` lacking `name`/`annotations` gets those members too, since
- * policies may rely on them being there.
+ * The members shared by every scope of a decision, converted on first read
+ * and then kept for the decision's other scopes: a policy set that never
+ * reads `tool` or `server` never pays for converting them. Absent `tool`,
+ * `server`, `context` get the contract defaults (`{ name: "", annotations:
+ * {} }`, `{ name: "" }`, `{}`); a given `tool` or `server` lacking
+ * `name`/`annotations` gets those members too, since policies may rely on
+ * them being there.
  *
  * Numbers: `result.blockCount` is an int; every number inside `tool`,
  * `server` and `context` is a double (JSON does not tell `1` from `1.0`).
@@ -353,22 +346,49 @@ interface Shared {
  * numbers across types), while `context.n + 1` is an error (CEL has no
  * mixed int/double arithmetic): write `context.n + 1.0` or `int(context.n) + 1`.
  */
-export function prepareShared(vars: SharedVarsInput): SharedActivation {
-  const shared: Shared = {
-    result: toCel(vars.result, true),
-    tool: mapWithDefaults(vars.tool, { name: () => '', annotations: emptyMap }),
-    server: mapWithDefaults(vars.server, { name: () => '' }),
-    context: mapWithDefaults(vars.context, {}),
-    validation: vars.validation.map(
+class Shared {
+  #vars: SharedVarsInput;
+  #result: unknown;
+  #tool: unknown;
+  #server: unknown;
+  #context: unknown;
+  #validation: unknown;
+
+  constructor(vars: SharedVarsInput) {
+    this.#vars = vars;
+  }
+
+  get result(): unknown {
+    return (this.#result ??= toCel(this.#vars.result, true));
+  }
+
+  get tool(): unknown {
+    return (this.#tool ??= mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }));
+  }
+
+  get server(): unknown {
+    return (this.#server ??= mapWithDefaults(this.#vars.server, { name: () => '' }));
+  }
+
+  get context(): unknown {
+    return (this.#context ??= mapWithDefaults(this.#vars.context, {}));
+  }
+
+  get validation(): unknown {
+    return (this.#validation ??= this.#vars.validation.map(
       (f) =>
         new Map<string, unknown>([
           ['rule', f.rule],
           ['severity', f.severity],
           ['pointer', f.pointer],
         ]),
-    ),
-  };
-  return shared as unknown as SharedActivation;
+    ));
+  }
+}
+
+/** The shared members of one decision, for every activation of that decision (see Shared). */
+export function prepareShared(vars: SharedVarsInput): SharedActivation {
+  return new Shared(vars) as unknown as SharedActivation;
 }
 
 /**
@@ -380,29 +400,41 @@ export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput)
 }
 
 /**
- * All eight variables for one scope. Per-scope members are converted on
- * first read: most rules read `block` and `context` only, so `evidence` and
- * `dataClass` are never built for them. Variable names are fixed, so one
+ * All eight variables for one scope. Every member is converted on first
+ * read (the shared ones once per decision): most rules read `block` and
+ * `context` only, so the rest is never built for them. Variable names are fixed, so one
  * class (one hidden class) holds them; data keys live only inside the Maps.
  */
 class Activation {
-  readonly result: unknown;
-  readonly tool: unknown;
-  readonly server: unknown;
-  readonly context: unknown;
-  readonly validation: unknown;
+  #shared: Shared;
   #scope: ScopeVarsInput;
   #block: unknown;
   #evidence: unknown;
   #dataClass: unknown;
 
-  constructor(s: Shared, scope: ScopeVarsInput) {
-    this.result = s.result;
-    this.tool = s.tool;
-    this.server = s.server;
-    this.context = s.context;
-    this.validation = s.validation;
+  constructor(shared: Shared, scope: ScopeVarsInput) {
+    this.#shared = shared;
     this.#scope = scope;
+  }
+
+  get result(): unknown {
+    return this.#shared.result;
+  }
+
+  get tool(): unknown {
+    return this.#shared.tool;
+  }
+
+  get server(): unknown {
+    return this.#shared.server;
+  }
+
+  get context(): unknown {
+    return this.#shared.context;
+  }
+
+  get validation(): unknown {
+    return this.#shared.validation;
   }
 
   get block(): unknown {
