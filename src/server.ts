@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { loggerOptions } from './logger.js';
+import { loggerOptions, TurnBatchedDestination } from './logger.js';
 import { PolicyStore } from './policy/store.js';
 
 function isLoopback(host: string): boolean {
@@ -24,10 +24,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  // Asynchronous writes: lines logged while a write is in flight go out
-  // together, so a decision line costs no syscall of its own under load.
-  // Flushed before every exit below.
-  const destination = pino.destination({ dest: 1, sync: false });
+  // Lines of one event-loop turn go out in one write; flushed before every exit below.
+  const destination = new TurnBatchedDestination(1);
   const log = pino(loggerOptions(config.logLevel), destination);
   const exit = (code: number): never => {
     try {
