@@ -13,23 +13,15 @@ declare module 'fastify' {
   }
 }
 
-type BodyParser = (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => void;
-
-/** A body parser for routes whose tool result sits at `resultPath` of the body (see scanJson). */
-export function jsonBodyParserFor(resultPath: '' | '/result'): BodyParser {
-  return (request, body, done) => {
-    try {
-      const { value, scan } = parseRequestText(body as string, resultPath);
-      request.jsonScan = scan;
-      done(null, value);
-    } catch (err) {
-      done(err as Error, undefined);
-    }
-  };
+export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
+  try {
+    const { value, scan } = parseRequestText(body as string);
+    request.jsonScan = scan;
+    done(null, value);
+  } catch (err) {
+    done(err as Error, undefined);
+  }
 }
-
-/** The parser for bodies that carry the result as their `result` member (/v1/evaluate and the like). */
-export const jsonBodyParser = jsonBodyParserFor('/result');
 
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);

@@ -10,9 +10,8 @@ import { scanJson, type JsonScan } from './scan.js';
 /** Any body nesting deeper than this is a 400 (contract section 8). */
 export const MAX_BODY_DEPTH = 256;
 
-/** `resultPath`: where the tool result sits in the text (see scanJson). */
-export function parseRequestText(text: string, resultPath: '' | '/result' = '/result'): { value: unknown; scan: JsonScan } {
-  const scan = scanJson(text, MAX_BODY_DEPTH, resultPath);
+export function parseRequestText(text: string): { value: unknown; scan: JsonScan } {
+  const scan = scanJson(text, MAX_BODY_DEPTH);
   if (scan.tooDeep) {
     throw new TrustgateError('TG_ERR_BODY_TOO_DEEP', `request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   }

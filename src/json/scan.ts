@@ -10,10 +10,6 @@
  * two producers could agree on its digest. Findings carry RFC 6901 pointers
  * so callers can tell which subtree they fall in.
  *
- * It also notes where the tool result and each of its content blocks begin
- * and end in the text (`spans`), so an answer can send an unchanged part
- * back as the text it came as instead of serializing it again.
- *
  * The scanner does not validate the grammar: JSON.parse does that next. On
  * text it cannot follow it stops and reports what it saw so far, and the
  * caller's JSON.parse then rejects the text.
@@ -29,32 +25,6 @@ export interface JsonScan {
   duplicateKeys: string[];
   /** Pointers of integer literals outside ±(2^53-1). */
   unsafeIntegers: string[];
-  /** Where the result and its blocks sit in the text; see {@link ResultSpans}. */
-  spans: ResultSpans;
-}
-
-/**
- * Offsets into the scanned text of the tool result (the value at the
- * `resultPath` given to scanJson) and of each object or array element of
- * its `content` array: `[start, end)` of the value's text, or -1 when the
- * value is not a container or was not seen. They describe the parsed value
- * only when the text repeats no member name (`duplicateKeys` is empty):
- * otherwise JSON.parse keeps one copy of several, so callers must not use
- * them.
- */
-export interface ResultSpans {
-  text: string;
-  /**
-   * False when some number literal in the text parses to a value JSON
-   * cannot write back as the same number (it overflows to ±Infinity, which
-   * JSON.stringify writes as null, or it is a negative zero, written as 0):
-   * the text then says something else than the parsed value.
-   */
-  numbersExact: boolean;
-  resultStart: number;
-  resultEnd: number;
-  /** Pairs: block k spans `[blocks[2k], blocks[2k+1])`; -1 for a block that is not a container. */
-  blocks: number[];
 }
 
 interface Frame {
@@ -64,29 +34,6 @@ interface Frame {
   keySet: Set<string> | null;
   /** Current member name (objects) or element index (arrays). */
   token: string | number;
-  /** Offset of the opening bracket. */
-  start: number;
-  /** SPAN_RESULT, SPAN_CONTENT (the result's `content` array), a block index (>= 0), or SPAN_NONE. */
-  role: number;
-}
-
-const SPAN_NONE = -1;
-const SPAN_RESULT = -2;
-const SPAN_CONTENT = -3;
-
-/**
- * What the container opening on top of `stack` is: the result (the value
- * at `resultPath`), the result's `content` array, one of its elements, or
- * none of those.
- */
-function roleOf(stack: Frame[], resultAtRoot: boolean, array: boolean): number {
-  const depth = stack.length;
-  const parent = stack[depth - 1];
-  if (parent === undefined) return resultAtRoot ? SPAN_RESULT : SPAN_NONE;
-  if (parent.role === SPAN_CONTENT) return parent.token as number;
-  if (array && parent.object && parent.role === SPAN_RESULT && parent.token === 'content') return SPAN_CONTENT;
-  if (!resultAtRoot && depth === 1 && parent.object && parent.token === 'result') return SPAN_RESULT;
-  return SPAN_NONE;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -95,12 +42,6 @@ function pointerOf(stack: Frame[], upTo: number): string {
   let out = '';
   for (let i = 0; i < upTo; i++) out += '/' + escapePointerToken(stack[i]!.token);
   return out;
-}
-
-function setBlockSpan(blocks: number[], index: number, start: number, end: number): void {
-  while (blocks.length < 2 * index) blocks.push(-1);
-  blocks[2 * index] = start;
-  blocks[2 * index + 1] = end;
 }
 
 /** Record a member name; true when the object already had it. */
@@ -117,15 +58,9 @@ function seenBefore(frame: Frame, key: string): boolean {
   return false;
 }
 
-/**
- * Scan `text`; stop early once nesting exceeds `maxDepth`. `resultPath` says
- * where the tool result is: the member `result` of the top-level object
- * (`/result`, a /v1/evaluate body) or the whole text (`''`, a bare result).
- */
-export function scanJson(text: string, maxDepth: number, resultPath: '' | '/result' = '/result'): JsonScan {
-  const spans: ResultSpans = { text, numbersExact: true, resultStart: -1, resultEnd: -1, blocks: [] };
-  const out: JsonScan = { depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [], spans };
-  const resultAtRoot = resultPath === '';
+/** Scan `text`; stop early once nesting exceeds `maxDepth`. */
+export function scanJson(text: string, maxDepth: number): JsonScan {
+  const out: JsonScan = { depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
   const stack: Frame[] = [];
   const n = text.length;
   let i = 0;
@@ -138,8 +73,7 @@ export function scanJson(text: string, maxDepth: number, resultPath: '' | '/resu
       case 0x5b: {
         // [
         const object = c === 0x7b;
-        const role = roleOf(stack, resultAtRoot, !object);
-        stack.push({ object, keys: object ? [] : null, keySet: null, token: object ? '' : 0, start: i, role });
+        stack.push({ object, keys: object ? [] : null, keySet: null, token: object ? '' : 0 });
         if (stack.length > out.depth) {
           out.depth = stack.length;
           if (out.depth > maxDepth) {
@@ -152,21 +86,11 @@ export function scanJson(text: string, maxDepth: number, resultPath: '' | '/resu
         break;
       }
       case 0x7d: // }
-      case 0x5d: {
-        // ]
-        const done = stack.pop();
-        if (done !== undefined && done.role !== SPAN_NONE && done.role !== SPAN_CONTENT) {
-          if (done.role === SPAN_RESULT) {
-            spans.resultStart = done.start;
-            spans.resultEnd = i + 1;
-          } else {
-            setBlockSpan(spans.blocks, done.role, done.start, i + 1);
-          }
-        }
+      case 0x5d: // ]
+        stack.pop();
         expectKey = false;
         i++;
         break;
-      }
       case 0x2c: {
         // ,
         const top = stack[stack.length - 1];
@@ -231,12 +155,6 @@ export function scanJson(text: string, maxDepth: number, resultPath: '' | '/resu
             integral = false;
             j++;
           } else break;
-        }
-        // Fractions, exponents and `-0...` may parse to -0 or overflow; plain integers
-        // cannot (those too long to be exact are unsafe integers below).
-        if (!integral || (c === 0x2d && text.charCodeAt(i + 1) === 0x30)) {
-          const x = Number(text.slice(i, j));
-          if (!Number.isFinite(x) || (x === 0 && 1 / x < 0)) spans.numbersExact = false;
         }
         // 16 digits is the shortest literal that can pass 2^53-1.
         const digits = c === 0x2d ? j - i - 1 : j - i;

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
-import { decisionJson } from '../../decision/answer.js';
 import { runDecision } from '../../decision/run.js';
 import { v1Security, problemReplies, triState } from '../schemas.js';
 
@@ -155,10 +154,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
       },
       serializerCompiler: plainJson,
     },
-    async (request, reply) => {
-      const decision = runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
-      reply.type('application/json; charset=utf-8');
-      return decisionJson(decision, request.body.result, request.jsonScan);
-    },
+    async (request) =>
+      runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) }),
   );
 }

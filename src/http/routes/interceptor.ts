@@ -8,14 +8,11 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, type InterceptAnswer } from '../../decision/intercept.js';
-import { resultJson } from '../../decision/answer.js';
-import type { Decision } from '../../decision/pipeline.js';
 import { runDecision } from '../../decision/run.js';
-import type { JsonScan } from '../../json/scan.js';
 import { decisionLogger, plainJson } from './evaluate.js';
 import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
-import { jsonBodyParserFor } from '../body.js';
+import { jsonBodyParser } from '../body.js';
 import { answerError } from '../errors.js';
 import { interceptorSecurity } from '../schemas.js';
 
@@ -23,13 +20,10 @@ import { INTERCEPTOR_PATH } from '../paths.js';
 
 export { INTERCEPTOR_PATH };
 
-function send(reply: FastifyReply, answer: InterceptAnswer, decision: Decision, body: unknown, scan: JsonScan | undefined): FastifyReply {
+function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
   reply.code(200);
   if (answer.kind === 'pass') return reply.send();
-  reply.type('application/json; charset=utf-8');
-  // The transformed result: its unchanged parts as the gateway sent them.
-  const text = answer.result === decision.result ? resultJson(answer.result, body, scan) : undefined;
-  return reply.send(text ?? JSON.stringify(answer.result));
+  return reply.type('application/json').send(answer.result);
 }
 
 export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
@@ -38,7 +32,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   // content type is answered like any other error on this route (answerError
   // in the shared error handler turns every error here into an isError result).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParserFor(''));
+  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser);
   if (config.token !== undefined) {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
@@ -78,7 +72,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
         return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
       const decision = runDecision({ result: body }, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
-      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0), decision, body, request.jsonScan);
+      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
     },
   );
 }

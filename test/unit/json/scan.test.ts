@@ -41,40 +41,6 @@ describe('pre-parse JSON scan', () => {
   });
 });
 
-describe('result spans', () => {
-  const slice = (text: string, s: number, e: number) => JSON.parse(text.slice(s, e));
-
-  it('locate the result member and each container block of its content, whitespace and escapes included', () => {
-    const text = ' { "tool" : { "result" : { "content" : [ {"x":1} ] } } ,\n "result" : {\n  "content" : [ { "type" : "text", "text" : "a\\"]}" } , 7 , [ 1 ] , {"content":[{"deep":true}]} ],\n "isError" : false } } ';
-    const s = scanJson(text, 256);
-    const parsed = JSON.parse(text);
-    expect(slice(text, s.spans.resultStart, s.spans.resultEnd)).toEqual(parsed.result);
-    const b = s.spans.blocks;
-    expect(slice(text, b[0]!, b[1]!)).toEqual(parsed.result.content[0]);
-    expect([b[2], b[3]]).toEqual([-1, -1]); // a scalar block has no span
-    expect(slice(text, b[4]!, b[5]!)).toEqual(parsed.result.content[2]);
-    expect(slice(text, b[6]!, b[7]!)).toEqual(parsed.result.content[3]); // a block's own `content` is not the result's
-    expect(b).toHaveLength(8);
-  });
-
-  it('take the whole text as the result when asked to (a bare CallToolResult)', () => {
-    const text = '{"content":[{"type":"text","text":"x"},{"type":"image"}],"result":{"content":[{}]}}';
-    const s = scanJson(text, 256, '');
-    expect([s.spans.resultStart, s.spans.resultEnd]).toEqual([0, text.length]);
-    expect(JSON.parse(text.slice(s.spans.blocks[2], s.spans.blocks[3]))).toEqual({ type: 'image' });
-    expect(s.spans.blocks).toHaveLength(4);
-  });
-
-  it('are absent when there is no result object or content array', () => {
-    for (const text of ['[{"result":{}}]', '{"result":[{"content":[{}]}]}', '{"result":{"content":{"a":{}}}}']) {
-      const s = scanJson(text, 256);
-      expect(s.spans.blocks, text).toEqual([]);
-    }
-    expect(scanJson('{"result":[]}', 256).spans.resultStart).toBe(10);
-    expect(scanJson('{"a":{}}', 256).spans.resultStart).toBe(-1);
-  });
-});
-
 describe('jsonDepth', () => {
   it('counts containers and stops early above the bound', () => {
     expect(jsonDepth(1)).toBe(0);
