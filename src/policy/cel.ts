@@ -392,8 +392,8 @@ export function prepareShared(vars: SharedVarsInput): SharedActivation {
 }
 
 /**
- * Binds all eight variables for one scope, converting only the per-scope
- * members (`block` with `index` as an int, `evidence`, `dataClass`).
+ * Binds all eight variables for one scope (`block` with `index` as an int);
+ * nothing is converted until a rule reads it.
  */
 export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput): CelActivation {
   return new Activation(shared as unknown as Shared, scope) as unknown as CelActivation;
@@ -402,8 +402,9 @@ export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput)
 /**
  * All eight variables for one scope. Every member is converted on first
  * read (the shared ones once per decision): most rules read `block` and
- * `context` only, so the rest is never built for them. Variable names are fixed, so one
- * class (one hidden class) holds them; data keys live only inside the Maps.
+ * `context` only, so the rest is never built for them. Variable names are
+ * fixed, so one class (one hidden class) holds them; data keys live only
+ * inside the Maps.
  */
 class Activation {
   #shared: Shared;
