@@ -58,6 +58,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('trustgate', { config, store, metrics });
+  // Members the body parser and the decision logger set on requests, declared
+  // up front so that every request object has one shape from its constructor.
+  app.decorateRequest('jsonScan', undefined);
+  app.decorateRequest('decisionLogged', false);
   app.decorate('reloadPolicies', async (source: string): Promise<ReloadResult> => {
     const outcome = await store.reload();
     metrics.reloads.inc({ result: outcome.ok ? 'success' : 'failure' });
