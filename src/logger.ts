@@ -36,7 +36,8 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
  * Writes are synchronous, as pino's default destination's are: a reader that
  * stops draining stdout stalls the process rather than growing its memory.
  * Lines wait at most until the end of the current turn; flushSync() writes
- * them at once (before exit).
+ * them at once, and so does the process's `exit` event, so an exit from
+ * anywhere keeps the lines logged before it.
  */
 export class TurnBatchedDestination implements DestinationStream {
   readonly #out: ReturnType<typeof pino.destination>;
@@ -47,6 +48,7 @@ export class TurnBatchedDestination implements DestinationStream {
     this.#out = pino.destination({ dest: fd, sync: true });
     // A log that cannot be written (stdout closed) must not take the service down with it.
     this.#out.on('error', () => {});
+    process.once('exit', () => this.#flush());
   }
 
   write(line: string): void {

@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loggerOptions, TurnBatchedDestination } from '../../src/logger.js';
@@ -51,5 +53,22 @@ describe('TurnBatchedDestination', () => {
     dest.write('{"msg":"lost"}\n');
     await turn();
     fd = openSync(file, 'r'); // for afterEach
+  });
+});
+
+describe('TurnBatchedDestination at exit', () => {
+  it('writes the lines logged just before process.exit()', () => {
+    const script = [
+      "import pino from 'pino';",
+      "import { loggerOptions, TurnBatchedDestination } from './src/logger.ts';",
+      "const log = pino(loggerOptions('info'), new TurnBatchedDestination(1));",
+      "log.info({ n: 1 }, 'before exit');",
+      'process.exit(0);',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(out.split('\n').filter(Boolean).map((l) => JSON.parse(l).msg)).toEqual(['before exit']);
   });
 });
