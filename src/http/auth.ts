@@ -3,9 +3,9 @@
  * to a fixed length first so timingSafeEqual compares in constant time
  * whatever the length of what was sent.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
 
 export function tokenMatcher(token: string): (presented: string | undefined) => boolean {
   const expected = digest(token);

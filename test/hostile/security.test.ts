@@ -334,7 +334,8 @@ describe('the bearer token', () => {
 
   it('is hashed on both sides and compared with timingSafeEqual (source)', () => {
     const src = readFileSync(fileURLToPath(new URL('../../src/http/auth.ts', import.meta.url)), 'utf8');
-    expect(src).toMatch(/import\s*\{[^}]*\bcreateHash\b[^}]*\btimingSafeEqual\b[^}]*\}\s*from\s*'node:crypto'/);
+    expect(src).toMatch(/import\s*\{[^}]*\b(createHash|hash)\b[^}]*\btimingSafeEqual\b[^}]*\}\s*from\s*'node:crypto'/);
+    expect(src).toMatch(/\bhash\('sha256', |createHash\('sha256'\)/);
     expect(src).toMatch(/timingSafeEqual\(/);
     // No early-exit string comparison of what was presented against the secret.
     expect(src).not.toMatch(/presented\s*[!=]==?\s*token|token\s*[!=]==?\s*presented|\.startsWith\(token|localeCompare/);
