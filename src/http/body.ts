@@ -3,7 +3,7 @@
  * src/json/parse.ts, with the scan kept on the request.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { JsonScan } from '../json/scan.js';
+import type { JsonScan, ScanFocus } from '../json/scan.js';
 import { parseRequestText } from '../json/parse.js';
 
 declare module 'fastify' {
@@ -11,11 +11,15 @@ declare module 'fastify' {
     /** What the pre-parse scan saw in the body text; undefined for bodiless requests. */
     jsonScan?: JsonScan;
   }
+  interface FastifyContextConfig {
+    /** Where the route needs repeated member names and unsafe integers found (see scanJson); the whole body when absent. */
+    jsonScanFocus?: ScanFocus;
+  }
 }
 
 export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
   try {
-    const { value, scan } = parseRequestText(body as string);
+    const { value, scan } = parseRequestText(body as string, request.routeOptions?.config?.jsonScanFocus ?? []);
     request.jsonScan = scan;
     done(null, value);
   } catch (err) {

@@ -5,13 +5,14 @@
  * the `trustgate intercept` command.
  */
 import { TrustgateError } from '../errors.js';
-import { scanJson, type JsonScan } from './scan.js';
+import { scanJson, type JsonScan, type ScanFocus } from './scan.js';
 
 /** Any body nesting deeper than this is a 400 (contract section 8). */
 export const MAX_BODY_DEPTH = 256;
 
-export function parseRequestText(text: string): { value: unknown; scan: JsonScan } {
-  const scan = scanJson(text, MAX_BODY_DEPTH);
+/** `focus`: where repeated member names and unsafe integers matter (see scanJson); the whole body by default. */
+export function parseRequestText(text: string, focus: ScanFocus = []): { value: unknown; scan: JsonScan } {
+  const scan = scanJson(text, MAX_BODY_DEPTH, focus);
   if (scan.tooDeep) {
     throw new TrustgateError('TG_ERR_BODY_TOO_DEEP', `request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   }

@@ -13,6 +13,11 @@
  * The scanner does not validate the grammar: JSON.parse does that next. On
  * text it cannot follow it stops and reports what it saw so far, and the
  * caller's JSON.parse then rejects the text.
+ *
+ * A caller that needs the last two only below some members (the records of
+ * /v1/evaluate's `evidence`, say) names them as a focus: elsewhere the scan
+ * only follows nesting, without reading member names, which is most of its
+ * cost on a typical body.
  */
 import { escapePointerToken } from '../model.js';
 
@@ -27,8 +32,21 @@ export interface JsonScan {
   unsafeIntegers: string[];
 }
 
+/**
+ * Where repeated member names and unsafe integers are looked for: the
+ * pointer tokens of the subtrees (`*` matches any member name or index),
+ * e.g. `['evidence', '*', 'record']`; `[]` is the whole document and `null`
+ * nowhere (depth only).
+ */
+export type ScanFocus = readonly string[] | null;
+
 interface Frame {
   object: boolean;
+  /**
+   * How many focus tokens the path to this container matches; -1 once it
+   * left the focus for good. Equal to the focus length inside it.
+   */
+  matched: number;
   /** Member names seen so far (objects only): a list while short, which is cheaper than a Set for the usual few keys. */
   keys: string[] | null;
   keySet: Set<string> | null;
@@ -58,9 +76,24 @@ function seenBefore(frame: Frame, key: string): boolean {
   return false;
 }
 
+/**
+ * Focus tokens matched at the current position of `frame` (its current
+ * member or element): -1 when outside the focus and not on the way to it.
+ */
+function matchedAt(frame: Frame | undefined, focus: ScanFocus): number {
+  if (focus === null) return -1;
+  if (frame === undefined) return 0;
+  const m = frame.matched;
+  if (m < 0 || m >= focus.length) return m;
+  const want = focus[m];
+  return want === '*' || want === String(frame.token) ? m + 1 : -1;
+}
+
 /** Scan `text`; stop early once nesting exceeds `maxDepth`. */
-export function scanJson(text: string, maxDepth: number): JsonScan {
+export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []): JsonScan {
   const out: JsonScan = { depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
+  // Matched count of positions inside the focus (never reached without one).
+  const inside = focus === null ? -2 : focus.length;
   const stack: Frame[] = [];
   const n = text.length;
   let i = 0;
@@ -73,7 +106,9 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
       case 0x5b: {
         // [
         const object = c === 0x7b;
-        stack.push({ object, keys: object ? [] : null, keySet: null, token: object ? '' : 0 });
+        const matched = matchedAt(stack[stack.length - 1], focus);
+        // Member names are read only in objects inside the focus or on the way to it.
+        stack.push({ object, matched, keys: object && matched >= 0 ? [] : null, keySet: null, token: object ? '' : 0 });
         if (stack.length > out.depth) {
           out.depth = stack.length;
           if (out.depth > maxDepth) {
@@ -120,7 +155,7 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
           j = q + 1;
         }
         const top = stack[stack.length - 1];
-        if (expectKey && top !== undefined && top.object) {
+        if (expectKey && top !== undefined && top.object && top.matched >= 0) {
           let key = text.slice(start, q);
           if (key.includes('\\')) {
             try {
@@ -129,7 +164,7 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
               return out;
             }
           }
-          if (seenBefore(top, key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
+          if (top.matched === inside && seenBefore(top, key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
           top.token = key;
         }
         i = q + 1;
@@ -158,7 +193,7 @@ export function scanJson(text: string, maxDepth: number): JsonScan {
         }
         // 16 digits is the shortest literal that can pass 2^53-1.
         const digits = c === 0x2d ? j - i - 1 : j - i;
-        if (integral && digits >= 16) {
+        if (integral && digits >= 16 && matchedAt(stack[stack.length - 1], focus) === inside) {
           let big: bigint | undefined;
           try {
             big = BigInt(text.slice(i, j));

@@ -24,6 +24,7 @@ export function digestRoutes(app: FastifyInstance): void {
         body: digestBody,
         response: { 200: digestReply, ...problemReplies(400, 401, 413, 415) },
       },
+      config: { jsonScanFocus: ['record'] },
     },
     async (request) => {
       const { record, canonicalization } = request.body;

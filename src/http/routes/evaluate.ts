@@ -153,6 +153,8 @@ export function evaluateRoutes(app: FastifyInstance): void {
         response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
       },
       serializerCompiler: plainJson,
+      // Only evidence records are judged as I-JSON (repeated member names, unsafe integers).
+      config: { jsonScanFocus: ['evidence', '*', 'record'] },
     },
     async (request) =>
       runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) }),

@@ -21,6 +21,8 @@ export function validateRoutes(app: FastifyInstance): void {
         body: validateBody,
         response: { 200: validateReply, ...problemReplies(400, 401, 413, 415) },
       },
+      // Nothing here reads repeated member names or unsafe integers: the scan only bounds nesting.
+      config: { jsonScanFocus: null },
     },
     async (request) => {
       const { result } = request.body;

@@ -41,6 +41,66 @@ describe('pre-parse JSON scan', () => {
   });
 });
 
+/** A JSON text as written: objects as member lists, so that member names can repeat. */
+type Doc = string | { obj: Array<[string, Doc]> } | { arr: Doc[] };
+const { doc } = fc.letrec<{ doc: Doc }>((tie) => ({
+  doc: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom('1', '"x"', 'null', '12345678901234567890', '-9007199254740993', '1.5e300'),
+    fc.array(fc.tuple(fc.constantFrom('evidence', 'record', 'result', 'a', '', '0'), tie('doc')), { maxLength: 4 }).map((obj) => ({ obj })),
+    fc.array(tie('doc'), { maxLength: 3 }).map((arr) => ({ arr })),
+  ),
+}));
+function write(d: Doc): string {
+  if (typeof d === 'string') return d;
+  if ('arr' in d) return `[${d.arr.map(write).join(',')}]`;
+  return `{${d.obj.map(([k, v]) => `${JSON.stringify(k)}:${write(v)}`).join(',')}}`;
+}
+/** Whether a pointer lies at or below a focus (`*` matches any token). */
+function within(pointer: string, focus: readonly string[]): boolean {
+  const tokens = pointer === '' ? [] : pointer.slice(1).split('/');
+  return tokens.length >= focus.length && focus.every((f, i) => f === '*' || f === tokens[i]);
+}
+
+describe('pre-parse JSON scan with a focus', () => {
+  const text =
+    '{"result":{"a":1,"a":2,"n":12345678901234567890},"evidence":[{"record":{"k":1,"k":2,"n":[12345678901234567890]}},{"record":-12345678901234567890,"ref":"r"}],"a":{"evidence":1,"evidence":2}}';
+
+  it('reports repeated member names and unsafe integers only inside the focus', () => {
+    expect(scanJson(text, 256, ['evidence', '*', 'record'])).toEqual({
+      depth: 5,
+      tooDeep: false,
+      duplicateKeys: ['/evidence/0/record'],
+      unsafeIntegers: ['/evidence/0/record/n/0', '/evidence/1/record'],
+    });
+    expect(scanJson(text, 256, [])).toMatchObject({
+      duplicateKeys: ['/result', '/evidence/0/record', '/a'],
+      unsafeIntegers: ['/result/n', '/evidence/0/record/n/0', '/evidence/1/record'],
+    });
+  });
+
+  it('follows only nesting without a focus (null)', () => {
+    expect(scanJson(text, 256, null)).toEqual({ depth: 5, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] });
+    expect(scanJson('['.repeat(300) + ']'.repeat(300), 256, null)).toMatchObject({ tooDeep: true, depth: 257 });
+  });
+
+  it('finds inside a focus exactly what the whole-body scan finds there, on generated texts', () => {
+    const focuses = fc.constantFrom<readonly string[]>(['evidence', '*', 'record'], ['record'], ['*'], ['a', '0'], ['', '*'], ['0']);
+    fc.assert(
+      fc.property(doc, focuses, (d, focus) => {
+        const t = write(d);
+        const whole = scanJson(t, 256);
+        const part = scanJson(t, 256, focus);
+        expect(part.depth).toBe(whole.depth);
+        expect(part.duplicateKeys).toEqual(whole.duplicateKeys.filter((p) => within(p, focus)));
+        expect(part.unsafeIntegers).toEqual(whole.unsafeIntegers.filter((p) => within(p, focus)));
+        expect(scanJson(t, 256, null)).toEqual({ ...whole, duplicateKeys: [], unsafeIntegers: [] });
+      }),
+      { seed: 11, numRuns: 2000 },
+    );
+  });
+});
+
 describe('jsonDepth', () => {
   it('counts containers and stops early above the bound', () => {
     expect(jsonDepth(1)).toBe(0);
