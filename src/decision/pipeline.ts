@@ -171,7 +171,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     ]);
   }
 
-  if (opts.maxString !== undefined) checkStringLengths(req, opts.maxString);
+  // No string parsed from a text is longer than the text: short bodies need no walk.
+  if (opts.maxString !== undefined && !(opts.scan !== undefined && opts.scan.textLength <= opts.maxString)) {
+    checkStringLengths(req, opts.maxString);
+  }
   const trust = assessTrust(result, evidenceEntries(req, opts));
   const validation = validateMcp(result, revision).concat(trust.findings);
 

@@ -22,6 +22,8 @@
 import { escapePointerToken } from '../model.js';
 
 export interface JsonScan {
+  /** Length of the text in UTF-16 code units: no string parsed from it is longer. */
+  textLength: number;
   /** Deepest container nesting seen; 0 for a scalar document. */
   depth: number;
   /** True when depth went past `maxDepth` and the scan stopped there. */
@@ -91,7 +93,7 @@ function matchedAt(frame: Frame | undefined, focus: ScanFocus): number {
 
 /** Scan `text`; stop early once nesting exceeds `maxDepth`. */
 export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []): JsonScan {
-  const out: JsonScan = { depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
+  const out: JsonScan = { textLength: text.length, depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
   // Matched count of positions inside the focus (never reached without one).
   const inside = focus === null ? -2 : focus.length;
   const stack: Frame[] = [];

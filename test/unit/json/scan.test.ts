@@ -68,6 +68,7 @@ describe('pre-parse JSON scan with a focus', () => {
 
   it('reports repeated member names and unsafe integers only inside the focus', () => {
     expect(scanJson(text, 256, ['evidence', '*', 'record'])).toEqual({
+      textLength: text.length,
       depth: 5,
       tooDeep: false,
       duplicateKeys: ['/evidence/0/record'],
@@ -80,7 +81,7 @@ describe('pre-parse JSON scan with a focus', () => {
   });
 
   it('follows only nesting without a focus (null)', () => {
-    expect(scanJson(text, 256, null)).toEqual({ depth: 5, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] });
+    expect(scanJson(text, 256, null)).toEqual({ textLength: text.length, depth: 5, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] });
     expect(scanJson('['.repeat(300) + ']'.repeat(300), 256, null)).toMatchObject({ tooDeep: true, depth: 257 });
   });
 
