@@ -11,7 +11,11 @@
  *   (or per group of lines queued while a write is in flight);
  * - sonic-boom sync: pino.destination({ sync: true }), one syscall per line;
  * - turn-batched: src/logger.ts TurnBatchedDestination, the lines of one
- *   event-loop turn joined into one synchronous write at its end.
+ *   event-loop turn joined into one synchronous write at its end;
+ * - turn-batched + line writer (what the service does): the same
+ *   destination, lines rendered by src/logger.ts decisionLineWriter (one
+ *   JSON.stringify of the entry) instead of pino's member-by-member
+ *   serialization.
  *
  * CPU time of the whole process (thread pool included) per request, min and
  * median over rounds; the variants alternate within each round. The cost of
@@ -26,7 +30,7 @@ import pino from 'pino';
 import { evaluateRequestText } from './fixtures.js';
 import { CODE, QUICK, envNumber, fmt, machine, median, ours, table } from './lib.js';
 
-const { loggerOptions, TurnBatchedDestination } = await ours<typeof import('../src/logger.js')>('logger.js');
+const { decisionLineWriter, loggerOptions, TurnBatchedDestination } = await ours<typeof import('../src/logger.js')>('logger.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
 const { runDecision } = await ours<typeof import('../src/decision/run.js')>('decision/run.js');
 const { decisionLogEntry } = await ours<typeof import('../src/decision/log.js')>('decision/log.js');
@@ -51,7 +55,8 @@ const VARIANTS: Array<[string, () => void]> = [
   ['none (baseline)', () => {}],
   ['sonic-boom async', ((l) => () => l.info(entry, 'decision'))(logger(pino.destination({ dest: fd('async'), sync: false })))],
   ['sonic-boom sync', ((l) => () => l.info(entry, 'decision'))(logger(pino.destination({ dest: fd('sync'), sync: true })))],
-  ['turn-batched (service)', ((l) => () => l.info(entry, 'decision'))(logger(new TurnBatchedDestination(fd('batched'))))],
+  ['turn-batched', ((l) => () => l.info(entry, 'decision'))(logger(new TurnBatchedDestination(fd('batched'))))],
+  ['turn-batched + line writer (service)', ((w) => () => w(entry))(decisionLineWriter(logger(new TurnBatchedDestination(fd('writer')))))],
 ];
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loggerOptions, TurnBatchedDestination } from '../../src/logger.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { decisionLineWriter, loggerOptions, TurnBatchedDestination } from '../../src/logger.js';
 
 let dir: string;
 let file: string;
@@ -70,5 +70,58 @@ describe('TurnBatchedDestination at exit', () => {
       encoding: 'utf8',
     });
     expect(out.split('\n').filter(Boolean).map((l) => JSON.parse(l).msg)).toEqual(['before exit']);
+  });
+});
+
+describe('decisionLineWriter', () => {
+  /** A destination that keeps what is written. */
+  const capture = () => {
+    const out: string[] = [];
+    return { out, write: (s: string) => void out.push(s) };
+  };
+  const entry = {
+    decisionId: 'd-1',
+    outcome: 'warn',
+    policyRevision: 'sha256:ab',
+    protocolVersion: '2025-11-25',
+    modified: true,
+    requiresConsent: false,
+    labels: { sensitive: true, untrusted: null },
+    findings: [{ policy: 'untrusted', rule: 'spotlight-untrusted', mode: 'enforce', effect: 'spotlight', pointer: '/content/1', applied: true, error: false }],
+    evidence: [{ pointer: '/_meta/x~1y/evidenceRef', type: 'data-class.v1', status: 'verified' }],
+    tool: 'quote " backslash \\ tab \t lone \ud800 naïve 🙂',
+    server: null,
+    blockCount: 5,
+    durationMs: 0.042,
+  };
+
+  it("writes exactly the line logger.info(entry, 'decision') writes, without going through it", () => {
+    vi.useFakeTimers({ now: 1_800_000_000_123 });
+    try {
+      const ours = capture();
+      const theirs = capture();
+      const a = pino(loggerOptions('info'), ours);
+      const b = pino(loggerOptions('info'), theirs);
+      const info = vi.spyOn(a, 'info');
+      decisionLineWriter(a)(entry);
+      b.info(entry, 'decision');
+      expect(info).not.toHaveBeenCalled();
+      // Byte for byte, except that a lone surrogate comes out escaped (pino writes it raw, which is not UTF-8).
+      expect(ours.out).toEqual(theirs.out.map((l) => l.replace('\ud800', '\\ud800')));
+      expect(JSON.parse(ours.out[0]!)).toMatchObject({ level: 30, time: 1_800_000_000_123, service: 'trustgate', msg: 'decision', ...entry });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('leaves the line to pino when the logger rewrites lines (redaction, mixins)', () => {
+    for (const extra of [{ redact: ['tool'] }, { mixin: () => ({ extra: 1 }) }, { formatters: { log: (o: object) => ({ ...o, x: 1 }) } }]) {
+      const dest = capture();
+      const log = pino({ ...loggerOptions('info'), ...extra }, dest);
+      const info = vi.spyOn(log, 'info');
+      decisionLineWriter(log)(entry);
+      expect(info).toHaveBeenCalledOnce();
+      expect(dest.out).toHaveLength(1);
+    }
   });
 });

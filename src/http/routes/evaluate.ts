@@ -3,6 +3,7 @@ import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
 import { runDecision } from '../../decision/run.js';
+import { decisionLineWriter } from '../../logger.js';
 import { v1Security, problemReplies, triState } from '../schemas.js';
 
 const sources = {
@@ -116,9 +117,10 @@ export const evaluateReply = {
 /** The decision log line writer for a request, or nothing when info is off (the entry is then never built). */
 export function decisionLogger(request: FastifyRequest): ((entry: DecisionLogEntry) => void) | undefined {
   if ((pino.levels.values[request.log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
+  const write = decisionLineWriter(request.log as pino.Logger);
   return (entry) => {
     request.decisionLogged = true;
-    request.log.info(entry, 'decision');
+    write(entry);
   };
 }
 
