@@ -22,7 +22,7 @@
  */
 import type { EvidenceSite } from '../annotations/claims.js';
 import { isObject, own, type Canonicalization, type DigestAlgorithm, type EvidenceStatus } from '../model.js';
-import { CanonicalizationError, canonicalBytes, digestOf, isCanonicalization, parseDigest } from './digest.js';
+import { CanonicalizationError, canonicalForm, digestOf, isCanonicalization, parseDigest } from './digest.js';
 
 /** One member of the request's `evidence` array, as the HTTP layer hands it over. */
 export interface EvidenceEntry {
@@ -89,19 +89,19 @@ export function verifyEvidence(sites: EvidenceSite[], entries: readonly Evidence
     if (typeof e.ref === 'string' && !byRef.has(e.ref)) byRef.set(e.ref, i);
   }
 
-  const bytesMemo = new Map<string, Uint8Array | string>();
+  const formMemo = new Map<string, Canonical>();
   const digestMemo = new Map<string, Derivation>();
   const derive = (index: number, scheme: Canonicalization, alg: DigestAlgorithm): Derivation => {
     const key = `${index}\u0000${scheme}\u0000${alg}`;
     const hit = digestMemo.get(key);
     if (hit) return hit;
-    const bytesKey = `${index}\u0000${scheme}`;
-    let bytes = bytesMemo.get(bytesKey);
-    if (bytes === undefined) {
-      bytes = canonicalize(entries[index]!, scheme);
-      bytesMemo.set(bytesKey, bytes);
+    const formKey = `${index}\u0000${scheme}`;
+    let form = formMemo.get(formKey);
+    if (form === undefined) {
+      form = canonicalize(entries[index]!, scheme);
+      formMemo.set(formKey, form);
     }
-    const out: Derivation = typeof bytes === 'string' ? { ok: false, message: bytes } : { ok: true, digest: digestOf(bytes, alg) };
+    const out: Derivation = form.ok ? { ok: true, digest: digestOf(form.form, alg) } : form;
     digestMemo.set(key, out);
     return out;
   };
@@ -110,20 +110,25 @@ export function verifyEvidence(sites: EvidenceSite[], entries: readonly Evidence
   return outcomes;
 }
 
-/** Canonical bytes of an entry's record, or the reason (a message) it has none. */
-function canonicalize(entry: EvidenceEntry, scheme: Canonicalization): Uint8Array | string {
+/** The canonical form of an entry's record (JCS text or CBOR bytes), or why it has none. */
+type Canonical = { ok: true; form: string | Uint8Array } | { ok: false; message: string };
+
+function canonicalize(entry: EvidenceEntry, scheme: Canonicalization): Canonical {
   if (entry.ijsonViolation !== undefined) {
     // The parsed record no longer shows what the producer hashed, so no
     // digest derived from it can be trusted either way.
-    return 'the evidence record is not I-JSON (a repeated member name or an integer outside ±(2^53-1)); it cannot be re-derived';
+    return {
+      ok: false,
+      message: 'the evidence record is not I-JSON (a repeated member name or an integer outside ±(2^53-1)); it cannot be re-derived',
+    };
   }
   try {
-    return canonicalBytes(entry.record, scheme);
+    return { ok: true, form: canonicalForm(entry.record, scheme) };
   } catch (err) {
-    if (err instanceof CanonicalizationError) return `the evidence record cannot be canonicalized: ${err.message}`;
+    if (err instanceof CanonicalizationError) return { ok: false, message: `the evidence record cannot be canonicalized: ${err.message}` };
     // Any other failure is a defect on our side; still answer for this
     // evidenceRef alone rather than fail the whole decision.
-    return 'the evidence record cannot be canonicalized';
+    return { ok: false, message: 'the evidence record cannot be canonicalized' };
   }
 }
 
