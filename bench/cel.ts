@@ -14,7 +14,8 @@
  *   bools, and the error cases policies must fail closed on.
  *
  * Last rows: the production adapter (src/policy/cel.ts) on the same fixture,
- * so that the adapter's own cost stays visible.
+ * so that the adapter's own cost stays visible, with and without its
+ * compiled fast path (src/policy/cel-fast.ts).
  *
  * Run: npx tsx bench/cel.ts
  */
@@ -319,18 +320,24 @@ interface Row {
   perExprNs: number[];
 }
 
-// The production adapter runs as a third contender on the same fixture.
-const adapterCompiled = EXPRESSIONS.map((src) => compileCel(src));
-const adapterDecision = () => {
-  const s = prepareShared(shared);
-  for (const b of blocks) {
-    const act = buildActivation(s, b);
-    for (const c of adapterCompiled) {
-      const r = c.evaluate(act);
-      if (r.ok && r.value) sink++;
+// The production adapter runs as a third contender on the same fixture, and
+// as a fourth without its compiled fast path (src/policy/cel-fast.ts): the
+// engine alone, on variables converted to its values.
+const adapterDecisionOf = (fastPath: boolean) => {
+  const compiled = EXPRESSIONS.map((src) => compileCel(src, { fastPath }));
+  return () => {
+    const s = prepareShared(shared);
+    for (const b of blocks) {
+      const act = buildActivation(s, b);
+      for (const c of compiled) {
+        const r = c.evaluate(act);
+        if (r.ok && r.value) sink++;
+      }
     }
-  }
+  };
 };
+const adapterDecision = adapterDecisionOf(true);
+const engineOnlyDecision = adapterDecisionOf(false);
 const compiledByEngine = engines.map((e) => EXPRESSIONS.map((src) => e.compile(src)));
 
 const compileNs = measure(1000, 15, [
@@ -344,6 +351,7 @@ const compileNs = measure(1000, 15, [
 const decisionNs = measure(1000, 15, [
   ...engines.map((e, k) => () => e.decision(compiledByEngine[k]!)),
   adapterDecision,
+  engineOnlyDecision,
 ]);
 
 const rows = new Map<string, Row>();
@@ -356,6 +364,7 @@ engines.forEach((e, k) => {
 });
 const adapterCompileNs = compileNs[engines.length]!;
 const adapterDecisionNs = decisionNs[engines.length]!;
+const engineOnlyDecisionNs = decisionNs[engines.length + 1]!;
 
 // Per expression, activation prebuilt: where the time goes.
 {
@@ -465,6 +474,9 @@ EXPRESSIONS.forEach((src, i) => {
 
 console.log('\nAdapter src/policy/cel.ts (same fixture)\n');
 console.log(`compile ${(adapterCompileNs / EXPRESSIONS.length / 1000).toFixed(1)} µs per expression, evaluate ${(adapterDecisionNs / (BLOCKS * EXPRESSIONS.length)).toFixed(0)} ns per evaluation (activation incl.)`);
+console.log(
+  `without the compiled fast path (engine alone): ${(engineOnlyDecisionNs / (BLOCKS * EXPRESSIONS.length)).toFixed(0)} ns per evaluation, ${ratio(adapterDecisionNs, engineOnlyDecisionNs)} the time with it`,
+);
 
 console.log('\nSemantics (want | cel-js | @bufbuild/cel)\n');
 let failures = [0, 0];
