@@ -250,14 +250,8 @@ const ACCEPTED_RESULT_TYPES = new Set(['bool', 'dyn']);
 const TRUE: CelResult = Object.freeze({ ok: true, value: true });
 const FALSE: CelResult = Object.freeze({ ok: true, value: false });
 
-/**
- * Compiles a `when` expression: parse, then type-check against the eight
- * declared variables, so that syntax errors, unknown variables or functions
- * and non-bool types fail at load.
- *
- * @throws CelCompileError with the position when the engine gives one.
- */
-export function compileCel(source: string, options: { fastPath?: boolean } = {}): CompiledCel {
+/** Parse and type-check a `when` against the eight variables. @throws CelCompileError */
+function parseChecked(source: string): ReturnType<typeof env.parse> {
   if (typeof source !== 'string' || source.trim() === '') {
     throw new CelCompileError('CEL expression is empty');
   }
@@ -274,6 +268,23 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
   if (checked.type === undefined || !ACCEPTED_RESULT_TYPES.has(checked.type)) {
     throw new CelCompileError(`CEL type error: when must yield a bool, but the expression has type ${checked.type ?? 'unknown'}`);
   }
+  return fn;
+}
+
+/** The engine's checked AST of a `when`, as the fast path compiles it (for tests and tools). @throws CelCompileError */
+export function checkedAst(source: string): unknown {
+  return parseChecked(source).ast;
+}
+
+/**
+ * Compiles a `when` expression: parse, then type-check against the eight
+ * declared variables, so that syntax errors, unknown variables or functions
+ * and non-bool types fail at load.
+ *
+ * @throws CelCompileError with the position when the engine gives one.
+ */
+export function compileCel(source: string, options: { fastPath?: boolean } = {}): CompiledCel {
+  const fn = parseChecked(source);
   // Most expressions also get the compiled fast path (src/policy/cel-fast.ts); the engine answers whatever it cannot.
   const fast = options.fastPath === false ? undefined : compileFast(fn.ast);
   return {

@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { buildActivation, CelCompileError, compileCel, prepareShared, type ScopeVarsInput, type SharedVarsInput } from '../../../src/policy/cel.js';
+import { buildActivation, CelCompileError, checkedAst, compileCel, prepareShared, type ScopeVarsInput, type SharedVarsInput } from '../../../src/policy/cel.js';
 import { compileFast, UNKNOWN, type PlainVars } from '../../../src/policy/cel-fast.js';
-import { Environment } from '@marcbachmann/cel-js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 const KEYS = ['a', 'b', 's', 'n', 'l', 'm'] as const;
@@ -132,22 +131,6 @@ const { expr } = fc.letrec<{ expr: string; bool: string; num: string; str: strin
   ),
 }));
 
-const engineEnv = new Environment()
-  .registerVariable('result', 'map<string, dyn>')
-  .registerVariable('block', 'map<string, dyn>')
-  .registerVariable('tool', 'map<string, dyn>')
-  .registerVariable('server', 'map<string, dyn>')
-  .registerVariable('context', 'map<string, dyn>')
-  .registerVariable('evidence', 'list<map<string, dyn>>')
-  .registerVariable('dataClass', 'map<string, dyn>')
-  .registerVariable('validation', 'list<map<string, dyn>>');
-
-function checkedAst(source: string): unknown {
-  const parsed = engineEnv.parse(source);
-  parsed.check();
-  return parsed.ast;
-}
-
 /** A `when` as the service compiles it, or undefined when the engine refuses it at load. */
 function tryCompile(source: string, fastPath: boolean) {
   try {
@@ -189,17 +172,9 @@ describe('CEL fast path', () => {
   });
 
   it('answers on its own for most data, deferring to the engine only where it cannot tell', () => {
-    const env = new Environment()
-      .registerVariable('block', 'map<string, dyn>')
-      .registerVariable('context', 'map<string, dyn>')
-      .registerVariable('evidence', 'list<map<string, dyn>>');
     const vars = (block: unknown, context: unknown, evidence: unknown = []): PlainVars =>
       ({ block, context, evidence, result: {}, tool: {}, server: {}, dataClass: {}, validation: [] }) as PlainVars;
-    const fn = (source: string) => {
-      const parsed = env.parse(source);
-      expect(parsed.check().valid).toBe(true);
-      return compileFast(parsed.ast)!;
-    };
+    const fn = (source: string) => compileFast(checkedAst(source))!;
     expect(fn('block.untrusted')(vars({ untrusted: true }, {}))).toBe(true);
     expect(fn('block.untrusted')(vars({ untrusted: false }, {}))).toBe(false);
     // Errors and types it does not handle are the engine's to answer.
@@ -212,8 +187,8 @@ describe('CEL fast path', () => {
     expect(fn('evidence.exists(e, e.status == "mismatch")')(vars({}, {}, [{ status: 1 }]))).toBe(UNKNOWN);
     expect(fn('size(context.s) == 2')(vars({}, { s: 'a🙂' }))).toBe(true);
     // Outside the subset: no fast path at all.
-    expect(compileFast(env.parse('context.s.matches("a")').ast)).toBeUndefined();
-    expect(compileFast(env.parse('context.n + 1.0 > 2.0').ast)).toBeUndefined();
+    expect(compileFast(checkedAst('context.s.matches("a")'))).toBeUndefined();
+    expect(compileFast(checkedAst('context.n + 1.0 > 2.0'))).toBeUndefined();
   });
 
   it('runs every shipped policy condition on the fast path', () => {
