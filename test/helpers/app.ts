@@ -43,11 +43,16 @@ export async function post(app: FastifyInstance, url: string, body: unknown, hea
     headers: { 'content-type': 'application/json', ...headers },
     payload: typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return answerOf(res);
+}
+
+/** Status, headers, raw body and the body parsed as JSON (undefined when empty or not JSON) of an inject() response. */
+export function answerOf<R extends { statusCode: number; headers: unknown; body: string }>(res: R) {
   let json: any;
   try {
     json = res.body.length > 0 ? JSON.parse(res.body) : undefined;
   } catch {
     json = undefined;
   }
-  return { status: res.statusCode, headers: res.headers, body: res.body, json };
+  return { status: res.statusCode, headers: res.headers as R['headers'], body: res.body, json };
 }

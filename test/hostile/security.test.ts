@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearerToken, tokenMatcher } from '../../src/http/auth.js';
-import { SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { answerOf, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 import { isRunning, startService, type Running } from '../helpers/process.js';
 import { deep, errorRegistry, INTERCEPTOR, K, pollutionCheck, prototypeSnapshot } from './gen.js';
 
@@ -37,14 +37,7 @@ const registry = errorRegistry();
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 async function inject(t: TestApp, url: string, payload: string | Buffer, headers: Record<string, string> = JSON_HEADERS, method: 'POST' | 'GET' = 'POST') {
-  const r = await t.app.inject({ method, url, payload: method === 'POST' ? payload : undefined, headers });
-  let json: any;
-  try {
-    json = r.body.length > 0 ? JSON.parse(r.body) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: r.statusCode, headers: r.headers, body: r.body, json };
+  return answerOf(await t.app.inject({ method, url, payload: method === 'POST' ? payload : undefined, headers }));
 }
 
 /** Own-member walk: `__proto__` and `constructor` are read as data, never through the prototype chain. */
