@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
 import { loggerOptions } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { PolicyStore } from './policy/store.js';
+import { PolicyStore, reportReload } from './policy/store.js';
 import { registerJsonParser } from './http/body.js';
 import { clientErrorHandler, registerErrorHandling, sendProblem } from './http/errors.js';
 import { registerPressure } from './http/pressure.js';
@@ -31,6 +31,10 @@ export interface AppOptions {
   /** A pino logger instance or options; defaults to the config's level. */
   logger?: FastifyServerOptions['loggerInstance'];
   metrics?: Metrics;
+  /** How a reload is carried out; loading `store`'s folder by default (a worker process asks its primary instead). */
+  reloadPolicies?: (source: string) => Promise<ReloadResult>;
+  /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
+  metricsText?: () => Promise<string>;
 }
 
 export const API_VERSION = '1.0.0';
@@ -62,19 +66,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
   app.decorateRequest('decisionLogged', false);
-  app.decorate('reloadPolicies', async (source: string): Promise<ReloadResult> => {
-    const outcome = await store.reload();
-    metrics.reloads.inc({ result: outcome.ok ? 'success' : 'failure' });
-    if (outcome.ok) {
-      app.log.info({ source, policyRevision: outcome.set.revision, changed: outcome.changed }, 'policies reloaded');
-    } else {
-      app.log.error(
-        { source, file: outcome.error.file, rule: outcome.error.rule, policyRevision: store.current?.revision },
-        `policy reload failed, previous set stays in force: ${outcome.error.message}`,
-      );
-    }
-    return outcome;
-  });
+  app.decorate(
+    'reloadPolicies',
+    opts.reloadPolicies ??
+      (async (source: string): Promise<ReloadResult> => {
+        const outcome = await store.reload();
+        reportReload(app.log, metrics, source, outcome, store.current?.revision);
+        return outcome;
+      }),
+  );
 
   for (const s of sharedSchemas) app.addSchema(s);
   await app.register(swagger, {
@@ -147,7 +147,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
+    return opts.metricsText ? opts.metricsText() : metrics.registry.metrics();
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -35,7 +35,16 @@ export interface Config {
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
   readonly maxEventLoopDelayMs: number;
+  /**
+   * Serving processes (TRUSTGATE_WORKERS, default `auto`): `auto` is one per
+   * CPU this process may use (affinity and cgroup CPU quota), at most
+   * {@link MAX_AUTO_WORKERS}; 1 serves from this one process.
+   */
+  readonly workers: number | 'auto';
 }
+
+/** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
+export const MAX_AUTO_WORKERS = 4;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -68,6 +77,13 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]):
   return raw as T;
 }
 
+function workers(raw: string | undefined): number | 'auto' {
+  if (raw === undefined || raw === '' || raw === 'auto') return 'auto';
+  const n = /^[0-9]{1,2}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= 64)) throw new ConfigError(`TRUSTGATE_WORKERS must be auto or a whole number from 1 to 64, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
 /** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
@@ -93,5 +109,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxString: int(env, 'TRUSTGATE_MAX_STRING', 65_536, 16, 16_777_216),
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
+    workers: workers(env.TRUSTGATE_WORKERS),
   });
 }

@@ -45,7 +45,16 @@ export class TurnBatchedDestination implements DestinationStream {
   #pending: string[] = [];
   #scheduled = false;
 
-  constructor(fd: number) {
+  readonly #maxWrite: number;
+
+  /**
+   * `maxWrite`: most bytes per write. Processes that share one output (the
+   * worker processes of TRUSTGATE_WORKERS) pass PIPE_BUF (4096): a pipe
+   * takes a write that size or smaller whole, so lines of different
+   * processes never interleave (a single longer line is still written alone).
+   */
+  constructor(fd: number, maxWrite = Infinity) {
+    this.#maxWrite = maxWrite;
     this.#out = pino.destination({ dest: fd, sync: true });
     // A log that cannot be written (stdout closed) must not take the service down with it.
     this.#out.on('error', () => {});
@@ -62,10 +71,30 @@ export class TurnBatchedDestination implements DestinationStream {
 
   readonly #flush = (): void => {
     this.#scheduled = false;
-    if (this.#pending.length === 0) return;
-    const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('');
+    const lines = this.#pending;
+    if (lines.length === 0) return;
     this.#pending = [];
-    this.#out.write(text);
+    if (lines.length === 1) {
+      this.#out.write(lines[0]!);
+      return;
+    }
+    if (this.#maxWrite === Infinity) {
+      this.#out.write(lines.join(''));
+      return;
+    }
+    let chunk = '';
+    let bytes = 0;
+    for (const line of lines) {
+      const n = Buffer.byteLength(line);
+      if (bytes > 0 && bytes + n > this.#maxWrite) {
+        this.#out.write(chunk);
+        chunk = '';
+        bytes = 0;
+      }
+      chunk += line;
+      bytes += n;
+    }
+    this.#out.write(chunk);
   };
 
   /** Write every pending line now. */

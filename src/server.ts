@@ -2,15 +2,70 @@
  * The process: configuration, logger, first policy load (fail closed),
  * listen, signals. SIGHUP reloads policies; SIGTERM/SIGINT stop accepting,
  * finish in-flight requests and exit 0.
+ *
+ * With TRUSTGATE_WORKERS above 1 (by default, one per usable CPU up to 4)
+ * this process becomes the primary of that many worker processes, which
+ * serve HTTP (src/cluster/); with 1 it serves itself.
  */
+import cluster from 'node:cluster';
 import pino from 'pino';
-import { buildApp } from './app.js';
+import type { AppOptions } from './app.js';
+import { workerCount } from './cluster/cpus.js';
+import { runPrimary } from './cluster/primary.js';
+import { WORKER_ENV } from './cluster/protocol.js';
+import { connectWorker } from './cluster/worker.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions, TurnBatchedDestination } from './logger.js';
 import { PolicyStore } from './policy/store.js';
 
+/** Largest write a pipe takes whole (Linux PIPE_BUF): processes sharing stdout never split each other's lines. */
+const PIPE_BUF = 4096;
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** Build the app, route the signals, listen. */
+async function serve(
+  config: Config,
+  log: pino.Logger,
+  exit: (code: number) => never,
+  app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore },
+): Promise<void> {
+  let server: Awaited<ReturnType<typeof import('./app.js').buildApp>> | undefined;
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Stopped before it served: nothing is in flight.
+    const closed = server ? server.close() : Promise.resolve();
+    closed.then(
+      () => {
+        log.info('stopped');
+        exit(0);
+      },
+      (err: unknown) => {
+        log.error({ errName: (err as Error)?.name }, 'error while closing');
+        exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // A worker whose primary is gone gets no more connections: it finishes what it has and stops.
+  if (cluster.isWorker) process.on('disconnect', () => shutdown('disconnect'));
+
+  // Loaded here, not at the top: a primary process never serves HTTP and stays small without Fastify and the routes.
+  const { buildApp } = await import('./app.js');
+  server = await buildApp({ config, logger: log, ...app });
+  if (closing) return;
+  const running = server;
+  process.on('SIGHUP', () => {
+    void running.reloadPolicies('SIGHUP');
+  });
+
+  await server.listen({ port: config.port, host: config.host });
 }
 
 async function main(): Promise<void> {
@@ -24,8 +79,12 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  const isOurWorker = cluster.isWorker && process.env[WORKER_ENV] === '1';
+  // A process forked by another cluster manager (pm2 and the like) serves on its own.
+  const workers = cluster.isWorker ? 1 : workerCount(config.workers);
+  const shared = isOurWorker || workers > 1;
   // Lines of one event-loop turn go out in one write; flushed before every exit below.
-  const destination = new TurnBatchedDestination(1);
+  const destination = new TurnBatchedDestination(1, shared ? PIPE_BUF : Infinity);
   const log = pino(loggerOptions(config.logLevel), destination);
   const exit = (code: number): never => {
     try {
@@ -35,6 +94,13 @@ async function main(): Promise<void> {
     }
     process.exit(code);
   };
+
+  if (isOurWorker) {
+    const parts = connectWorker(config, log, () => exit(1));
+    await parts.ready;
+    return serve(config, log, exit, parts);
+  }
+
   const store = new PolicyStore(config.policyDir);
   try {
     const set = await store.load();
@@ -48,31 +114,8 @@ async function main(): Promise<void> {
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
-
-  const app = await buildApp({ config, store, logger: log });
-  process.on('SIGHUP', () => {
-    void app.reloadPolicies('SIGHUP');
-  });
-  let closing = false;
-  const shutdown = (signal: string): void => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
-    app.close().then(
-      () => {
-        log.info('stopped');
-        exit(0);
-      },
-      (err: unknown) => {
-        log.error({ errName: (err as Error)?.name }, 'error while closing');
-        exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-
-  await app.listen({ port: config.port, host: config.host });
+  if (workers > 1) return runPrimary({ config, workers, log, store, exit });
+  return serve(config, log, exit, { store });
 }
 
 main().catch((err: unknown) => {

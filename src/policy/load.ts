@@ -43,6 +43,14 @@ export interface PolicySet {
   revision: string;
   /** Base names of the loaded files, sorted. */
   files: string[];
+  /** The files as read, in load order: what worker processes compile, so that every process serves the same bytes. */
+  sources?: readonly PolicyFile[];
+}
+
+/** A policy file as read: its base name and bytes. */
+export interface PolicyFile {
+  name: string;
+  bytes: Uint8Array;
 }
 
 /**
@@ -351,6 +359,17 @@ export async function loadPolicyDir(dir: string): Promise<PolicySet> {
     throw new PolicyLoadError(`policy folder ${dir} holds no policy files (*.yaml, *.yml, *.json)`);
   }
 
+  return compilePolicyFiles(files, dir);
+}
+
+/**
+ * Compile files already read (in the order given) into a policy set, with
+ * the checks and messages of {@link loadPolicyDir}; `dir` only names the
+ * folder in messages.
+ *
+ * @throws PolicyLoadError as loadPolicyDir does.
+ */
+export function compilePolicyFiles(files: readonly PolicyFile[], dir: string): PolicySet {
   const policies: Policy[] = [];
   const byId = new Map<string, string>();
   for (const { name, bytes } of files) {
@@ -369,5 +388,5 @@ export async function loadPolicyDir(dir: string): Promise<PolicySet> {
     policies.push(policy);
   }
 
-  return { policies, revision: policyRevision(files), files: files.map((f) => f.name) };
+  return { policies, revision: policyRevision(files), files: files.map((f) => f.name), sources: files };
 }

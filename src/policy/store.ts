@@ -2,6 +2,7 @@
  * Holds the policy set in force and swaps it atomically on reload: a reload
  * that fails leaves the previous set serving (contract section 1).
  */
+import type { Metrics } from '../metrics.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from './load.js';
 
 export type ReloadResult = { ok: true; set: PolicySet; changed: boolean } | { ok: false; error: PolicyLoadError };
@@ -26,6 +27,16 @@ export class PolicyStore {
     const set = await this.loader(this.dir);
     this.#current = set;
     return set;
+  }
+
+  /**
+   * Put a set compiled elsewhere in force (a worker process serves the set
+   * its primary loaded). Returns whether the revision changed.
+   */
+  install(set: PolicySet): boolean {
+    const changed = set.revision !== this.#current?.revision;
+    this.#current = set;
+    return changed;
   }
 
   /**
@@ -61,5 +72,27 @@ export class PolicyStore {
       }
     })();
     return this.#pending;
+  }
+}
+
+/** The logger calls reportReload makes (pino's and Fastify's loggers both fit). */
+interface ReloadLog {
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * Count and log a reload's outcome: one line and one count per reload,
+ * whichever process carried it out. `inForce` is the revision serving after it.
+ */
+export function reportReload(log: ReloadLog, metrics: Metrics, source: string, outcome: ReloadResult, inForce: string | undefined): void {
+  metrics.reloads.inc({ result: outcome.ok ? 'success' : 'failure' });
+  if (outcome.ok) {
+    log.info({ source, policyRevision: outcome.set.revision, changed: outcome.changed }, 'policies reloaded');
+  } else {
+    log.error(
+      { source, file: outcome.error.file, rule: outcome.error.rule, policyRevision: inForce },
+      `policy reload failed, previous set stays in force: ${outcome.error.message}`,
+    );
   }
 }

@@ -1,0 +1,243 @@
+/**
+ * The primary process of TRUSTGATE_WORKERS > 1: it loads the policy folder
+ * (start-up fails closed here, before any worker starts), forks the worker
+ * processes that serve HTTP (Node's cluster module: the primary accepts
+ * connections and hands them round-robin to the workers), and holds what
+ * must be one for the whole service:
+ *
+ * - the policy set: a reload (SIGHUP here, or a worker's POST
+ *   /v1/policies/reload) reads the folder once, and on success sends the
+ *   same bytes to every worker; the reload is answered once every worker
+ *   serves the new set, so no request after the answer sees the old one;
+ * - GET /metrics: the counters of every process summed (prom-client's
+ *   aggregation), so a scrape sees the whole service whichever worker it
+ *   reaches;
+ * - the process lifecycle: SIGTERM/SIGINT go to every worker, each
+ *   finishes its in-flight requests, and the primary exits 0 once all
+ *   have; a worker that dies is replaced with the set in force; a worker
+ *   that cannot start (or keeps dying) stops the service with exit 1.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { createMetrics } from '../metrics.js';
+import type { PolicyFile, PolicySet } from '../policy/load.js';
+import { reportReload, type PolicyStore } from '../policy/store.js';
+import { WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+
+/** How long the primary waits for a worker's metrics or its acknowledgement of a new policy set. */
+const ANSWER_TIMEOUT_MS = 5_000;
+/** A worker dying more often than this many times in RESTART_WINDOW_MS stops the service. */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 60_000;
+
+interface Pending {
+  waiting: Set<Worker>;
+  answers: ToPrimary[];
+  done: () => void;
+}
+
+export function runPrimary(opts: { config: Config; workers: number; log: Logger; store: PolicyStore; exit: (code: number) => never }): void {
+  const { workers: count, log, store, exit } = opts;
+  const metrics = createMetrics();
+  /** Workers that said hello: they hear what is sent to them. */
+  const live = new Set<Worker>();
+  /** Every worker process not yet exited. */
+  const forked = new Set<Worker>();
+  const listening = new WeakSet<Worker>();
+  const pending = new Map<number, Pending>();
+  const restarts: number[] = [];
+  let nextId = 1;
+  let closing = false;
+  let exitCode = 0;
+  let ready = 0;
+
+  cluster.setupPrimary({ serialization: 'advanced' });
+
+  const send = (w: Worker, m: ToWorker): void => {
+    try {
+      w.send(m);
+    } catch {
+      // the worker is gone; its exit handler settles what waited on it
+    }
+  };
+
+  const sourcesOf = (set: PolicySet): readonly PolicyFile[] => {
+    if (!set.sources) throw new Error('policy set without its files');
+    return set.sources;
+  };
+
+  /** Send a message with a fresh id to every live worker; resolves with the answers of those that answered in time. */
+  const ask = (make: (id: number) => ToWorker): Promise<ToPrimary[]> =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      const entry: Pending = {
+        waiting: new Set(live),
+        answers: [],
+        done: () => {
+          clearTimeout(timer);
+          pending.delete(id);
+          resolve(entry.answers);
+        },
+      };
+      const timer = setTimeout(entry.done, ANSWER_TIMEOUT_MS);
+      pending.set(id, entry);
+      if (entry.waiting.size === 0) return entry.done();
+      for (const w of entry.waiting) send(w, make(id));
+    });
+
+  const settle = (w: Worker, answer?: ToPrimary & { id: number }): void => {
+    const entries = answer ? [pending.get(answer.id)] : [...pending.values()];
+    for (const entry of entries) {
+      if (!entry || !entry.waiting.delete(w)) continue;
+      if (answer) entry.answers.push(answer);
+      if (entry.waiting.size === 0) entry.done();
+    }
+  };
+
+  // Which worker sent an answer (answers are plain data).
+  const workerOf = new WeakMap<object, Worker>();
+
+  /** Every worker serves `set` when this resolves; a worker that did not take it is replaced (its replacement starts with `set`). */
+  const installEverywhere = async (set: PolicySet): Promise<void> => {
+    const files = sourcesOf(set);
+    const asked = new Set(live);
+    const answers = await ask((id) => ({ kind: 'policies', id, files }));
+    const took = new Set(answers.filter((a) => a.kind === 'installed' && a.ok && a.revision === set.revision).map((a) => workerOf.get(a)));
+    for (const w of asked) {
+      if (!live.has(w) || took.has(w)) continue;
+      log.error({ workerPid: w.process.pid }, 'a worker did not take the reloaded policy set; replacing it');
+      w.process.kill('SIGKILL');
+    }
+  };
+
+  const reloadAll = async (source: string) => {
+    const outcome = await store.reload();
+    reportReload(log, metrics, source, outcome, store.current?.revision);
+    if (outcome.ok) await installEverywhere(outcome.set);
+    return outcome;
+  };
+
+  const metricsText = async (): Promise<string> => {
+    const answers = await ask((id) => ({ kind: 'collect', id }));
+    const all = [await metrics.registry.getMetricsAsJSON(), ...answers.flatMap((a) => (a.kind === 'collected' ? [a.data] : []))];
+    return AggregatorRegistry.aggregate(all).metrics();
+  };
+
+  const onMessage = (w: Worker, m: unknown): void => {
+    if (!isMessage<ToPrimary>(m)) return;
+    switch (m.kind) {
+      case 'hello':
+        live.add(w);
+        send(w, { kind: 'policies', id: 0, files: sourcesOf(store.current!) });
+        return;
+      case 'installed':
+      case 'collected':
+        workerOf.set(m, w);
+        settle(w, m);
+        return;
+      case 'reload':
+        void reloadAll(m.source).then((outcome) =>
+          send(
+            w,
+            outcome.ok
+              ? { kind: 'reloaded', id: m.id, ok: true, changed: outcome.changed }
+              : {
+                  kind: 'reloaded',
+                  id: m.id,
+                  ok: false,
+                  message: outcome.error.message,
+                  detail: outcome.error.detail,
+                  ...(outcome.error.file !== undefined ? { file: outcome.error.file } : {}),
+                  ...(outcome.error.rule !== undefined ? { rule: outcome.error.rule } : {}),
+                },
+          ),
+        );
+        return;
+      case 'metrics':
+        void metricsText().then(
+          (text) => send(w, { kind: 'metricsText', id: m.id, text }),
+          (err: unknown) => {
+            log.error({ errName: (err as Error)?.name }, 'could not gather metrics');
+            send(w, { kind: 'metricsText', id: m.id, text: '' });
+          },
+        );
+        return;
+    }
+  };
+
+  const fork = (): void => {
+    const w = cluster.fork({ [WORKER_ENV]: '1' });
+    forked.add(w);
+    w.on('message', (m: unknown) => onMessage(w, m));
+    w.on('error', () => {
+      // IPC errors surface as an exit
+    });
+  };
+
+  let stopSignal: NodeJS.Signals | undefined;
+  const stopAll = (signal: NodeJS.Signals): void => {
+    stopSignal = signal;
+    for (const w of forked) w.process.kill(signal);
+  };
+
+  cluster.on('listening', (w) => {
+    if (listening.has(w)) return;
+    listening.add(w);
+    ready += 1;
+    if (ready === count) log.info({ workers: count }, `serving with ${count} worker processes`);
+  });
+
+  cluster.on('exit', (w, code, signal) => {
+    live.delete(w);
+    forked.delete(w);
+    settle(w);
+    if (closing) {
+      // A worker still starting has no handler yet and ends by the signal itself: nothing was in flight.
+      if (code !== 0 && signal !== stopSignal) exitCode = 1;
+      if (forked.size === 0) {
+        log.info('stopped');
+        exit(exitCode);
+      }
+      return;
+    }
+    if (!listening.has(w)) {
+      log.fatal({ workerPid: w.process.pid, code, signal }, 'a worker process could not start');
+      process.stderr.write(`trustgate: refusing to start: a worker process exited before serving (code ${code ?? signal})\n`);
+      closing = true;
+      exitCode = 1;
+      stopAll('SIGKILL');
+      if (forked.size === 0) exit(1);
+      return;
+    }
+    const now = Date.now();
+    restarts.push(now);
+    while (restarts.length > 0 && restarts[0]! < now - RESTART_WINDOW_MS) restarts.shift();
+    if (restarts.length > MAX_RESTARTS) {
+      log.fatal({ workerPid: w.process.pid, code, signal, restarts: restarts.length }, 'worker processes keep exiting; stopping');
+      closing = true;
+      exitCode = 1;
+      stopAll('SIGTERM');
+      if (forked.size === 0) exit(1);
+      return;
+    }
+    log.error({ workerPid: w.process.pid, code, signal }, 'a worker process exited; starting a replacement');
+    fork();
+  });
+
+  process.on('SIGHUP', () => {
+    void reloadAll('SIGHUP');
+  });
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    stopAll(signal);
+    if (forked.size === 0) exit(0);
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  for (let i = 0; i < count; i++) fork();
+}

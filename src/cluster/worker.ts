@@ -1,0 +1,115 @@
+/**
+ * A worker process of TRUSTGATE_WORKERS > 1: serves HTTP with the policy
+ * set its primary sends (the bytes the primary read, compiled here), and
+ * asks the primary for what concerns the whole service: reloads and the
+ * GET /metrics text. See primary.ts.
+ */
+import type { Config } from '../config.js';
+import { createMetrics } from '../metrics.js';
+import { compilePolicyFiles, PolicyLoadError } from '../policy/load.js';
+import { PolicyStore, type ReloadResult } from '../policy/store.js';
+import { isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+
+type Answer = Extract<ToWorker, { kind: 'reloaded' | 'metricsText' }>;
+
+export interface WorkerParts {
+  store: PolicyStore;
+  metrics: ReturnType<typeof createMetrics>;
+  reloadPolicies: (source: string) => Promise<ReloadResult>;
+  metricsText: () => Promise<string>;
+  /** Resolves once the first policy set from the primary is in force. */
+  ready: Promise<void>;
+}
+
+/** Wire this process to its primary. `fail` is called when the first policy set cannot be served. */
+export function connectWorker(config: Config, log: { error(obj: object, msg: string): void }, fail: () => void): WorkerParts {
+  const store = new PolicyStore(config.policyDir);
+  const metrics = createMetrics();
+  const waiting = new Map<number, { resolve: (m: Answer) => void; reject: (err: Error) => void }>();
+  let nextId = 1;
+  let started: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (started = resolve));
+
+  const send = (m: ToPrimary): void => {
+    if (!process.send) throw new Error('no IPC channel to the primary process');
+    process.send(m);
+  };
+  const request = (make: (id: number) => ToPrimary): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject });
+      try {
+        send(make(id));
+      } catch (err) {
+        waiting.delete(id);
+        reject(err as Error);
+      }
+    });
+
+  process.on('message', (m: unknown) => {
+    if (!isMessage<ToWorker>(m)) return;
+    switch (m.kind) {
+      case 'policies': {
+        let revision: string | undefined;
+        try {
+          const set = compilePolicyFiles(m.files, config.policyDir);
+          store.install(set);
+          revision = set.revision;
+        } catch (err) {
+          log.error({ errName: (err as Error)?.name }, `could not compile the policy set sent by the primary: ${(err as Error)?.message}`);
+        }
+        try {
+          send({ kind: 'installed', id: m.id, ok: revision !== undefined, ...(revision !== undefined ? { revision } : {}) });
+        } catch {
+          // the primary is gone; 'disconnect' stops this process
+        }
+        if (revision !== undefined) started();
+        else if (store.current === undefined) fail();
+        return;
+      }
+      case 'collect':
+        void metrics.registry.getMetricsAsJSON().then((data) => {
+          try {
+            send({ kind: 'collected', id: m.id, data });
+          } catch {
+            // the primary is gone
+          }
+        });
+        return;
+      case 'reloaded':
+      case 'metricsText': {
+        const w = waiting.get(m.id);
+        waiting.delete(m.id);
+        w?.resolve(m);
+        return;
+      }
+    }
+  });
+  send({ kind: 'hello' });
+  process.on('disconnect', () => {
+    for (const w of waiting.values()) w.reject(new Error('the primary process is gone'));
+    waiting.clear();
+  });
+
+  return {
+    store,
+    metrics,
+    ready,
+    async reloadPolicies(source) {
+      const m = await request((id) => ({ kind: 'reload', id, source }));
+      if (m.kind !== 'reloaded') throw new Error('unexpected answer from the primary process');
+      if (m.ok) return { ok: true, set: store.current!, changed: m.changed };
+      const error = new PolicyLoadError(m.detail, {
+        ...(m.file !== undefined ? { file: m.file } : {}),
+        ...(m.rule !== undefined ? { rule: m.rule } : {}),
+      });
+      error.message = m.message;
+      return { ok: false, error };
+    },
+    async metricsText() {
+      const m = await request((id) => ({ kind: 'metrics', id }));
+      if (m.kind !== 'metricsText') throw new Error('unexpected answer from the primary process');
+      return m.text;
+    },
+  };
+}
