@@ -46,8 +46,11 @@ async function call(s: Running, method: string, path: string, body?: unknown, he
 const result = { content: [{ type: 'text', text: 'hello' }] };
 
 describe('npm start', () => {
-  it('serves the shipped policies, answers decisions, and exits 0 on SIGTERM', async () => {
-    const s = await start({});
+  it.each([
+    ['one process', { TRUSTGATE_WORKERS: '1' }],
+    ['the default worker count', {}],
+  ])('serves the shipped policies, answers decisions, and exits 0 on SIGTERM (%s)', async (_how, env: Record<string, string>) => {
+    const s = await start(env);
     expect((await call(s, 'GET', '/healthz')).status).toBe(200);
     const ready = await call(s, 'GET', '/readyz');
     expect(ready.json.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -58,6 +61,7 @@ describe('npm start', () => {
     expect(listed.json.policies.map((p: any) => p.file).sort()).toEqual(readdirSync(join(ROOT, 'policies')).filter((f) => /\.(ya?ml|json)$/.test(f)).sort());
     expect(await s.stop('SIGTERM')).toBe(0);
     expect(s.stdout()).toContain('"msg":"decision"');
+    if (env.TRUSTGATE_WORKERS === '1') expect(s.stdout()).not.toContain('worker processes');
   });
 
   it('requires the bearer token on /v1/* when TRUSTGATE_TOKEN is set', async () => {

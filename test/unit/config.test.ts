@@ -12,6 +12,7 @@ describe('configuration (contract section 1)', () => {
       token: undefined,
       bodyLimit: 1048576,
       logLevel: 'info',
+      workers: 'auto',
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -30,6 +31,10 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
     ['TRUSTGATE_TOKEN', 'has space'],
     ['HOST', 'not a host!'],
+    ['TRUSTGATE_WORKERS', '0'],
+    ['TRUSTGATE_WORKERS', '65'],
+    ['TRUSTGATE_WORKERS', 'all'],
+    ['TRUSTGATE_WORKERS', '2.5'],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -44,8 +49,11 @@ describe('configuration (contract section 1)', () => {
       TRUSTGATE_TOKEN: 's3cret',
       TRUSTGATE_BODY_LIMIT: '2048',
       LOG_LEVEL: 'debug',
+      TRUSTGATE_WORKERS: '3',
     });
+    expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
     expect(c).toMatchObject({
+      workers: 3,
       port: 9090,
       host: '0.0.0.0',
       policyDir: '/etc/trustgate',

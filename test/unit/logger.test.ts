@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import fs, { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,38 @@ describe('TurnBatchedDestination', () => {
       ['a', 1],
       ['b', 2],
     ]);
+  });
+
+  it('with a write limit (processes sharing stdout), writes whole lines in writes of at most that many bytes', async () => {
+    const writes: string[] = [];
+    const spy = vi.spyOn(fs, 'writeSync').mockImplementation(((_fd: number, data: string | Uint8Array) => {
+      const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+      writes.push(text);
+      return Buffer.byteLength(text);
+    }) as typeof fs.writeSync);
+    try {
+      const dest = new TurnBatchedDestination(fd, 4096);
+      const sent = Array.from({ length: 30 }, (_, i) => `{"i":${i},"pad":"${'é'.repeat(100 + i * 37)}"}\n`);
+      const long = `{"long":"${'x'.repeat(6000)}"}\n`;
+      for (const line of [...sent.slice(0, 20), long, ...sent.slice(20)]) dest.write(line);
+      await turn();
+      expect(writes.join('')).toBe([...sent.slice(0, 20), long, ...sent.slice(20)].join(''));
+      expect(writes.length).toBeGreaterThan(3);
+      for (const w of writes) {
+        expect(w.endsWith('\n')).toBe(true);
+        // Only a line that is longer than the limit by itself goes out in a longer write.
+        if (w !== long) expect(Buffer.byteLength(w)).toBeLessThanOrEqual(4096);
+      }
+      expect(writes).toContain(long);
+
+      writes.length = 0;
+      const unlimited = new TurnBatchedDestination(fd);
+      for (const line of sent) unlimited.write(line);
+      await turn();
+      expect(writes).toEqual([sent.join('')]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('keeps the process up when the log cannot be written', async () => {

@@ -1,0 +1,205 @@
+/**
+ * TRUSTGATE_WORKERS=2, the real process: one service whichever worker a
+ * connection reaches. Decisions come from both workers; GET /metrics counts
+ * every worker's decisions; a reload (API or SIGHUP, good or broken) is in
+ * force on every worker once answered; a worker that dies is replaced with
+ * the set in force; decision lines of both workers never interleave on a
+ * shared stdout; SIGTERM stops every process with exit 0.
+ */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+
+const started: Running[] = [];
+afterAll(async () => {
+  for (const s of started) {
+    for (const pid of [s.pid, ...workerPids(s.pid)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+});
+
+/** The processes forked by `pid`. */
+function workerPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function start(env: Record<string, string>): Promise<Running> {
+  const s = await startService({ TRUSTGATE_WORKERS: '2', ...env });
+  if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
+  started.push(s);
+  await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
+  return s;
+}
+
+/** One request on a connection of its own, so that the primary hands each to the next worker. */
+function call(s: Running, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      s.base + path,
+      { method, agent: false, headers: text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode!, json: data && res.headers['content-type']?.includes('json') ? JSON.parse(data) : data }));
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Revisions that `n` requests on fresh connections see. */
+async function revisions(s: Running, n = 8): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) seen.add((await call(s, 'GET', '/v1/policies')).json.policyRevision);
+  return seen;
+}
+
+function counter(metrics: string, name: string, label: string): number {
+  const m = new RegExp(`^${name}\\{${label}\\} (\\S+)$`, 'm').exec(metrics);
+  return m ? Number(m[1]) : 0;
+}
+
+/** The service's log lines (npm's own `> trustgate start` banner left out); JSON.parse throws on a split or joined line. */
+function lines(s: Running): any[] {
+  return s
+    .stdout()
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('> '))
+    .map((l) => JSON.parse(l));
+}
+
+const result = { content: [{ type: 'text', text: 'hello' }] };
+const EXTRA = 'id: extra\nmode: enforce\nrules:\n  - id: flag-all\n    scope: result\n    when: "true"\n    effect: flag\n';
+
+describe('TRUSTGATE_WORKERS=2', () => {
+  it('decides on both workers, counts every decision in /metrics, and stops every process with exit 0', async () => {
+    const s = await start({});
+    const workers = workerPids(s.pid);
+    expect(workers).toHaveLength(2);
+    for (let i = 0; i < 10; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    await waitFor(() => lines(s).filter((l) => l.msg === 'decision').length === 10);
+    const deciders = new Set(lines(s).filter((l) => l.msg === 'decision').map((l) => l.pid));
+    expect([...deciders].sort()).toEqual([...workers].sort());
+    // Whichever worker answers the scrape, it counts the decisions of both.
+    for (let i = 0; i < 4; i++) {
+      const text = (await call(s, 'GET', '/metrics')).json as string;
+      expect(counter(text, 'trustgate_decisions_total', 'outcome="allow"')).toBe(10);
+      expect(text).toMatch(/^trustgate_evaluation_duration_seconds_count 10$/m);
+    }
+    expect(await s.stop()).toBe(0);
+    for (const pid of workers) expect(alive(pid)).toBe(false);
+  });
+
+  it('answers a reload once every worker serves the new set; a broken reload leaves every worker on the last good set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trustgate-workers-'));
+    cpSync(join(ROOT, 'policies'), dir, { recursive: true });
+    const s = await start({ TRUSTGATE_POLICY_DIR: dir });
+    const [before] = [...(await revisions(s))];
+
+    writeFileSync(join(dir, 'extra.yaml'), EXTRA);
+    const good = await call(s, 'POST', '/v1/policies/reload');
+    expect(good.status).toBe(200);
+    expect(good.json.policyRevision).not.toBe(before);
+    expect(await revisions(s)).toEqual(new Set([good.json.policyRevision]));
+    for (let i = 0; i < 4; i++) {
+      expect((await call(s, 'POST', '/v1/evaluate', { result })).json.findings.map((f: any) => f.rule)).toContain('flag-all');
+    }
+
+    writeFileSync(join(dir, 'extra.yaml'), EXTRA.replace('"true"', '"true &&"'));
+    const bad = await call(s, 'POST', '/v1/policies/reload');
+    expect(bad.status).toBe(422);
+    expect(bad.json.code).toBe('TG_ERR_POLICY_RELOAD');
+    expect(bad.json.detail).toContain(join(dir, 'extra.yaml'));
+    expect(bad.json.detail).toContain('flag-all');
+    expect(await revisions(s)).toEqual(new Set([good.json.policyRevision]));
+
+    // SIGHUP to the process that was started reaches every worker.
+    writeFileSync(join(dir, 'extra.yaml'), EXTRA.replace('flag-all', 'flag-everything'));
+    process.kill(s.pid, 'SIGHUP');
+    await waitFor(async () => (await revisions(s, 2)).size === 1 && !(await revisions(s, 2)).has(good.json.policyRevision));
+    const third = await revisions(s);
+    expect(third.size).toBe(1);
+
+    // One line and one count per reload, not one per worker.
+    const metrics = (await call(s, 'GET', '/metrics')).json as string;
+    expect(counter(metrics, 'trustgate_policy_reloads_total', 'result="success"')).toBe(2);
+    expect(counter(metrics, 'trustgate_policy_reloads_total', 'result="failure"')).toBe(1);
+    expect(lines(s).filter((l) => l.msg === 'policies reloaded')).toHaveLength(2);
+    expect(lines(s).filter((l) => String(l.msg).startsWith('policy reload failed'))).toHaveLength(1);
+
+    // A worker that dies is replaced, and the replacement serves the set in force.
+    const [victim] = workerPids(s.pid);
+    process.kill(victim!, 'SIGKILL');
+    await waitFor(() => workerPids(s.pid).length === 2 && !workerPids(s.pid).includes(victim!) && s.stdout().split('Server listening').length - 1 === 3);
+    expect(lines(s).some((l) => l.msg === 'a worker process exited; starting a replacement' && l.workerPid === victim)).toBe(true);
+    expect(await revisions(s)).toEqual(third);
+    expect(await s.stop()).toBe(0);
+  });
+
+  it('stops with a non-zero exit when the workers cannot serve (the port is taken)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const s = await startService({ TRUSTGATE_WORKERS: '2', PORT: String(port) });
+      expect(isRunning(s)).toBe(false);
+      if (isRunning(s)) return;
+      expect(s.code).not.toBe(0);
+      expect(s.stderr).toContain('EADDRINUSE');
+      expect(s.stderr).toContain('refusing to start');
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('keeps every decision line whole when both workers write at once', async () => {
+    const s = await start({});
+    const body = JSON.stringify({ result: { content: Array.from({ length: 20 }, (_, i) => ({ type: 'text', text: `block ${i}` })) } });
+    const N = 300;
+    let sent = 0;
+    const client = async (): Promise<void> => {
+      while (sent < N) {
+        sent += 1;
+        expect((await call(s, 'POST', '/v1/evaluate', JSON.parse(body))).status).toBe(200);
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, client));
+    await waitFor(() => s.stdout().split('"msg":"decision"').length - 1 >= N);
+    // Every line is one JSON object (JSON.parse throws on a split or joined line).
+    expect(lines(s).filter((l) => l.msg === 'decision')).toHaveLength(N);
+    expect(await s.stop()).toBe(0);
+  });
+});
