@@ -27,7 +27,7 @@
  */
 import autocannon, { type Result } from 'autocannon';
 import { evaluateRequestText } from './fixtures.js';
-import { QUICK, START_MODE, cleanup, cpuSeconds, envNumber, fmt, machine, median, rssBytes, startEcho, startService, table, type Proc } from './lib.js';
+import { QUICK, START_MODE, cleanup, cpuSeconds, envNumber, fmt, machine, median, processTree, rssBytes, startEcho, startService, table, type Proc } from './lib.js';
 
 const SECONDS = envNumber('BENCH_SECONDS', QUICK ? 2 : 5);
 const ROUNDS = envNumber('BENCH_ROUNDS', QUICK ? 3 : 5);
@@ -139,13 +139,18 @@ async function main(): Promise<void> {
   // One after the other: each `npm start` compiles src/ first.
   const warn = await startService({ ...SERVICE_ENV, LOG_LEVEL: 'warn' });
   const info = await startService({ ...SERVICE_ENV, LOG_LEVEL: 'info' });
+  const single = await startService({ TRUSTGATE_WORKERS: '1', ...SERVICE_ENV, LOG_LEVEL: 'info' });
   await sanity(warn, echo);
   await sanity(info, echo);
+  await sanity(single, echo);
+  const workers = processTree(info.pid).length - 1;
+  console.log(`service worker processes: ${workers === 0 ? 'none (one process serves)' : workers} (TRUSTGATE_WORKERS=${SERVICE_ENV.TRUSTGATE_WORKERS ?? 'auto'})\n`);
 
   const targets: Target[] = [
     { label: 'echo', proc: echo, path: '/echo' },
     { label: 'evaluate (LOG_LEVEL=warn)', proc: warn, path: '/v1/evaluate' },
     { label: 'evaluate (LOG_LEVEL=info)', proc: info, path: '/v1/evaluate' },
+    { label: 'evaluate (LOG_LEVEL=info, TRUSTGATE_WORKERS=1)', proc: single, path: '/v1/evaluate' },
   ];
   for (const t of targets) await measure(t, WARMUP_SECONDS);
 
@@ -160,6 +165,7 @@ async function main(): Promise<void> {
     }
     console.log(`round ${round + 1}: ${line.join(' | ')} req/s`);
   }
+  await single.stop();
   await info.stop();
   await warn.stop();
   await echo.stop();
@@ -188,23 +194,25 @@ async function main(): Promise<void> {
   const ratio = (label: string, f: (s: Sample, base: Sample) => number): number => median(at(label).map((s, i) => f(s, e[i]!)));
   console.log();
   table([
-    ['ratio (median of per-round ratios)', 'LOG_LEVEL=warn', 'LOG_LEVEL=info', 'target'],
+    ['ratio (median of per-round ratios)', 'LOG_LEVEL=warn', 'LOG_LEVEL=info', 'info, one process', 'target'],
     [
       'throughput evaluate/echo',
       fmt(ratio('evaluate (LOG_LEVEL=warn)', (s, b) => s.rps / b.rps), 2),
       fmt(ratio('evaluate (LOG_LEVEL=info)', (s, b) => s.rps / b.rps), 2),
+      fmt(ratio('evaluate (LOG_LEVEL=info, TRUSTGATE_WORKERS=1)', (s, b) => s.rps / b.rps), 2),
       '>= 0.6 (aim 0.8)',
     ],
     [
       'server CPU per request echo/evaluate',
       fmt(ratio('evaluate (LOG_LEVEL=warn)', (s, b) => b.cpuUs / s.cpuUs), 2),
       fmt(ratio('evaluate (LOG_LEVEL=info)', (s, b) => b.cpuUs / s.cpuUs), 2),
-      '(client-independent view)',
+      fmt(ratio('evaluate (LOG_LEVEL=info, TRUSTGATE_WORKERS=1)', (s, b) => b.cpuUs / s.cpuUs), 2),
+      '(all processes; client-independent)',
     ],
   ]);
 
   if (!RSS) return;
-  console.log(`\nRSS of the serving node process (fresh service, LOG_LEVEL=${RSS_LOG_LEVEL}):`);
+  console.log(`\nRSS of the service, every process summed (fresh service, LOG_LEVEL=${RSS_LOG_LEVEL}):`);
   const { rows, idle } = await rssPhase();
   table([['after requests', 'VmRSS MiB'], ['0 (ready, idle)', fmt(idle / 2 ** 20, 1)], ...rows.map(([n, b]) => [fmt(n), fmt(b / 2 ** 20, 1)])]);
   const [first, last] = RSS_COUNTS as [number, number];

@@ -90,8 +90,30 @@ export { freePort };
 
 // ---------------------------------------------------------------- /proc
 
-/** VmRSS of a process in bytes (Linux), or NaN. */
+/** `pid` and every process below it (the service's worker processes), via /proc/<pid>/task/<tid>/children. */
+export function processTree(pid: number): number[] {
+  const all: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.shift()!;
+    all.push(p);
+    try {
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        queue.push(...readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      }
+    } catch {
+      // gone
+    }
+  }
+  return all;
+}
+
+/** VmRSS of a process and its descendants (a service with worker processes), in bytes (Linux), or NaN. */
 export function rssBytes(pid: number): number {
+  return processTree(pid).reduce((sum, p) => sum + rssOne(p), 0);
+}
+
+function rssOne(pid: number): number {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : NaN;
@@ -102,8 +124,12 @@ export function rssBytes(pid: number): number {
 
 let clockTicks: number | undefined;
 
-/** User + system CPU time of a process in seconds (Linux), or NaN. */
+/** User + system CPU time of a process and its descendants in seconds (Linux), or NaN. */
 export function cpuSeconds(pid: number): number {
+  return processTree(pid).reduce((sum, p) => sum + cpuOne(p), 0);
+}
+
+function cpuOne(pid: number): number {
   try {
     clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
