@@ -98,7 +98,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reload the policy folder atomically; on failure the previous set stays in force (422) */
+        /**
+         * Reload the policy folder atomically; on failure the previous set stays in force (422)
+         * @description With worker processes (TRUSTGATE_WORKERS above 1) any worker takes the request, the folder is read once, and the answer comes once every worker serves the new set; a failed reload leaves every worker on the previous set. SIGHUP to the started process does the same.
+         */
         post: operations["reloadPolicies"];
         delete?: never;
         options?: never;
