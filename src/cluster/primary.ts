@@ -122,7 +122,9 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
   const metricsText = async (): Promise<string> => {
     const answers = await ask((id) => ({ kind: 'collect', id }));
     const all = [await metrics.registry.getMetricsAsJSON(), ...answers.flatMap((a) => (a.kind === 'collected' ? [a.data] : []))];
-    return AggregatorRegistry.aggregate(all).metrics();
+    const text = await AggregatorRegistry.aggregate(all).metrics();
+    // Summing start times means nothing, so prom-client leaves them out; the service started when this process did.
+    return text + (await metrics.registry.getSingleMetricAsString('trustgate_process_start_time_seconds')) + '\n';
   };
 
   const onMessage = (w: Worker, m: unknown): void => {

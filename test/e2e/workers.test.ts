@@ -118,6 +118,8 @@ describe('TRUSTGATE_WORKERS=2', () => {
       const text = (await call(s, 'GET', '/metrics')).json as string;
       expect(counter(text, 'trustgate_decisions_total', 'outcome="allow"')).toBe(10);
       expect(text).toMatch(/^trustgate_evaluation_duration_seconds_count 10$/m);
+      // Not summed: the service's start time, as one process reports it.
+      expect(text).toMatch(/^trustgate_process_start_time_seconds \d+$/m);
     }
     expect(await s.stop()).toBe(0);
     for (const pid of workers) expect(alive(pid)).toBe(false);
