@@ -114,8 +114,8 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
 
   const reloadAll = async (source: string) => {
     const outcome = await store.reload();
-    reportReload(log, metrics, source, outcome, store.current?.revision);
     if (outcome.ok) await installEverywhere(outcome.set);
+    reportReload(log, metrics, source, outcome, store.current?.revision);
     return outcome;
   };
 
