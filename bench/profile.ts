@@ -2,7 +2,9 @@
  * CPU profile of POST /v1/evaluate under load, summarised.
  *
  * Builds (npm run build), starts `node --cpu-prof --cpu-prof-dir=<dir>
- * dist/server.js` with the shipped policies, drives the ~4 KB fixture with
+ * dist/server.js` with the shipped policies as one process
+ * (TRUSTGATE_WORKERS=1: a profile is one process's, and a worker's work is
+ * the same as the one process's), drives the ~4 KB fixture with
  * autocannon for PROFILE_SECONDS (default 15), stops the service with
  * SIGTERM so V8 writes the .cpuprofile, and prints:
  *
@@ -164,7 +166,7 @@ async function main(): Promise<void> {
   if (!echo) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const before = new Set(readdirSync(dir));
   const profArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
-  const svc = echo ? await startEcho(profArgs) : await startService({ LOG_LEVEL: level }, profArgs);
+  const svc = echo ? await startEcho(profArgs) : await startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, profArgs);
   const body = evaluateRequestText();
   const r = await autocannon({
     url: `${svc.base}${echo ? '/echo' : '/v1/evaluate'}`,
