@@ -8,7 +8,7 @@ import { mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync } f
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../test/helpers/process.js';
+import { alive, childrenOf, freePort } from '../test/helpers/process.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -97,13 +97,7 @@ export function processTree(pid: number): number[] {
   while (queue.length > 0) {
     const p = queue.shift()!;
     all.push(p);
-    try {
-      for (const tid of readdirSync(`/proc/${p}/task`)) {
-        queue.push(...readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
-      }
-    } catch {
-      // gone
-    }
+    queue.push(...childrenOf(p));
   }
   return all;
 }
@@ -180,15 +174,6 @@ export function findNodeDescendant(root: number, script: string): number | undef
 }
 
 // ---------------------------------------------------------------- processes
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export interface Proc {
   name: string;

@@ -6,18 +6,18 @@
  * the set in force; decision lines of both workers never interleave on a
  * shared stdout; SIGTERM stops every process with exit 0.
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+import { alive, childrenOf, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
 
 const started: Running[] = [];
 afterAll(async () => {
   for (const s of started) {
-    for (const pid of [s.pid, ...workerPids(s.pid)]) {
+    for (const pid of [s.pid, ...childrenOf(s.pid)]) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -26,24 +26,6 @@ afterAll(async () => {
     }
   }
 });
-
-/** The processes forked by `pid`. */
-function workerPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function start(env: Record<string, string>): Promise<Running> {
   const s = await startService({ TRUSTGATE_WORKERS: '2', ...env });
@@ -107,7 +89,7 @@ const EXTRA = 'id: extra\nmode: enforce\nrules:\n  - id: flag-all\n    scope: re
 describe('TRUSTGATE_WORKERS=2', () => {
   it('decides on both workers, counts every decision in /metrics, and stops every process with exit 0', async () => {
     const s = await start({});
-    const workers = workerPids(s.pid);
+    const workers = childrenOf(s.pid);
     expect(workers).toHaveLength(2);
     for (let i = 0; i < 10; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
     await waitFor(() => lines(s).filter((l) => l.msg === 'decision').length === 10);
@@ -163,9 +145,9 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(lines(s).filter((l) => String(l.msg).startsWith('policy reload failed'))).toHaveLength(1);
 
     // A worker that dies is replaced, and the replacement serves the set in force.
-    const [victim] = workerPids(s.pid);
+    const [victim] = childrenOf(s.pid);
     process.kill(victim!, 'SIGKILL');
-    await waitFor(() => workerPids(s.pid).length === 2 && !workerPids(s.pid).includes(victim!) && s.stdout().split('Server listening').length - 1 === 3);
+    await waitFor(() => childrenOf(s.pid).length === 2 && !childrenOf(s.pid).includes(victim!) && s.stdout().split('Server listening').length - 1 === 3);
     expect(lines(s).some((l) => l.msg === 'a worker process exited; starting a replacement' && l.workerPid === victim)).toBe(true);
     expect(await revisions(s)).toEqual(third);
     expect(await s.stop()).toBe(0);

@@ -78,17 +78,29 @@ export async function startService(env: Record<string, string>, command: string[
   };
 }
 
+/** The processes `pid` started (its children), from /proc (Linux); none when it is gone. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a process exists (signal 0). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The node process serving under `npm start`: the descendant of `root` whose command line runs dist/server.js or dist/cli.js. */
 export function serverPid(root: number): number | undefined {
-  const childrenOf = (pid: number): number[] => {
-    try {
-      return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-        readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-      );
-    } catch {
-      return [];
-    }
-  };
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.shift()!;
