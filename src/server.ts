@@ -53,8 +53,7 @@ async function serve(
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  // A worker whose primary is gone gets no more connections: it finishes what it has and stops.
-  if (cluster.isWorker) process.on('disconnect', () => shutdown('disconnect'));
+  // A worker whose primary is gone exits by itself (Node's cluster module does that on 'disconnect').
 
   // Loaded here, not at the top: a primary process never serves HTTP and stays small without Fastify and the routes.
   const { buildApp } = await import('./app.js');

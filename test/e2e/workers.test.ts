@@ -153,6 +153,14 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(await s.stop()).toBe(0);
   });
 
+  it('leaves no worker behind when the started process is killed outright', async () => {
+    const s = await start({});
+    const workers = childrenOf(s.pid);
+    expect(workers).toHaveLength(2);
+    process.kill(s.pid, 'SIGKILL');
+    await waitFor(() => workers.every((pid) => !alive(pid)));
+  });
+
   it('stops with a non-zero exit when the workers cannot serve (the port is taken)', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
