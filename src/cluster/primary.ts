@@ -162,7 +162,7 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
           (text) => send(w, { kind: 'metricsText', id: m.id, text }),
           (err: unknown) => {
             log.error({ errName: (err as Error)?.name }, 'could not gather metrics');
-            send(w, { kind: 'metricsText', id: m.id, text: '' });
+            send(w, { kind: 'metricsText', id: m.id, error: String((err as Error)?.message ?? err) });
           },
         );
         return;

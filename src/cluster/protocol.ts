@@ -23,8 +23,9 @@ export type ToWorker =
   /** The answer to the worker's `reload`; on success every worker already serves the new set. */
   | { kind: 'reloaded'; id: number; ok: true; changed: boolean }
   | { kind: 'reloaded'; id: number; ok: false; message: string; detail: string; file?: string; rule?: string }
-  /** The answer to the worker's `metrics`: the Prometheus text for the whole service. */
-  | { kind: 'metricsText'; id: number; text: string };
+  /** The answer to the worker's `metrics`: the Prometheus text for the whole service, or why there is none. */
+  | { kind: 'metricsText'; id: number; text: string }
+  | { kind: 'metricsText'; id: number; error: string };
 
 /** Worker → primary. */
 export type ToPrimary =

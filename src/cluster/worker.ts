@@ -5,7 +5,7 @@
  * GET /metrics text. See primary.ts.
  */
 import type { Config } from '../config.js';
-import { createMetrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
 import { compilePolicyFiles, PolicyLoadError } from '../policy/load.js';
 import { PolicyStore, type ReloadResult } from '../policy/store.js';
 import { isMessage, type ToPrimary, type ToWorker } from './protocol.js';
@@ -14,7 +14,7 @@ type Answer = Extract<ToWorker, { kind: 'reloaded' | 'metricsText' }>;
 
 export interface WorkerParts {
   store: PolicyStore;
-  metrics: ReturnType<typeof createMetrics>;
+  metrics: Metrics;
   reloadPolicies: (source: string) => Promise<ReloadResult>;
   metricsText: () => Promise<string>;
   /** Resolves once the first policy set from the primary is in force. */
@@ -109,6 +109,8 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
     async metricsText() {
       const m = await request((id) => ({ kind: 'metrics', id }));
       if (m.kind !== 'metricsText') throw new Error('unexpected answer from the primary process');
+      // A scrape that fails says so (a 500) rather than answering an empty page.
+      if ('error' in m) throw new Error(`metrics could not be gathered: ${m.error}`);
       return m.text;
     },
   };
