@@ -119,9 +119,28 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
     return outcome;
   };
 
+  /**
+   * Counters and histograms of workers that have exited, as last collected:
+   * a worker's replacement starts from zero, and without these the sums a
+   * scrape sees would go down (which Prometheus reads as a reset). What a
+   * worker counted after its last collection is lost with it.
+   */
+  let retired: object[] = [];
+  const lastCollected = new Map<Worker, object[]>();
+  const retire = (w: Worker): void => {
+    const last = lastCollected.get(w);
+    lastCollected.delete(w);
+    if (!last) return;
+    // Metrics of one name are summed wherever they stand in the lists aggregated, so appending is enough.
+    retired = [...retired, ...last.filter((m) => ['counter', 'histogram'].includes(String((m as { type?: unknown }).type)))];
+  };
+
   const metricsText = async (): Promise<string> => {
     const answers = await ask((id) => ({ kind: 'collect', id }));
-    const all = [await metrics.registry.getMetricsAsJSON(), ...answers.flatMap((a) => (a.kind === 'collected' ? [a.data] : []))];
+    for (const a of answers) if (a.kind === 'collected' && workerOf.has(a)) lastCollected.set(workerOf.get(a)!, a.data);
+    // Keep the retired list to one entry a metric however many workers have exited.
+    if (retired.length > 64) retired = await AggregatorRegistry.aggregate([retired]).getMetricsAsJSON();
+    const all = [await metrics.registry.getMetricsAsJSON(), retired, ...answers.flatMap((a) => (a.kind === 'collected' ? [a.data] : []))];
     const text = await AggregatorRegistry.aggregate(all).metrics();
     // Summing start times means nothing, so prom-client leaves them out; the service started when this process did.
     return text + (await metrics.registry.getSingleMetricAsString('trustgate_process_start_time_seconds')) + '\n';
@@ -195,6 +214,7 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
     live.delete(w);
     forked.delete(w);
     settle(w);
+    retire(w);
     if (closing) {
       // A worker still starting has no handler yet and ends by the signal itself: nothing was in flight.
       if (code !== 0 && signal !== stopSignal) exitCode = 1;

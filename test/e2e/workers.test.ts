@@ -144,12 +144,20 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(lines(s).filter((l) => l.msg === 'policies reloaded')).toHaveLength(2);
     expect(lines(s).filter((l) => String(l.msg).startsWith('policy reload failed'))).toHaveLength(1);
 
-    // A worker that dies is replaced, and the replacement serves the set in force.
+    // A worker that dies is replaced, and the replacement serves the set in force;
+    // the counts a scrape saw never go down (the dead worker's last counts are kept).
+    const counted = () => call(s, 'GET', '/metrics').then((r) => counter(r.json as string, 'trustgate_decisions_total', 'outcome="allow"'));
+    for (let i = 0; i < 8; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    const decided = await counted();
+    expect(decided).toBe(12);
     const [victim] = childrenOf(s.pid);
     process.kill(victim!, 'SIGKILL');
     await waitFor(() => childrenOf(s.pid).length === 2 && !childrenOf(s.pid).includes(victim!) && s.stdout().split('Server listening').length - 1 === 3);
     expect(lines(s).some((l) => l.msg === 'a worker process exited; starting a replacement' && l.workerPid === victim)).toBe(true);
     expect(await revisions(s)).toEqual(third);
+    expect(await counted()).toBe(decided);
+    expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    expect(await counted()).toBe(decided + 1);
     expect(await s.stop()).toBe(0);
   });
 
