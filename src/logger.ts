@@ -55,7 +55,8 @@ export class TurnBatchedDestination implements DestinationStream {
    */
   constructor(fd: number, maxWrite = Infinity) {
     this.#maxWrite = maxWrite;
-    this.#out = pino.destination({ dest: fd, sync: true });
+    // sonic-boom keeps its own backlog (after EAGAIN, say) in writes of at most `maxWrite` too.
+    this.#out = pino.destination({ dest: fd, sync: true, ...(Number.isFinite(maxWrite) ? { maxWrite } : {}) });
     // A log that cannot be written (stdout closed) must not take the service down with it.
     this.#out.on('error', () => {});
     process.once('exit', () => this.#flush());
