@@ -25,11 +25,34 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
+/**
+ * SIGHUP, taken from the start of main(): one that arrives while the
+ * process cannot reload yet (policies loading, the app building) is kept
+ * and acted on once it can, instead of ending the process (SIGHUP's
+ * default action).
+ */
+function hangups(): (reload: () => void) => void {
+  let early = false;
+  let handler: (() => void) | undefined;
+  process.on('SIGHUP', () => {
+    if (handler) handler();
+    else early = true;
+  });
+  return (reload) => {
+    handler = reload;
+    if (early) {
+      early = false;
+      reload();
+    }
+  };
+}
+
 /** Build the app, route the signals, listen. */
 async function serve(
   config: Config,
   log: pino.Logger,
   exit: (code: number) => never,
+  onHangup: (reload: () => void) => void,
   app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore },
 ): Promise<void> {
   let server: Awaited<ReturnType<typeof import('./app.js').buildApp>> | undefined;
@@ -60,14 +83,13 @@ async function serve(
   server = await buildApp({ config, logger: log, ...app });
   if (closing) return;
   const running = server;
-  process.on('SIGHUP', () => {
-    void running.reloadPolicies('SIGHUP');
-  });
+  onHangup(() => void running.reloadPolicies('SIGHUP'));
 
   await server.listen({ port: config.port, host: config.host });
 }
 
 async function main(): Promise<void> {
+  const onHangup = hangups();
   let config: Config;
   try {
     config = loadConfig();
@@ -97,7 +119,7 @@ async function main(): Promise<void> {
   if (isOurWorker) {
     const parts = connectWorker(config, log, () => exit(1));
     await parts.ready;
-    return serve(config, log, exit, parts);
+    return serve(config, log, exit, onHangup, parts);
   }
 
   const store = new PolicyStore(config.policyDir);
@@ -113,8 +135,8 @@ async function main(): Promise<void> {
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
-  if (workers > 1) return runPrimary({ config, workers, log, store, exit });
-  return serve(config, log, exit, { store });
+  if (workers > 1) return runPrimary({ config, workers, log, store, exit, onHangup });
+  return serve(config, log, exit, onHangup, { store });
 }
 
 main().catch((err: unknown) => {

@@ -38,7 +38,15 @@ interface Pending {
   done: () => void;
 }
 
-export function runPrimary(opts: { config: Config; workers: number; log: Logger; store: PolicyStore; exit: (code: number) => never }): void {
+export function runPrimary(opts: {
+  config: Config;
+  workers: number;
+  log: Logger;
+  store: PolicyStore;
+  exit: (code: number) => never;
+  /** Where SIGHUP is routed (see src/server.ts). */
+  onHangup: (reload: () => void) => void;
+}): void {
   const { workers: count, log, store, exit } = opts;
   const metrics = createMetrics();
   /** Workers that said hello: they hear what is sent to them. */
@@ -224,7 +232,9 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
       }
       return;
     }
-    if (!listening.has(w)) {
+    // At start-up a worker that cannot serve stops the service (the port is taken, say); once
+    // the service has served, a replacement that dies early counts as one more death below.
+    if (!listening.has(w) && ready < count) {
       log.fatal({ workerPid: w.process.pid, code, signal }, 'a worker process could not start');
       process.stderr.write(`trustgate: refusing to start: a worker process exited before serving (code ${code ?? signal})\n`);
       closing = true;
@@ -248,9 +258,7 @@ export function runPrimary(opts: { config: Config; workers: number; log: Logger;
     fork();
   });
 
-  process.on('SIGHUP', () => {
-    void reloadAll('SIGHUP');
-  });
+  opts.onHangup(() => void reloadAll('SIGHUP'));
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) return;
     closing = true;

@@ -3,11 +3,12 @@
  * token, reload through the API and SIGHUP (good and broken files),
  * graceful SIGTERM, and fail-closed start-up.
  */
+import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+import { freePort, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
 
 const started: Running[] = [];
 afterAll(async () => {
@@ -142,6 +143,39 @@ describe('npm start', () => {
     expect(s.code).not.toBe(0);
     for (const m of mentions) expect(s.stderr).toContain(m);
   });
+
+  it.each([['one process', '1'], ['worker processes', '2']])(
+    'keeps a SIGHUP that arrives while it is still starting, and reloads once it can (%s)',
+    async (_how, workers) => {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['dist/server.js'], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', TRUSTGATE_WORKERS: workers },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += String(d)));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        // Right after the policies are loaded: the app (or the workers) are still being built.
+        await waitFor(() => out.includes('"msg":"policies loaded"'), 30_000);
+        process.kill(child.pid!, 'SIGHUP');
+        await waitFor(async () => {
+          try {
+            return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
+          } catch {
+            return false;
+          }
+        }, 30_000);
+        await waitFor(() => out.includes('"source":"SIGHUP"') && out.includes('"msg":"policies reloaded"'), 30_000);
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 
   it('refuses to start with a bad setting, naming it', async () => {
     const s = await startService({ TRUSTGATE_BODY_LIMIT: '-1' });

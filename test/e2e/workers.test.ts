@@ -161,6 +161,20 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(await s.stop()).toBe(0);
   });
 
+  it('replaces a replacement that dies before it serves, instead of stopping the service', async () => {
+    const s = await start({});
+    const first = childrenOf(s.pid);
+    process.kill(first[0]!, 'SIGKILL');
+    // Kill the replacement as soon as it exists, long before it listens.
+    let replacement: number | undefined;
+    await waitFor(() => (replacement = childrenOf(s.pid).find((pid) => !first.includes(pid))) !== undefined, 20_000);
+    process.kill(replacement!, 'SIGKILL');
+    await waitFor(() => childrenOf(s.pid).filter((pid) => !first.includes(pid) && pid !== replacement).length === 1 && s.stdout().split('Server listening').length - 1 === 3);
+    expect(lines(s).filter((l) => l.msg === 'a worker process exited; starting a replacement')).toHaveLength(2);
+    for (let i = 0; i < 4; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    expect(await s.stop()).toBe(0);
+  });
+
   it('leaves no worker behind when the started process is killed outright', async () => {
     const s = await start({});
     const workers = childrenOf(s.pid);
