@@ -20,7 +20,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import { createMetrics } from '../metrics.js';
 import type { PolicyFile, PolicySet } from '../policy/load.js';
 import { reportReload, type PolicyStore } from '../policy/store.js';
@@ -39,7 +38,6 @@ interface Pending {
 }
 
 export function runPrimary(opts: {
-  config: Config;
   workers: number;
   log: Logger;
   store: PolicyStore;
