@@ -4,6 +4,8 @@
  * request twice gives deep-equal answers except `decisionId` and the
  * per-decision spotlight boundary (normalised before comparing), with the
  * shipped policies and with an inline set that applies every effect.
+ * `options.explain` only adds provenance (`labelSources`, `blocks[].sources`):
+ * the same request with and without it gives the same decision otherwise.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,5 +46,31 @@ describe.each(['shipped', 'inline'] as const)('decisions are pure with the %s po
       { seed: LAW_SEED + 20, numRuns: 300 },
     );
     expect(fenced).toBeGreaterThan(10);
+  }, 120_000);
+});
+
+describe.each(['shipped', 'inline'] as const)('options.explain adds provenance and changes nothing else (%s policies)', (set) => {
+  it('with and without explain: equal answers but for labelSources and blocks[].sources', async () => {
+    const app = () => (set === 'shipped' ? apps.shipped : apps.inline);
+    let withSources = 0;
+    await fc.assert(
+      fc.asyncProperty(evaluateRequestArb, async (req) => {
+        const ask = (explain: boolean) => evaluate(app(), JSON.stringify({ ...req, options: { ...(req.options as object), explain } }));
+        const plain = await ask(false);
+        const explained = await ask(true);
+        expect(plain.status).toBe(200);
+        expect(explained.status).toBe(200);
+        expect(plain.json.labelSources).toBeUndefined();
+        expect(plain.json.blocks.every((b: any) => b.sources === undefined)).toBe(true);
+        expect(explained.json.labelSources).toBeDefined();
+        if (explained.json.labelSources.sensitive.length + explained.json.labelSources.untrusted.length > 0) withSources++;
+        const { labelSources: _ls, ...rest } = explained.json;
+        const stripped = { ...rest, blocks: rest.blocks.map(({ sources: _s, ...b }: any) => b) };
+        expect(comparable(stripped)).toEqual(comparable(plain.json));
+      }),
+      { seed: LAW_SEED + 21, numRuns: 300 },
+    );
+    // The generator reaches results whose flags have claims behind them.
+    expect(withSources).toBeGreaterThan(50);
   }, 120_000);
 });
