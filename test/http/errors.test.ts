@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 
@@ -61,6 +62,18 @@ describe('errors and limits through the real routes (contract section 8)', () =>
     const r = await post(t.app, '/v1/evaluate', body);
     expect(r.status).toBe(200);
     expect(r.json.evidence[0].status).toBe('malformed');
+  });
+
+  it('evidence records nesting 125 and 128 levels verify (the limit is 128 levels below the record)', async () => {
+    const K = 'io.modelcontextprotocol/trust-annotations';
+    for (const levels of [125, 128]) {
+      // The canonical text of nested empty arrays is the text itself.
+      const digest = 'sha256:' + createHash('sha256').update(deep(levels)).digest('hex');
+      const body = `{"result":{"content":[],"_meta":{"${K}":{"evidenceRef":{"type":"x","digest":"${digest}","canonicalization":"jcs/rfc8785"}}}},"evidence":[{"digest":"${digest}","record":${deep(levels)}}]}`;
+      const r = await post(t.app, '/v1/evaluate', body);
+      expect(r.status).toBe(200);
+      expect(r.json.evidence[0].status).toBe('verified');
+    }
   });
 
   it('an unknown route is a 404 problem', async () => {
