@@ -216,6 +216,14 @@ export function runPrimary(opts: {
     if (ready === count) log.info({ workers: count }, `serving with ${count} worker processes`);
   });
 
+  /** Stop the service with exit 1: every worker gets `signal`, the primary exits once all have. */
+  const fail = (signal: NodeJS.Signals): void => {
+    closing = true;
+    exitCode = 1;
+    stopAll(signal);
+    if (forked.size === 0) exit(1);
+  };
+
   cluster.on('exit', (w, code, signal) => {
     live.delete(w);
     forked.delete(w);
@@ -235,10 +243,7 @@ export function runPrimary(opts: {
     if (!listening.has(w) && ready < count) {
       log.fatal({ workerPid: w.process.pid, code, signal }, 'a worker process could not start');
       process.stderr.write(`trustgate: refusing to start: a worker process exited before serving (code ${code ?? signal})\n`);
-      closing = true;
-      exitCode = 1;
-      stopAll('SIGKILL');
-      if (forked.size === 0) exit(1);
+      fail('SIGKILL');
       return;
     }
     const now = Date.now();
@@ -246,10 +251,7 @@ export function runPrimary(opts: {
     while (restarts.length > 0 && restarts[0]! < now - RESTART_WINDOW_MS) restarts.shift();
     if (restarts.length > MAX_RESTARTS) {
       log.fatal({ workerPid: w.process.pid, code, signal, restarts: restarts.length }, 'worker processes keep exiting; stopping');
-      closing = true;
-      exitCode = 1;
-      stopAll('SIGTERM');
-      if (forked.size === 0) exit(1);
+      fail('SIGTERM');
       return;
     }
     log.error({ workerPid: w.process.pid, code, signal }, 'a worker process exited; starting a replacement');

@@ -29,14 +29,9 @@ export class PolicyStore {
     return set;
   }
 
-  /**
-   * Put a set compiled elsewhere in force (a worker process serves the set
-   * its primary loaded). Returns whether the revision changed.
-   */
-  install(set: PolicySet): boolean {
-    const changed = set.revision !== this.#current?.revision;
+  /** Put a set compiled elsewhere in force (a worker process serves the set its primary loaded). */
+  install(set: PolicySet): void {
     this.#current = set;
-    return changed;
   }
 
   /**
