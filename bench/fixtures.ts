@@ -133,6 +133,56 @@ export function evaluateRequestText(): string {
 }
 
 /**
+ * Other request shapes of about 4 KB, for checking that the evaluate/echo
+ * ratio does not hold only for the mixed fixture (`BENCH_FIXTURE` of
+ * bench:evaluate):
+ * - `plain-text`: one ~4 KB text block, no claims, no context, no protocolVersion;
+ * - `annotated-20`: twenty short text blocks with `audience` and `priority`, no claims;
+ * - `untrusted-6`: a result-level `untrusted` claim over six text blocks,
+ *   every other block `sensitive: true`, `context.destination: "remote"`:
+ *   the shipped policies fence all six and ask for consent (`warn`).
+ */
+export const OTHER_SHAPES = {
+  'plain-text': (): EvaluateBody => ({ result: { content: [{ type: 'text', text: prose(11, 3900) }] } }),
+  'annotated-20': (): EvaluateBody => ({
+    protocolVersion: PROTOCOL_VERSION,
+    tool: { name: 'docs.search' },
+    server: { name: 'docs' },
+    result: {
+      content: Array.from({ length: 20 }, (_, i) => ({
+        type: 'text',
+        text: prose(20 + i, 100),
+        annotations: { audience: ['user', 'assistant'], priority: 0.5 },
+      })),
+    },
+  }),
+  'untrusted-6': (): EvaluateBody => ({
+    protocolVersion: PROTOCOL_VERSION,
+    context: { destination: 'remote' },
+    result: {
+      _meta: { [TRUST_KEY]: { untrusted: true } },
+      content: Array.from({ length: 6 }, (_, i) => ({
+        type: 'text',
+        text: prose(40 + i, 560),
+        _meta: { [TRUST_KEY]: { sensitive: i % 2 === 0 } },
+      })),
+    },
+  }),
+} as const;
+
+export type ShapeName = 'mixed-5' | keyof typeof OTHER_SHAPES;
+
+/** The text of a named request shape; `mixed-5` is the fixture of evaluateRequestText(). */
+export function shapeText(name: string): string {
+  if (name === 'mixed-5') return evaluateRequestText();
+  const make = (OTHER_SHAPES as Record<string, (() => EvaluateBody) | undefined>)[name];
+  if (make === undefined || !Object.prototype.hasOwnProperty.call(OTHER_SHAPES, name)) {
+    throw new Error(`unknown fixture ${JSON.stringify(name)}: mixed-5, ${Object.keys(OTHER_SHAPES).join(', ')}`);
+  }
+  return JSON.stringify(make());
+}
+
+/**
  * An evaluate request whose result holds `n` blocks of mixed types: the five
  * kinds of the 4 KB fixture in turn, every 4th block claimed untrusted,
  * every 10th block carrying its own evidenceRef (JCS and CBOR in turn) with
