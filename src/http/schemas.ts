@@ -23,7 +23,8 @@ export const sharedSchemas = [
       code: { type: 'string', enum: Object.keys(ERRORS) },
       errors: {
         type: 'array',
-        description: 'Present when the request body failed validation.',
+        description:
+          'Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once).',
         items: {
           type: 'object',
           required: ['pointer', 'message'],

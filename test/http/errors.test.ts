@@ -50,6 +50,14 @@ describe('errors and limits through the real routes (contract section 8)', () =>
     expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: '/evidences' }));
   });
 
+  it('names the first place a body breaks the schema, however many places it breaks it', async () => {
+    // 20,000 evidence entries without a record: checking stops at the first.
+    const body = { ...ok, evidence: Array.from({ length: 20_000 }, () => ({})) };
+    const r = await post(t.app, '/v1/evaluate', body);
+    await expectProblem(r, 400, 'TG_ERR_BODY_SCHEMA');
+    expect(r.json.errors).toEqual([{ pointer: '/evidence/0/record', message: 'is required' }]);
+  });
+
   it('a result nesting exactly 128 levels is evaluated', async () => {
     const r = await post(t.app, '/v1/evaluate', `{"result":{"content":[],"structuredContent":${deep(127)}}}`);
     expect(r.status).toBe(200);
