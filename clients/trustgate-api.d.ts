@@ -400,7 +400,10 @@ export interface operations {
                         valid: boolean;
                         /** @description The revision whose rules were applied */
                         protocolVersion: string;
+                        /** @description At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        validationOmitted?: number;
                     };
                 };
             };
@@ -678,7 +681,10 @@ export interface operations {
                         }[];
                         evidence: components["schemas"]["EvidenceOutcome"][];
                         findings: components["schemas"]["Finding"][];
+                        /** @description At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        validationOmitted?: number;
                         result?: components["schemas"]["CallToolResult"];
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;

@@ -31,6 +31,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Longest string policies and evidence matching read, in characters (TRUSTGATE_MAX_STRING, default 65536). */
   readonly maxString: number;
+  /** Validation findings listed per result, past which only the first of each rule and severity is (TRUSTGATE_MAX_VALIDATION_FINDINGS, default 1000). */
+  readonly maxValidationFindings: number;
   /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE', 1_000, 0, 1_000_000),
     requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     maxString: int(env, 'TRUSTGATE_MAX_STRING', 65_536, 16, 16_777_216),
+    maxValidationFindings: int(env, 'TRUSTGATE_MAX_VALIDATION_FINDINGS', 1_000, 1, 1_000_000),
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),

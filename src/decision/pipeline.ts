@@ -13,7 +13,7 @@ import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/e
 import type { PolicySet } from '../policy/load.js';
 import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
 import { checkStringLengths } from './limits.js';
-import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, validateMcp } from './validate.js';
+import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
 
 export interface EvaluateRequest {
   result: Record<string, unknown>;
@@ -39,6 +39,8 @@ export interface DecideOptions {
   maxEvidence: number;
   /** Longest string policies and evidence matching read; unchecked when absent. */
   maxString?: number;
+  /** Validation findings listed, past which only the first of each rule and severity is (see FindingList); unbounded when absent. */
+  maxValidationFindings?: number;
   /** Cap on the CEL work of this decision (fail closed once spent). */
   budget?: EvaluationBudget | undefined;
 }
@@ -94,6 +96,8 @@ export interface Decision {
   evidence: EvidenceOut[];
   findings: FindingOut[];
   validation: ValidationFinding[];
+  /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS; present when some were. */
+  validationOmitted?: number;
   result?: Record<string, unknown>;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
@@ -176,7 +180,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     checkStringLengths(req, opts.maxString);
   }
   const trust = assessTrust(result, evidenceEntries(req, opts));
-  const validation = validateMcp(result, revision).concat(trust.findings);
+  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings);
 
   const matches: Match[] = evaluatePolicies(
     opts.policies,
@@ -264,6 +268,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     findings,
     validation,
   };
+  if (omitted > 0) decision.validationOmitted = omitted;
   if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {

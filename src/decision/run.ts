@@ -14,7 +14,7 @@ import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'evalBudgetMs'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
   /** Receives the decision log line; left out when the log level would drop it anyway. */
@@ -57,6 +57,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxBlocks: deps.config.maxBlocks,
     maxEvidence: deps.config.maxEvidence,
     maxString: deps.config.maxString,
+    maxValidationFindings: deps.config.maxValidationFindings,
   });
   const ms = performance.now() - started;
   if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);

@@ -5,6 +5,7 @@
  */
 import { TrustgateError } from '../errors.js';
 import { jsonDepth } from '../json/depth.js';
+import { FindingList } from '../mcp/findings.js';
 import { defaultRevision, validateMcp } from '../mcp/validate.js';
 import { isRevision, REVISIONS, type Revision, type ValidationFinding } from '../model.js';
 
@@ -29,6 +30,23 @@ export function checkResultDepth(result: unknown): void {
       { pointer: '/result', message: 'nests too deeply' },
     ]);
   }
+}
+
+/**
+ * The `validation` of an answer: the mcp.* findings, then the trust-claim
+ * findings, at most `limit` of them plus the first of every rule and
+ * severity past it (see FindingList); `omitted` counts the rest.
+ */
+export function resultFindings(
+  result: unknown,
+  revision: Revision,
+  trustFindings: readonly ValidationFinding[],
+  limit = Infinity,
+): { validation: ValidationFinding[]; omitted: number } {
+  const list = new FindingList(limit);
+  validateMcp(result, revision, list);
+  for (const f of trustFindings) list.push(f);
+  return { validation: list.items, omitted: list.omitted };
 }
 
 /** True when no finding is an error. */

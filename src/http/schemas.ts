@@ -125,6 +125,20 @@ export const validateBody = {
   },
 } as const;
 
+/** `validation` of /v1/validate and /v1/evaluate answers, and the count of findings left out of it. */
+export const validationList = {
+  type: 'array',
+  description:
+    'At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
+  items: { $ref: 'ValidationFinding#' },
+} as const;
+
+export const validationOmitted = {
+  type: 'integer',
+  minimum: 1,
+  description: 'How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were',
+} as const;
+
 export const validateReply = {
   type: 'object',
   description: 'The validation findings for the revision applied',
@@ -132,7 +146,8 @@ export const validateReply = {
   properties: {
     valid: { type: 'boolean', description: 'False when any finding has severity `error`' },
     protocolVersion: { type: 'string', description: 'The revision whose rules were applied' },
-    validation: { type: 'array', items: { $ref: 'ValidationFinding#' } },
+    validation: validationList,
+    validationOmitted,
   },
 } as const;
 

@@ -29,10 +29,10 @@ import {
   own,
   pointer,
   type Revision,
-  type Severity,
   type ValidationFinding,
 } from '../model.js';
 import { isRfc3339DateTime } from './datetime.js';
+import { FindingList } from './findings.js';
 import { isMetaKey } from './meta-key.js';
 import type { JsonType, ObjectShape } from './schema-table.js';
 import { MCP_TABLES } from './tables.generated.js';
@@ -177,17 +177,8 @@ function hasType(v: unknown, t: JsonType): boolean {
   }
 }
 
-/** Accumulates findings; pointers are built only when something is reported. */
-class Report {
-  readonly findings: ValidationFinding[] = [];
-
-  add(rule: string, ptr: string, message: string, severity: Severity = 'error'): void {
-    this.findings.push({ rule, severity, pointer: ptr, message });
-  }
-}
-
 /** `mcp.meta.key` for every key of one `_meta` object. */
-function checkMetaKeys(p: Prepared, meta: Record<string, unknown>, base: string, out: Report): void {
+function checkMetaKeys(p: Prepared, meta: Record<string, unknown>, base: string, out: FindingList): void {
   if (!p.metaKeys) return;
   for (const key of Object.keys(meta)) {
     if (!isMetaKey(key)) {
@@ -204,7 +195,7 @@ function unknownMemberMessage(p: Prepared, shape: Shape, key: string): string {
   return `${nameOf(key)} is not a member of ${shape.label} at ${p.revision}`;
 }
 
-function checkAnnotations(p: Prepared, ann: Record<string, unknown>, base: string, out: Report): void {
+function checkAnnotations(p: Prepared, ann: Record<string, unknown>, base: string, out: FindingList): void {
   for (const key of Object.keys(ann)) {
     const value = ann[key];
     // Pointers are built only for findings, so valid members cost no string work.
@@ -255,7 +246,7 @@ function checkAnnotations(p: Prepared, ann: Record<string, unknown>, base: strin
   }
 }
 
-function checkIcons(p: Prepared, icons: unknown[], base: string, out: Report): void {
+function checkIcons(p: Prepared, icons: unknown[], base: string, out: FindingList): void {
   const icon = p.icon;
   if (!icon) return;
   for (let j = 0; j < icons.length; j++) {
@@ -291,7 +282,7 @@ function checkMembers(
   obj: Record<string, unknown>,
   shape: Shape,
   base: string,
-  out: Report,
+  out: FindingList,
   nested: (key: string, value: unknown, at: string) => void,
 ): void {
   for (const key of Object.keys(obj)) {
@@ -312,7 +303,7 @@ function checkMembers(
   }
 }
 
-function checkResource(p: Prepared, res: Record<string, unknown>, base: string, out: Report): void {
+function checkResource(p: Prepared, res: Record<string, unknown>, base: string, out: FindingList): void {
   // The variant is chosen by its discriminating member (`text` or `blob`);
   // with both present, the second is reported as a member the first lacks.
   const variant = p.resource.find((v) => hasOwn(res, v.discriminator));
@@ -326,7 +317,7 @@ function checkResource(p: Prepared, res: Record<string, unknown>, base: string, 
   });
 }
 
-function checkBlock(p: Prepared, block: unknown, i: number, out: Report): void {
+function checkBlock(p: Prepared, block: unknown, i: number, out: FindingList): void {
   const base = '/content/' + i;
   if (!isObject(block)) {
     out.add('mcp.result.shape', base, 'content items must be objects');
@@ -370,7 +361,7 @@ function checkBlock(p: Prepared, block: unknown, i: number, out: Report): void {
   });
 }
 
-function checkResult(p: Prepared, result: Record<string, unknown>, out: Report): void {
+function checkResult(p: Prepared, result: Record<string, unknown>, out: FindingList): void {
   const shape = p.result;
   for (const key of Object.keys(result)) {
     const t = shape.members.get(key);
@@ -422,21 +413,21 @@ export function defaultRevision(result: unknown): Revision {
 }
 
 /**
- * Every mcp.* finding for this result at this revision. Pointers are RFC 6901
+ * Every mcp.* finding for this result at this revision, added to `out` (a
+ * list of its own when absent, which is returned). Pointers are RFC 6901
  * into the result ('' = the result itself). Never throws, whatever the input
  * (it may be any JSON value: the HTTP layer only guarantees it is an object
  * and nests at most 128 levels).
  */
-export function validateMcp(result: unknown, revision: Revision): ValidationFinding[] {
-  const out = new Report();
+export function validateMcp(result: unknown, revision: Revision, out: FindingList = new FindingList()): ValidationFinding[] {
   const p = PREPARED.get(revision);
   if (!p) {
     out.add('mcp.result.shape', '', 'unknown protocol revision');
-    return out.findings;
+    return out.items;
   }
   if (!isObject(result)) {
     out.add('mcp.result.shape', '', 'result must be an object');
-    return out.findings;
+    return out.items;
   }
   try {
     checkResult(p, result, out);
@@ -445,5 +436,5 @@ export function validateMcp(result: unknown, revision: Revision): ValidationFind
     // getter still yields findings (and an error) instead of an exception.
     out.add('mcp.result.shape', '', 'result could not be validated');
   }
-  return out.findings;
+  return out.items;
 }

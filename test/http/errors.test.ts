@@ -194,3 +194,74 @@ describe('limits, each with its own problem code', () => {
     expect(r.status).toBe(200);
   });
 });
+
+describe('validation findings past TRUSTGATE_MAX_VALIDATION_FINDINGS', () => {
+  const K = 'io.modelcontextprotocol/trust-annotations';
+  // 20 unknown members on one block (20 mcp.content.members errors), a lastModified warning,
+  // then a malformed claim on the result (trust.annotation.type) after all of them.
+  const noisy = () => {
+    const block: Record<string, unknown> = { type: 'text', text: 'hi' };
+    for (let i = 0; i < 20; i++) block[`x${i}`] = i;
+    block.annotations = { lastModified: 'yesterday' };
+    return { content: [block, { type: 'text', text: 'second' }], _meta: { [K]: { sensitive: 'yes' } } };
+  };
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_MAX_VALIDATION_FINDINGS: '5', LOG_LEVEL: 'info' });
+  });
+  afterAll(() => t.close());
+
+  it('/v1/evaluate lists the first 5, then the first of every other rule and severity, and counts the rest', async () => {
+    const r = await post(t.app, '/v1/evaluate', { protocolVersion: '2025-06-18', result: noisy() });
+    expect(r.status).toBe(200);
+    const v = r.json.validation as Array<{ rule: string; severity: string; pointer: string }>;
+    expect(v.slice(0, 5).map((x) => x.pointer)).toEqual(['/content/0/x0', '/content/0/x1', '/content/0/x2', '/content/0/x3', '/content/0/x4']);
+    expect(v.slice(5).map((x) => [x.rule, x.severity])).toEqual([
+      ['mcp.annotations.lastModified', 'warning'],
+      ['trust.annotation.type', 'error'],
+    ]);
+    expect(r.json.validationOmitted).toBe(15);
+    // The malformed claim still counts as true (fail closed) and policies still see validation errors.
+    expect(r.json.labels.sensitive).toBe(true);
+    expect(r.json.findings).toContainEqual(expect.objectContaining({ policy: 'validation', rule: 'flag-validation-errors' }));
+  });
+
+  it('/v1/validate answers the same list and count, and is not valid', async () => {
+    const r = await post(t.app, '/v1/validate', { protocolVersion: '2025-06-18', result: noisy() });
+    expect(r.status).toBe(200);
+    expect(r.json.valid).toBe(false);
+    expect(r.json.validation).toHaveLength(7);
+    expect(r.json.validationOmitted).toBe(15);
+  });
+
+  it('leaves validationOmitted out when nothing was left out', async () => {
+    for (const url of ['/v1/evaluate', '/v1/validate']) {
+      const r = await post(t.app, url, { result: { content: [{ type: 'text', text: 'hi', x: 1 }] } });
+      expect(r.status).toBe(200);
+      expect(r.json.validation).toHaveLength(1);
+      expect(r.json).not.toHaveProperty('validationOmitted');
+    }
+  });
+});
+
+describe('validation findings by default', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({});
+  });
+  afterAll(() => t.close());
+
+  it('a result breaking a rule once per member gets 1,000 findings and the count of the rest', async () => {
+    // 4,000 unknown members: without the bound the answer would carry 4,000 findings.
+    const content = Array.from({ length: 40 }, (_, b) => {
+      const block: Record<string, unknown> = { type: 'text', text: '' };
+      for (let i = 0; i < 100; i++) block[`m${i}`] = b;
+      return block;
+    });
+    const r = await post(t.app, '/v1/evaluate', { result: { content } });
+    expect(r.status).toBe(200);
+    expect(r.json.validation).toHaveLength(1000);
+    expect(r.json.validationOmitted).toBe(3000);
+    expect(r.json.validation.at(-1).pointer).toBe('/content/9/m99');
+  });
+});

@@ -12,6 +12,7 @@ describe('configuration (contract section 1)', () => {
       token: undefined,
       bodyLimit: 1048576,
       logLevel: 'info',
+      maxValidationFindings: 1000,
       workers: 'auto',
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -28,6 +29,7 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_MODE', 'AUDIT'],
     ['LOG_LEVEL', 'loud'],
     ['TRUSTGATE_MAX_BLOCKS', '0'],
+    ['TRUSTGATE_MAX_VALIDATION_FINDINGS', '0'],
     ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
     ['TRUSTGATE_TOKEN', 'has space'],
     ['HOST', 'not a host!'],
@@ -50,6 +52,7 @@ describe('configuration (contract section 1)', () => {
       TRUSTGATE_BODY_LIMIT: '2048',
       LOG_LEVEL: 'debug',
       TRUSTGATE_WORKERS: '3',
+      TRUSTGATE_MAX_VALIDATION_FINDINGS: '50',
     });
     expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
     expect(c).toMatchObject({
@@ -61,6 +64,7 @@ describe('configuration (contract section 1)', () => {
       token: 's3cret',
       bodyLimit: 2048,
       logLevel: 'debug',
+      maxValidationFindings: 50,
     });
   });
 });

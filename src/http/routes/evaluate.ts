@@ -4,7 +4,7 @@ import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
 import { runDecision } from '../../decision/run.js';
 import { decisionLineWriter } from '../../logger.js';
-import { v1Security, problemReplies, triState } from '../schemas.js';
+import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
 
 const sources = {
   type: 'object',
@@ -108,7 +108,8 @@ export const evaluateReply = {
     },
     evidence: { type: 'array', items: { $ref: 'EvidenceOutcome#' } },
     findings: { type: 'array', items: { $ref: 'Finding#' } },
-    validation: { type: 'array', items: { $ref: 'ValidationFinding#' } },
+    validation: validationList,
+    validationOmitted,
     result: { $ref: 'CallToolResult#' },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
   },

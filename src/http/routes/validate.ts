@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { readTrust } from '../../annotations/claims.js';
-import { checkResultDepth, isValid, resolveRevision, validateMcp } from '../../decision/validate.js';
+import { checkResultDepth, isValid, resolveRevision, resultFindings } from '../../decision/validate.js';
 import { v1Security, problemReplies, validateBody, validateReply } from '../schemas.js';
 
 interface ValidateRequest {
@@ -10,6 +10,7 @@ interface ValidateRequest {
 
 /** POST /v1/validate: MCP shape and trust-claim checks without policies (contract section 5). */
 export function validateRoutes(app: FastifyInstance): void {
+  const { config } = app.trustgate;
   app.post<{ Body: ValidateRequest }>(
     '/v1/validate',
     {
@@ -28,8 +29,9 @@ export function validateRoutes(app: FastifyInstance): void {
       const { result } = request.body;
       checkResultDepth(result);
       const revision = resolveRevision(result, request.body.protocolVersion);
-      const validation = [...validateMcp(result, revision), ...readTrust(result).findings];
-      return { valid: isValid(validation), protocolVersion: revision, validation };
+      const { validation, omitted } = resultFindings(result, revision, readTrust(result).findings, config.maxValidationFindings);
+      // Every rule and severity that fired is listed (see FindingList), so `valid` is that of the whole list.
+      return { valid: isValid(validation), protocolVersion: revision, validation, ...(omitted > 0 ? { validationOmitted: omitted } : {}) };
     },
   );
 }
