@@ -400,7 +400,7 @@ export interface operations {
                         valid: boolean;
                         /** @description The revision whose rules were applied */
                         protocolVersion: string;
-                        /** @description At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
                         /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
                         validationOmitted?: number;
@@ -681,7 +681,7 @@ export interface operations {
                         }[];
                         evidence: components["schemas"]["EvidenceOutcome"][];
                         findings: components["schemas"]["Finding"][];
-                        /** @description At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
                         /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
                         validationOmitted?: number;

@@ -129,7 +129,7 @@ export const validateBody = {
 export const validationList = {
   type: 'array',
   description:
-    'At most TRUSTGATE_MAX_VALIDATION_FINDINGS findings (default 1000), in result order; past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
+    'The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
   items: { $ref: 'ValidationFinding#' },
 } as const;
 
