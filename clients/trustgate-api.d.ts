@@ -618,7 +618,7 @@ export interface operations {
                          */
                         explain?: boolean;
                         /**
-                         * @description Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged.
+                         * @description Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged. A result whose request text repeats a member name (or a body that repeats a top-level member) is never left out: JSON parsers disagree on which copy wins, so the host gets the result as it was judged.
                          * @default false
                          */
                         omitUnmodifiedResult?: boolean;

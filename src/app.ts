@@ -67,6 +67,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
+  app.decorateRequest('jsonText', undefined);
   app.decorateRequest('decisionLogged', false);
   app.decorate(
     'reloadPolicies',

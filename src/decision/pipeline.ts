@@ -41,6 +41,15 @@ export interface DecideOptions {
   maxString?: number;
   /** Validation findings listed, past which only the first of each rule and severity is (see FindingList); unbounded when absent. */
   maxValidationFindings?: number;
+  /**
+   * Whether the request text repeats a member name in `result` (or at its
+   * top level); asked only before leaving an unchanged result out of the
+   * answer (`options.omitUnmodifiedResult`). The host would then forward its
+   * own copy of that text, and JSON parsers disagree on which copy of a
+   * repeated member wins: true keeps the result, as judged, in the answer.
+   * When absent the result is never left out.
+   */
+  resultRepeatsNames?: (() => boolean) | undefined;
   /** Cap on the CEL work of this decision (fail closed once spent). */
   budget?: EvaluationBudget | undefined;
 }
@@ -273,7 +282,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {
     // The host already holds an unchanged result; sending it back is optional.
-    if (!modified && req.options?.omitUnmodifiedResult === true) decision.resultOmitted = true;
+    if (!modified && req.options?.omitUnmodifiedResult === true && opts.resultRepeatsNames?.() === false) decision.resultOmitted = true;
     else decision.result = forwarded;
   }
   return decision;

@@ -17,6 +17,8 @@ export interface RunDeps {
   config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
+  /** See DecideOptions.resultRepeatsNames; without it an unchanged result is never left out. */
+  resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it anyway. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
 }
@@ -58,6 +60,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxEvidence: deps.config.maxEvidence,
     maxString: deps.config.maxString,
     maxValidationFindings: deps.config.maxValidationFindings,
+    resultRepeatsNames: deps.resultRepeatsNames,
   });
   const ms = performance.now() - started;
   if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);

@@ -3,13 +3,15 @@
  * src/json/parse.ts, with the scan kept on the request.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { JsonScan, ScanFocus } from '../json/scan.js';
-import { parseRequestText } from '../json/parse.js';
+import { scanJson, type JsonScan, type ScanFocus } from '../json/scan.js';
+import { MAX_BODY_DEPTH, parseRequestText } from '../json/parse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** What the pre-parse scan saw in the body text; undefined for bodiless requests. */
     jsonScan?: JsonScan;
+    /** The body text the JSON body was parsed from; undefined for bodiless requests. */
+    jsonText?: string;
   }
   interface FastifyContextConfig {
     /** Where the route needs repeated member names and unsafe integers found (see scanJson); the whole body when absent. */
@@ -21,6 +23,7 @@ export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, d
   try {
     const { value, scan } = parseRequestText(body as string, request.routeOptions?.config?.jsonScanFocus ?? []);
     request.jsonScan = scan;
+    request.jsonText = body as string;
     done(null, value);
   } catch (err) {
     done(err as Error, undefined);
@@ -30,6 +33,18 @@ export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, d
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
+}
+
+/**
+ * Whether a request text repeats a member name inside its top-level
+ * `result` or at its top level (`result` itself twice, say); true without a
+ * text. A second scan of the whole text (about 4 µs for 4 KB), which routes
+ * pay for only when they ask.
+ */
+export function resultRepeatsNames(text: string | undefined): boolean {
+  if (text === undefined) return true;
+  const repeated = scanJson(text, MAX_BODY_DEPTH, []).duplicateKeys;
+  return repeated.includes('') || issuesUnder(repeated, '/result').length > 0;
 }
 
 /** Pointers the scan found under `prefix` (an RFC 6901 pointer), or none. */

@@ -3,6 +3,7 @@ import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
 import { runDecision } from '../../decision/run.js';
+import { resultRepeatsNames } from '../body.js';
 import { decisionLineWriter } from '../../logger.js';
 import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
 
@@ -51,7 +52,7 @@ export const evaluateBody = {
           type: 'boolean',
           default: false,
           description:
-            'Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged.',
+            'Leave `result` out of the answer when nothing was applied (`modified: false`); the answer then carries `resultOmitted: true` and the host forwards the result it already holds. Halves the answer for the common case of a result that passes unchanged. A result whose request text repeats a member name (or a body that repeats a top-level member) is never left out: JSON parsers disagree on which copy wins, so the host gets the result as it was judged.',
         },
       },
     },
@@ -160,6 +161,12 @@ export function evaluateRoutes(app: FastifyInstance): void {
       config: { jsonScanFocus: ['evidence', '*', 'record'] },
     },
     async (request) =>
-      runDecision(request.body, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) }),
+      runDecision(request.body, request.jsonScan, {
+        config,
+        policies: store.current,
+        metrics,
+        log: decisionLogger(request),
+        resultRepeatsNames: () => resultRepeatsNames(request.jsonText),
+      }),
   );
 }

@@ -33,7 +33,7 @@ describe('FindingList: the bound on validation findings', () => {
   });
 
   it('whatever the input: kept + omitted = pushed, every rule and severity pushed is kept, kept ones stay in order', () => {
-    const findingArb = fc.record({
+    const findingArb: fc.Arbitrary<ValidationFinding> = fc.record({
       rule: fc.constantFrom('mcp.result.shape', 'mcp.content.members', 'mcp.annotations.lastModified', 'trust.annotation.type'),
       severity: fc.constantFrom<Severity>('error', 'warning'),
       pointer: fc.string({ maxLength: 4 }),
