@@ -29,13 +29,14 @@
  *
  * Known limits of cel-js kept in mind: `has()` takes a member chain that
  * starts at a variable (`has(list[0].x)` is refused at load, not
- * mis-evaluated), and `matches()` uses JavaScript regular expressions rather
- * than RE2.
+ * mis-evaluated), and its `matches()` uses JavaScript regular expressions,
+ * which backtrack; `matches()` is therefore routed to RE2 (src/policy/regex.ts).
  */
 import { Environment } from '@marcbachmann/cel-js';
 import type { EvidenceStatus, Severity } from '../model.js';
 import { isObject } from '../model.js';
 import { compileFast, UNKNOWN, type PlainVars } from './cel-fast.js';
+import { compileRe2, re2find, RE2_FUNCTION } from './regex.js';
 
 /** Names of the variables bound for every `when` (contract section 6). */
 export const CEL_VARIABLES = [
@@ -172,7 +173,8 @@ const env = new Environment()
   .registerVariable('context', 'map<string, dyn>')
   .registerVariable('evidence', 'list<map<string, dyn>>')
   .registerVariable('dataClass', 'map<string, dyn>')
-  .registerVariable('validation', 'list<map<string, dyn>>');
+  .registerVariable('validation', 'list<map<string, dyn>>')
+  .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find);
 
 /** Shape of the engine's errors, read defensively: only code, summary and range are used. */
 interface EngineError {
@@ -271,6 +273,66 @@ function parseChecked(source: string): ReturnType<typeof env.parse> {
   return fn;
 }
 
+/** The parts of the engine's AST nodes read here. */
+interface AstNode {
+  op: string;
+  args: unknown;
+  start?: number;
+  end?: number;
+}
+
+function isAstNode(v: unknown): v is AstNode {
+  return isObjectLike(v) && typeof (v as { op?: unknown }).op === 'string';
+}
+
+/** The receiver-style calls `x.<name>(...)` of an AST, in source order. */
+function receiverCalls(ast: unknown, name: string, out: AstNode[] = []): AstNode[] {
+  if (Array.isArray(ast)) {
+    for (const a of ast) receiverCalls(a, name, out);
+  } else if (isAstNode(ast)) {
+    if (ast.op === 'rcall' && Array.isArray(ast.args) && ast.args[0] === name) out.push(ast);
+    if (Array.isArray(ast.args)) receiverCalls(ast.args, name, out);
+  }
+  return out;
+}
+
+const MATCHES = 'matches';
+
+/**
+ * The text of a `when` with every `.matches(` turned into `.re2find(`
+ * (see src/policy/regex.ts); literal patterns are compiled on the way, so
+ * one that is not RE2 syntax is a load error. Positions do not move.
+ * @throws CelCompileError
+ */
+function withLinearRegexes(source: string, ast: unknown): string {
+  const calls = receiverCalls(ast, MATCHES);
+  let out = source;
+  for (const call of calls) {
+    const [, receiver, params] = call.args as [string, unknown, unknown];
+    // Between the receiver and the name: closing parentheses, blanks and the dot.
+    const from = isAstNode(receiver) && typeof receiver.end === 'number' ? receiver.end : -1;
+    const gap = from >= 0 ? /^[\s)]*\.\s*/.exec(source.slice(from)) : null;
+    const at = gap === null ? -1 : from + gap[0].length;
+    if (at < 0 || source.slice(at, at + MATCHES.length) !== MATCHES) {
+      throw new CelCompileError('CEL error: a matches() call could not be located in the expression; write it as <string>.matches(<pattern>)');
+    }
+    out = out.slice(0, at) + RE2_FUNCTION + out.slice(at + MATCHES.length);
+    const pattern = Array.isArray(params) ? (params[0] as unknown) : undefined;
+    if (isAstNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') {
+      try {
+        compileRe2(pattern.args);
+      } catch (err) {
+        const where = typeof pattern.start === 'number' ? lineColumn(source, pattern.start) : undefined;
+        const message = err instanceof Error ? err.message : String(err);
+        throw where
+          ? new CelCompileError(`CEL error at line ${where.line}, column ${where.column}: matches() pattern is ${message}`, where.line, where.column)
+          : new CelCompileError(`CEL error: matches() pattern is ${message}`);
+      }
+    }
+  }
+  return out;
+}
+
 /** The engine's checked AST of a `when`, as the fast path compiles it (for tests and tools). @throws CelCompileError */
 export function checkedAst(source: string): unknown {
   return parseChecked(source).ast;
@@ -284,7 +346,16 @@ export function checkedAst(source: string): unknown {
  * @throws CelCompileError with the position when the engine gives one.
  */
 export function compileCel(source: string, options: { fastPath?: boolean } = {}): CompiledCel {
-  const fn = parseChecked(source);
+  let fn = parseChecked(source);
+  const calls = receiverCalls(fn.ast, MATCHES).length;
+  if (calls > 0) {
+    // Evaluate the same expression with matches() in RE2; engine error ranges still index `source`.
+    const before = receiverCalls(fn.ast, RE2_FUNCTION).length;
+    fn = parseChecked(withLinearRegexes(source, fn.ast));
+    if (receiverCalls(fn.ast, MATCHES).length !== 0 || receiverCalls(fn.ast, RE2_FUNCTION).length !== before + calls) {
+      throw new CelCompileError('CEL error: the matches() calls of the expression could not be prepared for linear-time evaluation');
+    }
+  }
   // Most expressions also get the compiled fast path (src/policy/cel-fast.ts); the engine answers whatever it cannot.
   const fast = options.fastPath === false ? undefined : compileFast(fn.ast);
   return {
