@@ -212,3 +212,12 @@ describe('matches(): RE2, in linear time', () => {
     });
   });
 });
+
+describe('matches(): pattern length', () => {
+  it('refuses a literal pattern over 1024 characters at load, and one from data at evaluation', () => {
+    expect(compileError(`tool.name.matches("${'a'.repeat(1025)}")`).message).toMatch(/matches\(\) pattern is longer than 1024 characters/);
+    expect(compileCel(`tool.name.matches("${'a'.repeat(1024)}")`).source).toContain('matches');
+    const s = { ...shared, context: { p: 'f'.repeat(1025) } };
+    expect(run('tool.name.matches(context.p)', s)).toEqual({ ok: false, error: 'invalid regular expression' });
+  });
+});
