@@ -36,7 +36,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import type { EvidenceStatus, Severity } from '../model.js';
 import { isObject } from '../model.js';
 import { compileFast, UNKNOWN, type PlainVars } from './cel-fast.js';
-import { compileRe2, re2find, RE2_FUNCTION } from './regex.js';
+import { compileLiteralRe2, re2find, RE2_FUNCTION } from './regex.js';
 
 /** Names of the variables bound for every `when` (contract section 6). */
 export const CEL_VARIABLES = [
@@ -320,7 +320,7 @@ function withLinearRegexes(source: string, ast: unknown): string {
     const pattern = Array.isArray(params) ? (params[0] as unknown) : undefined;
     if (isAstNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') {
       try {
-        compileRe2(pattern.args);
+        compileLiteralRe2(pattern.args);
       } catch (err) {
         const where = typeof pattern.start === 'number' ? lineColumn(source, pattern.start) : undefined;
         const message = err instanceof Error ? err.message : String(err);

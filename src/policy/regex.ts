@@ -17,8 +17,10 @@
  *
  * Compiling is not linear: a 64 KB pattern takes 200 to 400 ms and tens of
  * MB, so patterns are at most MAX_PATTERN characters (longer literal ones
- * are a load error, longer ones from data an evaluation error), and the
- * cache holds a bounded number of them.
+ * are a load error, longer ones from data an evaluation error). Literal
+ * patterns stay compiled for the life of the process; patterns from data
+ * share a bounded cache, so no stream of them can push a policy's own
+ * pattern out and make every decision compile it again.
  */
 import { RE2JS } from 're2js';
 
@@ -29,6 +31,7 @@ export const RE2_FUNCTION = 're2find';
 export const MAX_PATTERN = 1024;
 const CACHE_SIZE = 64;
 const cache = new Map<string, RE2JS>();
+const literals = new Map<string, RE2JS>();
 
 /** A pattern that is not RE2 syntax; `code` is what the policy adapter reports for a runtime error. */
 export class RegexSyntaxError extends Error {
@@ -36,18 +39,27 @@ export class RegexSyntaxError extends Error {
   readonly code = 'invalid_regular_expression';
 }
 
-/** Compile an RE2 pattern (cached). @throws RegexSyntaxError */
-export function compileRe2(pattern: string): RE2JS {
-  let re = cache.get(pattern);
-  if (re !== undefined) return re;
+function compile(pattern: string): RE2JS {
   if (pattern.length > MAX_PATTERN) throw new RegexSyntaxError(`longer than ${MAX_PATTERN} characters`);
   try {
-    re = RE2JS.compile(pattern);
+    return RE2JS.compile(pattern);
   } catch (err) {
     // The library's message names the offending part of the pattern, which is the policy's (or the data's) own text.
     const why = err instanceof Error ? err.message : String(err);
     throw new RegexSyntaxError(`not an RE2 regular expression: ${why.replace(/^error parsing regexp: /, '')}`);
   }
+}
+
+/** Compile a policy's literal pattern at load and keep it. @throws RegexSyntaxError */
+export function compileLiteralRe2(pattern: string): void {
+  if (!literals.has(pattern)) literals.set(pattern, compile(pattern));
+}
+
+/** A pattern met at evaluation: a policy's own, or one from data (cached, bounded). @throws RegexSyntaxError */
+function patternOf(pattern: string): RE2JS {
+  let re = literals.get(pattern) ?? cache.get(pattern);
+  if (re !== undefined) return re;
+  re = compile(pattern);
   if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(pattern, re);
   return re;
@@ -55,5 +67,5 @@ export function compileRe2(pattern: string): RE2JS {
 
 /** CEL `string.matches(string)`: true when the pattern matches some part of the string (RE2 semantics). */
 export function re2find(text: string, pattern: string): boolean {
-  return compileRe2(pattern).matcher(text).find();
+  return patternOf(pattern).matcher(text).find();
 }
