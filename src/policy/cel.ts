@@ -347,12 +347,13 @@ export function checkedAst(source: string): unknown {
  */
 export function compileCel(source: string, options: { fastPath?: boolean } = {}): CompiledCel {
   let fn = parseChecked(source);
+  // The rewrite target is not part of the policy language: only matches() reaches it.
+  if (receiverCalls(fn.ast, RE2_FUNCTION).length > 0) throw new CelCompileError(`CEL error: unknown function ${RE2_FUNCTION}`);
   const calls = receiverCalls(fn.ast, MATCHES).length;
   if (calls > 0) {
     // Evaluate the same expression with matches() in RE2; engine error ranges still index `source`.
-    const before = receiverCalls(fn.ast, RE2_FUNCTION).length;
     fn = parseChecked(withLinearRegexes(source, fn.ast));
-    if (receiverCalls(fn.ast, MATCHES).length !== 0 || receiverCalls(fn.ast, RE2_FUNCTION).length !== before + calls) {
+    if (receiverCalls(fn.ast, MATCHES).length !== 0 || receiverCalls(fn.ast, RE2_FUNCTION).length !== calls) {
       throw new CelCompileError('CEL error: the matches() calls of the expression could not be prepared for linear-time evaluation');
     }
   }

@@ -205,6 +205,10 @@ describe('matches(): RE2, in linear time', () => {
     expect(run('tool.name.matches(context.p)', withContext({ p: '^f' }))).toEqual({ ok: true, value: true });
   });
 
+  it('offers no other name for it', () => {
+    expect(compileError('tool.name.re2find("f")').message).toBe('CEL error: unknown function re2find');
+  });
+
   it('keeps error positions in the author\'s text', () => {
     expect(run('context.n.matches("x")', withContext({ n: 5 }))).toEqual({
       ok: false,
