@@ -11,7 +11,7 @@
  * The engine's built-in overload is frozen, so `compileCel` rewrites each
  * `.matches(` of a `when` to `.re2find(` (a name of the same length, so
  * every position in the engine's error ranges still points into the
- * author's text) and registers `re2find` here. Literal patterns are
+ * author's text) and registers `re2find`, defined here. Literal patterns are
  * compiled at load, where a pattern that is not RE2 syntax is a load error;
  * patterns read from data are compiled when met and cached.
  *
