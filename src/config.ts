@@ -43,6 +43,12 @@ export interface Config {
    * {@link MAX_AUTO_WORKERS}; 1 serves from this one process.
    */
   readonly workers: number | 'auto';
+  /**
+   * With worker processes: a worker whose event loop has not turned for this
+   * long is killed and replaced (TRUSTGATE_WORKER_WATCHDOG_MS, default 30000;
+   * 0 turns it off).
+   */
+  readonly workerWatchdogMs: number;
 }
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
@@ -56,6 +62,17 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Shortest watchdog: a few heartbeats (one a second) must fit in it, or a busy but healthy worker would be killed. */
+export const MIN_WATCHDOG_MS = 5_000;
+
+function watchdog(env: Env): number {
+  const ms = int(env, 'TRUSTGATE_WORKER_WATCHDOG_MS', 30_000, 0, 600_000);
+  if (ms !== 0 && ms < MIN_WATCHDOG_MS) {
+    throw new ConfigError(`TRUSTGATE_WORKER_WATCHDOG_MS must be 0 (off) or from ${MIN_WATCHDOG_MS} to 600000, got ${ms}`);
+  }
+  return ms;
+}
 
 function int(env: Env, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -113,5 +130,6 @@ export function loadConfig(env: Env = process.env): Config {
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),
+    workerWatchdogMs: watchdog(env),
   });
 }

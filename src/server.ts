@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
-  if (workers > 1) return runPrimary({ workers, log, store, exit, onHangup });
+  if (workers > 1) return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, store, exit, onHangup });
   return serve(config, log, exit, onHangup, { store });
 }
 

@@ -15,7 +15,12 @@
  * - the process lifecycle: SIGTERM/SIGINT go to every worker, each
  *   finishes its in-flight requests, and the primary exits 0 once all
  *   have; a worker that dies is replaced with the set in force; a worker
- *   that cannot start (or keeps dying) stops the service with exit 1.
+ *   that cannot start (or keeps dying) stops the service with exit 1;
+ * - the watchdog: each worker sends a heartbeat from its event loop every
+ *   second, and one silent for TRUSTGATE_WORKER_WATCHDOG_MS (a loop stuck
+ *   in one request's work) is killed and replaced like a worker that died.
+ *   Without it the other workers would keep /healthz answering while every
+ *   connection handed to the stuck one waits for good.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
@@ -23,7 +28,7 @@ import type { Logger } from 'pino';
 import { createMetrics } from '../metrics.js';
 import type { PolicyFile, PolicySet } from '../policy/load.js';
 import { reportReload, type PolicyStore } from '../policy/store.js';
-import { WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 /** How long the primary waits for a worker's metrics or its acknowledgement of a new policy set. */
 const ANSWER_TIMEOUT_MS = 5_000;
@@ -39,6 +44,8 @@ interface Pending {
 
 export function runPrimary(opts: {
   workers: number;
+  /** A worker silent for this long is killed and replaced; 0 turns the watchdog off. */
+  watchdogMs: number;
   log: Logger;
   store: PolicyStore;
   exit: (code: number) => never;
@@ -54,6 +61,8 @@ export function runPrimary(opts: {
   const listening = new WeakSet<Worker>();
   const pending = new Map<number, Pending>();
   const restarts: number[] = [];
+  /** When each live worker last showed that its event loop turns. */
+  const lastBeat = new Map<Worker, number>();
   let nextId = 1;
   let closing = false;
   let exitCode = 0;
@@ -155,8 +164,12 @@ export function runPrimary(opts: {
   const onMessage = (w: Worker, m: unknown): void => {
     if (!isMessage<ToPrimary>(m)) return;
     switch (m.kind) {
+      case 'beat':
+        if (lastBeat.has(w)) lastBeat.set(w, Date.now());
+        return;
       case 'hello':
         live.add(w);
+        lastBeat.set(w, Date.now());
         send(w, { kind: 'policies', id: 0, files: sourcesOf(store.current!) });
         return;
       case 'installed':
@@ -224,7 +237,30 @@ export function runPrimary(opts: {
     if (forked.size === 0) exit(1);
   };
 
+  if (opts.watchdogMs > 0) {
+    let lastCheck = Date.now();
+    const watchdog = setInterval(() => {
+      const now = Date.now();
+      const late = now - lastCheck > 2 * HEARTBEAT_MS;
+      lastCheck = now;
+      if (closing) return;
+      if (late) {
+        // This process was held up itself: the beats it has not read yet are no sign of a stuck worker.
+        for (const w of lastBeat.keys()) lastBeat.set(w, now);
+        return;
+      }
+      for (const [w, last] of lastBeat) {
+        if (now - last <= opts.watchdogMs) continue;
+        lastBeat.delete(w);
+        log.error({ workerPid: w.process.pid, silentMs: now - last }, 'a worker process stopped answering; replacing it');
+        w.process.kill('SIGKILL');
+      }
+    }, HEARTBEAT_MS);
+    watchdog.unref();
+  }
+
   cluster.on('exit', (w, code, signal) => {
+    lastBeat.delete(w);
     live.delete(w);
     forked.delete(w);
     settle(w);

@@ -14,6 +14,9 @@ import type { PolicyFile } from '../policy/load.js';
 /** Set in a worker's environment by its primary; a process forked by any other cluster manager serves on its own. */
 export const WORKER_ENV = 'TRUSTGATE_CLUSTER_WORKER';
 
+/** How often a worker tells its primary that its event loop turns. */
+export const HEARTBEAT_MS = 1_000;
+
 /** Primary → worker. */
 export type ToWorker =
   /** Serve these files (the answer to `hello`: id 0). The worker answers `installed`. */
@@ -31,6 +34,8 @@ export type ToWorker =
 export type ToPrimary =
   /** Sent once the worker listens for messages (anything sent before that is lost); the primary answers with `policies`. */
   | { kind: 'hello' }
+  /** Sent every HEARTBEAT_MS from the worker's event loop: a worker that stops sending them is stuck (see primary.ts). */
+  | { kind: 'beat' }
   | { kind: 'installed'; id: number; ok: boolean; revision?: string }
   | { kind: 'collected'; id: number; data: object[] }
   | { kind: 'reload'; id: number; source: string }

@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { compilePolicyFiles, PolicyLoadError } from '../policy/load.js';
 import { PolicyStore, type ReloadResult } from '../policy/store.js';
-import { isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 type Answer = Extract<ToWorker, { kind: 'reloaded' | 'metricsText' }>;
 
@@ -86,7 +86,17 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
     }
   });
   send({ kind: 'hello' });
+  // Sent from this event loop, so a loop that stops turning stops the beats (unref: it keeps nothing alive).
+  const beat = setInterval(() => {
+    try {
+      send({ kind: 'beat' });
+    } catch {
+      // the primary is gone
+    }
+  }, HEARTBEAT_MS);
+  beat.unref();
   process.on('disconnect', () => {
+    clearInterval(beat);
     for (const w of waiting.values()) w.reject(new Error('the primary process is gone'));
     waiting.clear();
   });

@@ -199,6 +199,32 @@ describe('TRUSTGATE_WORKERS=2', () => {
     }
   });
 
+  it('replaces a worker whose event loop is stuck (the watchdog), and keeps serving', async () => {
+    // A condition whose work is cubic in a request list: minutes on 1,000 items, and the CEL
+    // budget is checked only between evaluations, so nothing inside the worker stops it.
+    const dir = mkdtempSync(join(tmpdir(), 'trustgate-watchdog-'));
+    writeFileSync(
+      join(dir, 'stuck.yaml'),
+      'id: stuck\nmode: enforce\nrules:\n  - id: cubic\n    scope: result\n    when: "has(context.l) && context.l.exists(a, context.l.exists(b, context.l.exists(c, a + b + c < 0.0)))"\n    effect: flag\n',
+    );
+    const s = await start({ TRUSTGATE_POLICY_DIR: dir, TRUSTGATE_WORKER_WATCHDOG_MS: '5000' });
+    const before = childrenOf(s.pid);
+    const stuck = call(s, 'POST', '/v1/evaluate', { result, context: { l: Array.from({ length: 1000 }, (_, i) => i) } }).then(
+      () => 'answered',
+      () => 'connection lost',
+    );
+    const replaced = () => lines(s).find((l) => l.msg === 'a worker process stopped answering; replacing it');
+    await waitFor(() => replaced() !== undefined, 30_000);
+    expect(before).toContain(replaced().workerPid);
+    expect(replaced().silentMs).toBeGreaterThan(5000);
+    expect(await stuck).toBe('connection lost');
+    await waitFor(() => childrenOf(s.pid).length === 2 && !childrenOf(s.pid).includes(replaced().workerPid) && s.stdout().split('Server listening').length - 1 === 3, 30_000);
+    // Both workers answer again (each request on a connection of its own goes to the next worker).
+    for (let i = 0; i < 4; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    expect(lines(s).filter((l) => l.msg === 'a worker process stopped answering; replacing it')).toHaveLength(1);
+    expect(await s.stop()).toBe(0);
+  }, 90_000);
+
   it('keeps every decision line whole when both workers write at once', async () => {
     const s = await start({});
     const body = JSON.stringify({ result: { content: Array.from({ length: 20 }, (_, i) => ({ type: 'text', text: `block ${i}` })) } });

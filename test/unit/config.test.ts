@@ -14,6 +14,7 @@ describe('configuration (contract section 1)', () => {
       logLevel: 'info',
       maxValidationFindings: 1000,
       workers: 'auto',
+      workerWatchdogMs: 30000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -30,6 +31,8 @@ describe('configuration (contract section 1)', () => {
     ['LOG_LEVEL', 'loud'],
     ['TRUSTGATE_MAX_BLOCKS', '0'],
     ['TRUSTGATE_MAX_VALIDATION_FINDINGS', '0'],
+    ['TRUSTGATE_WORKER_WATCHDOG_MS', '1000'],
+    ['TRUSTGATE_WORKER_WATCHDOG_MS', 'soon'],
     ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
     ['TRUSTGATE_TOKEN', 'has space'],
     ['HOST', 'not a host!'],
@@ -53,7 +56,9 @@ describe('configuration (contract section 1)', () => {
       LOG_LEVEL: 'debug',
       TRUSTGATE_WORKERS: '3',
       TRUSTGATE_MAX_VALIDATION_FINDINGS: '50',
+      TRUSTGATE_WORKER_WATCHDOG_MS: '60000',
     });
+    expect(loadConfig({ TRUSTGATE_WORKER_WATCHDOG_MS: '0' }).workerWatchdogMs).toBe(0);
     expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
     expect(c).toMatchObject({
       workers: 3,
@@ -65,6 +70,7 @@ describe('configuration (contract section 1)', () => {
       bodyLimit: 2048,
       logLevel: 'debug',
       maxValidationFindings: 50,
+      workerWatchdogMs: 60000,
     });
   });
 });
