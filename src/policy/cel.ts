@@ -299,13 +299,13 @@ function receiverCalls(ast: unknown, name: string, out: AstNode[] = []): AstNode
 const MATCHES = 'matches';
 
 /**
- * The text of a `when` with every `.matches(` turned into `.re2find(`
- * (see src/policy/regex.ts); literal patterns are compiled on the way, so
- * one that is not RE2 syntax is a load error. Positions do not move.
+ * The text of a `when` with each of its `.matches(` calls (`calls`, from its
+ * AST) turned into `.re2find(` (see src/policy/regex.ts); literal patterns
+ * are compiled on the way, so one that is not RE2 syntax is a load error.
+ * Positions do not move.
  * @throws CelCompileError
  */
-function withLinearRegexes(source: string, ast: unknown): string {
-  const calls = receiverCalls(ast, MATCHES);
+function withLinearRegexes(source: string, calls: readonly AstNode[]): string {
   let out = source;
   for (const call of calls) {
     const [, receiver, params] = call.args as [string, unknown, unknown];
@@ -349,11 +349,11 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
   let fn = parseChecked(source);
   // The rewrite target is not part of the policy language: only matches() reaches it.
   if (receiverCalls(fn.ast, RE2_FUNCTION).length > 0) throw new CelCompileError(`CEL error: unknown function ${RE2_FUNCTION}`);
-  const calls = receiverCalls(fn.ast, MATCHES).length;
-  if (calls > 0) {
+  const calls = receiverCalls(fn.ast, MATCHES);
+  if (calls.length > 0) {
     // Evaluate the same expression with matches() in RE2; engine error ranges still index `source`.
-    fn = parseChecked(withLinearRegexes(source, fn.ast));
-    if (receiverCalls(fn.ast, MATCHES).length !== 0 || receiverCalls(fn.ast, RE2_FUNCTION).length !== calls) {
+    fn = parseChecked(withLinearRegexes(source, calls));
+    if (receiverCalls(fn.ast, MATCHES).length !== 0 || receiverCalls(fn.ast, RE2_FUNCTION).length !== calls.length) {
       throw new CelCompileError('CEL error: the matches() calls of the expression could not be prepared for linear-time evaluation');
     }
   }
