@@ -1,0 +1,120 @@
+/**
+ * The in-process memory store: sessions in a Map kept in least-recently-used
+ * order (a Map iterates in insertion order; a touch re-inserts), bounded in
+ * count, each living `ttlMs` after its last use. Pins live in a second
+ * bounded map. With worker processes the primary holds one of these for the
+ * whole service and workers reach it over IPC.
+ */
+import { emptySession, mergeSession, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
+
+export interface MemoryStoreOptions {
+  /** Most sessions held; the least recently used is evicted past it. */
+  maxSessions: number;
+  /** Most (server, tool) pins held. */
+  maxPins: number;
+  ttlMs: number;
+  /** Called once per evicted session (for the eviction metric and log line). */
+  onEvict?: (id: string, why: 'lru' | 'ttl') => void;
+  /** The clock (tests pass their own). */
+  now?: () => number;
+}
+
+interface Entry {
+  state: SessionState;
+  expires: number;
+}
+
+export class MemorySessionStore implements SessionStore {
+  private readonly sessions = new Map<string, Entry>();
+  private readonly pins = new Map<string, string>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: MemoryStoreOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Sessions held now (for the sessions-live gauge). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  private live(id: string): Entry | undefined {
+    const e = this.sessions.get(id);
+    if (!e) return undefined;
+    this.sessions.delete(id);
+    if (e.expires <= this.now()) {
+      this.opts.onEvict?.(id, 'ttl');
+      return undefined;
+    }
+    return e;
+  }
+
+  private put(id: string, state: SessionState): void {
+    this.sessions.set(id, { state, expires: this.now() + this.opts.ttlMs });
+    while (this.sessions.size > this.opts.maxSessions) {
+      const oldest = this.sessions.keys().next().value as string;
+      this.sessions.delete(oldest);
+      this.opts.onEvict?.(oldest, 'lru');
+    }
+  }
+
+  async get(id: string): Promise<SessionState | undefined> {
+    const e = this.live(id);
+    if (!e) return undefined;
+    this.put(id, e.state);
+    return e.state;
+  }
+
+  async update(id: string, update: SessionUpdate): Promise<SessionState> {
+    const state = mergeSession(this.live(id)?.state ?? emptySession(), update);
+    this.put(id, state);
+    return state;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const e = this.live(id);
+    return e !== undefined;
+  }
+
+  async checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {
+    const key = JSON.stringify([server, tool]);
+    const pinned = this.pins.get(key);
+    if (pinned !== undefined) return { status: pinned === digest ? 'match' : 'changed', pinned };
+    this.setPin(key, digest);
+    return { status: 'first-seen', pinned: digest };
+  }
+
+  async acceptPin(server: string, tool: string, digest: string): Promise<void> {
+    this.setPin(JSON.stringify([server, tool]), digest);
+  }
+
+  async getPin(server: string, tool: string): Promise<string | undefined> {
+    return this.pins.get(JSON.stringify([server, tool]));
+  }
+
+  private setPin(key: string, digest: string): void {
+    this.pins.delete(key);
+    this.pins.set(key, digest);
+    while (this.pins.size > this.opts.maxPins) this.pins.delete(this.pins.keys().next().value as string);
+  }
+
+  healthy(): boolean {
+    return true;
+  }
+
+  /** Drop expired sessions (called on a timer by the owner, so idle sessions do not stay until touched). */
+  sweep(): void {
+    const t = this.now();
+    // Every touch re-inserts with the same TTL, so the map's order is expiry order too.
+    for (const [id, e] of this.sessions) {
+      if (e.expires > t) break;
+      this.sessions.delete(id);
+      this.opts.onEvict?.(id, 'ttl');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.sessions.clear();
+    this.pins.clear();
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The session store (contract section 12): what each session has been
+ * shown, and the tool pins. One interface; the backends are the in-process
+ * memory store (memory.ts), the memory store held by the primary process
+ * for its workers, and Redis. Every write is a merge done by the store
+ * itself (labels only go up), so concurrent requests of one session never
+ * lose an update, whichever process or replica sends them.
+ *
+ * Fail closed: a backend that cannot read or write rejects with
+ * SessionStoreUnavailable; callers answer 503 TG_ERR_SESSION_STORE_UNAVAILABLE.
+ */
+
+/** What a session has been shown so far (the `session` variable, less `id`). */
+export interface SessionState {
+  sensitive: boolean;
+  untrusted: boolean;
+  /** The most restrictive verified data class seen, and the union of `regulatory` (lower-cased); absent when none. */
+  dataClass?: { class: string; regulatory: string[] };
+  /** Answered /v1/evaluate-call requests. */
+  calls: number;
+  /** Answered /v1/evaluate requests. */
+  results: number;
+  /** Tool names called in the session, in first-call order, each once. */
+  tools: string[];
+}
+
+/**
+ * One request's contribution. Only raises: `false` or an absent flag changes
+ * nothing; a data class replaces the stored one only when its rank is higher.
+ */
+export interface SessionUpdate {
+  sensitive?: boolean;
+  untrusted?: boolean;
+  /** `rank` from dataClassRank(); the store compares ranks, never names. */
+  dataClass?: { class: string; rank: number; regulatory: string[] };
+  /** Count one answered /v1/evaluate-call of this tool. */
+  call?: { tool: string };
+  /** Count one answered /v1/evaluate. */
+  result?: boolean;
+}
+
+export type PinStatus = 'first-seen' | 'match' | 'changed';
+
+export interface PinCheck {
+  status: PinStatus;
+  /** The digest pinned for the pair (after this check). */
+  pinned: string;
+}
+
+export interface SessionStore {
+  /** The session, touching its TTL; undefined when it does not exist (or expired). */
+  get(id: string): Promise<SessionState | undefined>;
+  /** Merge an update atomically (creating the session) and touch its TTL; resolves to the state after it. */
+  update(id: string, update: SessionUpdate): Promise<SessionState>;
+  /** End a session; false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Trust on first use: pin `digest` for (server, tool) if nothing is pinned, else compare. Atomic. */
+  checkPin(server: string, tool: string, digest: string): Promise<PinCheck>;
+  /** Operator: pin `digest` for (server, tool), replacing what was pinned. */
+  acceptPin(server: string, tool: string, digest: string): Promise<void>;
+  /** The digest pinned for (server, tool), if any. */
+  getPin(server: string, tool: string): Promise<string | undefined>;
+  /** False while the backend cannot be reached (drives /readyz). */
+  healthy(): boolean;
+  close(): Promise<void>;
+}
+
+/** The store could not be read or written: the request must fail closed (503). */
+export class SessionStoreUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SessionStoreUnavailable';
+  }
+}
+
+/**
+ * Rank of a data class, most restrictive highest (contract section 12):
+ * public < internal < personal < confidential < restricted <
+ * highly_confidential; any other class ranks with highly_confidential.
+ */
+export function dataClassRank(cls: string): number {
+  const r = RANKS[cls.toLowerCase()];
+  return r ?? RANKS.highly_confidential!;
+}
+
+const RANKS: Record<string, number> = {
+  public: 0,
+  internal: 1,
+  personal: 2,
+  confidential: 3,
+  restricted: 4,
+  highly_confidential: 5,
+};
+
+/** A session id: 1 to 256 characters of A-Z a-z 0-9 . _ : - */
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9._:-]{1,256}$';
+
+/** The state of a session that does not exist yet. */
+export function emptySession(): SessionState {
+  return { sensitive: false, untrusted: false, calls: 0, results: 0, tools: [] };
+}
+
+/**
+ * Apply an update to a state (pure, returns a new state). Every backend
+ * merges by these rules; Redis runs the same rules in a Lua script.
+ */
+export function mergeSession(s: SessionState, u: SessionUpdate, maxTools = 1000): SessionState {
+  const next: SessionState = {
+    sensitive: s.sensitive || u.sensitive === true,
+    untrusted: s.untrusted || u.untrusted === true,
+    calls: s.calls + (u.call ? 1 : 0),
+    results: s.results + (u.result ? 1 : 0),
+    tools: s.tools,
+  };
+  let dc = s.dataClass;
+  if (u.dataClass) {
+    const reg = new Set([...(dc?.regulatory ?? []), ...u.dataClass.regulatory.map((r) => r.toLowerCase())]);
+    const keep = dc !== undefined && dataClassRank(dc.class) >= u.dataClass.rank;
+    dc = { class: keep ? dc!.class : u.dataClass.class, regulatory: [...reg].sort() };
+  }
+  if (dc) next.dataClass = dc;
+  if (u.call && !s.tools.includes(u.call.tool) && s.tools.length < maxTools) next.tools = [...s.tools, u.call.tool];
+  return next;
+}
