@@ -98,6 +98,17 @@ export interface FidesClaims {
   structured: ClaimTallies;
 }
 
+/**
+ * Most pointers kept per flag and value for the fides labels that govern
+ * every block (`$`, `$['content']`, paths that cannot be placed). Every
+ * block's provenance repeats them, and a map can hold any number of such
+ * entries (one key per spelling of `$['content']`, or per unplaceable
+ * path): unbounded, blocks x entries would make the answer quadratic in the
+ * request. The flags are unchanged, since a list that holds one pointer
+ * says the same as a longer one.
+ */
+export const MAX_SHARED_SOURCES = 16;
+
 /** `/_meta/com.github.ifc~1labels`: every fides pointer starts with it. */
 const FIDES_BASE = pointer('_meta', FIDES_KEY);
 
@@ -164,6 +175,11 @@ export function readFides(result: Record<string, unknown>, meta: Record<string, 
       readLabel(own(labels, path), entryPointer, scratch, findings, 'fides');
       out.result.sensitive.t.push(...scratch.sensitive.t);
       out.result.untrusted.t.push(...scratch.untrusted.t);
+    }
+  }
+  for (const shared of [out.result, out.content]) {
+    for (const list of [shared.sensitive.t, shared.sensitive.f, shared.untrusted.t, shared.untrusted.f]) {
+      if (list.length > MAX_SHARED_SOURCES) list.length = MAX_SHARED_SOURCES;
     }
   }
   return out;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readTrust, type TrustReading } from '../../../src/annotations/claims.js';
-import { DIALECTS, FIDES_KEY, parseDialectList } from '../../../src/annotations/dialects.js';
+import { DIALECTS, FIDES_KEY, MAX_SHARED_SOURCES, parseDialectList } from '../../../src/annotations/dialects.js';
 import { TRUST_KEY, type Tri } from '../../../src/model.js';
 import { resultArb } from '../../hostile/gen.js';
 
@@ -238,6 +238,27 @@ describe('fides dialect: placement of JSONPath keys', () => {
     expect(r.resultClaim).toEqual({ sensitive: true, untrusted: true });
     expect(r.structuredClaim).toEqual({ sensitive: true, untrusted: true });
     expect(r.findings.map((f) => [f.rule, f.pointer])).toEqual([['trust.dialect.shape', FT]]);
+  });
+
+  it('keeps provenance linear: the entries that govern every block list at most MAX_SHARED_SOURCES pointers', () => {
+    const labels: Record<string, unknown> = {};
+    // Unplaceable paths govern the whole result, and so every block; so do the many spellings of $['content'].
+    for (let i = 0; i < 20_000; i++) labels[`$['toolResult'][${i}]`] = { integrity: 'untrusted', confidentiality: [] };
+    // 128 spellings of $['content']: each letter written as itself or as a \u escape.
+    for (let mask = 0; mask < 128; mask++) {
+      const name = [...'content'].map((c, j) => (mask & (1 << j) ? '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0') : c)).join('');
+      labels[`$['${name}']`] = { integrity: 'untrusted', confidentiality: ['public'] };
+    }
+    const r = readTrust({ content: Array.from({ length: 5_000 }, () => text()), _meta: { [FIDES_KEY]: labels } });
+    expect(r.labels).toEqual({ sensitive: true, untrusted: true });
+    expect(r.resultClaimSources.sensitive).toHaveLength(MAX_SHARED_SOURCES);
+    expect(r.resultClaimSources.untrusted).toHaveLength(MAX_SHARED_SOURCES);
+    expect(r.labelSources.untrusted).toHaveLength(2 * MAX_SHARED_SOURCES);
+    expect(r.findings).toEqual([]);
+    for (const b of r.blocks) {
+      expect(b.untrusted).toBe(true);
+      expect(b.sources.untrusted).toHaveLength(2 * MAX_SHARED_SOURCES);
+    }
   });
 
   it('is read on the result only: a fides key on a block is no claim', () => {
