@@ -19,8 +19,10 @@
  * entry without `confidentiality`, which fides itself reads as `[]` (no
  * reader): `sensitive: true`. Anything else is malformed: rule
  * `trust.dialect.shape` (error), and the flag it would set counts as `true`
- * (both flags, for a label that is not an object). Members other than these
- * two are ignored (agent-framework adds `metadata`).
+ * (both flags, for a label that is not an object). A member spelt like one
+ * of the two in another case (`Integrity`) is malformed too, since Go's
+ * encoding/json would read it as that member. Other members are ignored
+ * (agent-framework adds `metadata`).
  *
  * Provenance: each claim's pointer is the RFC 6901 pointer of the member
  * that made it (`/_meta/ifc/integrity`,
@@ -198,6 +200,7 @@ function readLabel(label: unknown, base: string, tally: ClaimTallies, findings: 
     tally.untrusted.t.push(base);
     return;
   }
+  checkCaseVariants(label, base, tally, findings, dialect);
   const integrity = own(label, 'integrity');
   if (integrity !== undefined) {
     const p = `${base}/integrity`;
@@ -235,6 +238,29 @@ function readLabel(label: unknown, base: string, tally: ClaimTallies, findings: 
             : `fides confidentiality must be a list of reader strings, found ${Array.isArray(confidentiality) ? 'a list holding a non-string' : jsonType(confidentiality)}; it counts as sensitive`,
       });
     }
+  }
+}
+
+/**
+ * A member spelt like `integrity` or `confidentiality` in another case
+ * (`Integrity`, `CONFIDENTIALITY`): Go's encoding/json, which GitHub's
+ * server and Go hosts decode labels with, matches member names without
+ * regard to case, so such a reader may take it for the real one. It is
+ * malformed and counts as true for its flag, whatever it says.
+ */
+function checkCaseVariants(label: Record<string, unknown>, base: string, tally: ClaimTallies, findings: ValidationFinding[], dialect: 'ifc' | 'fides'): void {
+  for (const key of Object.keys(label)) {
+    if (key === 'integrity' || key === 'confidentiality') continue;
+    const flag = key.length === 9 && key.toLowerCase() === 'integrity' ? 'untrusted' : key.length === 15 && key.toLowerCase() === 'confidentiality' ? 'sensitive' : undefined;
+    if (flag === undefined) continue;
+    const p = `${base}/${escapePointerToken(key)}`;
+    tally[flag].t.push(p);
+    findings.push({
+      rule: 'trust.dialect.shape',
+      severity: 'error',
+      pointer: p,
+      message: `${dialect} label member names ${flag === 'untrusted' ? 'integrity' : 'confidentiality'} in another case, which readers that match names without regard to case take for it; it counts as ${flag}`,
+    });
   }
 }
 

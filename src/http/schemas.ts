@@ -46,7 +46,7 @@ export const sharedSchemas = [
       '`_meta["ifc"]` on the result, a block or a block\'s embedded resource (GitHub\'s MCP server: `{ integrity: "trusted" | "untrusted", confidentiality: "public" | "private" | [readers] }`); ' +
       '`_meta["com.github.ifc/labels"]` on the result (fides-gateway: a map from JSONPath to `{ integrity, confidentiality: [readers] }`). ' +
       'integrity `untrusted` is untrusted: true, `trusted` untrusted: false; confidentiality `"public"` or a list holding `"public"` is sensitive: false, any other list (`[]` too) or `"private"` sensitive: true. ' +
-      'Spellings are exact (`"Trusted"` is malformed); an absent member claims nothing, except a fides entry without confidentiality, which fides reads as readable by no one (sensitive: true); other members are ignored. ' +
+      'Spellings are exact (`"Trusted"` is malformed, and so is a member spelt `Integrity`, which Go decoders would read as integrity); an absent member claims nothing, except a fides entry without confidentiality, which fides reads as readable by no one (sensitive: true); other members are ignored. ' +
       'A malformed value is `trust.dialect.shape` (error) and counts as true: a label that is not an object counts as both flags. ' +
       'fides paths are RFC 9535 singular queries without whitespace: `$[\'name\']` or `$["name"]` (RFC 9535 escapes), `.name`, `[index]` (negative from the end). ' +
       '`$` governs the whole result; `$[\'content\'][N]` and paths below it govern block N; `$[\'content\']` every block; `$[\'structuredContent\']...` structuredContent (and the labels). ' +

@@ -98,6 +98,17 @@ describe('ifc dialect: the mapping (contract section 13)', () => {
     expect(r.findings).toEqual([{ rule: 'trust.dialect.shape', severity: 'error', pointer: '/content/0/_meta/ifc', message: expect.stringContaining('must be an object') }]);
   });
 
+  it('counts a member spelt like integrity or confidentiality in another case as true for its flag (Go decoders match names without regard to case)', () => {
+    const r = readTrust({ content: [text({ ifc: { integrity: 'trusted', Integrity: 'trusted', CONFIDENTIALITY: 'public' } })], _meta: { [FIDES_KEY]: { $: { confidentiality: ['public'], Confidentiality: ['public'] } } } });
+    expect(flags(r.blocks[0]!)).toEqual({ sensitive: true, untrusted: true });
+    expect(r.findings.map((f) => [f.rule, f.pointer])).toEqual([
+      ['trust.dialect.shape', `${FT}/$/Confidentiality`],
+      ['trust.dialect.shape', '/content/0/_meta/ifc/Integrity'],
+      ['trust.dialect.shape', '/content/0/_meta/ifc/CONFIDENTIALITY'],
+    ]);
+    expect(readTrust({ content: [text({ ifc: { integrityy: 'x', İntegrity: 'x', confidential: 'x' } })] }).findings).toEqual([]);
+  });
+
   it('reads an embedded resource _meta like the trust key, for its block', () => {
     const block = { type: 'resource', resource: { uri: 'file:///a', text: 'a', _meta: { ifc: { integrity: 'untrusted', confidentiality: 'public' } } } };
     const r = readTrust({ content: [block, text()] });
