@@ -179,7 +179,11 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description An MCP CallToolResult as the tool returned it. Any object is accepted here; its MCP shape is checked by the validation rules and reported under `validation`. It may nest at most 128 levels below itself. */
+        /**
+         * @description An MCP CallToolResult as the tool returned it. Any object is accepted here; its MCP shape is checked by the validation rules and reported under `validation`. It may nest at most 128 levels below itself.
+         *
+         *     Trust labels are read from the dialects TRUSTGATE_DIALECTS lists (default all three), as claims of one union: `_meta["io.modelcontextprotocol/trust-annotations"]` (trust annotations; excluding this dialect also stops reading misplaced flags in `annotations`); `_meta["ifc"]` on the result, a block or a block's embedded resource (GitHub's MCP server: `{ integrity: "trusted" | "untrusted", confidentiality: "public" | "private" | [readers] }`); `_meta["com.github.ifc/labels"]` on the result (fides-gateway: a map from JSONPath to `{ integrity, confidentiality: [readers] }`). integrity `untrusted` is untrusted: true, `trusted` untrusted: false; confidentiality `"public"` or a list holding `"public"` is sensitive: false, any other list (`[]` too) or `"private"` sensitive: true. Spellings are exact (`"Trusted"` is malformed, and so is a member spelt `Integrity`, which Go decoders would read as integrity); an absent member claims nothing, except a fides entry without confidentiality, which fides reads as readable by no one (sensitive: true); other members are ignored. A malformed value is `trust.dialect.shape` (error) and counts as true: a label that is not an object counts as both flags. fides paths are RFC 9535 singular queries without whitespace: `$['name']` or `$["name"]` (RFC 9535 escapes), `.name`, `[index]` (negative from the end). `$` governs the whole result; `$['content'][N]` and paths below it govern block N; `$['content']` every block; `$['structuredContent']...` structuredContent (and the labels). A path that cannot be placed (a missing block, `$['isError']`, no structuredContent) governs the whole result with its true claims only (its false ones are dropped), without a finding; a path that does not parse does the same and is `trust.dialect.shape`.
+         */
         CallToolResult: {
             [key: string]: unknown;
         };
@@ -189,7 +193,7 @@ export interface components {
          */
         ProtocolVersion: string;
         ValidationFinding: {
-            /** @description Rule id, e.g. `mcp.annotations.priority` */
+            /** @description Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true) */
             rule: string;
             /** @enum {string} */
             severity: "error" | "warning";
@@ -613,7 +617,7 @@ export interface operations {
                     /** @description Answer options */
                     options?: {
                         /**
-                         * @description Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (or verified non-public data-class evidenceRefs) behind each effective flag. Off by default: on a typical result it is a third of the decision.
+                         * @description Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.
                          * @default false
                          */
                         explain?: boolean;
@@ -657,12 +661,12 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                         };
-                        /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain` */
+                        /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                         labelSources?: {
                             sensitive?: string[];
                             untrusted?: string[];
                         };
-                        /** @description Flags of `structuredContent`, which the result-level claim governs (block claims do not reach it); present when the result has one */
+                        /** @description Flags of `structuredContent`, which the result-level claims govern, with fides labels on `$['structuredContent']` paths (block claims do not reach it); present when the result has one */
                         structuredContent?: {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
@@ -673,7 +677,7 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                             actions: ("drop" | "redact" | "spotlight" | "spotlight-skipped")[];
-                            /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain` */
+                            /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                             sources?: {
                                 sensitive?: string[];
                                 untrusted?: string[];

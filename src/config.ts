@@ -4,6 +4,7 @@
  * its bound (contract section 1).
  */
 import { isIP } from 'node:net';
+import { DIALECTS, parseDialectList, type Dialect } from './annotations/dialects.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -49,6 +50,8 @@ export interface Config {
    * 0 turns it off).
    */
   readonly workerWatchdogMs: number;
+  /** Label dialects read from results (TRUSTGATE_DIALECTS, default `trust-annotations,ifc,fides`; contract section 13). */
+  readonly dialects: readonly Dialect[];
 }
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
@@ -103,6 +106,15 @@ function workers(raw: string | undefined): number | 'auto' {
   return n;
 }
 
+function dialects(raw: string | undefined): readonly Dialect[] {
+  if (raw === undefined || raw === '') return DIALECTS;
+  try {
+    return parseDialectList(raw);
+  } catch (err) {
+    throw new ConfigError(`TRUSTGATE_DIALECTS ${(err as Error).message}`);
+  }
+}
+
 /** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
@@ -131,5 +143,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
+    dialects: dialects(env.TRUSTGATE_DIALECTS),
   });
 }

@@ -7,9 +7,15 @@
  * (a `content` that is not an array, a `_meta` that is not an object) claim
  * nothing, and the MCP validator is the one to report them. Only the
  * `trust.*` rules that belong to the claims themselves are reported here.
+ *
+ * The label dialects of contract section 13 (`ifc`, `fides`) are read by
+ * dialects.ts into the same tallies, so they join the union as claims of
+ * their own; which dialects are read is the caller's choice
+ * (`TRUSTGATE_DIALECTS`).
  */
 import { parseDigest } from '../evidence/digest.js';
 import { TRUST_KEY, hasOwn, isObject, own, pointer, type Tri, type ValidationFinding } from '../model.js';
+import { DIALECTS, readFides, readIfc, type Dialect, type FidesClaims } from './dialects.js';
 
 /** The two tri-state flags a trust claim can carry. */
 export const TRUST_FLAGS = ['sensitive', 'untrusted'] as const;
@@ -75,13 +81,16 @@ export interface TrustReading {
   /** The result's labels: `true` if any claim anywhere says so, else the result-level claim's `false`, else `null`. */
   labels: TrustFlags;
   labelSources: FlagSources;
-  /** The result-level claim on its own (it alone governs `structuredContent`). */
+  /** The result-level claims on their own (the trust key's, and the dialects' ones on the whole result). */
   resultClaim: TrustFlags;
   resultClaimSources: FlagSources;
+  /** What governs `structuredContent`: the result-level claims united with fides labels on `$['structuredContent']...`. */
+  structuredClaim: TrustFlags;
+  structuredClaimSources: FlagSources;
   blocks: BlockReading[];
   /** Every evidenceRef in the result, in document order: result-level first, then blocks in order. */
   evidence: EvidenceSite[];
-  /** `trust.annotation.type`, `trust.evidenceRef.shape` and `trust.no-weakening` findings, in document order. */
+  /** `trust.annotation.type`, `trust.evidenceRef.shape`, `trust.dialect.shape` and `trust.no-weakening` findings, in reading order. */
   findings: ValidationFinding[];
 }
 
@@ -113,17 +122,28 @@ interface Reader {
 
 /**
  * Read the trust claims of a `CallToolResult` and combine them (contract
- * section 2). Never throws for any JSON input; reads own properties only,
- * so `__proto__` and `constructor` keys are plain data.
+ * sections 2 and 13), in the dialects listed (default: all of them).
+ * Never throws for any JSON input; reads own properties only, so
+ * `__proto__` and `constructor` keys are plain data.
  */
-export function readTrust(result: unknown): TrustReading {
+export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALECTS): TrustReading {
   const reader: Reader = { findings: [], evidence: [] };
   const res = newTallies();
+  const readK = dialects.includes('trust-annotations');
+  const readIfcLabels = dialects.includes('ifc');
+  let fides: FidesClaims | undefined;
 
   if (isObject(result)) {
     const meta = own(result, '_meta');
-    if (isObject(meta)) readClaim(reader, res, own(meta, TRUST_KEY), META_CLAIM, 'result');
+    if (isObject(meta)) {
+      if (readK) readClaim(reader, res, own(meta, TRUST_KEY), META_CLAIM, 'result');
+      if (readIfcLabels) readIfc(meta, '/_meta', res, reader.findings);
+      if (dialects.includes('fides')) fides = readFides(result, meta, reader.findings);
+    }
   }
+  if (fides !== undefined) addTallies(res, fides.result);
+  // What governs every block from above: the result-level claims, and fides' `$['content']`.
+  const above = fides === undefined ? res : unitedTallies(res, fides.content);
 
   const content = isObject(result) ? own(result, 'content') : undefined;
   const blocks: BlockReading[] = [];
@@ -140,18 +160,24 @@ export function readTrust(result: unknown): TrustReading {
         const t = own(block, 'type');
         if (typeof t === 'string') type = t;
         const meta = own(block, '_meta');
-        if (isObject(meta)) readClaim(reader, mine, own(meta, TRUST_KEY), `/content/${i}${META_CLAIM}`, i);
+        if (isObject(meta)) {
+          if (readK) readClaim(reader, mine, own(meta, TRUST_KEY), `/content/${i}${META_CLAIM}`, i);
+          if (readIfcLabels) readIfc(meta, `/content/${i}/_meta`, mine, reader.findings);
+        }
         if (type === 'resource') {
           const resource = own(block, 'resource');
           const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
           if (isObject(rmeta)) {
-            readClaim(reader, mine, own(rmeta, TRUST_KEY), `/content/${i}/resource${META_CLAIM}`, i);
+            if (readK) readClaim(reader, mine, own(rmeta, TRUST_KEY), `/content/${i}/resource${META_CLAIM}`, i);
+            if (readIfcLabels) readIfc(rmeta, `/content/${i}/resource/_meta`, mine, reader.findings);
           }
         }
         const annotations = own(block, 'annotations');
-        if (isObject(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
+        if (readK && isObject(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
       }
-      blocks.push(combineBlock(reader, i, type, res, mine, reader.evidence.slice(evidenceStart)));
+      const labelled = fides?.blocks.get(i);
+      if (labelled !== undefined) addTallies(mine, labelled);
+      blocks.push(combineBlock(reader, i, type, above, mine, reader.evidence.slice(evidenceStart)));
       for (const flag of TRUST_FLAGS) {
         for (const p of mine[flag].t) anyTrue[flag].push(p);
       }
@@ -162,11 +188,17 @@ export function readTrust(result: unknown): TrustReading {
   const labelSources: FlagSources = { sensitive: [], untrusted: [] };
   const resultClaim: TrustFlags = { sensitive: null, untrusted: null };
   const resultClaimSources: FlagSources = { sensitive: [], untrusted: [] };
+  const structuredClaim: TrustFlags = { sensitive: null, untrusted: null };
+  const structuredClaimSources: FlagSources = { sensitive: [], untrusted: [] };
   for (const flag of TRUST_FLAGS) {
     const level = resolve(res[flag].t, res[flag].f);
     resultClaim[flag] = level.value;
     resultClaimSources[flag] = level.sources;
-    const all = resolve(res[flag].t.concat(anyTrue[flag]), res[flag].f);
+    const structured = fides === undefined ? level : resolve(res[flag].t.concat(fides.structured[flag].t), res[flag].f.concat(fides.structured[flag].f));
+    structuredClaim[flag] = structured.value;
+    structuredClaimSources[flag] = structured.sources;
+    const trues = fides === undefined ? res[flag].t.concat(anyTrue[flag]) : res[flag].t.concat(fides.content[flag].t, anyTrue[flag], fides.structured[flag].t);
+    const all = resolve(trues, res[flag].f);
     labels[flag] = all.value;
     labelSources[flag] = all.sources;
   }
@@ -176,9 +208,27 @@ export function readTrust(result: unknown): TrustReading {
     labelSources,
     resultClaim,
     resultClaimSources,
+    structuredClaim,
+    structuredClaimSources,
     blocks,
     evidence: reader.evidence,
     findings: reader.findings,
+  };
+}
+
+/** Add `more`'s pointers to `into`. */
+function addTallies(into: Tallies, more: Tallies): void {
+  for (const flag of TRUST_FLAGS) {
+    for (const p of more[flag].t) into[flag].t.push(p);
+    for (const p of more[flag].f) into[flag].f.push(p);
+  }
+}
+
+/** A new tally holding `a`'s pointers, then `b`'s. */
+function unitedTallies(a: Tallies, b: Tallies): Tallies {
+  return {
+    sensitive: { t: a.sensitive.t.concat(b.sensitive.t), f: a.sensitive.f.concat(b.sensitive.f) },
+    untrusted: { t: a.untrusted.t.concat(b.untrusted.t), f: a.untrusted.f.concat(b.untrusted.f) },
   };
 }
 

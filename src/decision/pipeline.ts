@@ -4,6 +4,7 @@
  * Pure apart from what is passed in (decision id, spotlight boundary), so the
  * same request and policy set always give the same decision.
  */
+import type { Dialect } from '../annotations/dialects.js';
 import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
@@ -52,6 +53,8 @@ export interface DecideOptions {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Cap on the CEL work of this decision (fail closed once spent). */
   budget?: EvaluationBudget | undefined;
+  /** Label dialects read (TRUSTGATE_DIALECTS); all of them when absent. */
+  dialects?: readonly Dialect[] | undefined;
 }
 
 export interface FindingOut {
@@ -188,7 +191,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   if (opts.maxString !== undefined && !(opts.scan !== undefined && opts.scan.textLength <= opts.maxString)) {
     checkStringLengths(req, opts.maxString);
   }
-  const trust = assessTrust(result, evidenceEntries(req, opts));
+  const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
   const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings);
 
   const matches: Match[] = evaluatePolicies(

@@ -14,7 +14,7 @@ import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs' | 'dialects'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
   /** See DecideOptions.resultRepeatsNames; without it an unchanged result is never left out. */
@@ -61,6 +61,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxString: deps.config.maxString,
     maxValidationFindings: deps.config.maxValidationFindings,
     resultRepeatsNames: deps.resultRepeatsNames,
+    dialects: deps.config.dialects,
   });
   const ms = performance.now() - started;
   if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);

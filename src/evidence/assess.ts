@@ -6,6 +6,7 @@
  * read straight off the TrustAssessment without walking the result again.
  */
 import { readTrust, type FlagSources, type PartialFlags, type TrustFlags } from '../annotations/claims.js';
+import type { Dialect } from '../annotations/dialects.js';
 import type { EvidenceStatus, Tri, ValidationFinding } from '../model.js';
 import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, type DataClassRecord, type ScopeDataClass } from './dataclass.js';
 import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from './verify.js';
@@ -54,8 +55,9 @@ export interface TrustAssessment {
   /** The result scope: labels, their sources, all evidence, the result-wide data class. */
   result: ScopeTrust;
   /**
-   * What governs `structuredContent`: the result-level claim, made
-   * sensitive by result-level non-public data-class evidence.
+   * What governs `structuredContent`: the result-level claims (and fides
+   * labels on `$['structuredContent']`), made sensitive by result-level
+   * non-public data-class evidence.
    */
   structured: TrustFlags;
   /** One entry per input block, in input order. */
@@ -63,8 +65,8 @@ export interface TrustAssessment {
   /** Every evidenceRef's outcome, in document order (result-level first, then blocks in order). */
   evidence: EvidenceOutcome[];
   /**
-   * `trust.annotation.type`, `trust.evidenceRef.shape`, `trust.no-weakening`
-   * in document order, then `trust.sensitive.missing` in evidence order.
+   * `trust.annotation.type`, `trust.evidenceRef.shape`, `trust.dialect.shape`,
+   * `trust.no-weakening` in reading order, then `trust.sensitive.missing` in evidence order.
    */
   findings: ValidationFinding[];
 }
@@ -80,8 +82,8 @@ export interface TrustAssessment {
  * did not already make it sensitive is reported once, as
  * `trust.sensitive.missing` at the evidenceRef's pointer.
  */
-export function assessTrust(result: unknown, entries: readonly EvidenceEntry[]): TrustAssessment {
-  const reading = readTrust(result);
+export function assessTrust(result: unknown, entries: readonly EvidenceEntry[], dialects?: readonly Dialect[]): TrustAssessment {
+  const reading = readTrust(result, dialects);
   const outcomes = verifyEvidence(reading.evidence, entries);
   const findings = reading.findings.slice();
 
@@ -154,8 +156,8 @@ export function assessTrust(result: unknown, entries: readonly EvidenceEntry[]):
   const labels: TrustFlags = { sensitive: labelSensitive, untrusted: reading.labels.untrusted };
 
   const structured: TrustFlags = {
-    sensitive: resultEscalators.length > 0 ? true : reading.resultClaim.sensitive,
-    untrusted: reading.resultClaim.untrusted,
+    sensitive: resultEscalators.length > 0 ? true : reading.structuredClaim.sensitive,
+    untrusted: reading.structuredClaim.untrusted,
   };
 
   return {

@@ -40,7 +40,17 @@ export const sharedSchemas = [
     $id: 'CallToolResult',
     type: 'object',
     description:
-      'An MCP CallToolResult as the tool returned it. Any object is accepted here; its MCP shape is checked by the validation rules and reported under `validation`. It may nest at most 128 levels below itself.',
+      'An MCP CallToolResult as the tool returned it. Any object is accepted here; its MCP shape is checked by the validation rules and reported under `validation`. It may nest at most 128 levels below itself.\n\n' +
+      'Trust labels are read from the dialects TRUSTGATE_DIALECTS lists (default all three), as claims of one union: ' +
+      '`_meta["io.modelcontextprotocol/trust-annotations"]` (trust annotations; excluding this dialect also stops reading misplaced flags in `annotations`); ' +
+      '`_meta["ifc"]` on the result, a block or a block\'s embedded resource (GitHub\'s MCP server: `{ integrity: "trusted" | "untrusted", confidentiality: "public" | "private" | [readers] }`); ' +
+      '`_meta["com.github.ifc/labels"]` on the result (fides-gateway: a map from JSONPath to `{ integrity, confidentiality: [readers] }`). ' +
+      'integrity `untrusted` is untrusted: true, `trusted` untrusted: false; confidentiality `"public"` or a list holding `"public"` is sensitive: false, any other list (`[]` too) or `"private"` sensitive: true. ' +
+      'Spellings are exact (`"Trusted"` is malformed, and so is a member spelt `Integrity`, which Go decoders would read as integrity); an absent member claims nothing, except a fides entry without confidentiality, which fides reads as readable by no one (sensitive: true); other members are ignored. ' +
+      'A malformed value is `trust.dialect.shape` (error) and counts as true: a label that is not an object counts as both flags. ' +
+      'fides paths are RFC 9535 singular queries without whitespace: `$[\'name\']` or `$["name"]` (RFC 9535 escapes), `.name`, `[index]` (negative from the end). ' +
+      '`$` governs the whole result; `$[\'content\'][N]` and paths below it govern block N; `$[\'content\']` every block; `$[\'structuredContent\']...` structuredContent (and the labels). ' +
+      'A path that cannot be placed (a missing block, `$[\'isError\']`, no structuredContent) governs the whole result with its true claims only (its false ones are dropped), without a finding; a path that does not parse does the same and is `trust.dialect.shape`.',
     additionalProperties: true,
   },
   {
@@ -54,7 +64,7 @@ export const sharedSchemas = [
     type: 'object',
     required: ['rule', 'severity', 'pointer', 'message'],
     properties: {
-      rule: { type: 'string', description: 'Rule id, e.g. `mcp.annotations.priority`' },
+      rule: { type: 'string', description: 'Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true)' },
       severity: { type: 'string', enum: ['error', 'warning'] },
       pointer: { type: 'string', description: 'RFC 6901 pointer into the request `result`' },
       message: { type: 'string' },

@@ -177,12 +177,15 @@ describe('npm start', () => {
     60_000,
   );
 
-  it('refuses to start with a bad setting, naming it', async () => {
-    const s = await startService({ TRUSTGATE_BODY_LIMIT: '-1' });
+  it.each([
+    ['TRUSTGATE_BODY_LIMIT', '-1', 'TRUSTGATE_BODY_LIMIT'],
+    ['TRUSTGATE_DIALECTS', 'ifc,github', 'TRUSTGATE_DIALECTS names an unknown dialect "github"; known: trust-annotations, ifc, fides'],
+  ])('refuses to start with a bad setting, naming it (%s=%s)', async (name, value, message) => {
+    const s = await startService({ [name]: value });
     expect(isRunning(s)).toBe(false);
     if (isRunning(s)) return;
     expect(s.code).not.toBe(0);
-    expect(s.stderr).toContain('TRUSTGATE_BODY_LIMIT');
+    expect(s.stderr).toContain(`configuration error: ${message}`);
   });
 });
 

@@ -48,6 +48,29 @@ describe('POST /v1/validate (contract section 5)', () => {
     expect(c.json.validation).toContainEqual(expect.objectContaining({ rule: 'mcp.result.shape', severity: 'error' }));
   });
 
+  it('checks the label dialects (trust.dialect.shape), whose _meta keys follow the MCP key grammar, in the dialects TRUSTGATE_DIALECTS lists', async () => {
+    const body = {
+      protocolVersion: '2025-06-18',
+      result: {
+        _meta: { ifc: { integrity: 'untrusted', confidentiality: 'public' }, 'com.github.ifc/labels': { '$[*]': { integrity: 'untrusted', confidentiality: [] } } },
+        content: [{ type: 'text', text: 'a', _meta: { ifc: { integrity: 'Trusted' } } }],
+      },
+    };
+    const r = await post(t.app, '/v1/validate', body);
+    expect(r.json.valid).toBe(false);
+    expect(r.json.validation.map((v: any) => [v.rule, v.severity, v.pointer])).toEqual([
+      ['trust.dialect.shape', 'error', "/_meta/com.github.ifc~1labels/$[*]"],
+      ['trust.dialect.shape', 'error', '/content/0/_meta/ifc/integrity'],
+    ]);
+    const only = await testApp({ TRUSTGATE_DIALECTS: 'trust-annotations' });
+    try {
+      const k = await post(only.app, '/v1/validate', body);
+      expect(k.json).toEqual({ valid: true, protocolVersion: '2025-06-18', validation: [] });
+    } finally {
+      await only.close();
+    }
+  });
+
   it('a lastModified that is not RFC 3339 is a warning and leaves the result valid', async () => {
     const r = await post(t.app, '/v1/validate', {
       protocolVersion: '2025-06-18',

@@ -218,3 +218,158 @@ describe.each(which)('union laws with the %s policies', (set) => {
     );
   }, 120_000);
 });
+
+/**
+ * The label dialects (contract section 13) are claims of the same union: the
+ * laws above hold for them too, checked with the inline read-back policies.
+ */
+describe('union laws for the ifc and fides dialects', () => {
+  const FIDES = 'com.github.ifc/labels';
+  const WHERE = ['result-ifc', 'block-ifc', 'resource-ifc', 'malformed-ifc', 'fides-root', 'fides-content', 'fides-block', 'fides-below-block', 'fides-structured', 'fides-unplaceable', 'fides-unparsed', 'fides-not-a-map'] as const;
+  type Where = (typeof WHERE)[number];
+  const site = fc.record({ where: fc.constantFrom<Where>(...WHERE), block: fc.nat(), flag: fc.constantFrom<Flag>(...FLAGS), value: fc.boolean(), list: fc.boolean() });
+
+  const metaOf = (holder: Obj): Obj => (holder._meta !== null && typeof holder._meta === 'object' && !Array.isArray(holder._meta) ? holder._meta : (holder._meta = {})) as Obj;
+  /** The member and value that say `flag` is `value` in ifc (GitHub's flat or older list form) or fides (lists only). */
+  const member = (flag: Flag, value: boolean, list: boolean): [string, Json] =>
+    flag === 'untrusted' ? ['integrity', value ? 'untrusted' : 'trusted'] : ['confidentiality', list ? (value ? ['octocat'] : ['public', 'octocat']) : value ? 'private' : 'public'];
+  const setIfc = (holder: Obj, flag: Flag, value: boolean, list: boolean) => {
+    const meta = metaOf(holder);
+    const label = meta.ifc !== null && typeof meta.ifc === 'object' && !Array.isArray(meta.ifc) ? (meta.ifc as Obj) : (meta.ifc = {} as Obj);
+    const [k, v] = member(flag, value, list);
+    label[k] = v;
+  };
+  /** A fides entry: it always holds confidentiality (an entry without one reads as readable by no one). */
+  const setFides = (result: Obj, path: string, flag: Flag, value: boolean) => {
+    const meta = metaOf(result);
+    const labels = (meta[FIDES] !== null && typeof meta[FIDES] === 'object' && !Array.isArray(meta[FIDES]) ? meta[FIDES] : (meta[FIDES] = {})) as Obj;
+    labels[path] = flag === 'untrusted' ? { integrity: value ? 'untrusted' : 'trusted', confidentiality: ['public'] } : { confidentiality: value ? [] : ['public'] };
+  };
+
+  /** Add one dialect label: where it governs, the flags it makes true (none when it only says false). */
+  function addLabel(result: Obj, s: { where: Where; block: number; flag: Flag; value: boolean; list: boolean }): { governs: number[] | 'all' | 'blocks' | 'labels'; flags: Flag[] } {
+    const blocks = result.content as Obj[];
+    const raised = s.value ? [s.flag] : [];
+    const all = { governs: 'all' as const, flags: raised };
+    const i = blocks.length === 0 ? -1 : s.block % blocks.length;
+    const one = { governs: [i], flags: raised };
+    const where: Where = i === -1 && !['result-ifc', 'fides-root', 'fides-unplaceable', 'fides-unparsed', 'fides-not-a-map', 'fides-structured'].includes(s.where) ? 'result-ifc' : s.where;
+    switch (where) {
+      case 'result-ifc':
+        setIfc(result, s.flag, s.value, s.list);
+        return all;
+      case 'block-ifc':
+        setIfc(blocks[i]!, s.flag, s.value, s.list);
+        return one;
+      case 'resource-ifc': {
+        const b = blocks[i]!;
+        setIfc(b.type === 'resource' && b.resource !== null && typeof b.resource === 'object' && !Array.isArray(b.resource) ? (b.resource as Obj) : b, s.flag, s.value, s.list);
+        return one;
+      }
+      case 'malformed-ifc':
+        metaOf(blocks[i]!).ifc = s.list ? ['untrusted'] : 'private';
+        return { governs: [i], flags: [...FLAGS] };
+      case 'fides-root':
+        setFides(result, '$', s.flag, s.value);
+        return all;
+      case 'fides-content':
+        setFides(result, s.list ? '$.content' : "$['content']", s.flag, s.value);
+        return { governs: 'blocks', flags: raised };
+      case 'fides-block':
+        setFides(result, s.list ? `$.content[${i}]` : `$['content'][${i - blocks.length}]`, s.flag, s.value);
+        return one;
+      case 'fides-below-block':
+        setFides(result, `$['content'][${i}]['text']`, s.flag, s.value);
+        return one;
+      case 'fides-structured':
+        setFides(result, "$['structuredContent']['rows'][0]", s.flag, s.value);
+        return { governs: result.structuredContent === undefined ? 'all' : 'labels', flags: raised };
+      case 'fides-unplaceable':
+        setFides(result, s.list ? "$['isError']" : `$['content'][${blocks.length + s.block}]`, s.flag, s.value);
+        return all;
+      case 'fides-unparsed':
+        setFides(result, s.list ? '$..text' : '$[*]', s.flag, s.value);
+        return all;
+      case 'fides-not-a-map':
+        metaOf(result)[FIDES] = s.list ? [] : 'untrusted';
+        return { governs: 'all', flags: [...FLAGS] };
+    }
+  }
+
+  it('adding a dialect claim never lowers a flag (once true stays true), and a true one raises it where it governs', async () => {
+    const raisedBy = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(partsArb, site, async (parts, s) => {
+        const req = buildRequest(parts);
+        const more = structuredClone(req);
+        const added = addLabel(more.result as Obj, s);
+        const a = (await evaluate(apps.inline, JSON.stringify(req))).json;
+        const b = (await evaluate(apps.inline, JSON.stringify(more))).json;
+        expectReadBack(a, 'before');
+        expectReadBack(b, 'after');
+        for (const f of FLAGS) {
+          if (a.labels[f] === true) expect(b.labels[f], `label ${f}`).toBe(true);
+          a.blocks.forEach((blk: any, i: number) => {
+            if (blk[f] === true) expect(b.blocks[i][f], `block ${i} ${f}`).toBe(true);
+          });
+        }
+        for (const f of added.flags) {
+          if (a.labels[f] !== true) raisedBy.add(s.where);
+          expect(b.labels[f], `the added ${s.where} claim shows in the labels`).toBe(true);
+          const g = added.governs;
+          const raised = g === 'labels' ? [] : g === 'all' || g === 'blocks' ? b.blocks.map((_: unknown, i: number) => i) : g;
+          for (const i of raised) {
+            if (a.blocks[i][f] !== true) raisedBy.add(s.where);
+            expect(b.blocks[i][f], `block ${i} ${f} governed by the added ${s.where} claim`).toBe(true);
+          }
+          // structuredContent is governed by result-level claims and fides paths into it, not by block ones.
+          if (b.structuredContent !== undefined && (g === 'all' || g === 'labels')) expect(b.structuredContent[f], `structuredContent ${f}`).toBe(true);
+        }
+      }),
+      { seed: LAW_SEED + 4, numRuns: 200 },
+    );
+    // Not vacuous: every kind of site raised a flag that was not true before.
+    for (const w of WHERE) expect([...raisedBy], `no run raised a flag through ${w}`).toContain(w);
+  }, 120_000);
+
+  it('a flag no claim of any dialect mentions is null everywhere, never false', async () => {
+    /** Remove every mention of `flag` by the trust key (and every evidenceRef, which can assert sensitive). */
+    const strip = (v: Json, flag: Flag): Json => {
+      if (Array.isArray(v)) return v.map((x) => strip(x, flag));
+      if (v === null || typeof v !== 'object') return v;
+      const out: Obj = {};
+      for (const [k, x] of Object.entries(v)) {
+        if (k === flag || k === 'evidenceRef') continue;
+        out[k] = strip(x, flag);
+      }
+      return out;
+    };
+    const other = (f: Flag): Flag => (f === 'sensitive' ? 'untrusted' : 'sensitive');
+    const labelsArb = fc.array(fc.record({ where: fc.constantFrom('result', 'block', 'resource', 'fides'), block: fc.nat(), value: fc.boolean(), list: fc.boolean() }), { minLength: 1, maxLength: 4 });
+    await fc.assert(
+      fc.asyncProperty(partsArb, fc.constantFrom<Flag>(...FLAGS), labelsArb, async (parts, flag, labels) => {
+        const req = buildRequest(parts);
+        req.result = strip(req.result!, flag);
+        const result = req.result as Obj;
+        const blocks = result.content as Obj[];
+        // Labels that mention only the other flag; fides entries always mention sensitive, so they only speak of it.
+        for (const l of labels) {
+          const g = other(flag);
+          if (l.where === 'fides' && g === 'sensitive') setFides(result, blocks.length > 0 && l.list ? `$['content'][${l.block % blocks.length}]` : '$', 'sensitive', l.value);
+          else if (l.where === 'result' || blocks.length === 0) setIfc(result, g, l.value, l.list);
+          else {
+            const b = blocks[l.block % blocks.length]!;
+            const holder = l.where === 'resource' && b.type === 'resource' && b.resource !== null && typeof b.resource === 'object' ? (b.resource as Obj) : b;
+            setIfc(holder, g, l.value, l.list);
+          }
+        }
+        const a = (await evaluate(apps.inline, JSON.stringify(req))).json;
+        expectReadBack(a, 'stripped');
+        expect(a.labels[flag], `labels.${flag}`).toBeNull();
+        for (const b of a.blocks) expect(b[flag], `block ${b.index} ${flag}`).toBeNull();
+        expect(a.findings.filter((x: any) => x.rule.endsWith(`${flag}-asserted`)), `${flag} asserted`).toEqual([]);
+      }),
+      { seed: LAW_SEED + 5, numRuns: 150 },
+    );
+  }, 120_000);
+});

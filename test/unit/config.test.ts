@@ -15,6 +15,7 @@ describe('configuration (contract section 1)', () => {
       maxValidationFindings: 1000,
       workers: 'auto',
       workerWatchdogMs: 30000,
+      dialects: ['trust-annotations', 'ifc', 'fides'],
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -40,6 +41,10 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_WORKERS', '65'],
     ['TRUSTGATE_WORKERS', 'all'],
     ['TRUSTGATE_WORKERS', '2.5'],
+    ['TRUSTGATE_DIALECTS', 'ifc,github'],
+    ['TRUSTGATE_DIALECTS', 'IFC'],
+    ['TRUSTGATE_DIALECTS', 'ifc,,fides'],
+    ['TRUSTGATE_DIALECTS', ' '],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -57,6 +62,7 @@ describe('configuration (contract section 1)', () => {
       TRUSTGATE_WORKERS: '3',
       TRUSTGATE_MAX_VALIDATION_FINDINGS: '50',
       TRUSTGATE_WORKER_WATCHDOG_MS: '60000',
+      TRUSTGATE_DIALECTS: 'fides, trust-annotations',
     });
     expect(loadConfig({ TRUSTGATE_WORKER_WATCHDOG_MS: '0' }).workerWatchdogMs).toBe(0);
     expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
@@ -71,6 +77,12 @@ describe('configuration (contract section 1)', () => {
       logLevel: 'debug',
       maxValidationFindings: 50,
       workerWatchdogMs: 60000,
+      dialects: ['fides', 'trust-annotations'],
     });
+  });
+
+  it('names the dialects it knows when TRUSTGATE_DIALECTS lists another', () => {
+    expect(() => loadConfig({ TRUSTGATE_DIALECTS: 'ifc,github' })).toThrow('TRUSTGATE_DIALECTS names an unknown dialect "github"; known: trust-annotations, ifc, fides');
+    expect(Object.isFrozen(loadConfig({ TRUSTGATE_DIALECTS: 'ifc' }).dialects)).toBe(true);
   });
 });

@@ -9,7 +9,8 @@ import { v1Security, problemReplies, triState, validationList, validationOmitted
 
 const sources = {
   type: 'object',
-  description: 'Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`',
+  description:
+    'Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$[\'content\'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$[\'content\']`, paths that cannot be placed) are listed per flag and value',
   properties: { sensitive: { type: 'array', items: { type: 'string' } }, untrusted: { type: 'array', items: { type: 'string' } } },
 } as const;
 
@@ -46,7 +47,7 @@ export const evaluateBody = {
           type: 'boolean',
           default: false,
           description:
-            'Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (or verified non-public data-class evidenceRefs) behind each effective flag. Off by default: on a typical result it is a third of the decision.',
+            'Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.',
         },
         omitUnmodifiedResult: {
           type: 'boolean',
@@ -88,7 +89,8 @@ export const evaluateReply = {
     labelSources: sources,
     structuredContent: {
       type: 'object',
-      description: 'Flags of `structuredContent`, which the result-level claim governs (block claims do not reach it); present when the result has one',
+      description:
+        "Flags of `structuredContent`, which the result-level claims govern, with fides labels on `$['structuredContent']` paths (block claims do not reach it); present when the result has one",
       required: ['sensitive', 'untrusted'],
       properties: { sensitive: triState, untrusted: triState },
     },

@@ -29,7 +29,7 @@ export function validateRoutes(app: FastifyInstance): void {
       const { result } = request.body;
       checkResultDepth(result);
       const revision = resolveRevision(result, request.body.protocolVersion);
-      const { validation, omitted } = resultFindings(result, revision, readTrust(result).findings, config.maxValidationFindings);
+      const { validation, omitted } = resultFindings(result, revision, readTrust(result, config.dialects).findings, config.maxValidationFindings);
       // Every rule and severity that fired is listed (see FindingList), so `valid` is that of the whole list.
       return { valid: isValid(validation), protocolVersion: revision, validation, ...(omitted > 0 ? { validationOmitted: omitted } : {}) };
     },
