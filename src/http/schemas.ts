@@ -4,7 +4,7 @@
  * registered with `$id` and referenced as `Name#`, so they appear once under
  * `components.schemas`.
  */
-import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, REVISIONS, SCOPES } from '../model.js';
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, PROTOCOL_VERSIONS, SCOPES } from '../model.js';
 import { ERRORS } from '../errors.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
@@ -46,7 +46,7 @@ export const sharedSchemas = [
   {
     $id: 'ProtocolVersion',
     type: 'string',
-    description: `MCP protocol revision whose rules apply: ${REVISIONS.join(', ')}. When absent: 2026-07-28 if the result carries \`resultType\`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).`,
+    description: `MCP protocol revision whose rules apply: ${PROTOCOL_VERSIONS.join(', ')}. \`2024-10-07\` (still negotiated by the official SDKs) is validated with the 2024-11-05 rules, and the answer's \`protocolVersion\` then says \`2024-11-05\`: it always names the revision whose rules applied. When absent: 2026-07-28 if the result carries \`resultType\`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).`,
     examples: ['2025-06-18'],
   },
   {
@@ -145,7 +145,7 @@ export const validateReply = {
   required: ['valid', 'protocolVersion', 'validation'],
   properties: {
     valid: { type: 'boolean', description: 'False when any finding has severity `error`' },
-    protocolVersion: { type: 'string', description: 'The revision whose rules were applied' },
+    protocolVersion: { type: 'string', description: 'The revision whose rules were applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares)' },
     validation: validationList,
     validationOmitted,
   },

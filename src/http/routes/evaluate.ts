@@ -83,7 +83,7 @@ export const evaluateReply = {
     modified: { type: 'boolean', description: 'True when enforced effects changed the result' },
     requiresConsent: { type: 'boolean', description: 'The host must ask the user before forwarding' },
     policyRevision: { type: 'string' },
-    protocolVersion: { type: 'string', description: 'The revision whose validation rules applied' },
+    protocolVersion: { type: 'string', description: 'The revision whose validation rules applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares)' },
     labels: { type: 'object', required: ['sensitive', 'untrusted'], properties: { sensitive: triState, untrusted: triState } },
     labelSources: sources,
     structuredContent: {
