@@ -155,7 +155,7 @@ export const validateReply = {
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
-  413: 'Request body over TRUSTGATE_BODY_LIMIT',
+  413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json',
   422: 'Policy reload failed; the previous policy set stays in force',
   503: 'No policy set is loaded yet, or the service is overloaded',
