@@ -49,6 +49,12 @@ export interface Config {
    * 0 turns it off).
    */
   readonly workerWatchdogMs: number;
+  /**
+   * `trustgate intercept`: the heap of the process that evaluates, in MiB
+   * (TRUSTGATE_INTERCEPT_HEAP_MB, default 1024). A decision that needs more
+   * ends that process, and the command answers an `isError` result.
+   */
+  readonly interceptHeapMb: number;
 }
 
 /**
@@ -138,5 +144,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
+    interceptHeapMb: int(env, 'TRUSTGATE_INTERCEPT_HEAP_MB', 1024, 16, 65_536),
   });
 }
