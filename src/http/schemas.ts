@@ -54,7 +54,11 @@ export const sharedSchemas = [
     type: 'object',
     required: ['rule', 'severity', 'pointer', 'message'],
     properties: {
-      rule: { type: 'string', description: 'Rule id, e.g. `mcp.annotations.priority`' },
+      rule: {
+        type: 'string',
+        description:
+          'Rule id, e.g. `mcp.annotations.priority`. `mcp.content.type` also reports `data` of an image/audio block and a resource `blob` that are not base64 (RFC 4648 section 4): padding required, no whitespace or line breaks, the URL-safe alphabet refused; non-zero bits before the padding are accepted (section 3.5 lets decoders), and the empty string is base64',
+      },
       severity: { type: 'string', enum: ['error', 'warning'] },
       pointer: { type: 'string', description: 'RFC 6901 pointer into the request `result`' },
       message: { type: 'string' },
