@@ -11,7 +11,7 @@ import Fastify from 'fastify';
 const port = Number(process.env.PORT ?? 8081);
 const host = process.env.HOST ?? '127.0.0.1';
 // Same body limit as the service's default (TRUSTGATE_BODY_LIMIT).
-const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
+const app = Fastify({ logger: false, bodyLimit: 8_388_608 });
 
 app.post('/echo', async (request) => request.body);
 app.get('/readyz', async () => ({ status: 'ready' }));

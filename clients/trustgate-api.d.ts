@@ -131,6 +131,10 @@ export interface paths {
          *     Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.
          *
          *     An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.
+         *
+         *     A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.
+         *
+         *     A malformed `annotations.audience` (not an array of `"user"`/`"assistant"`: `"assistant"`, `[null]`, `["user", 3]`) excludes every reader: policies see `block.audienceMalformed: true` and `block.audience` `["malformed"]`, and the shipped audience policy drops the block for the model and for the user (`context.reader` `"user"`).
          */
         post: operations["evaluate"];
         delete?: never;
@@ -150,7 +154,7 @@ export interface paths {
         put?: never;
         /**
          * Docker MCP Gateway HTTP interceptor (after:http)
-         * @description Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter.
+         * @description Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter. The same contract on standard input/output is the command `trustgate intercept [--policies DIR]` (after:exec): a guard process runs the decision in a child process (heap TRUSTGATE_INTERCEPT_HEAP_MB) and itself answers the `isError` result when the child crashes, runs out of memory, is killed, or does not finish within TRUSTGATE_REQUEST_TIMEOUT_MS, and on SIGTERM/SIGINT/SIGHUP; its policies are `--policies DIR`, else TRUSTGATE_POLICY_DIR (both relative to the working directory), else the set shipped with the package.
          */
         post: operations["dockerMcpGatewayInterceptor"];
         delete?: never;
@@ -188,12 +192,12 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description MCP protocol revision whose rules apply: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28. When absent: 2026-07-28 if the result carries `resultType`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).
+         * @description MCP protocol revision whose rules apply: 2024-10-07, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28. `2024-10-07` (still negotiated by the official SDKs) is validated with the 2024-11-05 rules, and the answer's `protocolVersion` then says `2024-11-05`: it always names the revision whose rules applied. When absent: 2026-07-28 if the result carries `resultType`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).
          * @example 2025-06-18
          */
         ProtocolVersion: string;
         ValidationFinding: {
-            /** @description Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true) */
+            /** @description Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true). `mcp.content.type` also reports `data` of an image/audio block and a resource `blob` that are not base64 (RFC 4648 section 4): padding required, no whitespace or line breaks, the URL-safe alphabet refused; non-zero bits before the padding are accepted (section 3.5 lets decoders), and the empty string is base64 */
             rule: string;
             /** @enum {string} */
             severity: "error" | "warning";
@@ -357,7 +361,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body over TRUSTGATE_BODY_LIMIT */
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -402,7 +406,7 @@ export interface operations {
                     "application/json": {
                         /** @description False when any finding has severity `error` */
                         valid: boolean;
-                        /** @description The revision whose rules were applied */
+                        /** @description The revision whose rules were applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares) */
                         protocolVersion: string;
                         /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
@@ -429,7 +433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body over TRUSTGATE_BODY_LIMIT */
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -488,6 +492,11 @@ export interface operations {
                                 id: string;
                                 /** @enum {string} */
                                 scope: "block" | "result";
+                                /**
+                                 * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
+                                 * @enum {string}
+                                 */
+                                mode?: "audit" | "warn" | "enforce";
                                 /** @enum {string} */
                                 effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
                                 when: string;
@@ -555,6 +564,11 @@ export interface operations {
                                 id: string;
                                 /** @enum {string} */
                                 scope: "block" | "result";
+                                /**
+                                 * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
+                                 * @enum {string}
+                                 */
+                                mode?: "audit" | "warn" | "enforce";
                                 /** @enum {string} */
                                 effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
                                 when: string;
@@ -655,7 +669,7 @@ export interface operations {
                         /** @description The host must ask the user before forwarding */
                         requiresConsent: boolean;
                         policyRevision: string;
-                        /** @description The revision whose validation rules applied */
+                        /** @description The revision whose validation rules applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares) */
                         protocolVersion?: string;
                         labels: {
                             sensitive: boolean | null;
@@ -713,7 +727,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body over TRUSTGATE_BODY_LIMIT */
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
                     [name: string]: unknown;

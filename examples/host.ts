@@ -5,10 +5,16 @@
  *   TRUSTGATE_URL=http://127.0.0.1:8080 TRUSTGATE_TOKEN=... npx tsx examples/host.ts
  *
  * forwardToolResult() POSTs the result to /v1/evaluate (typed with the
- * generated clients/trustgate-api.d.ts) and acts on the decision:
+ * generated clients/trustgate-api.d.ts) and acts on the decision. It keeps
+ * the result it sent and asks with `options.omitUnmodifiedResult`, so when
+ * nothing was applied the answer leaves `result` out (`resultOmitted:
+ * true`) and the host forwards its own copy; Trustgate sends the result
+ * back whenever it changed it, or when the host's copy could be read
+ * differently from what was judged.
  *
  * - allow: forward the result Trustgate returns (it may be transformed,
- *   e.g. untrusted text fenced);
+ *   e.g. untrusted text fenced), or the host's own copy when Trustgate
+ *   says it left it out unchanged;
  * - warn: forward it too, and print the findings;
  * - requiresConsent: ask the user (askUser) and forward only on yes;
  * - deny: forward nothing; the model is told the result was withheld,
@@ -79,7 +85,7 @@ export async function forwardToolResult(result: CallToolResult, options: Forward
 
   const answer = await client
     .POST('/v1/evaluate', {
-      body: { result, tool: { name: tool }, server: { name: server }, context: { destination } },
+      body: { result, tool: { name: tool }, server: { name: server }, context: { destination }, options: { omitUnmodifiedResult: true } },
       signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
     })
     .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
@@ -103,7 +109,9 @@ export async function forwardToolResult(result: CallToolResult, options: Forward
   if (decision.outcome === 'deny') {
     return { forwarded: false, outcome: 'deny', decisionId, toModel: withheld(tool, `denied by policy (decision ${decisionId})`) };
   }
-  if (decision.result === undefined) return failClosed(`decision ${decisionId} carries no result`);
+  // Nothing was applied and Trustgate left the result out: the copy this host sent is the one to forward.
+  const toForward = decision.result ?? (decision.resultOmitted === true ? result : undefined);
+  if (toForward === undefined) return failClosed(`decision ${decisionId} carries no result`);
 
   if (decision.requiresConsent) {
     const reasons = decision.findings.filter((f) => f.effect === 'consent' && f.mode === 'enforce');
@@ -117,13 +125,13 @@ export async function forwardToolResult(result: CallToolResult, options: Forward
         toModel: withheld(tool, `the user did not consent to sending it to ${destination} (decision ${decisionId})`),
       };
     }
-    return { forwarded: true, outcome: decision.outcome, decisionId, consent, toModel: decision.result };
+    return { forwarded: true, outcome: decision.outcome, decisionId, consent, toModel: toForward };
   }
 
   if (decision.outcome === 'warn') {
     for (const f of decision.findings) if (f.mode !== 'audit') log(`trustgate warning, decision ${decisionId}: ${describeFinding(f)}`);
   }
-  return { forwarded: true, outcome: decision.outcome, decisionId, toModel: decision.result };
+  return { forwarded: true, outcome: decision.outcome, decisionId, toModel: toForward };
 }
 
 /** Asks on the terminal; a host without one cannot ask, so it answers no. */

@@ -20,7 +20,7 @@ export interface Config {
   readonly modeOverride: 'audit' | 'warn' | undefined;
   /** Bearer token for /v1/* (TRUSTGATE_TOKEN); undefined leaves /v1/* open. */
   readonly token: string | undefined;
-  /** Request body limit in bytes (TRUSTGATE_BODY_LIMIT, default 1 MiB). */
+  /** Request body limit in bytes (TRUSTGATE_BODY_LIMIT, default {@link DEFAULT_BODY_LIMIT}, 8 MiB). */
   readonly bodyLimit: number;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: LogLevel;
@@ -52,7 +52,20 @@ export interface Config {
   readonly workerWatchdogMs: number;
   /** Label dialects read from results (TRUSTGATE_DIALECTS, default `trust-annotations,ifc,fides`; contract section 13). */
   readonly dialects: readonly Dialect[];
+  /**
+   * `trustgate intercept`: the heap of the process that evaluates, in MiB
+   * (TRUSTGATE_INTERCEPT_HEAP_MB, default 1024). A decision that needs more
+   * ends that process, and the command answers an `isError` result.
+   */
+  readonly interceptHeapMb: number;
 }
+
+/**
+ * Default request body limit: 8 MiB (contract section 1). A tool result
+ * that carries a file or an image carries its base64 twice (in `content`
+ * and in `structuredContent`), so 1 MiB refused an 800 KB file.
+ */
+export const DEFAULT_BODY_LIMIT = 8_388_608;
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
 export const MAX_AUTO_WORKERS = 4;
@@ -132,7 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     policyDir,
     modeOverride: oneOf(env, 'TRUSTGATE_MODE', ['audit', 'warn'] as const),
     token,
-    bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT', 1_048_576, 1, 1_073_741_824),
+    bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT', DEFAULT_BODY_LIMIT, 1, 1_073_741_824),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
     maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS', 10_000, 1, 1_000_000),
     maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE', 1_000, 0, 1_000_000),
@@ -144,5 +157,6 @@ export function loadConfig(env: Env = process.env): Config {
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
     dialects: dialects(env.TRUSTGATE_DIALECTS),
+    interceptHeapMb: int(env, 'TRUSTGATE_INTERCEPT_HEAP_MB', 1024, 16, 65_536),
   });
 }

@@ -7,6 +7,14 @@
  */
 import type { Decision } from './pipeline.js';
 
+/**
+ * The frames `trustgate intercept`'s evaluating process writes to the
+ * guard (see intercept-guard.ts): `pass\n`, or `replace\n` and the JSON of
+ * the replacement result.
+ */
+export const FRAME_PASS = 'pass\n';
+export const FRAME_REPLACE = 'replace\n';
+
 export type InterceptAnswer = { kind: 'pass' } | { kind: 'replace'; result: Record<string, unknown> };
 
 /** An `isError` CallToolResult carrying one text block. */

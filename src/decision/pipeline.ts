@@ -115,6 +115,26 @@ export interface Decision {
   resultOmitted?: boolean;
 }
 
+/** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
+const ROLES: ReadonlySet<unknown> = new Set(['user', 'assistant']);
+
+/**
+ * What `block.audience` holds for a malformed audience (not an array of
+ * roles): a list that is not empty and names no reader, so that a rule
+ * written as "the audience is set and excludes the reader" drops the block
+ * for every reader (contract section 11: fail closed), alongside
+ * `block.audienceMalformed: true`.
+ */
+export const MALFORMED_AUDIENCE: readonly string[] = Object.freeze(['malformed']);
+
+/** The `audience` and `audienceMalformed` members of `block` for an `annotations.audience` value (absent: undefined). */
+function audienceVar(aud: unknown): { audience: readonly string[]; malformed: boolean } {
+  if (aud === undefined) return { audience: [], malformed: false };
+  if (!Array.isArray(aud)) return { audience: MALFORMED_AUDIENCE, malformed: true };
+  for (const a of aud) if (!ROLES.has(a)) return { audience: MALFORMED_AUDIENCE, malformed: true };
+  return { audience: aud as string[], malformed: false };
+}
+
 function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<string, unknown> {
   const v: Record<string, unknown> = {
     index: t.index,
@@ -123,12 +143,14 @@ function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<
     untrusted: t.untrusted === true,
     asserted: t.asserted,
     audience: [],
+    audienceMalformed: false,
   };
   if (!isObject(block)) return v;
   const ann = own(block, 'annotations');
   if (isObject(ann)) {
-    const aud = own(ann, 'audience');
-    if (Array.isArray(aud)) v.audience = aud.filter((a): a is string => typeof a === 'string');
+    const aud = audienceVar(own(ann, 'audience'));
+    v.audience = aud.audience;
+    v.audienceMalformed = aud.malformed;
     const pr = own(ann, 'priority');
     if (typeof pr === 'number' && Number.isFinite(pr)) v.priority = pr;
   }

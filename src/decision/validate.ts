@@ -7,20 +7,25 @@ import { TrustgateError } from '../errors.js';
 import { jsonDepth } from '../json/depth.js';
 import { FindingList } from '../mcp/findings.js';
 import { defaultRevision, validateMcp } from '../mcp/validate.js';
-import { isRevision, REVISIONS, type Revision, type ValidationFinding } from '../model.js';
+import { PROTOCOL_VERSIONS, rulesRevision, type Revision, type ValidationFinding } from '../model.js';
 
 /** A `result` nesting deeper than this below itself is a 400 (contract section 8). */
 export const MAX_RESULT_DEPTH = 128;
 
-/** The revision whose rules apply: the requested one, else the default rule of contract section 3. */
+/**
+ * The revision whose rules apply: the requested one (an alias such as
+ * `2024-10-07` maps to the revision it shares its schema with), else the
+ * default rule of contract section 3.
+ */
 export function resolveRevision(result: unknown, requested: unknown): Revision {
   if (requested === undefined) return defaultRevision(result);
-  if (!isRevision(requested)) {
-    throw new TrustgateError('TG_ERR_PROTOCOL_VERSION_UNKNOWN', `protocolVersion must be one of ${REVISIONS.join(', ')}`, [
-      { pointer: '/protocolVersion', message: `unknown MCP revision; known: ${REVISIONS.join(', ')}` },
+  const revision = rulesRevision(requested);
+  if (revision === undefined) {
+    throw new TrustgateError('TG_ERR_PROTOCOL_VERSION_UNKNOWN', `protocolVersion must be one of ${PROTOCOL_VERSIONS.join(', ')}`, [
+      { pointer: '/protocolVersion', message: `unknown MCP revision; known: ${PROTOCOL_VERSIONS.join(', ')}` },
     ]);
   }
-  return requested;
+  return revision;
 }
 
 /** Refuse a result that nests deeper than MAX_RESULT_DEPTH, before any recursive work. */

@@ -8,7 +8,7 @@
 import { readTrust, type FlagSources, type PartialFlags, type TrustFlags } from '../annotations/claims.js';
 import type { Dialect } from '../annotations/dialects.js';
 import type { EvidenceStatus, Tri, ValidationFinding } from '../model.js';
-import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, type DataClassRecord, type ScopeDataClass } from './dataclass.js';
+import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from './dataclass.js';
 import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from './verify.js';
 
 /** One evidenceRef as policies see it (the `evidence` variable's items). */
@@ -75,6 +75,12 @@ export interface TrustAssessment {
  * Read, verify and apply the trust annotations of a `CallToolResult`.
  * Never throws for any JSON input.
  *
+ * A `data-class.v1` evidenceRef whose status is `unsupported` or
+ * `malformed` cannot say what class the data has: it counts as a record of
+ * class `unknown` (contract section 11), without a finding of its own (the
+ * decision's `evidence` carries its status; the shipped evidence policy
+ * flags it).
+ *
  * A verified `data-class.v1` record whose class is not `public` asserts
  * `sensitive: true` on every scope it governs (result-level evidence: the
  * result and every block; block-level evidence: that block and hence the
@@ -97,14 +103,23 @@ export function assessTrust(result: unknown, entries: readonly EvidenceEntry[], 
   const resultEscalators: EvidenceOutcome[] = [];
   const blockEscalators = new Map<number, EvidenceOutcome[]>();
   const allEscalators: string[] = [];
+  // data-class.v1 evidenceRefs that could not be checked: they escalate, but
+  // trust.sensitive.missing speaks of verified records only.
+  const unchecked = new Set<string>();
 
   for (const o of outcomes) {
     const s: EvidenceSummary = { type: o.type, status: o.status, canonicalization: o.canonicalization, pointer: o.pointer };
     summaries.push(s);
     if (o.scope === 'result') resultSummaries.push(s);
     else push(blockSummaries, o.scope, s);
-    if (o.status !== 'verified' || o.type !== DATA_CLASS_TYPE) continue;
-    const dc = readDataClass(o.record);
+    if (o.type !== DATA_CLASS_TYPE) continue;
+    let dc: DataClassRecord;
+    if (o.status === 'verified') dc = readDataClass(o.record);
+    else if (o.status === 'unsupported' || o.status === 'malformed') {
+      // It cannot say what class the data has: class unknown, sensitive (contract section 11).
+      dc = unreadableDataClass();
+      unchecked.add(o.pointer);
+    } else continue;
     allClasses.push(dc);
     if (o.scope === 'result') resultClasses.push(dc);
     else push(blockClasses, o.scope, dc);
@@ -148,7 +163,7 @@ export function assessTrust(result: unknown, entries: readonly EvidenceEntry[], 
     for (const o of resultEscalators) uncovered.add(o.pointer);
   }
   if (uncovered.size > 0) {
-    for (const o of outcomes) if (uncovered.has(o.pointer)) findings.push(missingFinding(o.pointer, o.scope === 'result'));
+    for (const o of outcomes) if (uncovered.has(o.pointer) && !unchecked.has(o.pointer)) findings.push(missingFinding(o.pointer, o.scope === 'result'));
   }
 
   const labelSources: FlagSources = { sensitive: reading.labelSources.sensitive, untrusted: reading.labelSources.untrusted };

@@ -63,6 +63,15 @@ export function readDataClass(record: unknown): DataClassRecord {
 }
 
 /**
+ * What a `data-class.v1` evidenceRef that cannot be checked (status
+ * `unsupported` or `malformed`) stands for: class `unknown`, which counts as
+ * sensitive (contract section 11: fail closed).
+ */
+export function unreadableDataClass(): DataClassRecord {
+  return { class: UNREADABLE_CLASS, nonPublic: true, regulatory: [] };
+}
+
+/**
  * Combine the records governing one scope, in document order: the first
  * non-public class (else `public`) and the union of their `regulatory`
  * lists. An empty object when there are none.

@@ -4,7 +4,7 @@
  * registered with `$id` and referenced as `Name#`, so they appear once under
  * `components.schemas`.
  */
-import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, REVISIONS, SCOPES } from '../model.js';
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, PROTOCOL_VERSIONS, SCOPES } from '../model.js';
 import { ERRORS } from '../errors.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
@@ -56,7 +56,7 @@ export const sharedSchemas = [
   {
     $id: 'ProtocolVersion',
     type: 'string',
-    description: `MCP protocol revision whose rules apply: ${REVISIONS.join(', ')}. When absent: 2026-07-28 if the result carries \`resultType\`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).`,
+    description: `MCP protocol revision whose rules apply: ${PROTOCOL_VERSIONS.join(', ')}. \`2024-10-07\` (still negotiated by the official SDKs) is validated with the 2024-11-05 rules, and the answer's \`protocolVersion\` then says \`2024-11-05\`: it always names the revision whose rules applied. When absent: 2026-07-28 if the result carries \`resultType\`, else 2025-11-25. Any other value is a 400 (TG_ERR_PROTOCOL_VERSION_UNKNOWN).`,
     examples: ['2025-06-18'],
   },
   {
@@ -64,7 +64,11 @@ export const sharedSchemas = [
     type: 'object',
     required: ['rule', 'severity', 'pointer', 'message'],
     properties: {
-      rule: { type: 'string', description: 'Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true)' },
+      rule: {
+        type: 'string',
+        description:
+          'Rule id, e.g. `mcp.annotations.priority`, `trust.annotation.type`, `trust.dialect.shape` (a malformed ifc or fides label, which counts as true). `mcp.content.type` also reports `data` of an image/audio block and a resource `blob` that are not base64 (RFC 4648 section 4): padding required, no whitespace or line breaks, the URL-safe alphabet refused; non-zero bits before the padding are accepted (section 3.5 lets decoders), and the empty string is base64',
+      },
       severity: { type: 'string', enum: ['error', 'warning'] },
       pointer: { type: 'string', description: 'RFC 6901 pointer into the request `result`' },
       message: { type: 'string' },
@@ -155,7 +159,7 @@ export const validateReply = {
   required: ['valid', 'protocolVersion', 'validation'],
   properties: {
     valid: { type: 'boolean', description: 'False when any finding has severity `error`' },
-    protocolVersion: { type: 'string', description: 'The revision whose rules were applied' },
+    protocolVersion: { type: 'string', description: 'The revision whose rules were applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares)' },
     validation: validationList,
     validationOmitted,
   },
@@ -165,7 +169,7 @@ export const validateReply = {
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
-  413: 'Request body over TRUSTGATE_BODY_LIMIT',
+  413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json',
   422: 'Policy reload failed; the previous policy set stays in force',
   503: 'No policy set is loaded yet, or the service is overloaded',

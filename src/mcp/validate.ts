@@ -31,6 +31,7 @@ import {
   type Revision,
   type ValidationFinding,
 } from '../model.js';
+import { isBase64 } from './base64.js';
 import { isRfc3339DateTime } from './datetime.js';
 import { FindingList } from './findings.js';
 import { isMetaKey } from './meta-key.js';
@@ -52,6 +53,8 @@ interface Shape {
   readonly required: readonly string[];
   /** Earliest revision defining a member this revision lacks (for messages). */
   readonly since: ReadonlyMap<string, Revision>;
+  /** String members that must be base64 (contract section 11). */
+  readonly base64: ReadonlySet<string>;
 }
 
 interface Variant extends Shape {
@@ -86,12 +89,21 @@ function sinceMap(current: ObjectShape, pick: (rev: Revision) => ObjectShape | n
   return since;
 }
 
-function toShape(label: string, s: ObjectShape, pick: (rev: Revision) => ObjectShape | null | undefined): Shape {
+/**
+ * Members whose string is base64 (the schemas' `format: byte`), by block
+ * type or embedded-resource discriminator (contract section 11).
+ */
+const BASE64_MEMBERS: Readonly<Record<string, readonly string[]>> = { image: ['data'], audio: ['data'], blob: ['blob'] };
+const NO_MEMBERS: ReadonlySet<string> = new Set();
+
+function toShape(label: string, s: ObjectShape, pick: (rev: Revision) => ObjectShape | null | undefined, base64Key = ''): Shape {
+  const b64 = hasOwn(BASE64_MEMBERS, base64Key) ? BASE64_MEMBERS[base64Key]! : [];
   return {
     label,
     members: new Map(Object.entries(s.members)),
     required: s.required,
     since: sinceMap(s, pick),
+    base64: b64.length > 0 ? new Set(b64.filter((m) => hasOwn(s.members, m))) : NO_MEMBERS,
   };
 }
 
@@ -104,11 +116,14 @@ function prepare(rev: Revision): Prepared {
   const t = MCP_TABLES[rev];
   const blocks = new Map<string, Shape>();
   for (const [type, shape] of Object.entries(t.blocks)) {
-    blocks.set(type, toShape(`"${type}" blocks`, shape, (r) => own(MCP_TABLES[r].blocks, type) as ObjectShape | undefined));
+    blocks.set(type, toShape(`"${type}" blocks`, shape, (r) => own(MCP_TABLES[r].blocks, type) as ObjectShape | undefined, type));
   }
   const resource = t.resourceContents.map((v) => ({
-    ...toShape(`embedded ${v.discriminator} resources`, v, (r) =>
-      MCP_TABLES[r].resourceContents.find((o) => o.discriminator === v.discriminator),
+    ...toShape(
+      `embedded ${v.discriminator} resources`,
+      v,
+      (r) => MCP_TABLES[r].resourceContents.find((o) => o.discriminator === v.discriminator),
+      v.discriminator,
     ),
     discriminator: v.discriminator,
   }));
@@ -294,6 +309,10 @@ function checkMembers(
     const value = obj[key];
     if (!hasType(value, t)) {
       out.add('mcp.content.type', base + pointer(key), `${nameOf(key)} must be ${TYPE_TEXT[t]}`);
+      continue;
+    }
+    if (shape.base64.has(key) && !isBase64(value as string)) {
+      out.add('mcp.content.type', base + pointer(key), `${nameOf(key)} must be padded base64 (RFC 4648 section 4) without whitespace`);
       continue;
     }
     if (NESTED.has(key)) nested(key, value, base + pointer(key));

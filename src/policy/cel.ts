@@ -91,8 +91,13 @@ export type BlockVar = {
   sensitive: boolean;
   untrusted: boolean;
   asserted: AssertedVar;
-  /** Empty when the block has no audience annotation. */
-  audience: string[];
+  /**
+   * `annotations.audience`; empty when absent; `["malformed"]` when it is
+   * not an array of `"user"`/`"assistant"` (it then excludes every reader).
+   */
+  audience: readonly string[];
+  /** True when `annotations.audience` is present and not an array of `"user"`/`"assistant"`. */
+  audienceMalformed: boolean;
   priority?: number;
   mimeType?: string;
   uri?: string;

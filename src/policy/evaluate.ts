@@ -4,7 +4,7 @@
  * Pure: no I/O, no clock, no randomness; the same input and set always give
  * the same matches in the same order.
  */
-import { hasOwn, type Effect, type Mode, type Scope } from '../model.js';
+import { MODES, hasOwn, type Effect, type Mode, type Scope } from '../model.js';
 import {
   buildActivation,
   prepareShared,
@@ -79,6 +79,11 @@ export interface EvaluationBudget {
 /** TRUSTGATE_MODE: `audit` forces every policy into audit; `warn` caps `enforce` at `warn`. */
 export type ModeOverride = 'audit' | 'warn';
 
+/** The milder of two modes (audit < warn < enforce): a rule's own mode never makes it stricter than its policy. */
+export function milderMode(a: Mode, b: Mode): Mode {
+  return MODES.indexOf(a) <= MODES.indexOf(b) ? a : b;
+}
+
 /** The mode a policy runs under once the override applies. */
 export function effectiveMode(mode: Mode, override?: ModeOverride): Mode {
   if (override === 'audit') return 'audit';
@@ -113,8 +118,9 @@ export function evaluatePolicies(
     budget !== undefined && budget.exceeded() ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` } : undefined;
 
   for (const policy of set.policies) {
-    const mode = effectiveMode(policy.mode, modeOverride);
+    const policyMode = effectiveMode(policy.mode, modeOverride);
     for (const rule of policy.rules) {
+      const mode = rule.mode === undefined ? policyMode : effectiveMode(milderMode(policy.mode, rule.mode), modeOverride);
       if (rule.scope === 'result') {
         const r =
           spent() ??

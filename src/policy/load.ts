@@ -23,6 +23,12 @@ export interface Rule {
   compiled: CompiledCel;
   effect: Effect;
   message?: string;
+  /**
+   * The rule's own mode, when written: it runs under the milder of this and
+   * its policy's mode (audit < warn < enforce), so a policy in audit stays a
+   * dry run whatever its rules say.
+   */
+  mode?: Mode;
 }
 
 /** One policy file. */
@@ -87,7 +93,7 @@ const MAX_YAML_ALIASES = 100;
 /** Policy and rule ids: short, printable, usable in URLs, logs and file names. */
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 
-const RULE_KEYS = ['id', 'scope', 'when', 'effect', 'message'] as const;
+const RULE_KEYS = ['id', 'scope', 'mode', 'when', 'effect', 'message'] as const;
 const POLICY_KEYS = ['id', 'description', 'mode', 'rules'] as const;
 
 /** JSON Schema of one policy document (contract section 6). */
@@ -109,6 +115,7 @@ export const policyFileSchema = {
         properties: {
           id: { type: 'string', pattern: ID_PATTERN },
           scope: { type: 'string', enum: [...SCOPES] },
+          mode: { type: 'string', enum: [...MODES] },
           when: { type: 'string', minLength: 1 },
           effect: { type: 'string', enum: [...EFFECTS] },
           message: { type: 'string' },
@@ -123,7 +130,7 @@ interface PolicyDoc {
   id: string;
   description?: string;
   mode?: Mode;
-  rules: Array<{ id: string; scope?: Scope; when: string; effect: Effect; message?: string }>;
+  rules: Array<{ id: string; scope?: Scope; mode?: Mode; when: string; effect: Effect; message?: string }>;
 }
 
 const ajv = new Ajv({ allErrors: true, strict: true });
@@ -262,6 +269,7 @@ function toPolicy(name: string, doc: unknown, dir: string): Policy {
     }
     const rule: Rule = { id: r.id, scope: r.scope ?? 'block', when: r.when, compiled, effect: r.effect };
     if (r.message !== undefined) rule.message = r.message;
+    if (r.mode !== undefined) rule.mode = r.mode;
     return rule;
   });
   const policy: Policy = { id: doc.id, mode: doc.mode ?? 'audit', rules, file: name };

@@ -8,7 +8,7 @@
  *   policies     "shipped" (policies/) or an array of policy documents
  *   env          extra settings, e.g. { "TRUSTGATE_MODE": "audit" }
  *   request      the /v1/evaluate body
- *   expect       status (default 200), problemCode, outcome, modified,
+ *   expect       status (default 200), problemCode, outcome, modified, protocolVersion,
  *                requiresConsent, resultOmitted, labels, labelSources (exact),
  *                sourcesAbsent (no labelSources, no blocks[].sources),
  *                structuredContent, blocks (partial, per element),
@@ -77,7 +77,7 @@ describe('decision cases', () => {
       return;
     }
     const d = r.json;
-    for (const k of ['outcome', 'modified', 'requiresConsent', 'resultOmitted']) {
+    for (const k of ['outcome', 'modified', 'requiresConsent', 'resultOmitted', 'protocolVersion']) {
       if (k in e) expect(d[k], k).toBe(e[k]);
     }
     if (e.labels) expect(d.labels).toEqual(e.labels);

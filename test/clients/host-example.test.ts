@@ -51,7 +51,43 @@ afterAll(async () => {
   expect(codes.every((c) => c === 0)).toBe(true);
 });
 
+/** A client that records each /v1/evaluate request body and answer body. */
+function recordingClient(): { client: TrustgateClient; sent: any[]; answers: any[] } {
+  const c = trustgateClient(enforcing.base, TOKEN);
+  const sent: any[] = [];
+  const answers: any[] = [];
+  c.use({
+    async onRequest({ request }) {
+      sent.push(await request.clone().json());
+      return request;
+    },
+    async onResponse({ response }) {
+      answers.push(await response.clone().json());
+      return response;
+    },
+  });
+  return { client: c, sent, answers };
+}
+
 describe('forwardToolResult', () => {
+  it('asks with omitUnmodifiedResult, and forwards its own copy when Trustgate left the result out', async () => {
+    const r = recordingClient();
+    const out = await forwardToolResult(plain, { ...target, client: r.client });
+    expect(r.sent[0].options).toEqual({ omitUnmodifiedResult: true });
+    expect(r.answers[0]).toMatchObject({ modified: false, resultOmitted: true });
+    expect(r.answers[0]).not.toHaveProperty('result');
+    expect(out).toMatchObject({ forwarded: true, outcome: 'allow' });
+    expect(out.toModel).toBe(plain);
+  });
+
+  it('forwards the result Trustgate sends back when it changed it', async () => {
+    const r = recordingClient();
+    const out = await forwardToolResult(untrusted, { ...target, client: r.client });
+    expect(r.answers[0]).toMatchObject({ modified: true });
+    expect(out.toModel).toEqual(r.answers[0].result);
+    expect(out.toModel).not.toEqual(untrusted);
+  });
+
   it('allow: forwards the result', async () => {
     const askUser = vi.fn(() => true);
     const out = await forwardToolResult(plain, { ...target, client, askUser });

@@ -141,8 +141,11 @@ describe('the other operations', () => {
     expect(data?.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'sensitive', 'untrusted', 'validation']);
     const evidence = data?.policies.find((p) => p.id === 'evidence');
-    expect(evidence?.rules).toEqual(['deny-evidence-mismatch']);
-    expect(evidence?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.effect}`)).toEqual(['deny-evidence-mismatch result deny']);
+    expect(evidence?.rules).toEqual(['deny-evidence-mismatch', 'flag-dataclass-unchecked']);
+    expect(evidence?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.mode ?? '-'} ${r.effect}`)).toEqual([
+      'deny-evidence-mismatch result - deny',
+      'flag-dataclass-unchecked result warn flag',
+    ]);
   });
 
   it('GET /healthz and /readyz need no token', async () => {

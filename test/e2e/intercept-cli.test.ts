@@ -1,10 +1,12 @@
 /**
  * `trustgate intercept` (package.json bin): the interceptor contract on
  * stdin/stdout for the gateway's after:exec mode. Empty output passes the
- * original through; any output is the replacement CallToolResult.
+ * original through; any output is the replacement CallToolResult. So the
+ * command must answer an `isError` result whenever the decision cannot
+ * finish: a crash, an out-of-memory, a signal, a timeout.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,16 +14,67 @@ import { ROOT } from '../helpers/process.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const BIN = join(ROOT, pkg.bin.trustgate);
+const UNTRUSTED = JSON.stringify({ content: [{ type: 'text', text: 'evil', _meta: { [K]: { untrusted: true } } }] });
 
-function intercept(input: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [join(ROOT, pkg.bin.trustgate), 'intercept'], {
-    cwd: ROOT,
+/** The environment without any Trustgate setting, so that defaults are what is tested. */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRUSTGATE_') && v !== undefined) env[k] = v;
+  return { ...env, ...extra };
+}
+
+function intercept(input: string, env: Record<string, string> = {}, args: string[] = [], cwd = ROOT) {
+  const r = spawnSync(process.execPath, [BIN, 'intercept', ...args], {
+    cwd,
     input,
-    env: { ...process.env, TRUSTGATE_POLICY_DIR: join(ROOT, 'policies'), ...env },
+    env: cleanEnv({ TRUSTGATE_POLICY_DIR: join(ROOT, 'policies'), ...env }),
     encoding: 'utf8',
     timeout: 30_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The answer must be an isError CallToolResult that says the result is withheld. */
+function expectWithheld(stdout: string, says: RegExp | string): void {
+  const out = JSON.parse(stdout);
+  expect(out.isError).toBe(true);
+  expect(out.content).toHaveLength(1);
+  expect(out.content[0].type).toBe('text');
+  expect(out.content[0].text).toMatch(typeof says === 'string' ? new RegExp(says.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : says);
+}
+
+/** pids of the direct children of `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const f = `/proc/${pid}/task/${pid}/children`;
+  if (!existsSync(f)) return [];
+  return readFileSync(f, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Start the command with stdin left open, and wait until its evaluating child runs. */
+async function startOpen(env: Record<string, string> = {}) {
+  const p = spawn(process.execPath, [BIN, 'intercept'], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d) => (stdout += String(d)));
+  p.stderr.on('data', (d) => (stderr += String(d)));
+  const exited = new Promise<number | null>((resolve) => p.once('close', (code) => resolve(code)));
+  let kids: number[] = [];
+  for (let i = 0; i < 600 && kids.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    kids = childrenOf(p.pid!);
+  }
+  expect(kids, 'the evaluating child process').toHaveLength(1);
+  return { p, child: kids[0]!, exited, out: () => stdout, err: () => stderr };
 }
 
 describe('trustgate intercept', () => {
@@ -37,7 +90,7 @@ describe('trustgate intercept', () => {
   });
 
   it('writes the transformed result when effects apply', () => {
-    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'evil', _meta: { [K]: { untrusted: true } } }] }));
+    const r = intercept(UNTRUSTED);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]{32}">\n/);
@@ -45,26 +98,109 @@ describe('trustgate intercept', () => {
 
   it('withholds a result that needs consent', () => {
     const r = intercept(JSON.stringify({ _meta: { [K]: { sensitive: true } }, content: [{ type: 'text', text: 'secret' }] }));
-    const out = JSON.parse(r.stdout);
-    expect(out.isError).toBe(true);
-    expect(out.content[0].text).toContain('consent');
+    expectWithheld(r.stdout, 'consent');
   });
 
   it.each([
     ['malformed input', 'nope', 'TG_ERR_BODY_MALFORMED_JSON'],
     ['a JSON array', '[]', 'TG_ERR_BODY_SCHEMA'],
+    ['empty input', '', 'TG_ERR_BODY_MALFORMED_JSON'],
   ])('fails closed on %s', (_what, input, code) => {
     const r = intercept(input);
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout);
-    expect(out.isError).toBe(true);
-    expect(out.content[0].text).toContain(code);
+    expectWithheld(r.stdout, code);
   });
 
   it('fails closed when the policies do not load', () => {
     const r = intercept(JSON.stringify({ content: [] }), { TRUSTGATE_POLICY_DIR: mkdtempSync(join(tmpdir(), 'trustgate-none-')) });
-    const out = JSON.parse(r.stdout);
-    expect(out.isError).toBe(true);
+    expectWithheld(r.stdout, 'TG_ERR_SERVER_NOT_READY');
     expect(r.stderr).toContain('policy load failed');
+  });
+
+  it('fails closed on a bad setting or an unknown argument', () => {
+    expectWithheld(intercept('{"content":[]}', { TRUSTGATE_BODY_LIMIT: '-1' }).stdout, 'TRUSTGATE_BODY_LIMIT');
+    const r = intercept('{"content":[]}', {}, ['--polices', 'x']);
+    expect(r.code).toBe(0);
+    expectWithheld(r.stdout, 'TG_ERR_SERVER_NOT_READY');
+    expect(r.stderr).toContain('usage: trustgate intercept [--policies DIR]');
+    expectWithheld(intercept('{"content":[]}', {}, ['--policies']).stdout, 'TG_ERR_SERVER_NOT_READY');
+  });
+
+  it('fails closed on input over the body limit', () => {
+    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(5000) }] }), { TRUSTGATE_BODY_LIMIT: '1024' });
+    expectWithheld(r.stdout, 'TG_ERR_BODY_TOO_LARGE');
+  });
+});
+
+describe('trustgate intercept: which policies', () => {
+  const denyAll = { id: 'deny-all', mode: 'enforce', rules: [{ id: 'all', scope: 'result', when: 'true', effect: 'deny' }] };
+
+  it('uses the policies shipped with the package from any working directory when neither flag nor setting is given', () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'trustgate-cwd-'));
+    const r = spawnSync(process.execPath, [BIN, 'intercept'], { cwd: elsewhere, input: UNTRUSTED, env: cleanEnv(), encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).content[0].text).toMatch(/^<untrusted-content boundary=/);
+  });
+
+  it('--policies DIR is read relative to the working directory, and wins over TRUSTGATE_POLICY_DIR', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'trustgate-cwd-'));
+    mkdirSync(join(cwd, 'mine'));
+    writeFileSync(join(cwd, 'mine', 'deny.json'), JSON.stringify(denyAll));
+    for (const args of [['--policies', 'mine'], ['--policies=mine'], ['--policies', join(cwd, 'mine')]]) {
+      const r = intercept('{"content":[{"type":"text","text":"hi"}]}', { TRUSTGATE_POLICY_DIR: join(ROOT, 'policies') }, args, cwd);
+      expectWithheld(r.stdout, 'deny-all/all');
+    }
+  });
+
+  it('a relative TRUSTGATE_POLICY_DIR is read relative to the working directory', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'trustgate-cwd-'));
+    mkdirSync(join(cwd, 'mine'));
+    writeFileSync(join(cwd, 'mine', 'deny.json'), JSON.stringify(denyAll));
+    expectWithheld(intercept('{"content":[]}', { TRUSTGATE_POLICY_DIR: 'mine' }, [], cwd).stdout, 'deny-all/all');
+  });
+});
+
+describe('trustgate intercept: the decision cannot finish', () => {
+  it('answers isError when the evaluating process runs out of memory', () => {
+    // 1.5 million objects in structuredContent: far more than a 32 MiB heap holds once parsed.
+    const input = `{"content":[],"structuredContent":{"a":[${new Array(1_500_000).fill('{}').join(',')}]}}`;
+    const r = intercept(input, { TRUSTGATE_INTERCEPT_HEAP_MB: '32' });
+    expect(r.code).toBe(0);
+    expectWithheld(r.stdout, /could not check this tool result.*decision process was ended by SIGABRT/);
+  });
+
+  it('the same input passes with the default heap', () => {
+    const input = `{"content":[],"structuredContent":{"a":[${new Array(1_500_000).fill('{}').join(',')}]}}`;
+    const r = intercept(input);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('could not check');
+  });
+
+  it('answers isError when the evaluating process is killed', async () => {
+    const s = await startOpen();
+    process.kill(s.child, 'SIGKILL');
+    s.p.stdin.end(UNTRUSTED);
+    expect(await s.exited).toBe(0);
+    expectWithheld(s.out(), /decision process was ended by SIGKILL/);
+  });
+
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('answers isError on %s, and leaves no process behind', async (sig) => {
+    const s = await startOpen();
+    s.p.kill(sig);
+    expect(await s.exited).toBe(0);
+    expectWithheld(s.out(), `interrupted by ${sig}`);
+    for (let i = 0; i < 100 && alive(s.child); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(s.child), 'the evaluating child is gone').toBe(false);
+  });
+
+  it('answers isError when the decision does not finish in time', async () => {
+    const p = spawn(process.execPath, [BIN, 'intercept'], { cwd: ROOT, env: cleanEnv({ TRUSTGATE_REQUEST_TIMEOUT_MS: '100' }), stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += String(d)));
+    // stdin is never closed: the decision cannot finish.
+    p.stdin.write('{"content":[');
+    expect(await new Promise((resolve) => p.once('close', resolve))).toBe(0);
+    expectWithheld(out, 'TG_ERR_REQUEST_TIMEOUT');
+    p.stdin.destroy();
   });
 });

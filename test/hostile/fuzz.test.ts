@@ -34,6 +34,7 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BODY_LIMIT } from '../../src/config.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import {
   attackText,
@@ -184,7 +185,7 @@ function boundaryCases(): Case[] {
     add(route, `{"content":[${new Array(10_001).fill('{"type":"text","text":""}').join(',')}]}`, '10001 blocks at top');
     add(route, `{"result":{"content":[${new Array(10_001).fill('{"type":"text","text":""}').join(',')}]}}`, '10001 blocks');
     add(route, `{"result":{"content":[]},"evidence":[${new Array(1001).fill('{"record":1}').join(',')}]}`, '1001 evidence entries');
-    add(route, `{"result":{"content":[{"type":"text","text":"${'x'.repeat(1_100_000)}"}]}}`, 'over the body limit');
+    add(route, `{"result":{"content":[{"type":"text","text":"${'x'.repeat(DEFAULT_BODY_LIMIT)}"}]}}`, 'over the body limit');
     add(route, '{"__proto__":{"polluted":true},"result":{"content":[]}}', '__proto__ at top');
     add(route, '{"constructor":{"prototype":{"polluted":true}},"result":{"content":[]}}', 'constructor.prototype at top');
   }

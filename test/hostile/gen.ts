@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { REVISIONS, type Canonicalization, type DigestAlgorithm } from '../../src/model.js';
+import { PROTOCOL_VERSIONS, REVISIONS, type Canonicalization, type DigestAlgorithm } from '../../src/model.js';
 
 export const K = 'io.modelcontextprotocol/trust-annotations';
 export const INTERCEPTOR = '/v1/interceptors/docker-mcp-gateway';
@@ -236,7 +236,7 @@ export const partsArb: fc.Arbitrary<RequestParts> = fc
   .record(
     {
       result: resultArb(),
-      protocolVersion: fc.constantFrom(...REVISIONS),
+      protocolVersion: fc.constantFrom(...PROTOCOL_VERSIONS),
       tool: fc.record({ name: fc.constantFrom('fetch', 'export_all', ''), annotations: fc.record({ openWorldHint: fc.boolean() }) }, { requiredKeys: [] }),
       server: fc.record({ name: fc.constantFrom('web', 'billing') }),
       context: fc.record({ destination: fc.constantFrom('local', 'external-model'), reader: fc.constantFrom('user', 'assistant') }, { requiredKeys: [] }),

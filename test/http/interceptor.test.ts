@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BODY_LIMIT } from '../../src/config.js';
 import { validateMcp } from '../../src/mcp/validate.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -100,7 +101,7 @@ describe('POST /v1/interceptors/docker-mcp-gateway', () => {
     ['no content type', '{"content":[]}', {}, ''],
     ['a body nesting 300 levels', `{"content":${'['.repeat(300)}${']'.repeat(300)}}`, { 'content-type': 'application/json' }, 'TG_ERR_BODY_TOO_DEEP'],
     ['a result nesting 129 levels', `{"content":[],"x":${'['.repeat(129)}${']'.repeat(129)}}`, { 'content-type': 'application/json' }, 'TG_ERR_RESULT_TOO_DEEP'],
-    ['a body over the limit', JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(1_100_000) }] }), { 'content-type': 'application/json' }, 'TG_ERR_BODY_TOO_LARGE'],
+    ['a body over the limit', JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(DEFAULT_BODY_LIMIT) }] }), { 'content-type': 'application/json' }, 'TG_ERR_BODY_TOO_LARGE'],
   ])('%s: 200 with an isError result, never a problem', async (_what, payload, headers, code) => {
     const body = await call(t, payload, headers as Record<string, string>);
     if (code === '') {

@@ -79,4 +79,28 @@ describe('POST /v1/validate (contract section 5)', () => {
     expect(r.json.valid).toBe(true);
     expect(r.json.validation).toEqual([expect.objectContaining({ rule: 'mcp.annotations.lastModified', severity: 'warning' })]);
   });
+
+  it('accepts 2024-10-07 (section 11), applies the 2024-11-05 rules and says so', async () => {
+    // audio and structuredContent came later: both are errors under the 2024-11-05 rules.
+    const result = { content: [{ type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' }], structuredContent: { a: 1 } };
+    const old = await post(t.app, '/v1/validate', { result, protocolVersion: '2024-10-07' });
+    const ref = await post(t.app, '/v1/validate', { result, protocolVersion: '2024-11-05' });
+    expect(old.status).toBe(200);
+    expect(old.json.protocolVersion).toBe('2024-11-05');
+    expect(old.json).toEqual(ref.json);
+    expect(old.json.validation.map((v: any) => [v.rule, v.pointer])).toEqual([
+      ['mcp.result.shape', '/structuredContent'],
+      ['mcp.content.type', '/content/0/type'],
+    ]);
+    const ev = await post(t.app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'hi' }] }, protocolVersion: '2024-10-07' });
+    expect(ev.status).toBe(200);
+    expect(ev.json.protocolVersion).toBe('2024-11-05');
+  });
+
+  it('an unknown revision is a 400 that lists 2024-10-07 among the known ones', async () => {
+    const r = await post(t.app, '/v1/validate', { result: { content: [] }, protocolVersion: '2024-10-08' });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe('TG_ERR_PROTOCOL_VERSION_UNKNOWN');
+    expect(r.json.detail).toContain('2024-10-07');
+  });
 });

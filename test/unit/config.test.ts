@@ -10,7 +10,7 @@ describe('configuration (contract section 1)', () => {
       policyDir: './policies',
       modeOverride: undefined,
       token: undefined,
-      bodyLimit: 1048576,
+      bodyLimit: 8388608,
       logLevel: 'info',
       maxValidationFindings: 1000,
       workers: 'auto',

@@ -84,7 +84,7 @@ export const evaluateReply = {
     modified: { type: 'boolean', description: 'True when enforced effects changed the result' },
     requiresConsent: { type: 'boolean', description: 'The host must ask the user before forwarding' },
     policyRevision: { type: 'string' },
-    protocolVersion: { type: 'string', description: 'The revision whose validation rules applied' },
+    protocolVersion: { type: 'string', description: 'The revision whose validation rules applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares)' },
     labels: { type: 'object', required: ['sensitive', 'untrusted'], properties: { sensitive: triState, untrusted: triState } },
     labelSources: sources,
     structuredContent: {
@@ -154,6 +154,8 @@ export function evaluateRoutes(app: FastifyInstance): void {
             'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
             'Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.',
             'An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.',
+            'A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.',
+            'A malformed `annotations.audience` (not an array of `"user"`/`"assistant"`: `"assistant"`, `[null]`, `["user", 3]`) excludes every reader: policies see `block.audienceMalformed: true` and `block.audience` `["malformed"]`, and the shipped audience policy drops the block for the model and for the user (`context.reader` `"user"`).',
           ].join('\n\n'),
         body: evaluateBody,
         response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },

@@ -30,6 +30,11 @@ const policyList = {
               properties: {
                 id: { type: 'string' },
                 scope: { type: 'string', enum: [...SCOPES] },
+                mode: {
+                  type: 'string',
+                  enum: [...MODES],
+                  description: "The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE",
+                },
                 effect: { type: 'string', enum: [...EFFECTS] },
                 when: { type: 'string' },
               },
@@ -51,7 +56,7 @@ export function describePolicies(set: PolicySet, override: 'audit' | 'warn' | un
       effectiveMode: override === 'audit' ? 'audit' : override === 'warn' && p.mode === 'enforce' ? 'warn' : p.mode,
       file: p.file,
       rules: p.rules.map((r) => r.id),
-      ruleDetails: p.rules.map((r) => ({ id: r.id, scope: r.scope, effect: r.effect, when: r.when })),
+      ruleDetails: p.rules.map((r) => ({ id: r.id, scope: r.scope, ...(r.mode !== undefined ? { mode: r.mode } : {}), effect: r.effect, when: r.when })),
     })),
   };
 }

@@ -11,6 +11,7 @@ interface RuleSpec {
   effect?: Effect;
   scope?: Scope;
   message?: string;
+  mode?: Mode;
 }
 
 function policy(id: string, mode: Mode, rules: RuleSpec[]): Policy {
@@ -25,6 +26,7 @@ function policy(id: string, mode: Mode, rules: RuleSpec[]): Policy {
       compiled: compileCel(r.when),
       effect: r.effect ?? 'flag',
       ...(r.message !== undefined ? { message: r.message } : {}),
+      ...(r.mode !== undefined ? { mode: r.mode } : {}),
     })),
   };
 }
@@ -65,6 +67,16 @@ describe('modes', () => {
 
   it('override warn caps enforce at warn and leaves audit alone', () => {
     expect(evaluatePolicies(all, input(), 'warn').map((m) => m.mode)).toEqual(['audit', 'warn', 'warn']);
+  });
+
+  it("a rule's own mode runs it under the milder of the two, then the override", () => {
+    const rules = (['audit', 'warn', 'enforce'] as const).map((m) => ({ id: `r-${m}`, when: 'true', scope: 'result' as const, mode: m }));
+    const modes = (pm: Mode, o?: 'audit' | 'warn') => evaluatePolicies(set(policy('p', pm, rules)), input(), o).map((m) => m.mode);
+    expect(modes('enforce')).toEqual(['audit', 'warn', 'enforce']);
+    expect(modes('warn')).toEqual(['audit', 'warn', 'warn']);
+    expect(modes('audit')).toEqual(['audit', 'audit', 'audit']);
+    expect(modes('enforce', 'warn')).toEqual(['audit', 'warn', 'warn']);
+    expect(modes('enforce', 'audit')).toEqual(['audit', 'audit', 'audit']);
   });
 
   it('effectiveMode covers every pair', () => {
