@@ -9,6 +9,7 @@
  * `trust.*` rules that belong to the claims themselves are reported here.
  */
 import { parseDigest } from '../evidence/digest.js';
+import { foldsTo } from '../mcp/casefold.js';
 import { TRUST_KEY, hasOwn, isObject, own, pointer, type Tri, type ValidationFinding } from '../model.js';
 
 /** The two tri-state flags a trust claim can carry. */
@@ -122,7 +123,7 @@ export function readTrust(result: unknown): TrustReading {
 
   if (isObject(result)) {
     const meta = own(result, '_meta');
-    if (isObject(meta)) readClaim(reader, res, own(meta, TRUST_KEY), META_CLAIM, 'result');
+    if (isObject(meta)) readMeta(reader, res, meta, '');
   }
 
   const content = isObject(result) ? own(result, 'content') : undefined;
@@ -140,13 +141,11 @@ export function readTrust(result: unknown): TrustReading {
         const t = own(block, 'type');
         if (typeof t === 'string') type = t;
         const meta = own(block, '_meta');
-        if (isObject(meta)) readClaim(reader, mine, own(meta, TRUST_KEY), `/content/${i}${META_CLAIM}`, i);
+        if (isObject(meta)) readMeta(reader, mine, meta, `/content/${i}`, i);
         if (type === 'resource') {
           const resource = own(block, 'resource');
           const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
-          if (isObject(rmeta)) {
-            readClaim(reader, mine, own(rmeta, TRUST_KEY), `/content/${i}/resource${META_CLAIM}`, i);
-          }
+          if (isObject(rmeta)) readMeta(reader, mine, rmeta, `/content/${i}/resource`, i);
         }
         const annotations = own(block, 'annotations');
         if (isObject(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
@@ -230,6 +229,26 @@ function combineBlock(
   return out;
 }
 
+/**
+ * The claims of one `_meta` object (at `base` + `/_meta`): the trust key's,
+ * then any key that only case folding makes the trust key (an upper-case
+ * trust key, which a case-insensitive host reads as the claim). Such a key
+ * is withheld from the forwarded result (rule `mcp.member.casefold`) and is
+ * read fail closed: every flag it names counts as `true`, whatever its value.
+ */
+function readMeta(reader: Reader, tally: Tallies, meta: Record<string, unknown>, base: string, scope: 'result' | number = 'result'): void {
+  readClaim(reader, tally, own(meta, TRUST_KEY), base + META_CLAIM, scope);
+  for (const key of Object.keys(meta)) {
+    if (!foldsTo(key, TRUST_KEY)) continue;
+    const claim = meta[key];
+    if (!isObject(claim)) continue;
+    const at = base + pointer('_meta', key);
+    for (const k of Object.keys(claim)) {
+      for (const flag of TRUST_FLAGS) if (k === flag || foldsTo(k, flag)) tally[flag].t.push(at + pointer(k));
+    }
+  }
+}
+
 /** Read one claim object at `base` into `tally`, collecting its evidenceRef. */
 function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string, scope: 'result' | number): void {
   if (claim === undefined) return;
@@ -259,6 +278,12 @@ function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string,
         message: `${flag} must be a boolean, found ${jsonType(v)}; it counts as true`,
       });
     }
+  }
+  // A flag name that only case folding makes `sensitive` or `untrusted`
+  // (`ſensitive`) is read by case-insensitive hosts as that flag: it counts
+  // as `true` whatever its value, so that it can never loosen a label.
+  for (const k of Object.keys(claim)) {
+    for (const flag of TRUST_FLAGS) if (foldsTo(k, flag)) tally[flag].t.push(base + pointer(k));
   }
   if (hasOwn(claim, 'evidenceRef')) {
     const value = claim['evidenceRef'];

@@ -8,10 +8,12 @@ import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
+import { isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
 import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
 import type { PolicySet } from '../policy/load.js';
-import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { findCasefoldCollisions } from '../mcp/casefold.js';
+import { emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { forward } from './forward.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
 
@@ -108,6 +110,12 @@ export interface Decision {
   /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS; present when some were. */
   validationOmitted?: number;
   result?: Record<string, unknown>;
+  /**
+   * RFC 6901 pointers into the request's result of what was withheld from
+   * the forwarded result beyond whole blocks (contract section 11, law 4);
+   * empty when nothing was, and when the result is denied.
+   */
+  withheld: string[];
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
 }
@@ -189,7 +197,8 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     checkStringLengths(req, opts.maxString);
   }
   const trust = assessTrust(result, evidenceEntries(req, opts));
-  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings);
+  const collisions = findCasefoldCollisions(result);
+  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions);
 
   const matches: Match[] = evaluatePolicies(
     opts.policies,
@@ -240,15 +249,20 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   let forwarded: Record<string, unknown> | undefined;
   let modified = false;
   let actions = new Map<number, BlockAction>();
+  let withheld: string[] = [];
   if (!denied) {
-    const applied = applyEffects(result, plan, {
+    const out = forward({
+      result,
+      revision,
+      plan,
+      collisions,
       boundary: opts.boundary,
-      blockMeta: atLeast(revision, '2025-06-18'),
-      ownClaims: (i) => trust.blocks[i]?.ownUnion ?? {},
+      blockFlags: (i) => trust.blocks[i],
     });
-    forwarded = applied.result;
-    modified = applied.modified;
-    actions = applied.actions;
+    forwarded = out.result;
+    modified = out.modified;
+    actions = out.actions;
+    withheld = out.withheld;
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.
@@ -276,6 +290,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     }),
     findings,
     validation,
+    withheld,
   };
   if (omitted > 0) decision.validationOmitted = omitted;
   if (explain) decision.labelSources = trust.result.sources;

@@ -15,8 +15,9 @@
  *                evidence (partial, per element), findings (exact list of
  *                partial findings), validation (partial findings that must
  *                be present), validationAbsent (rule ids that must not be),
- *                result (exact) or resultAbsent, spotlit (block indexes
- *                whose text must be fenced around the original text)
+ *                result (exact) or resultAbsent, withheld (exact list),
+ *                spotlit (block indexes whose text must be fenced around
+ *                the original text)
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,6 +96,7 @@ describe('decision cases', () => {
     for (const rule of e.validationAbsent ?? []) expect(d.validation.map((v: any) => v.rule)).not.toContain(rule);
     if (e.resultAbsent) expect(d).not.toHaveProperty('result');
     if (e.result) expect(d.result).toEqual(e.result);
+    if (e.withheld) expect(d.withheld, 'withheld').toEqual(e.withheld);
     for (const i of e.spotlit ?? []) {
       const inBlock = c.request.result.content[i];
       const original = inBlock.type === 'resource' ? inBlock.resource.text : inBlock.text;
