@@ -20,7 +20,8 @@
  *   built from nothing of its content; a spotlit block keeps only the
  *   members its type defines in that revision, with every reader-visible
  *   string fenced (law 2): `text`, an embedded resource's `text` (a textual
- *   `blob` is decoded and forwarded as fenced `text`), a `resource_link`'s
+ *   `blob` is decoded and forwarded as fenced `text`, and `blob` is listed
+ *   as withheld), a `resource_link`'s
  *   `name`, `title` and `description`. Exempt, as the contract says, are
  *   `type`, `mimeType`, `uri`, `annotations`, the trust claim and the
  *   base64 `data` of images and audio. `icons` of a spotlit
@@ -209,15 +210,16 @@ class Builder {
 
   /**
    * A `_meta` holding the trust claim alone (less its case-fold collisions);
-   * undefined when nothing is left. The same object when nothing was taken out.
+   * undefined (and `_meta` listed whole) when it holds no trust claim. The
+   * same object when nothing was taken out.
    */
   trustMetaOnly(meta: unknown, node: Node | true | undefined, at: Tokens): Record<string, unknown> | undefined {
-    if (!isObject(meta)) {
+    // Without a trust claim to keep, `_meta` is withheld whole (and listed so).
+    if (!isObject(meta) || !hasOwn(meta, TRUST_KEY) || child(node as Node | undefined, TRUST_KEY) === true) {
       this.withhold(at);
       return undefined;
     }
     let same = true;
-    let kept = false;
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(meta)) {
       const n = child(node as Node | undefined, key);
@@ -231,10 +233,8 @@ class Builder {
       at.pop();
       if (claim !== meta[key]) same = false;
       setOwn(out, key, claim);
-      kept = true;
     }
-    if (same) return meta;
-    return kept ? out : undefined;
+    return same ? meta : out;
   }
 
   /**
@@ -364,9 +364,11 @@ class Builder {
           break;
         case 'blob':
           // A text resource's blob is not one of its members; a blob resource
-          // is fenceable only with a textual mimeType (checked before).
-          if (textVariant) this.withhold(at, key);
-          else setOwn(out, 'text', fence(decodeTextBlob(v as string, res.mimeType as string)!, this.input.boundary));
+          // is fenceable only with a textual mimeType (checked before), and
+          // its decoded text takes the blob's place. Either way the member
+          // `blob` is not forwarded, so it is listed.
+          if (!textVariant) setOwn(out, 'text', fence(decodeTextBlob(v as string, res.mimeType as string)!, this.input.boundary));
+          this.withhold(at, key);
           break;
         default:
           this.withhold(at, key);
