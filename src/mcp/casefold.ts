@@ -64,6 +64,22 @@ function foldChar(ch: string): string {
  * other. Lower-case ASCII names, the common case, are returned as they are.
  */
 export function foldName(name: string): string {
+  const cached = CACHE.get(name);
+  if (cached !== undefined) return cached;
+  const f = fold(name);
+  // Member names repeat from request to request (mimeType, lastModified, _meta):
+  // remember the short ones, a bounded number of them.
+  if (name.length <= 64) {
+    if (CACHE.size >= CACHE_LIMIT) CACHE.clear();
+    CACHE.set(name, f);
+  }
+  return f;
+}
+
+const CACHE = new Map<string, string>();
+const CACHE_LIMIT = 4096;
+
+function fold(name: string): string {
   let upper = false;
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
@@ -189,35 +205,38 @@ function walkValue(v: unknown, kind: Kind, tokens: Array<string | number>, out: 
 function walkObject(obj: Record<string, unknown>, kind: Kind, tokens: Array<string | number>, out: Collision[]): void {
   const keys = Object.keys(obj);
   const defined = definedFor(kind, obj);
-  // Folded names only when some name changes under folding: names that all
-  // fold to themselves are distinct (JSON.parse keeps one member per name).
-  let folded: string[] | undefined;
   let hit: Set<string> | undefined;
+  // Names that fold to themselves are distinct (JSON.parse keeps one member
+  // per name), so two members fold together only when one of them changes
+  // under folding: those are the only ones compared with the others.
+  let changed: Array<{ key: string; fold: string }> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const f = foldName(key);
-    if (f !== key) (folded ??= keys.slice(0, i)).push(f);
-    else if (folded) folded.push(f);
+    if (f !== key) (changed ??= []).push({ key, fold: f });
     const d = defined.get(f);
     if (d !== undefined && d !== key) {
       (hit ??= new Set()).add(key);
       out.push({ tokens: [...tokens, key], name: key, clash: d, defined: true });
     }
   }
-  if (folded && keys.length > 1) {
-    const byFold = new Map<string, number[]>();
-    for (let i = 0; i < keys.length; i++) {
-      const list = byFold.get(folded[i]!);
-      if (list) list.push(i);
-      else byFold.set(folded[i]!, [i]);
+  if (changed) {
+    let others: Map<string, string> | undefined;
+    for (const c of changed) {
+      if (defined.has(c.fold)) continue;
+      // Another member with the same folded name: one written as the fold itself, or another changed one.
+      let other: string | undefined = Object.prototype.hasOwnProperty.call(obj, c.fold) ? c.fold : undefined;
+      if (other === undefined) for (const o of changed) if (o !== c && o.fold === c.fold) other = o.key;
+      if (other === undefined) continue;
+      (others ??= new Map()).set(c.key, other);
+      if (other === c.fold) others.set(other, c.key);
     }
-    for (const [f, list] of byFold) {
-      if (list.length < 2 || defined.has(f)) continue;
-      for (const i of list) {
-        const key = keys[i]!;
-        const other = keys[list[list[0] === i ? 1 : 0]!]!;
+    if (others) {
+      for (const key of keys) {
+        const clash = others.get(key);
+        if (clash === undefined || hit?.has(key)) continue;
         (hit ??= new Set()).add(key);
-        out.push({ tokens: [...tokens, key], name: key, clash: other, defined: false });
+        out.push({ tokens: [...tokens, key], name: key, clash, defined: false });
       }
     }
   }
