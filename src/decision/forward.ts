@@ -473,5 +473,8 @@ export function forward(input: ForwardInput): Forwarded {
     }
   }
   if (!changed && b.withheld.length === 0) return { result, modified: false, actions: b.actions, withheld: [] };
+  // A result with no content (the compatibility `toolResult` form, say) that a
+  // result-scope effect rebuilt still goes out as a CallToolResult.
+  if (!hasOwn(out, 'content')) setOwn(out, 'content', []);
   return { result: out, modified: true, actions: b.actions, withheld: b.pointers() };
 }
