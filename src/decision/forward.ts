@@ -35,7 +35,7 @@
  * (law 4), in document order of the pointers' tokens.
  */
 import { setOwn } from '../json/copy.js';
-import type { Collision } from '../mcp/casefold.js';
+import type { CasefoldNode } from '../mcp/casefold.js';
 import type { JsonType } from '../mcp/schema-table.js';
 import { MCP_TABLES } from '../mcp/tables.generated.js';
 import { atLeast, hasOwn, isObject, own, pointer, TRUST_KEY, type Revision, type Tri } from '../model.js';
@@ -45,8 +45,10 @@ export interface ForwardInput {
   result: Record<string, unknown>;
   revision: Revision;
   plan: EffectPlan;
-  /** The result's case-fold collisions (findCasefoldCollisions). */
-  collisions: readonly Collision[];
+  /** The tree of the result's case-fold collisions (findCasefoldCollisions), absent when it has none. */
+  collisions: CasefoldNode | undefined;
+  /** Pointers listed in `withheld` at most; the rest are counted in `omitted`. */
+  maxWithheld: number;
   /** Per-decision random boundary for spotlight fences. */
   boundary: string;
   /** Each block's effective flags (data-class escalation included), for placeholders' claims. */
@@ -61,32 +63,15 @@ export interface Forwarded {
   actions: Map<number, BlockAction>;
   /** Pointers of what was withheld beyond whole redacted or dropped blocks, sorted. */
   withheld: string[];
+  /** Pointers left out of `withheld` past `maxWithheld`. */
+  omitted: number;
 }
 
-/** Case-fold collisions as a tree of reference tokens; `true` marks a member to withhold. */
-type Node = Map<string, Node | true>;
-
-function treeOf(collisions: readonly Collision[]): Node {
-  const root: Node = new Map();
-  for (const c of collisions) {
-    let n = root;
-    for (let i = 0; i < c.tokens.length; i++) {
-      const key = String(c.tokens[i]);
-      if (i === c.tokens.length - 1) {
-        n.set(key, true);
-        break;
-      }
-      let next = n.get(key);
-      if (next === true) break;
-      if (next === undefined) n.set(key, (next = new Map()));
-      n = next;
-    }
-  }
-  return root;
-}
+/** The case-fold tree below one object; `true` marks a member to withhold. */
+type Node = CasefoldNode;
 
 function child(node: Node | undefined, key: string | number): Node | true | undefined {
-  return node?.get(String(key));
+  return node?.kids.get(String(key));
 }
 
 type Tokens = Array<string | number>;
@@ -164,6 +149,7 @@ const EVIDENCE_REF_MEMBERS = ['type', 'digest', 'canonicalization', 'schema', 'r
 /** One forwarding: the withheld pointers it collects and the options it needs. */
 class Builder {
   readonly withheld: Tokens[] = [];
+  omitted = 0;
   readonly actions = new Map<number, BlockAction>();
   readonly blockMeta: boolean;
 
@@ -175,6 +161,11 @@ class Builder {
   }
 
   withhold(at: Tokens, key?: string | number): void {
+    // Bounded like validation: a pointer costs its depth, and a hostile result may hold a collision in every object.
+    if (this.withheld.length >= this.input.maxWithheld) {
+      this.omitted++;
+      return;
+    }
     this.withheld.push(key === undefined ? at.slice() : [...at, key]);
   }
 
@@ -188,7 +179,7 @@ class Builder {
     if (Array.isArray(v)) {
       return v.map((item, i) => {
         at.push(i);
-        const out = this.prune(item, node.get(String(i)), at);
+        const out = this.prune(item, node.kids.get(String(i)), at);
         at.pop();
         return out;
       });
@@ -196,7 +187,7 @@ class Builder {
     if (!isObject(v)) return v;
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(v)) {
-      const n = node.get(key);
+      const n = node.kids.get(key);
       if (n === true) {
         this.withhold(at, key);
         continue;
@@ -402,13 +393,13 @@ function ownEvidenceRef(block: unknown): Record<string, string> | undefined {
 
 /** The result to forward for one decision (see the module comment). */
 export function forward(input: ForwardInput): Forwarded {
-  const { result, plan, collisions } = input;
-  const tree = collisions.length > 0 ? treeOf(collisions) : undefined;
+  const { result, plan } = input;
+  const tree = input.collisions;
   const b = new Builder(input, tree);
   if (planIsEmpty(plan)) {
-    if (!tree) return { result, modified: false, actions: b.actions, withheld: [] };
+    if (!tree) return { result, modified: false, actions: b.actions, withheld: [], omitted: 0 };
     const out = b.prune(result, tree, []) as Record<string, unknown>;
-    return { result: out, modified: true, actions: b.actions, withheld: b.pointers() };
+    return { result: out, modified: true, actions: b.actions, withheld: b.pointers(), omitted: b.omitted };
   }
 
   const out: Record<string, unknown> = {};
@@ -472,9 +463,9 @@ export function forward(input: ForwardInput): Forwarded {
         b.withhold([], key);
     }
   }
-  if (!changed && b.withheld.length === 0) return { result, modified: false, actions: b.actions, withheld: [] };
+  if (!changed && b.withheld.length === 0 && b.omitted === 0) return { result, modified: false, actions: b.actions, withheld: [], omitted: 0 };
   // A result with no content (the compatibility `toolResult` form, say) that a
   // result-scope effect rebuilt still goes out as a CallToolResult.
   if (!hasOwn(out, 'content')) setOwn(out, 'content', []);
-  return { result: out, modified: true, actions: b.actions, withheld: b.pointers() };
+  return { result: out, modified: true, actions: b.actions, withheld: b.pointers(), omitted: b.omitted };
 }

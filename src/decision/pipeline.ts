@@ -116,6 +116,8 @@ export interface Decision {
    * empty when nothing was, and when the result is denied.
    */
   withheld: string[];
+  /** Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (what they name is still withheld); present when some were. */
+  withheldOmitted?: number;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
 }
@@ -198,7 +200,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   }
   const trust = assessTrust(result, evidenceEntries(req, opts));
   const collisions = findCasefoldCollisions(result);
-  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions);
+  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
 
   const matches: Match[] = evaluatePolicies(
     opts.policies,
@@ -250,19 +252,22 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   let modified = false;
   let actions = new Map<number, BlockAction>();
   let withheld: string[] = [];
+  let withheldOmitted = 0;
   if (!denied) {
     const out = forward({
       result,
       revision,
       plan,
-      collisions,
+      collisions: collisions.root,
       boundary: opts.boundary,
+      maxWithheld: opts.maxValidationFindings ?? Infinity,
       blockFlags: (i) => trust.blocks[i],
     });
     forwarded = out.result;
     modified = out.modified;
     actions = out.actions;
     withheld = out.withheld;
+    withheldOmitted = out.omitted;
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.
@@ -293,6 +298,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     withheld,
   };
   if (omitted > 0) decision.validationOmitted = omitted;
+  if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
   if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {

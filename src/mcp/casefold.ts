@@ -64,6 +64,12 @@ function foldChar(ch: string): string {
  * other. Lower-case ASCII names, the common case, are returned as they are.
  */
 export function foldName(name: string): string {
+  let i = 0;
+  for (; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 0x80 || (c >= 65 && c <= 90)) break;
+  }
+  if (i === name.length) return name;
   const cached = CACHE.get(name);
   if (cached !== undefined) return cached;
   const f = fold(name);
@@ -93,16 +99,42 @@ function fold(name: string): string {
   return upper ? name.toLowerCase() : name;
 }
 
+/**
+ * An object of the result that holds a case-fold collision, or holds one
+ * further down: the tree of these is what the forwarding leaves out. Paths
+ * are shared through `parent`, so a collision costs the same at any depth.
+ */
+export interface CasefoldNode {
+  readonly parent: CasefoldNode | null;
+  /** Reference token of this object in its parent (array indexes as numbers). */
+  readonly token: string | number;
+  /** Members to leave out (`true`) or to look inside, by name or index (as a string). */
+  readonly kids: Map<string, CasefoldNode | true>;
+}
+
 /** One member withheld under law 3. */
 export interface Collision {
-  /** Reference tokens of the member from the result (array indexes as numbers). */
-  tokens: Array<string | number>;
+  /** The object holding the member. */
+  holder: CasefoldNode;
   /** The member's name. */
   name: string;
   /** The name it folds together with: a defined name, or another member of the same object. */
   clash: string;
   /** Whether `clash` is a name the object defines (else another member's name). */
   defined: boolean;
+}
+
+/** Every collision of a result, and the tree of the objects that hold them (absent when there are none). */
+export interface Collisions {
+  list: Collision[];
+  root: CasefoldNode | undefined;
+}
+
+/** Reference tokens of a collision's member from the result. */
+export function collisionTokens(c: Collision): Array<string | number> {
+  const out: Array<string | number> = [c.name];
+  for (let n: CasefoldNode | null = c.holder; n !== null && n.parent !== null; n = n.parent) out.push(n.token);
+  return out.reverse();
 }
 
 /** Folded name -> defined name, for one kind of object. */
@@ -187,25 +219,65 @@ function itemKind(kind: Kind, key: string): Kind {
   return 'free';
 }
 
-function walkValue(v: unknown, kind: Kind, tokens: Array<string | number>, out: Collision[]): void {
+/** The walk's position: the tokens of the current path and, per depth, the tree node of that object once it has one. */
+interface Walk {
+  tokens: Array<string | number>;
+  nodes: Array<CasefoldNode | undefined>;
+  out: Collision[];
+  root: CasefoldNode | undefined;
+}
+
+/** The tree node of the object at the current path, made (with its missing ancestors) on first need. */
+function holderHere(w: Walk): CasefoldNode {
+  const depth = w.tokens.length;
+  let d = depth;
+  while (d >= 0 && w.nodes[d] === undefined) d--;
+  if (d < 0) {
+    w.root = { parent: null, token: '', kids: new Map() };
+    w.nodes[0] = w.root;
+    d = 0;
+  }
+  for (; d < depth; d++) {
+    const parent = w.nodes[d]!;
+    const token = w.tokens[d]!;
+    const node: CasefoldNode = { parent, token, kids: new Map() };
+    parent.kids.set(String(token), node);
+    w.nodes[d + 1] = node;
+  }
+  return w.nodes[depth]!;
+}
+
+/** Step into a member or item: a tree node left at that depth belongs to an earlier sibling. */
+function enter(w: Walk, token: string | number): void {
+  w.tokens.push(token);
+  if (w.nodes.length > w.tokens.length) w.nodes.length = w.tokens.length;
+}
+
+function hit(w: Walk, name: string, clash: string, defined: boolean): void {
+  const holder = holderHere(w);
+  holder.kids.set(name, true);
+  w.out.push({ holder, name, clash, defined });
+}
+
+function walkValue(v: unknown, kind: Kind, w: Walk): void {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item: unknown = v[i];
       if (typeof item === 'object' && item !== null) {
-        tokens.push(i);
-        walkValue(item, kind, tokens, out);
-        tokens.pop();
+        enter(w, i);
+        walkValue(item, kind, w);
+        w.tokens.pop();
       }
     }
   } else if (isObject(v)) {
-    walkObject(v, kind, tokens, out);
+    walkObject(v, kind, w);
   }
 }
 
-function walkObject(obj: Record<string, unknown>, kind: Kind, tokens: Array<string | number>, out: Collision[]): void {
+function walkObject(obj: Record<string, unknown>, kind: Kind, w: Walk): void {
   const keys = Object.keys(obj);
   const defined = definedFor(kind, obj);
-  let hit: Set<string> | undefined;
+  let hits: Set<string> | undefined;
   // Names that fold to themselves are distinct (JSON.parse keeps one member
   // per name), so two members fold together only when one of them changes
   // under folding: those are the only ones compared with the others.
@@ -216,17 +288,30 @@ function walkObject(obj: Record<string, unknown>, kind: Kind, tokens: Array<stri
     if (f !== key) (changed ??= []).push({ key, fold: f });
     const d = defined.get(f);
     if (d !== undefined && d !== key) {
-      (hit ??= new Set()).add(key);
-      out.push({ tokens: [...tokens, key], name: key, clash: d, defined: true });
+      (hits ??= new Set()).add(key);
+      hit(w, key, d, true);
     }
   }
   if (changed) {
     let others: Map<string, string> | undefined;
+    // Changed names by their fold, when two of them could share one.
+    let byFold: Map<string, string[]> | undefined;
+    if (changed.length > 1) {
+      byFold = new Map();
+      for (const c of changed) {
+        const list = byFold.get(c.fold);
+        if (list) list.push(c.key);
+        else byFold.set(c.fold, [c.key]);
+      }
+    }
     for (const c of changed) {
       if (defined.has(c.fold)) continue;
       // Another member with the same folded name: one written as the fold itself, or another changed one.
       let other: string | undefined = Object.prototype.hasOwnProperty.call(obj, c.fold) ? c.fold : undefined;
-      if (other === undefined) for (const o of changed) if (o !== c && o.fold === c.fold) other = o.key;
+      if (other === undefined) {
+        const list = byFold?.get(c.fold);
+        if (list && list.length > 1) other = list[0] === c.key ? list[1] : list[0];
+      }
       if (other === undefined) continue;
       (others ??= new Map()).set(c.key, other);
       if (other === c.fold) others.set(other, c.key);
@@ -234,33 +319,34 @@ function walkObject(obj: Record<string, unknown>, kind: Kind, tokens: Array<stri
     if (others) {
       for (const key of keys) {
         const clash = others.get(key);
-        if (clash === undefined || hit?.has(key)) continue;
-        (hit ??= new Set()).add(key);
-        out.push({ tokens: [...tokens, key], name: key, clash, defined: false });
+        if (clash === undefined || hits?.has(key)) continue;
+        (hits ??= new Set()).add(key);
+        hit(w, key, clash, false);
       }
     }
   }
   for (const key of keys) {
-    if (hit?.has(key)) continue;
+    if (hits?.has(key)) continue;
     const v = obj[key];
     if (typeof v !== 'object' || v === null) continue;
-    tokens.push(key);
-    if (Array.isArray(v)) walkValue(v, itemKind(kind, key), tokens, out);
-    else walkObject(v as Record<string, unknown>, childKind(kind, key), tokens, out);
-    tokens.pop();
+    enter(w, key);
+    if (Array.isArray(v)) walkValue(v, itemKind(kind, key), w);
+    else walkObject(v as Record<string, unknown>, childKind(kind, key), w);
+    w.tokens.pop();
   }
 }
 
 /**
  * Every member of the result that a case-insensitive reader could take for
- * another (see the module comment), in document order. Members inside a
- * colliding member are not listed: it is withheld whole. Linear in the size
- * of the result; the result nests at most 128 levels (checked before).
+ * another (see the module comment), each object's own in member order, then
+ * those of the objects inside it. Members inside a colliding member are not
+ * listed: it is withheld whole. Linear in the size of the result, whatever
+ * its depth (the result nests at most 128 levels, checked before).
  */
-export function findCasefoldCollisions(result: unknown): Collision[] {
-  const out: Collision[] = [];
-  if (isObject(result)) walkObject(result, 'result', [], out);
-  return out;
+export function findCasefoldCollisions(result: unknown): Collisions {
+  const w: Walk = { tokens: [], nodes: [], out: [], root: undefined };
+  if (isObject(result)) walkObject(result, 'result', w);
+  return { list: w.out, root: w.root };
 }
 
 /** True when `key` is not `name` but folds to the same name (a trust flag written `ſensitive`, an upper-case trust key). */

@@ -31,7 +31,7 @@ import {
   type Revision,
   type ValidationFinding,
 } from '../model.js';
-import { findCasefoldCollisions, type Collision } from './casefold.js';
+import { collisionTokens, findCasefoldCollisions, type Collision } from './casefold.js';
 import { isRfc3339DateTime } from './datetime.js';
 import { FindingList } from './findings.js';
 import { isMetaKey } from './meta-key.js';
@@ -415,10 +415,18 @@ export function defaultRevision(result: unknown): Revision {
 
 /** `mcp.member.casefold` for each member a case-insensitive reader could take for another (contract section 11, law 3). */
 function checkCasefold(collisions: readonly Collision[], out: FindingList): void {
+  let listed = false;
   for (const c of collisions) {
+    // Past the list's limit, one finding of the rule is all it keeps: count
+    // the rest without building pointers, which grow with the depth.
+    if (listed && out.items.length >= out.limit) {
+      out.omitted++;
+      continue;
+    }
+    listed = true;
     out.add(
       'mcp.member.casefold',
-      pointer(...c.tokens),
+      pointer(...collisionTokens(c)),
       c.defined
         ? `${nameOf(c.name)} is not ${nameOf(c.clash)} but folds to it; hosts that match member names case-insensitively read it as ${nameOf(c.clash)}, so it is withheld`
         : `${nameOf(c.name)} and ${nameOf(c.clash)} differ only by case folding; hosts that match member names case-insensitively cannot tell them apart, so both are withheld`,
@@ -451,7 +459,7 @@ export function validateMcp(
   }
   try {
     checkResult(p, result, out);
-    checkCasefold(collisions ?? findCasefoldCollisions(result), out);
+    checkCasefold(collisions ?? findCasefoldCollisions(result).list, out);
   } catch {
     // Unreachable for JSON input; kept so that a host object with a throwing
     // getter still yields findings (and an error) instead of an exception.

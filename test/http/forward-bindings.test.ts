@@ -52,3 +52,41 @@ describe('case-fold collisions are answered on every binding', () => {
     expect(out.content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]{32}">\n/);
   });
 });
+
+describe('withheld stays bounded', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A loaded machine must not turn this into a CEL budget deny: the property is about sizes.
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '60000' });
+  });
+  afterAll(() => t.close());
+
+  async function deepCollisions(pairs: number) {
+    const members: string[] = [];
+    for (let i = 0; i < pairs; i++) members.push(`"k${i}":1,"K${i}":2`);
+    const structured = '{"d":'.repeat(DEPTH) + `{${members.join(',')}}` + '}'.repeat(DEPTH);
+    const text = `{"result":{"content":[{"type":"text","text":"x"}],"structuredContent":${structured}},"context":{"destination":"local"}}`;
+    const r = await t.app.inject({ method: 'POST', url: '/v1/evaluate', payload: text, headers: { 'content-type': 'application/json' } });
+    expect(r.statusCode, r.body.slice(0, 300)).toBe(200);
+    return { body: r.body, d: JSON.parse(r.body) };
+  }
+  const DEPTH = 100;
+
+  it('a collision in every member of a deep object: the first pointers are listed, the rest counted, every member withheld', async () => {
+    const { d } = await deepCollisions(5_000);
+    expect(d.modified).toBe(true);
+    expect(d.withheld).toHaveLength(1000);
+    expect(d.withheld[0]).toBe('/structuredContent' + '/d'.repeat(DEPTH) + '/K0');
+    expect(d.withheldOmitted).toBe(2 * 5_000 - 1000);
+    expect(d.validation.filter((v: any) => v.rule === 'mcp.member.casefold')).toHaveLength(1000);
+    let inner = d.result.structuredContent;
+    for (let i = 0; i < DEPTH; i++) inner = inner.d;
+    expect(inner).toEqual({});
+  });
+
+  it('the answer does not grow with the number of collisions past the limit', async () => {
+    const small = await deepCollisions(2_000);
+    const large = await deepCollisions(8_000);
+    expect(large.body.length - small.body.length).toBeLessThan(200);
+  });
+});

@@ -126,6 +126,11 @@ export const evaluateReply = {
         'Members a case-insensitive host could read as another member (`mcp.member.casefold`) are withheld wherever they are and listed, with or without effects.',
       ].join(' '),
     },
+    withheldOmitted: {
+      type: 'integer',
+      description:
+        'Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (1000; the first ones in document order are listed): what they name is withheld all the same. Present when some were.',
+    },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
   },
 } as const;

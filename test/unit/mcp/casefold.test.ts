@@ -6,7 +6,7 @@
  * Canonicalize, CaseFolding.txt statuses C and S).
  */
 import { describe, expect, it } from 'vitest';
-import { findCasefoldCollisions, foldName, foldsTo } from '../../../src/mcp/casefold.js';
+import { collisionTokens, findCasefoldCollisions, foldName, foldsTo } from '../../../src/mcp/casefold.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const escape = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
@@ -50,7 +50,7 @@ describe('foldName', () => {
 });
 
 describe('findCasefoldCollisions', () => {
-  const names = (r: unknown) => findCasefoldCollisions(r).map((c) => [c.tokens.join('/'), c.clash, c.defined]);
+  const names = (r: unknown) => findCasefoldCollisions(r).list.map((c) => [collisionTokens(c).join('/'), c.clash, c.defined]);
 
   it('finds members that fold to a defined name of their object', () => {
     const result = {
@@ -98,6 +98,35 @@ describe('findCasefoldCollisions', () => {
       structuredContent: { Name: 'x', name2: 'y' },
       isError: false,
     };
-    expect(findCasefoldCollisions(result)).toEqual([]);
+    expect(findCasefoldCollisions(result)).toEqual({ list: [], root: undefined });
+  });
+
+  it('places each collision at its own path, across sibling arrays and objects at every depth', () => {
+    const deep: any = { x: 1 };
+    let cur = deep;
+    for (let d = 0; d < 100; d++) cur = cur.next = d % 2 ? { q: 1 } : [{ q: 1 }][0];
+    cur.A = 1;
+    cur.a = 2;
+    const result = {
+      content: [{ type: 'text', text: 't', TEXT: 'x' }, { type: 'text', text: 'u' }],
+      toolResult: [{ B: 1, b: 2 }],
+      structuredContent: { list: [[{ C: 1, c: 2 }]], deep },
+    };
+    const found = findCasefoldCollisions(result);
+    const deepPath = ['structuredContent', 'deep', ...Array(100).fill('next')].join('/');
+    expect(names(result)).toEqual([
+      ['content/0/TEXT', 'text', true],
+      ['toolResult/0/B', 'b', false],
+      ['toolResult/0/b', 'B', false],
+      ['structuredContent/list/0/0/C', 'c', false],
+      ['structuredContent/list/0/0/c', 'C', false],
+      [`${deepPath}/A`, 'a', false],
+      [`${deepPath}/a`, 'A', false],
+    ]);
+    // The tree holds exactly the paths to them.
+    expect([...found.root!.kids.keys()]).toEqual(['content', 'toolResult', 'structuredContent']);
+    const content = found.root!.kids.get('content') as any;
+    expect([...content.kids.keys()]).toEqual(['0']);
+    expect(content.kids.get('0').kids.get('TEXT')).toBe(true);
   });
 });
