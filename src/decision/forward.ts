@@ -153,10 +153,7 @@ class Builder {
   readonly actions = new Map<number, BlockAction>();
   readonly blockMeta: boolean;
 
-  constructor(
-    readonly input: ForwardInput,
-    readonly tree: Node | undefined,
-  ) {
+  constructor(readonly input: ForwardInput) {
     this.blockMeta = atLeast(input.revision, '2025-06-18');
   }
 
@@ -395,7 +392,7 @@ function ownEvidenceRef(block: unknown): Record<string, string> | undefined {
 export function forward(input: ForwardInput): Forwarded {
   const { result, plan } = input;
   const tree = input.collisions;
-  const b = new Builder(input, tree);
+  const b = new Builder(input);
   if (planIsEmpty(plan)) {
     if (!tree) return { result, modified: false, actions: b.actions, withheld: [], omitted: 0 };
     const out = b.prune(result, tree, []) as Record<string, unknown>;
