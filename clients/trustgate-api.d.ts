@@ -124,7 +124,11 @@ export interface paths {
          *
          *     Outcome: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.
          *
-         *     When several effects hit one block, drop beats redact beats spotlight; `blocks[].actions` says which was applied (`spotlight-skipped` for blocks spotlight cannot fence).
+         *     When several effects hit one block, drop beats redact beats spotlight; `blocks[].actions` says which was applied (`spotlight` when something of the block was fenced or it was replaced by a placeholder; `spotlight-skipped` when it holds nothing to fence: the base64 `data` of image and audio, a block type the revision does not define).
+         *
+         *     What is forwarded (contract section 11) is built from what was judged, never copied with known parts removed. Redact: a text placeholder naming `<policy>/<rule>`; from 2025-06-18 its `_meta` trust claim holds the block's effective flags that are `true` (a `sensitive` from verified non-public data-class evidence included) and the block's own first evidenceRef (its `_meta` claim's, else its embedded resource's; string members `type`, `digest`, `canonicalization`, `schema`, `ref` only). Spotlight fences, each with the per-decision boundary: `text`; an embedded resource's `text`; a `blob` with a textual mimeType (`text/*`, `application/json`, `application/xml`, `*+json`, `*+xml`), decoded from base64 with the mimeType's charset (UTF-8 when none) and forwarded as fenced `text` in place of `blob` (`withheld` lists the `blob`); a `resource_link`'s `name`, `title` and `description` (each fenced on its own; `icons` withheld). Blocks have no `_meta` before 2025-06-18, so a spotlit block's `_meta` is withheld there. Any applied spotlight withholds `structuredContent` (its text mirror is fenced). See `withheld` for what else is left out.
+         *
+         *     Case folding (`mcp.member.casefold`, contract section 11 law 3): names are compared under Unicode simple case folding (Go's `ſ`->`s`, `K`->`k` included) against the names every revision defines for the result, blocks (by type), annotations, embedded resources, icons, `_meta` (the trust key), trust claims and evidenceRefs, and against the other members of the same object anywhere in the result; where no defined name is among the names that fold together, all of them are withheld. Read fail closed: a trust flag written `ſensitive` or `UNTRUSTED` counts as `true` whatever its value, and a `_meta` key that folds to the trust key is read as a claim whose every named flag counts as `true` (its evidenceRef is not read).
          *
          *     A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).
          *
@@ -664,7 +668,7 @@ export interface operations {
                         decisionId: string;
                         /** @enum {string} */
                         outcome: "allow" | "warn" | "deny";
-                        /** @description True when enforced effects changed the result */
+                        /** @description True when the forwarded `result` differs from the input: enforced effects changed it, or members were withheld (`withheld`), which happens even when no policy matched if a member name differs from another only by case folding (`mcp.member.casefold`). False exactly when `result` is the input as it came. */
                         modified: boolean;
                         /** @description The host must ask the user before forwarding */
                         requiresConsent: boolean;
@@ -704,6 +708,10 @@ export interface operations {
                         /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
                         validationOmitted?: number;
                         result?: components["schemas"]["CallToolResult"];
+                        /** @description RFC 6901 pointers into the request `result` of everything withheld from the forwarded `result` beyond whole blocks that an effect redacted or dropped (contract section 11, law 4), sorted by their reference tokens (array indexes numerically). Empty when nothing was, and on `deny`. Whenever a transforming effect (redact, drop, spotlight, at block or result scope) applies, the forwarded result is rebuilt from what was judged: `content`, a boolean `isError`, a string `resultType` (from 2026-07-28) and a `_meta` holding only the trust claim; `structuredContent` (it mirrors the blocks), `toolResult`, unknown members and other `_meta` entries are withheld and listed (`/structuredContent`, `/toolResult`, `/_meta/com.example~1trace`). A spotlit block keeps only the members its type defines in the revision (others listed, e.g. `/content/0/TEXT`, `/content/0/_meta/com.example~1x`, `/content/2/icons`, `/content/1/resource/blob` of a resource that also has `text`); a block spotlight cannot fence at all (a `blob` whose mimeType is not textual, a content item that is not an object) is replaced by a placeholder and listed whole (`/content/3`). Members a case-insensitive host could read as another member (`mcp.member.casefold`) are withheld wherever they are and listed, with or without effects. */
+                        withheld: string[];
+                        /** @description Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (1000; the first ones in document order are listed): what they name is withheld all the same. Present when some were. */
+                        withheldOmitted?: number;
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
                     };

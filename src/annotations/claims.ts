@@ -14,6 +14,7 @@
  * (`TRUSTGATE_DIALECTS`).
  */
 import { parseDigest } from '../evidence/digest.js';
+import { foldsTo } from '../mcp/casefold.js';
 import { TRUST_KEY, hasOwn, isObject, own, pointer, type Tri, type ValidationFinding } from '../model.js';
 import { DIALECTS, readFides, readIfc, type Dialect, type FidesClaims } from './dialects.js';
 
@@ -136,7 +137,7 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
   if (isObject(result)) {
     const meta = own(result, '_meta');
     if (isObject(meta)) {
-      if (readK) readClaim(reader, res, own(meta, TRUST_KEY), META_CLAIM, 'result');
+      if (readK) readMeta(reader, res, meta, '');
       if (readIfcLabels) readIfc(meta, '/_meta', res, reader.findings);
       if (dialects.includes('fides')) fides = readFides(result, meta, reader.findings);
     }
@@ -161,14 +162,14 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
         if (typeof t === 'string') type = t;
         const meta = own(block, '_meta');
         if (isObject(meta)) {
-          if (readK) readClaim(reader, mine, own(meta, TRUST_KEY), `/content/${i}${META_CLAIM}`, i);
+          if (readK) readMeta(reader, mine, meta, `/content/${i}`, i);
           if (readIfcLabels) readIfc(meta, `/content/${i}/_meta`, mine, reader.findings);
         }
         if (type === 'resource') {
           const resource = own(block, 'resource');
           const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
           if (isObject(rmeta)) {
-            if (readK) readClaim(reader, mine, own(rmeta, TRUST_KEY), `/content/${i}/resource${META_CLAIM}`, i);
+            if (readK) readMeta(reader, mine, rmeta, `/content/${i}/resource`, i);
             if (readIfcLabels) readIfc(rmeta, `/content/${i}/resource/_meta`, mine, reader.findings);
           }
         }
@@ -280,6 +281,26 @@ function combineBlock(
   return out;
 }
 
+/**
+ * The claims of one `_meta` object (at `base` + `/_meta`): the trust key's,
+ * then any key that only case folding makes the trust key (an upper-case
+ * trust key, which a case-insensitive host reads as the claim). Such a key
+ * is withheld from the forwarded result (rule `mcp.member.casefold`) and is
+ * read fail closed: every flag it names counts as `true`, whatever its value.
+ */
+function readMeta(reader: Reader, tally: Tallies, meta: Record<string, unknown>, base: string, scope: 'result' | number = 'result'): void {
+  readClaim(reader, tally, own(meta, TRUST_KEY), base + META_CLAIM, scope);
+  for (const key of Object.keys(meta)) {
+    if (!foldsTo(key, TRUST_KEY)) continue;
+    const claim = meta[key];
+    if (!isObject(claim)) continue;
+    const at = base + pointer('_meta', key);
+    for (const k of Object.keys(claim)) {
+      for (const flag of TRUST_FLAGS) if (k === flag || foldsTo(k, flag)) tally[flag].t.push(at + pointer(k));
+    }
+  }
+}
+
 /** Read one claim object at `base` into `tally`, collecting its evidenceRef. */
 function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string, scope: 'result' | number): void {
   if (claim === undefined) return;
@@ -309,6 +330,12 @@ function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string,
         message: `${flag} must be a boolean, found ${jsonType(v)}; it counts as true`,
       });
     }
+  }
+  // A flag name that only case folding makes `sensitive` or `untrusted`
+  // (`ſensitive`) is read by case-insensitive hosts as that flag: it counts
+  // as `true` whatever its value, so that it can never loosen a label.
+  for (const k of Object.keys(claim)) {
+    for (const flag of TRUST_FLAGS) if (foldsTo(k, flag)) tally[flag].t.push(base + pointer(k));
   }
   if (hasOwn(claim, 'evidenceRef')) {
     const value = claim['evidenceRef'];

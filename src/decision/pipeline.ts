@@ -9,10 +9,12 @@ import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
+import { isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
 import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
 import type { PolicySet } from '../policy/load.js';
-import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { findCasefoldCollisions } from '../mcp/casefold.js';
+import { emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
+import { forward } from './forward.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
 
@@ -111,6 +113,14 @@ export interface Decision {
   /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS; present when some were. */
   validationOmitted?: number;
   result?: Record<string, unknown>;
+  /**
+   * RFC 6901 pointers into the request's result of what was withheld from
+   * the forwarded result beyond whole blocks (contract section 11, law 4);
+   * empty when nothing was, and when the result is denied.
+   */
+  withheld: string[];
+  /** Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (what they name is still withheld); present when some were. */
+  withheldOmitted?: number;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
 }
@@ -214,7 +224,8 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     checkStringLengths(req, opts.maxString);
   }
   const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
-  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings);
+  const collisions = findCasefoldCollisions(result);
+  const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
 
   const matches: Match[] = evaluatePolicies(
     opts.policies,
@@ -265,15 +276,23 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   let forwarded: Record<string, unknown> | undefined;
   let modified = false;
   let actions = new Map<number, BlockAction>();
+  let withheld: string[] = [];
+  let withheldOmitted = 0;
   if (!denied) {
-    const applied = applyEffects(result, plan, {
+    const out = forward({
+      result,
+      revision,
+      plan,
+      collisions: collisions.root,
       boundary: opts.boundary,
-      blockMeta: atLeast(revision, '2025-06-18'),
-      ownClaims: (i) => trust.blocks[i]?.ownUnion ?? {},
+      maxWithheld: opts.maxValidationFindings ?? Infinity,
+      blockFlags: (i) => trust.blocks[i],
     });
-    forwarded = applied.result;
-    modified = applied.modified;
-    actions = applied.actions;
+    forwarded = out.result;
+    modified = out.modified;
+    actions = out.actions;
+    withheld = out.withheld;
+    withheldOmitted = out.omitted;
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.
@@ -301,8 +320,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     }),
     findings,
     validation,
+    withheld,
   };
   if (omitted > 0) decision.validationOmitted = omitted;
+  if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
   if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {

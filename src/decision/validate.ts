@@ -5,6 +5,7 @@
  */
 import { TrustgateError } from '../errors.js';
 import { jsonDepth } from '../json/depth.js';
+import type { Collision } from '../mcp/casefold.js';
 import { FindingList } from '../mcp/findings.js';
 import { defaultRevision, validateMcp } from '../mcp/validate.js';
 import { PROTOCOL_VERSIONS, rulesRevision, type Revision, type ValidationFinding } from '../model.js';
@@ -47,9 +48,10 @@ export function resultFindings(
   revision: Revision,
   trustFindings: readonly ValidationFinding[],
   limit = Infinity,
+  collisions?: readonly Collision[],
 ): { validation: ValidationFinding[]; omitted: number } {
   const list = new FindingList(limit);
-  validateMcp(result, revision, list);
+  validateMcp(result, revision, list, collisions);
   for (const f of trustFindings) list.push(f);
   return { validation: list.items, omitted: list.omitted };
 }

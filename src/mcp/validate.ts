@@ -32,6 +32,7 @@ import {
   type ValidationFinding,
 } from '../model.js';
 import { isBase64 } from './base64.js';
+import { collisionTokens, findCasefoldCollisions, type Collision } from './casefold.js';
 import { isRfc3339DateTime } from './datetime.js';
 import { FindingList } from './findings.js';
 import { isMetaKey } from './meta-key.js';
@@ -431,14 +432,41 @@ export function defaultRevision(result: unknown): Revision {
   return isObject(result) && hasOwn(result, 'resultType') ? '2026-07-28' : '2025-11-25';
 }
 
+/** `mcp.member.casefold` for each member a case-insensitive reader could take for another (contract section 11, law 3). */
+function checkCasefold(collisions: readonly Collision[], out: FindingList): void {
+  let listed = false;
+  for (const c of collisions) {
+    // Past the list's limit, one finding of the rule is all it keeps: count
+    // the rest without building pointers, which grow with the depth.
+    if (listed && out.items.length >= out.limit) {
+      out.omitted++;
+      continue;
+    }
+    listed = true;
+    out.add(
+      'mcp.member.casefold',
+      pointer(...collisionTokens(c)),
+      c.defined
+        ? `${nameOf(c.name)} is not ${nameOf(c.clash)} but folds to it; hosts that match member names case-insensitively read it as ${nameOf(c.clash)}, so it is withheld`
+        : `${nameOf(c.name)} and ${nameOf(c.clash)} differ only by case folding; hosts that match member names case-insensitively cannot tell them apart, so both are withheld`,
+    );
+  }
+}
+
 /**
  * Every mcp.* finding for this result at this revision, added to `out` (a
  * list of its own when absent, which is returned). Pointers are RFC 6901
  * into the result ('' = the result itself). Never throws, whatever the input
  * (it may be any JSON value: the HTTP layer only guarantees it is an object
- * and nests at most 128 levels).
+ * and nests at most 128 levels). `collisions` are the result's
+ * findCasefoldCollisions, when the caller has them already.
  */
-export function validateMcp(result: unknown, revision: Revision, out: FindingList = new FindingList()): ValidationFinding[] {
+export function validateMcp(
+  result: unknown,
+  revision: Revision,
+  out: FindingList = new FindingList(),
+  collisions?: readonly Collision[],
+): ValidationFinding[] {
   const p = PREPARED.get(revision);
   if (!p) {
     out.add('mcp.result.shape', '', 'unknown protocol revision');
@@ -450,6 +478,7 @@ export function validateMcp(result: unknown, revision: Revision, out: FindingLis
   }
   try {
     checkResult(p, result, out);
+    checkCasefold(collisions ?? findCasefoldCollisions(result).list, out);
   } catch {
     // Unreachable for JSON input; kept so that a host object with a throwing
     // getter still yields findings (and an error) instead of an exception.

@@ -103,6 +103,12 @@ interface Site {
   evaluate: (member: string, context: string) => string;
   /** Where the member must still be in the forwarded result, per effect applied ('none' = nothing applied). */
   survives?: Partial<Record<'none' | 'spotlight' | 'redact' | 'drop' | 'spotlight-result' | 'redact-result' | 'drop-result', Array<string | number>>>;
+  /**
+   * Where the member, or the member holding it, is withheld (contract
+   * section 11: an effect rebuilds the result from what was judged), per
+   * effect: the pointer `withheld` must list (`@` stands for the member).
+   */
+  withheld?: Partial<Record<'spotlight' | 'redact' | 'drop' | 'spotlight-result' | 'redact-result' | 'drop-result', string>>;
   /** Sites the request schema closes: a 400 is the right answer there. */
   schema400?: boolean;
   /** The `sees` rule that must match (policies see the member as data). */
@@ -118,17 +124,20 @@ const SITES: Site[] = [
   {
     name: 'the result',
     evaluate: (m, c) => body(`{${m},"content":[${text()}]}`, c),
-    survives: { none: [], spotlight: [], redact: [], drop: [], 'spotlight-result': [], 'redact-result': [], 'drop-result': [] },
+    survives: { none: [] },
+    withheld: { spotlight: '/@', redact: '/@', drop: '/@', 'spotlight-result': '/@', 'redact-result': '/@', 'drop-result': '/@' },
   },
   {
     name: 'a content block',
     evaluate: (m, c) => body(`{"content":[${text(m)}]}`, c),
-    survives: { none: ['content', 0], spotlight: ['content', 0], 'spotlight-result': ['content', 0] },
+    survives: { none: ['content', 0] },
+    withheld: { spotlight: '/content/0/@', 'spotlight-result': '/content/0/@' },
   },
   {
     name: "a block's _meta",
     evaluate: (m, c) => body(`{"content":[{"type":"text","text":"hello","_meta":{${m},"${K}":{"untrusted":true}}}]}`, c),
-    survives: { none: ['content', 0, '_meta'], spotlight: ['content', 0, '_meta'] },
+    survives: { none: ['content', 0, '_meta'] },
+    withheld: { spotlight: '/content/0/_meta/@', 'spotlight-result': '/content/0/_meta/@' },
   },
   {
     name: "a block's annotations",
@@ -138,7 +147,8 @@ const SITES: Site[] = [
   {
     name: 'an embedded resource',
     evaluate: (m, c) => body(`{"content":[{"type":"resource","resource":{"uri":"file:///r","text":"t",${m},${UNTRUSTED}}}]}`, c),
-    survives: { none: ['content', 0, 'resource'], spotlight: ['content', 0, 'resource'] },
+    survives: { none: ['content', 0, 'resource'] },
+    withheld: { spotlight: '/content/0/resource/@', 'spotlight-result': '/content/0/resource/@' },
   },
   {
     name: 'a block-level trust claim',
@@ -148,17 +158,27 @@ const SITES: Site[] = [
   {
     name: 'structuredContent',
     evaluate: (m, c) => body(`{"content":[${text()}],"structuredContent":{${m},"rows":[1]}}`, c),
-    survives: { none: ['structuredContent'], spotlight: ['structuredContent'], redact: ['structuredContent'], drop: ['structuredContent'], 'spotlight-result': ['structuredContent'] },
+    survives: { none: ['structuredContent'] },
+    withheld: {
+      spotlight: '/structuredContent',
+      redact: '/structuredContent',
+      drop: '/structuredContent',
+      'spotlight-result': '/structuredContent',
+      'redact-result': '/structuredContent',
+      'drop-result': '/structuredContent',
+    },
   },
   {
     name: "the result's _meta",
     evaluate: (m, c) => body(`{"content":[${text()}],"_meta":{${m}}}`, c),
-    survives: { none: ['_meta'], spotlight: ['_meta'], redact: ['_meta'], drop: ['_meta'], 'redact-result': ['_meta'], 'drop-result': ['_meta'] },
+    survives: { none: ['_meta'] },
+    // A _meta with no trust claim left is withheld whole.
+    withheld: { spotlight: '/_meta', redact: '/_meta', drop: '/_meta', 'spotlight-result': '/_meta', 'redact-result': '/_meta', 'drop-result': '/_meta' },
   },
   {
     name: 'the result-level trust claim',
     evaluate: (m, c) => body(`{"content":[${text()}],"_meta":{"${K}":{${m}}}}`, c),
-    survives: { none: ['_meta', K], redact: ['_meta', K], 'drop-result': ['_meta', K] },
+    survives: { none: ['_meta', K], spotlight: ['_meta', K], redact: ['_meta', K], drop: ['_meta', K], 'spotlight-result': ['_meta', K], 'redact-result': ['_meta', K], 'drop-result': ['_meta', K] },
   },
   {
     name: 'an evidenceRef',
@@ -239,6 +259,11 @@ describe('prototype pollution: special member names are data everywhere', () => 
         expect(at.found, `${where}: the member is still in the forwarded result`).toBe(true);
         expect(at.value, where).toEqual(JSON.parse(payload));
       }
+      const listed = effect === 'none' ? undefined : site.withheld?.[effect];
+      if (listed !== undefined) {
+        expect(r.json.withheld, `${where}: withheld`).toContain(listed.replace('@', key));
+        if (listed.endsWith('@')) expect(ownAt(r.json.result, [...listed.slice(1, -2).split('/').filter(Boolean).map((t) => (/^\d+$/.test(t) ? Number(t) : t)), key]).found, where).toBe(false);
+      }
     }
   });
 
@@ -282,8 +307,10 @@ describe('prototype pollution: special member names are data everywhere', () => 
       expect(r.body).toBe('');
       const s = await inject(t, `${INTERCEPTOR}`, `{${m},"content":[${text(m)}],"structuredContent":{${m}}}`);
       expect(s.status).toBe(200);
-      for (const path of [[key], ['content', 0, key], ['structuredContent', key]]) {
-        expect(ownAt(s.json, path).found, `${key}: ${path.join('/')}`).toBe(true);
+      // The spotlight rebuilt the result from what was judged (contract section 11): the special
+      // members are withheld as data, never read as a prototype, and the fenced block stays.
+      for (const path of [[key], ['content', 0, key], ['structuredContent']]) {
+        expect(ownAt(s.json, path).found, `${key}: ${path.join('/')}`).toBe(false);
       }
       expect(s.json.content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]{32}">/);
       const v = await inject(t, '/v1/validate', `{"result":{${m},"content":[{"type":"text","text":"x",${m},"annotations":{${m}},"_meta":{${m}}}]}}`);
