@@ -27,7 +27,7 @@
  * and a service that died is started again before the next class, so the
  * bench reports rather than hangs.
  *
- * Run: npm run bench:hostile   (env HOSTILE_FLOOD_SECONDS (3), HOSTILE_ROUNDS (2),
+ * Run: npm run bench:hostile   (env HOSTILE_FLOOD_SECONDS (3), HOSTILE_ROUNDS (3),
  *      HOSTILE_CONNECTIONS (10), HOSTILE_SERVICE_ENV='{"TRUSTGATE_WORKERS":"1"}')
  */
 import autocannon from 'autocannon';
@@ -39,7 +39,7 @@ import { ROOT, envNumber, fmt, freePort, machine, median, processTree, sleep, ta
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const FLOOD_SECONDS = envNumber('HOSTILE_FLOOD_SECONDS', 3);
-const ROUNDS = envNumber('HOSTILE_ROUNDS', 2);
+const ROUNDS = envNumber('HOSTILE_ROUNDS', 3);
 const CONNECTIONS = envNumber('HOSTILE_CONNECTIONS', 10);
 const SERVICE_ENV = JSON.parse(process.env.HOSTILE_SERVICE_ENV ?? '{}') as Record<string, string>;
 const MB = 1024 * 1024;
@@ -291,7 +291,7 @@ function rawRequest(path: string, body: string, headers: Record<string, string> 
 // ---------------------------------------------------------------- classes
 
 async function bomb(): Promise<void> {
-  const body = pointerBomb(1024 * 1024);
+  const body = pointerBomb(900 * 1024);
   await measureClass('pointer bomb (evaluate evidence)', body.length, async () => {
     const r = await send('/v1/evaluate', body, undefined, 40_000);
     if (r.status === 200) {
@@ -359,10 +359,12 @@ async function amplification(): Promise<void> {
 
 async function crossOrigin(): Promise<void> {
   await measureClass('cross-origin form POST', 0, async () => {
-    const reload = await send('/v1/policies/reload', '', { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' });
+    // What a page's fetch(url, { method: 'POST', mode: 'no-cors' }) sends: an Origin and no body.
+    const bare = await send('/v1/policies/reload', undefined, { origin: 'http://evil.example' });
+    const form = await send('/v1/policies/reload', 'a=1', { origin: 'null', 'content-type': 'application/x-www-form-urlencoded' });
     const plain = await send('/v1/interceptors/docker-mcp-gateway', JSON.stringify({ content: [{ type: 'text', text: 'x' }] }), { 'content-type': 'text/plain' });
     const what = plain.body.includes('"isError":true') ? 'isError' : plain.body === '' ? 'passed (decided)' : 'replaced (decided)';
-    return `reload with a foreign Origin: ${reload.status}; interceptor text/plain: ${plain.status} ${what}`;
+    return `reload from a foreign Origin: no body ${bare.status}, form ${form.status}; interceptor text/plain: ${plain.status} ${what}`;
   });
 }
 
@@ -394,7 +396,7 @@ async function floods(): Promise<{ metrics: number; healthz: number; alone: numb
   await ensureService();
   const body = shapeText('mixed-5');
   const out = { metrics: NaN, healthz: NaN, alone: [] as number[], withMetrics: [] as number[], withHealthz: [] as number[], metricsRps: [] as number[], healthzRps: [] as number[] };
-  await throughput('/v1/evaluate', 1, body);
+  await throughput('/v1/evaluate', 2, body);
   const rm: number[] = [];
   const rh: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
