@@ -64,7 +64,7 @@ export async function intercept(): Promise<void> {
       return;
     }
     const decision = runDecision({ result: value }, scan, { config, policies, log: (entry) => log.info(entry, 'decision') });
-    write(interceptAnswer(decision, scan.duplicateKeys.length > 0));
+    write(interceptAnswer(decision, scan.duplicateKeys.count > 0));
   } catch (err) {
     if (err instanceof TrustgateError) write(interceptError(err.code, err.message));
     else {

@@ -129,14 +129,14 @@ export const validateBody = {
 export const validationList = {
   type: 'array',
   description:
-    'The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
+    'The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
   items: { $ref: 'ValidationFinding#' },
 } as const;
 
 export const validationOmitted = {
   type: 'integer',
   minimum: 1,
-  description: 'How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were',
+  description: 'How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were',
 } as const;
 
 export const validateReply = {

@@ -13,6 +13,9 @@ describe('configuration (contract section 1)', () => {
       bodyLimit: 1048576,
       logLevel: 'info',
       maxValidationFindings: 1000,
+      maxFindings: 1000,
+      allowedOrigins: [],
+      answerBufferBytes: 64 * 1024 * 1024,
       workers: 'auto',
       workerWatchdogMs: 30000,
     });
@@ -31,6 +34,11 @@ describe('configuration (contract section 1)', () => {
     ['LOG_LEVEL', 'loud'],
     ['TRUSTGATE_MAX_BLOCKS', '0'],
     ['TRUSTGATE_MAX_VALIDATION_FINDINGS', '0'],
+    ['TRUSTGATE_MAX_FINDINGS', '0'],
+    ['TRUSTGATE_ALLOWED_ORIGINS', 'https://ui.example.com/path'],
+    ['TRUSTGATE_ALLOWED_ORIGINS', 'ui.example.com'],
+    ['TRUSTGATE_ALLOWED_ORIGINS', '*'],
+    ['TRUSTGATE_ANSWER_BUFFER_BYTES', '1000'],
     ['TRUSTGATE_WORKER_WATCHDOG_MS', '1000'],
     ['TRUSTGATE_WORKER_WATCHDOG_MS', 'soon'],
     ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
@@ -56,6 +64,9 @@ describe('configuration (contract section 1)', () => {
       LOG_LEVEL: 'debug',
       TRUSTGATE_WORKERS: '3',
       TRUSTGATE_MAX_VALIDATION_FINDINGS: '50',
+      TRUSTGATE_MAX_FINDINGS: '20',
+      TRUSTGATE_ALLOWED_ORIGINS: 'https://UI.example.com, http://127.0.0.1:3000',
+      TRUSTGATE_ANSWER_BUFFER_BYTES: '2097152',
       TRUSTGATE_WORKER_WATCHDOG_MS: '60000',
     });
     expect(loadConfig({ TRUSTGATE_WORKER_WATCHDOG_MS: '0' }).workerWatchdogMs).toBe(0);
@@ -70,6 +81,9 @@ describe('configuration (contract section 1)', () => {
       bodyLimit: 2048,
       logLevel: 'debug',
       maxValidationFindings: 50,
+      maxFindings: 20,
+      allowedOrigins: ['https://ui.example.com', 'http://127.0.0.1:3000'],
+      answerBufferBytes: 2097152,
       workerWatchdogMs: 60000,
     });
   });

@@ -108,9 +108,26 @@ export const evaluateReply = {
       },
     },
     evidence: { type: 'array', items: { $ref: 'EvidenceOutcome#' } },
-    findings: { type: 'array', items: { $ref: 'Finding#' } },
+    findings: {
+      type: 'array',
+      description:
+        'Every matched rule with the mode it ran under, at most TRUSTGATE_MAX_FINDINGS of them (default 1000) and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each further policy, rule and mode is listed. Every effect is applied to every block it matched whatever is listed.',
+      items: { $ref: 'Finding#' },
+    },
+    findingsOmitted: { type: 'integer', minimum: 1, description: 'How many findings were left out of `findings`; absent when none were' },
     validation: validationList,
     validationOmitted,
+    evidenceOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'How many evidenceRef outcomes were left out of `evidence` (the last ones) by the answer size bound; absent when none were',
+    },
+    blocksOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'How many entries were left out of `blocks` (the last ones) by the answer size bound, which only a result of many tiny blocks reaches; absent when none were. Each listed entry names its block by `index`.',
+    },
     result: { $ref: 'CallToolResult#' },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
   },
