@@ -171,7 +171,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -400,9 +400,9 @@ export interface operations {
                         valid: boolean;
                         /** @description The revision whose rules were applied */
                         protocolVersion: string;
-                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
-                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were */
                         validationOmitted?: number;
                     };
                 };
@@ -680,11 +680,18 @@ export interface operations {
                             };
                         }[];
                         evidence: components["schemas"]["EvidenceOutcome"][];
+                        /** @description Every matched rule with the mode it ran under, at most TRUSTGATE_MAX_FINDINGS of them (default 1000) and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each further policy, rule and mode is listed. Every effect is applied to every block it matched whatever is listed. */
                         findings: components["schemas"]["Finding"][];
-                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description How many findings were left out of `findings`; absent when none were */
+                        findingsOmitted?: number;
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
-                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were */
                         validationOmitted?: number;
+                        /** @description How many evidenceRef outcomes were left out of `evidence` (the last ones) by the answer size bound; absent when none were */
+                        evidenceOmitted?: number;
+                        /** @description How many entries were left out of `blocks` (the last ones) by the answer size bound, which only a result of many tiny blocks reaches; absent when none were. Each listed entry names its block by `index`. */
+                        blocksOmitted?: number;
                         result?: components["schemas"]["CallToolResult"];
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
