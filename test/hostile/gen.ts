@@ -608,8 +608,10 @@ export function shapeRequest(route: ShapeRoute, s: Shape): { path: string; text:
   }
   const v = shapeValue(s);
   switch (route) {
-    case '/v1/evaluate':
-      return { path, text: `{"result":{"content":[]},"evidence":[{"ref":"r","record":${v}},{"ref":"s","record":{"ok":1}}]}` };
+    case '/v1/evaluate': {
+      const ref = `{"type":"data-class.v1","digest":"sha256:${'0'.repeat(64)}","canonicalization":"jcs/rfc8785","ref":"r"}`;
+      return { path, text: `{"result":{"_meta":{"${K}":{"evidenceRef":${ref}}},"content":[]},"evidence":[{"ref":"r","record":${v}},{"ref":"s","record":{"ok":1}}]}` };
+    }
     case '/v1/evaluate#omit':
       return { path, text: `{"result":{"content":[],"structuredContent":${v}},"options":{"omitUnmodifiedResult":true}}` };
     case '/v1/digest':

@@ -32,14 +32,21 @@ export function digestRoutes(app: FastifyInstance): void {
       const scan = request.jsonScan;
       // The scan looked only below `record` (the route's focus): whatever it found is in the record.
       if (scan && (scan.duplicateKeys.count > 0 || scan.unsafeIntegers.count > 0)) {
-        throw new TrustgateError(
-          'TG_ERR_RECORD_NOT_IJSON',
-          'record is not I-JSON (RFC 7493): no two producers could agree on its digest',
-          [
-            ...scan.duplicateKeys.first.map((n) => ({ pointer: pointerOf(n), message: 'object repeats a member name' })),
-            ...scan.unsafeIntegers.first.map((n) => ({ pointer: pointerOf(n), message: 'number of integral value is outside -(2^53-1)..2^53-1' })),
-          ].slice(0, 20),
-        );
+        const found = [
+          ...scan.duplicateKeys.first.map((n) => ({ n, message: 'object repeats a member name' })),
+          ...scan.unsafeIntegers.first.map((n) => ({ n, message: 'number of integral value is outside -(2^53-1)..2^53-1' })),
+        ];
+        // At most 20 places, and pointers of at most 16 Ki characters together past the first:
+        // places below one long member name would otherwise repeat it in every pointer.
+        const errors: Array<{ pointer: string; message: string }> = [];
+        let chars = 0;
+        for (const { n, message } of found.slice(0, 20)) {
+          const pointer = pointerOf(n);
+          chars += pointer.length;
+          if (errors.length > 0 && chars > 16 * 1024) break;
+          errors.push({ pointer, message });
+        }
+        throw new TrustgateError('TG_ERR_RECORD_NOT_IJSON', 'record is not I-JSON (RFC 7493): no two producers could agree on its digest', errors);
       }
       let bytes: Uint8Array;
       try {
