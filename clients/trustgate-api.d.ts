@@ -130,7 +130,7 @@ export interface paths {
          *
          *     Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.
          *
-         *     An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.
+         *     An evidence record whose request text repeats a member name or holds a number of integral value outside -(2^53-1)..2^53-1 in any notation (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`) is not I-JSON: its evidenceRef is `malformed`.
          */
         post: operations["evaluate"];
         delete?: never;
@@ -353,6 +353,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT */
             413: {
                 headers: {
@@ -362,7 +371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -425,6 +434,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT */
             413: {
                 headers: {
@@ -434,7 +452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -494,6 +512,15 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -561,6 +588,24 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -716,6 +761,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT */
             413: {
                 headers: {
@@ -725,7 +779,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -94,7 +94,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         title: 'Trustgate',
         version: API_VERSION,
         description:
-          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.',
+          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies are 415; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],

@@ -155,8 +155,9 @@ export const validateReply = {
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
+  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
   413: 'Request body over TRUSTGATE_BODY_LIMIT',
-  415: 'Request body is not application/json',
+  415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   422: 'Policy reload failed; the previous policy set stays in force',
   503: 'No policy set is loaded yet, or the service is overloaded',
 };

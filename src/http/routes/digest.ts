@@ -22,7 +22,7 @@ export function digestRoutes(app: FastifyInstance): void {
         tags: ['evidence'],
         summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
         body: digestBody,
-        response: { 200: digestReply, ...problemReplies(400, 401, 413, 415) },
+        response: { 200: digestReply, ...problemReplies(400, 401, 403, 413, 415) },
       },
       config: { jsonScanFocus: ['record'] },
     },

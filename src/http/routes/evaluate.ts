@@ -168,10 +168,10 @@ export function evaluateRoutes(app: FastifyInstance): void {
             'When several effects hit one block, drop beats redact beats spotlight; `blocks[].actions` says which was applied (`spotlight-skipped` for blocks spotlight cannot fence).',
             'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
             'Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.',
-            'An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.',
+            'An evidence record whose request text repeats a member name or holds a number of integral value outside -(2^53-1)..2^53-1 in any notation (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`) is not I-JSON: its evidenceRef is `malformed`.',
           ].join('\n\n'),
         body: evaluateBody,
-        response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
+        response: { 200: evaluateReply, ...problemReplies(400, 401, 403, 413, 415, 503) },
       },
       serializerCompiler: plainJson,
       // Only evidence records are judged as I-JSON (repeated member names, unsafe integers).

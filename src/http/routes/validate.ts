@@ -21,7 +21,7 @@ export function validateRoutes(app: FastifyInstance): void {
         tags: ['validation'],
         summary: 'Validate a CallToolResult and its trust annotations for one MCP revision',
         body: validateBody,
-        response: { 200: validateReply, ...problemReplies(400, 401, 413, 415) },
+        response: { 200: validateReply, ...problemReplies(400, 401, 403, 413, 415) },
       },
       // Nothing here reads repeated member names or unsafe integers: the scan only bounds nesting.
       config: { jsonScanFocus: null },
