@@ -261,3 +261,22 @@ describe('a request target that cannot be decoded (contract section 8)', () => {
     }
   });
 });
+
+describe('a /metrics flood (contract section 8: a scrape costs no more than a health check)', () => {
+  it('answers scrapes from a text made at most once a second, not from a collection per scrape', async () => {
+    const t = await testApp({ LOG_LEVEL: 'warn' });
+    try {
+      const texts: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await t.app.inject({ method: 'GET', url: '/metrics' });
+        expect(r.statusCode).toBe(200);
+        texts.push(r.body);
+      }
+      // A collection per scrape reads the process's CPU time, heap and event-loop lag anew each time.
+      expect(new Set(texts).size).toBe(1);
+      expect(texts[0]).toContain('trustgate_process_cpu_user_seconds_total');
+    } finally {
+      await t.close();
+    }
+  });
+});
