@@ -440,7 +440,7 @@ async function main(): Promise<void> {
   await badTarget();
   const f = await floods();
 
-  console.log(`\nservice: node dist/server.js, default settings${Object.keys(SERVICE_ENV).length ? ' + ' + JSON.stringify(SERVICE_ENV) : ''}; workers: ${servingPids().length}`);
+  console.log(`\nservice: node dist/server.js, default settings but TRUSTGATE_BODY_LIMIT=8388608${Object.keys(SERVICE_ENV).length ? ' + ' + JSON.stringify(SERVICE_ENV) : ''}; workers: ${servingPids().length}`);
   table([
     ['class', 'request', 'peak RSS growth', 'time', 'next answered', 'observed'],
     ...rows.map((r) => [r.name, r.requestBytes === 0 ? '-' : `${fmt(r.requestBytes / 1024)} KB`, `${fmt(r.rss / MB)} MB`, `${fmt(r.seconds, 1)} s`, r.next, r.observed]),
