@@ -73,7 +73,8 @@ describe('decision log with 4 worker processes', () => {
     expect(new Set(decisions.map((d) => d.pid)).size).toBe(4);
     for (const d of decisions) {
       expect(d.findingsOmitted).toBeGreaterThan(0);
-      expect(d.findings.length + d.findingsOmitted).toBe(1000);
+      // 1,000 spotlight findings, more if the machine is so loaded that the CEL budget runs out (rules left count as matched).
+      expect(d.findings.length + d.findingsOmitted).toBeGreaterThanOrEqual(1000);
       expect(d.blockCount).toBe(1000);
     }
     expect(await s.stop()).toBe(0);
