@@ -42,7 +42,7 @@ const REQUESTS = envNumber('BENCH_REQUESTS', QUICK ? 5_000 : 20_000);
 const text = evaluateRequestText();
 const store = new PolicyStore(new URL('../policies', import.meta.url).pathname);
 await store.load();
-const config = { modeOverride: undefined, maxBlocks: 10_000, maxEvidence: 1_000, maxString: 65_536, maxValidationFindings: 1_000, evalBudgetMs: 250, dialects: ['trust-annotations', 'ifc', 'fides'] as const };
+const config = { modeOverride: undefined, maxBlocks: 10_000, maxEvidence: 1_000, maxString: 65_536, maxValidationFindings: 1_000, maxFindings: 1_000, evalBudgetMs: 250, dialects: ['trust-annotations', 'ifc', 'fides'] as const };
 const { value, scan } = parseRequestText(text);
 const body = value as Parameters<typeof runDecision>[0];
 const entry = decisionLogEntry(runDecision(body, scan, { config, policies: store.current }), body.tool, body.server, 0.1234);

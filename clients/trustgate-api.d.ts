@@ -134,7 +134,7 @@ export interface paths {
          *
          *     Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.
          *
-         *     An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.
+         *     An evidence record whose request text repeats a member name or holds a number of integral value outside -(2^53-1)..2^53-1 in any notation (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`) is not I-JSON: its evidenceRef is `malformed`.
          *
          *     A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.
          *
@@ -179,7 +179,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -365,6 +365,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
@@ -374,7 +383,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -412,9 +421,9 @@ export interface operations {
                         valid: boolean;
                         /** @description The revision whose rules were applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares) */
                         protocolVersion: string;
-                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
-                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were */
                         validationOmitted?: number;
                     };
                 };
@@ -437,6 +446,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
@@ -446,7 +464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -511,6 +529,15 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -583,6 +610,24 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -702,11 +747,18 @@ export interface operations {
                             };
                         }[];
                         evidence: components["schemas"]["EvidenceOutcome"][];
+                        /** @description Every matched rule with the mode it ran under, at most TRUSTGATE_MAX_FINDINGS of them (default 1000) and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each further policy, rule and mode is listed. Every effect is applied to every block it matched whatever is listed. */
                         findings: components["schemas"]["Finding"][];
-                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
+                        /** @description How many findings were left out of `findings`; absent when none were */
+                        findingsOmitted?: number;
+                        /** @description The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there */
                         validation: components["schemas"]["ValidationFinding"][];
-                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were */
+                        /** @description How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were */
                         validationOmitted?: number;
+                        /** @description How many evidenceRef outcomes were left out of `evidence` (the last ones) by the answer size bound; absent when none were */
+                        evidenceOmitted?: number;
+                        /** @description How many entries were left out of `blocks` (the last ones) by the answer size bound, which only a result of many tiny blocks reaches; absent when none were. Each listed entry names its block by `index`. */
+                        blocksOmitted?: number;
                         result?: components["schemas"]["CallToolResult"];
                         /** @description RFC 6901 pointers into the request `result` of everything withheld from the forwarded `result` beyond whole blocks that an effect redacted or dropped (contract section 11, law 4), sorted by their reference tokens (array indexes numerically). Empty when nothing was, and on `deny`. Whenever a transforming effect (redact, drop, spotlight, at block or result scope) applies, the forwarded result is rebuilt from what was judged: `content`, a boolean `isError`, a string `resultType` (from 2026-07-28) and a `_meta` holding only the trust claim; `structuredContent` (it mirrors the blocks), `toolResult`, unknown members and other `_meta` entries are withheld and listed (`/structuredContent`, `/toolResult`, `/_meta/com.example~1trace`). A spotlit block keeps only the members its type defines in the revision (others listed, e.g. `/content/0/TEXT`, `/content/0/_meta/com.example~1x`, `/content/2/icons`, `/content/1/resource/blob` of a resource that also has `text`); a block spotlight cannot fence at all (a `blob` whose mimeType is not textual, a content item that is not an object) is replaced by a placeholder and listed whole (`/content/3`). Members a case-insensitive host could read as another member (`mcp.member.casefold`) are withheld wherever they are and listed, with or without effects. */
                         withheld: string[];
@@ -735,6 +787,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
             413: {
                 headers: {
@@ -744,7 +805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request body is not application/json */
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
                 headers: {
                     [name: string]: unknown;

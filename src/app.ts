@@ -11,7 +11,8 @@ import { loggerOptions } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PolicyStore, reportReload } from './policy/store.js';
 import { registerJsonParser } from './http/body.js';
-import { clientErrorHandler, registerErrorHandling, sendProblem } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, sendProblem } from './http/errors.js';
+import { registerBrowserGuard } from './http/browser.js';
 import { registerPressure } from './http/pressure.js';
 import { registerRequestTimeout } from './http/timeout.js';
 import { bearerToken, routeOf, tokenMatcher } from './http/auth.js';
@@ -23,6 +24,8 @@ import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
+import { performance } from 'node:perf_hooks';
+import { METRICS_MS } from './cluster/protocol.js';
 
 export interface AppOptions {
   config: Config;
@@ -56,6 +59,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // the `req` serializer (access lines) or the decisionId (decision lines).
     childLoggerFactory: (logger) => logger,
     clientErrorHandler,
+    // A target the router cannot decode: problem+json that does not repeat it (Fastify's own answer does).
+    frameworkErrors: frameworkErrorHandler,
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       // Stop at the first error: collecting all of them lets one hostile body cost the service
@@ -64,6 +69,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('trustgate', { config, store, metrics });
+  // Before every other hook and route (swagger's included): web pages of other origins are refused.
+  registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
@@ -87,7 +94,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         title: 'Trustgate',
         version: API_VERSION,
         description:
-          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.',
+          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies are 415; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
@@ -116,7 +123,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerPressure(app, config);
-  registerRequestTimeout(app, config.requestTimeoutMs);
+  registerRequestTimeout(app, config.requestTimeoutMs, config.answerBufferBytes);
   app.addHook('onResponse', (request, reply, done) => {
     if (!request.decisionLogged) {
       const route = routeOf(request);
@@ -148,9 +155,30 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   evaluateRoutes(app);
   await app.register(interceptorRoutes);
 
+  // A scrape costs no more than a health check (contract section 8): the text is made at most
+  // once every METRICS_MS (with worker processes the primary makes it; see src/cluster/).
+  let cached: { text: string; at: number } | undefined;
+  let making: Promise<string> | undefined;
+  const metricsText =
+    opts.metricsText ??
+    ((): Promise<string> => {
+      if (cached !== undefined && performance.now() - cached.at < METRICS_MS) return Promise.resolve(cached.text);
+      making ??= metrics.registry.metrics().then(
+        (text) => {
+          cached = { text, at: performance.now() };
+          making = undefined;
+          return text;
+        },
+        (err: unknown) => {
+          making = undefined;
+          throw err;
+        },
+      );
+      return making;
+    });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    return opts.metricsText ? opts.metricsText() : metrics.registry.metrics();
+    return metricsText();
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -34,6 +34,20 @@ export interface Config {
   readonly maxString: number;
   /** Validation findings listed per result, past which only the first of each rule and severity is (TRUSTGATE_MAX_VALIDATION_FINDINGS, default 1000). */
   readonly maxValidationFindings: number;
+  /** Findings listed per decision, past which only the first of each policy, rule and mode is (TRUSTGATE_MAX_FINDINGS, default 1000). */
+  readonly maxFindings: number;
+  /**
+   * Origins besides the service's own whose browser requests are served
+   * (TRUSTGATE_ALLOWED_ORIGINS, comma-separated, e.g. `https://ui.example.com`;
+   * default none). Lower-cased `scheme://host[:port]`.
+   */
+  readonly allowedOrigins: readonly string[];
+  /**
+   * Bytes of answers a process holds for clients that have not taken them
+   * yet, past which the connections of the oldest are closed
+   * (TRUSTGATE_ANSWER_BUFFER_BYTES, default 64 MiB).
+   */
+  readonly answerBufferBytes: number;
   /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
@@ -112,6 +126,20 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]):
   return raw as T;
 }
 
+/** `scheme://host[:port]` as browsers send it in `Origin` (lower case, no path, no trailing slash). */
+const ORIGIN = /^https?:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[0-9]{1,5})?$/;
+
+function origins(raw: string | undefined): readonly string[] {
+  if (raw === undefined || raw.trim() === '') return Object.freeze([]);
+  const list = raw.split(',').map((o) => o.trim().toLowerCase()).filter((o) => o !== '');
+  for (const o of list) {
+    if (!ORIGIN.test(o)) {
+      throw new ConfigError(`TRUSTGATE_ALLOWED_ORIGINS must be a comma-separated list of origins such as https://ui.example.com (scheme, host, optional port; no path), got ${JSON.stringify(o)}`);
+    }
+  }
+  return Object.freeze([...new Set(list)]);
+}
+
 function workers(raw: string | undefined): number | 'auto' {
   if (raw === undefined || raw === '' || raw === 'auto') return 'auto';
   const n = /^[0-9]{1,2}$/.test(raw) ? Number(raw) : NaN;
@@ -152,6 +180,9 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     maxString: int(env, 'TRUSTGATE_MAX_STRING', 65_536, 16, 16_777_216),
     maxValidationFindings: int(env, 'TRUSTGATE_MAX_VALIDATION_FINDINGS', 1_000, 1, 1_000_000),
+    maxFindings: int(env, 'TRUSTGATE_MAX_FINDINGS', 1_000, 1, 1_000_000),
+    allowedOrigins: origins(env.TRUSTGATE_ALLOWED_ORIGINS),
+    answerBufferBytes: int(env, 'TRUSTGATE_ANSWER_BUFFER_BYTES', 64 * 1024 * 1024, 1024 * 1024, 68_719_476_736),
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),

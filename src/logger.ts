@@ -48,10 +48,12 @@ export class TurnBatchedDestination implements DestinationStream {
   readonly #maxWrite: number;
 
   /**
-   * `maxWrite`: most bytes per write. Processes that share one output (the
-   * worker processes of TRUSTGATE_WORKERS) pass PIPE_BUF (4096): a pipe
-   * takes a write that size or smaller whole, so lines of different
-   * processes never interleave (a single longer line is still written alone).
+   * `maxWrite`: most bytes per write (several lines are joined up to it;
+   * a longer line is still written whole, in as many writes as it takes).
+   * This process must be the only writer of `fd` for lines to stay whole:
+   * a pipe takes only writes of up to PIPE_BUF (4096 bytes) whole, so with
+   * worker processes the primary alone writes stdout and the workers send
+   * it their lines (WorkerLogDestination).
    */
   constructor(fd: number, maxWrite = Infinity) {
     this.#maxWrite = maxWrite;
@@ -102,6 +104,76 @@ export class TurnBatchedDestination implements DestinationStream {
   flushSync(): void {
     this.#flush();
     this.#out.flushSync();
+  }
+}
+
+/** Bytes of log lines a worker process may have on their way to its primary; past it lines are dropped and counted. */
+export const MAX_LOG_IN_FLIGHT = 16 * 1024 * 1024;
+
+/**
+ * The log destination of a worker process (TRUSTGATE_WORKERS above 1):
+ * lines go to the primary over the IPC channel, and the primary alone
+ * writes them to stdout, so lines of different workers never interleave
+ * however long they are (contract section 9). A pipe shared by several
+ * writers takes a write whole only up to PIPE_BUF (4096 bytes on Linux);
+ * decision lines go up to 64 KiB (LOG_LINE_LIMIT).
+ *
+ * Lines of one event-loop turn travel in one message. A primary that does
+ * not take them (its stdout is not drained) cannot grow this process
+ * without bound: past MAX_LOG_IN_FLIGHT bytes on their way, lines are
+ * dropped, and once the backlog clears one line says how many were.
+ */
+export class WorkerLogDestination implements DestinationStream {
+  #pending: string[] = [];
+  #scheduled = false;
+  #inFlight = 0;
+  #dropped = 0;
+  readonly #send: (text: string, sent: () => void) => void;
+
+  /** `send` hands a text of whole lines to the primary and calls `sent` once it left this process. */
+  constructor(send: (text: string, sent: () => void) => void) {
+    this.#send = send;
+  }
+
+  write(line: string): void {
+    this.#pending.push(line);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flush);
+    }
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    if (this.#pending.length === 0) return;
+    const lines = this.#pending;
+    this.#pending = [];
+    if (this.#dropped > 0 && this.#inFlight === 0) {
+      lines.unshift(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, msg: `${this.#dropped} log lines were dropped: the log output was not being read` }) + '\n');
+      this.#dropped = 0;
+    }
+    const text = lines.join('');
+    if (this.#inFlight + text.length > MAX_LOG_IN_FLIGHT) {
+      this.#dropped += lines.length;
+      return;
+    }
+    this.#inFlight += text.length;
+    try {
+      this.#send(text, () => (this.#inFlight -= text.length));
+    } catch {
+      // the primary is gone; this process stops on 'disconnect'
+      this.#inFlight -= text.length;
+    }
+  };
+
+  /** Send every pending line now. */
+  flushSync(): void {
+    this.#flush();
+  }
+
+  /** Whether every line sent so far has left this process. */
+  get idle(): boolean {
+    return this.#inFlight === 0 && this.#pending.length === 0;
   }
 }
 

@@ -15,11 +15,8 @@ import { runPrimary } from './cluster/primary.js';
 import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { loggerOptions, TurnBatchedDestination } from './logger.js';
+import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from './logger.js';
 import { PolicyStore } from './policy/store.js';
-
-/** Largest write a pipe takes whole (Linux PIPE_BUF): processes sharing stdout never split each other's lines. */
-const PIPE_BUF = 4096;
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
@@ -51,7 +48,7 @@ function hangups(): (reload: () => void) => void {
 async function serve(
   config: Config,
   log: pino.Logger,
-  exit: (code: number) => never,
+  exit: (code: number) => void,
   onHangup: (reload: () => void) => void,
   app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore },
 ): Promise<void> {
@@ -103,9 +100,13 @@ async function main(): Promise<void> {
   const isOurWorker = cluster.isWorker && process.env[WORKER_ENV] === '1';
   // A process forked by another cluster manager (pm2 and the like) serves on its own.
   const workers = cluster.isWorker ? 1 : workerCount(config.workers);
-  const shared = isOurWorker || workers > 1;
-  // Lines of one event-loop turn go out in one write; flushed before every exit below.
-  const destination = new TurnBatchedDestination(1, shared ? PIPE_BUF : Infinity);
+  // Lines of one event-loop turn go out together; flushed before every exit below. With
+  // worker processes the primary alone writes stdout: workers send it their lines, so lines
+  // of different processes never interleave, however long (a pipe takes only 4096 bytes whole).
+  const toPrimary = isOurWorker && process.send !== undefined;
+  const destination = toPrimary
+    ? new WorkerLogDestination((text, sent) => process.send!({ kind: 'log', text }, undefined, undefined, () => sent()))
+    : new TurnBatchedDestination(1);
   const log = pino(loggerOptions(config.logLevel), destination);
   const exit = (code: number): never => {
     try {
@@ -117,9 +118,19 @@ async function main(): Promise<void> {
   };
 
   if (isOurWorker) {
-    const { ready, ...parts } = connectWorker(config, log, () => exit(1));
+    // A worker's last lines are on their way to the primary: exit once they left (or after 2 s).
+    const exitWorker = (code: number): void => {
+      destination.flushSync();
+      const until = Date.now() + 2000;
+      const wait = (): void => {
+        if (!(destination instanceof WorkerLogDestination) || destination.idle || Date.now() > until) process.exit(code);
+        else setTimeout(wait, 10);
+      };
+      wait();
+    };
+    const { ready, ...parts } = connectWorker(config, log, () => exitWorker(1));
     await ready;
-    return serve(config, log, exit, onHangup, parts);
+    return serve(config, log, exitWorker, onHangup, parts);
   }
 
   const store = new PolicyStore(config.policyDir);
@@ -135,7 +146,7 @@ async function main(): Promise<void> {
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
-  if (workers > 1) return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, store, exit, onHangup });
+  if (workers > 1) return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup });
   return serve(config, log, exit, onHangup, { store });
 }
 

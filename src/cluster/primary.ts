@@ -11,7 +11,12 @@
  *   serves the new set, so no request after the answer sees the old one;
  * - GET /metrics: the counters of every process summed (prom-client's
  *   aggregation), so a scrape sees the whole service whichever worker it
- *   reaches;
+ *   reaches. Workers send their metrics every METRICS_MS and the primary
+ *   sends every worker the summed text, which a scrape answers as is: a
+ *   flood of scrapes makes no work here or on the other workers;
+ * - stdout: workers send their log lines here and this process alone
+ *   writes them, so lines of different workers never interleave (a pipe
+ *   takes a write whole only up to PIPE_BUF, 4096 bytes);
  * - the process lifecycle: SIGTERM/SIGINT go to every worker, each
  *   finishes its in-flight requests, and the primary exits 0 once all
  *   have; a worker that dies is replaced with the set in force; a worker
@@ -28,9 +33,9 @@ import type { Logger } from 'pino';
 import { createMetrics } from '../metrics.js';
 import type { PolicyFile, PolicySet } from '../policy/load.js';
 import { reportReload, type PolicyStore } from '../policy/store.js';
-import { HEARTBEAT_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, METRICS_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
-/** How long the primary waits for a worker's metrics or its acknowledgement of a new policy set. */
+/** How long the primary waits for a worker's acknowledgement of a new policy set. */
 const ANSWER_TIMEOUT_MS = 5_000;
 /** A worker dying more often than this many times in RESTART_WINDOW_MS stops the service. */
 const MAX_RESTARTS = 5;
@@ -47,6 +52,8 @@ export function runPrimary(opts: {
   /** A worker silent for this long is killed and replaced; 0 turns the watchdog off. */
   watchdogMs: number;
   log: Logger;
+  /** Writes whole log lines of the workers to stdout (this process's own log destination). */
+  writeLog: (text: string) => void;
   store: PolicyStore;
   exit: (code: number) => never;
   /** Where SIGHUP is routed (see src/server.ts). */
@@ -150,16 +157,34 @@ export function runPrimary(opts: {
     retired = [...retired, ...last.filter((m) => ['counter', 'histogram'].includes(String((m as { type?: unknown }).type)))];
   };
 
+  /** Whether a worker sent metrics since the text was last made. */
+  let fresh = false;
+  let summing = false;
   const metricsText = async (): Promise<string> => {
-    const answers = await ask((id) => ({ kind: 'collect', id }));
-    for (const a of answers) if (a.kind === 'collected' && workerOf.has(a)) lastCollected.set(workerOf.get(a)!, a.data);
     // Keep the retired list to one entry a metric however many workers have exited.
     if (retired.length > 64) retired = await AggregatorRegistry.aggregate([retired]).getMetricsAsJSON();
-    const all = [await metrics.registry.getMetricsAsJSON(), retired, ...answers.flatMap((a) => (a.kind === 'collected' ? [a.data] : []))];
+    const all = [await metrics.registry.getMetricsAsJSON(), retired, ...lastCollected.values()];
     const text = await AggregatorRegistry.aggregate(all).metrics();
     // Summing start times means nothing, so prom-client leaves them out; the service started when this process did.
     return text + (await metrics.registry.getSingleMetricAsString('trustgate_process_start_time_seconds')) + '\n';
   };
+  /** Every METRICS_MS: the summed text to every worker, when some worker sent new figures. */
+  const publish = setInterval(() => {
+    if (!fresh || summing || closing) return;
+    fresh = false;
+    summing = true;
+    metricsText().then(
+      (text) => {
+        summing = false;
+        for (const w of live) send(w, { kind: 'metricsText', text });
+      },
+      (err: unknown) => {
+        summing = false;
+        log.error({ errName: (err as Error)?.name }, 'could not gather metrics');
+      },
+    );
+  }, METRICS_MS);
+  publish.unref();
 
   const onMessage = (w: Worker, m: unknown): void => {
     if (!isMessage<ToPrimary>(m)) return;
@@ -173,9 +198,16 @@ export function runPrimary(opts: {
         send(w, { kind: 'policies', id: 0, files: sourcesOf(store.current!) });
         return;
       case 'installed':
-      case 'collected':
         workerOf.set(m, w);
         settle(w, m);
+        return;
+      case 'metricsData':
+        if (!live.has(w)) return;
+        lastCollected.set(w, m.data);
+        fresh = true;
+        return;
+      case 'log':
+        if (typeof m.text === 'string') opts.writeLog(m.text);
         return;
       case 'reload':
         void reloadAll(m.source).then((outcome) =>
@@ -193,15 +225,6 @@ export function runPrimary(opts: {
                   ...(outcome.error.rule !== undefined ? { rule: outcome.error.rule } : {}),
                 },
           ),
-        );
-        return;
-      case 'metrics':
-        void metricsText().then(
-          (text) => send(w, { kind: 'metricsText', id: m.id, text }),
-          (err: unknown) => {
-            log.error({ errName: (err as Error)?.name }, 'could not gather metrics');
-            send(w, { kind: 'metricsText', id: m.id, error: String((err as Error)?.message ?? err) });
-          },
         );
         return;
     }

@@ -5,9 +5,10 @@
  *
  * The primary holds what must be one for the whole service: the policy
  * folder as read (every worker compiles the same bytes, so all serve one
- * revision) and the answer to GET /metrics (every worker's counters
- * summed). Workers serve HTTP; a worker asked to reload or for metrics
- * asks the primary.
+ * revision), the answer to GET /metrics (every worker's counters summed,
+ * sent to the workers every METRICS_MS) and stdout (workers send it their
+ * log lines, so lines never interleave). Workers serve HTTP; a worker
+ * asked to reload asks the primary.
  */
 import type { PolicyFile } from '../policy/load.js';
 
@@ -17,18 +18,23 @@ export const WORKER_ENV = 'TRUSTGATE_CLUSTER_WORKER';
 /** How often a worker tells its primary that its event loop turns. */
 export const HEARTBEAT_MS = 1_000;
 
+/**
+ * How often workers send their metrics to the primary and the primary
+ * sends every worker the summed text: GET /metrics answers from that copy,
+ * so a scrape costs a worker no more than a health check, whatever the
+ * scrape rate, and its figures are at most about two periods old.
+ */
+export const METRICS_MS = 1_000;
+
 /** Primary → worker. */
 export type ToWorker =
   /** Serve these files (the answer to `hello`: id 0). The worker answers `installed`. */
   | { kind: 'policies'; id: number; files: readonly PolicyFile[] }
-  /** Send your metrics (`registry.getMetricsAsJSON()`). */
-  | { kind: 'collect'; id: number }
   /** The answer to the worker's `reload`; on success every worker already serves the new set. */
   | { kind: 'reloaded'; id: number; ok: true; changed: boolean }
   | { kind: 'reloaded'; id: number; ok: false; message: string; detail: string; file?: string; rule?: string }
-  /** The answer to the worker's `metrics`: the Prometheus text for the whole service, or why there is none. */
-  | { kind: 'metricsText'; id: number; text: string }
-  | { kind: 'metricsText'; id: number; error: string };
+  /** The Prometheus text for the whole service, sent to every worker every METRICS_MS: GET /metrics answers it as is. */
+  | { kind: 'metricsText'; text: string };
 
 /** Worker → primary. */
 export type ToPrimary =
@@ -37,9 +43,11 @@ export type ToPrimary =
   /** Sent every HEARTBEAT_MS from the worker's event loop: a worker that stops sending them is stuck (see primary.ts). */
   | { kind: 'beat' }
   | { kind: 'installed'; id: number; ok: boolean; revision?: string }
-  | { kind: 'collected'; id: number; data: object[] }
+  /** This worker's metrics (`registry.getMetricsAsJSON()`), sent every METRICS_MS. */
+  | { kind: 'metricsData'; data: object[] }
   | { kind: 'reload'; id: number; source: string }
-  | { kind: 'metrics'; id: number };
+  /** Log lines (whole, each ending in a newline) for the primary to write to stdout, its only writer. */
+  | { kind: 'log'; text: string };
 
 export function isMessage<T extends { kind: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && typeof (m as { kind?: unknown }).kind === 'string';

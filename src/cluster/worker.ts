@@ -1,16 +1,21 @@
 /**
  * A worker process of TRUSTGATE_WORKERS > 1: serves HTTP with the policy
  * set its primary sends (the bytes the primary read, compiled here), and
- * asks the primary for what concerns the whole service: reloads and the
- * GET /metrics text. See primary.ts.
+ * asks the primary for what concerns the whole service: reloads. Its
+ * metrics go to the primary every METRICS_MS, and GET /metrics answers
+ * the summed text the primary sends back as often, with no round trip per
+ * scrape. See primary.ts.
  */
 import type { Config } from '../config.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { compilePolicyFiles, PolicyLoadError } from '../policy/load.js';
 import { PolicyStore, type ReloadResult } from '../policy/store.js';
-import { HEARTBEAT_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, METRICS_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
-type Answer = Extract<ToWorker, { kind: 'reloaded' | 'metricsText' }>;
+type Answer = Extract<ToWorker, { kind: 'reloaded' }>;
+
+/** How long a scrape waits for the first text from the primary (a worker just started). */
+const FIRST_METRICS_MS = 5_000;
 
 export interface WorkerParts {
   store: PolicyStore;
@@ -28,6 +33,8 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
   const waiting = new Map<number, { resolve: (m: Answer) => void; reject: (err: Error) => void }>();
   let nextId = 1;
   let started: () => void = () => {};
+  let metricsText: string | undefined;
+  let metricsWaiters: Array<(text: string) => void> = [];
   const ready = new Promise<void>((resolve) => (started = resolve));
 
   const send = (m: ToPrimary): void => {
@@ -67,17 +74,14 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
         else if (store.current === undefined) fail();
         return;
       }
-      case 'collect':
-        void metrics.registry.getMetricsAsJSON().then((data) => {
-          try {
-            send({ kind: 'collected', id: m.id, data });
-          } catch {
-            // the primary is gone
-          }
-        });
-        return;
-      case 'reloaded':
       case 'metricsText': {
+        metricsText = m.text;
+        const waiters = metricsWaiters;
+        metricsWaiters = [];
+        for (const resolve of waiters) resolve(m.text);
+        return;
+      }
+      case 'reloaded': {
         const w = waiting.get(m.id);
         waiting.delete(m.id);
         w?.resolve(m);
@@ -95,8 +99,26 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
     }
   }, HEARTBEAT_MS);
   beat.unref();
+  let pushing = false;
+  const push = setInterval(() => {
+    if (pushing) return;
+    pushing = true;
+    metrics.registry.getMetricsAsJSON().then(
+      (data) => {
+        pushing = false;
+        try {
+          send({ kind: 'metricsData', data });
+        } catch {
+          // the primary is gone
+        }
+      },
+      () => (pushing = false),
+    );
+  }, METRICS_MS);
+  push.unref();
   process.on('disconnect', () => {
     clearInterval(beat);
+    clearInterval(push);
     for (const w of waiting.values()) w.reject(new Error('the primary process is gone'));
     waiting.clear();
   });
@@ -116,12 +138,17 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
       error.message = m.message;
       return { ok: false, error };
     },
-    async metricsText() {
-      const m = await request((id) => ({ kind: 'metrics', id }));
-      if (m.kind !== 'metricsText') throw new Error('unexpected answer from the primary process');
-      // A scrape that fails says so (a 500) rather than answering an empty page.
-      if ('error' in m) throw new Error(`metrics could not be gathered: ${m.error}`);
-      return m.text;
+    metricsText() {
+      if (metricsText !== undefined) return Promise.resolve(metricsText);
+      // Just started: the primary's first text is at most a period or two away. A scrape that
+      // gets none says so (a 500) rather than answering an empty page.
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('metrics could not be gathered: no figures from the primary process yet')), FIRST_METRICS_MS);
+        metricsWaiters.push((text) => {
+          clearTimeout(timer);
+          resolve(text);
+        });
+      });
     },
   };
 }

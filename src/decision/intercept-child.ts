@@ -59,7 +59,7 @@ async function decide(): Promise<InterceptAnswer> {
     const { value, scan } = parseRequestText(text);
     if (!isObject(value)) return interceptError('TG_ERR_BODY_SCHEMA', 'the input is not a JSON object');
     const decision = runDecision({ result: value }, scan, { config, policies, log: (entry) => log.info(entry, 'decision') });
-    return interceptAnswer(decision, scan.duplicateKeys.length > 0);
+    return interceptAnswer(decision, scan.duplicateKeys.count > 0);
   } catch (err) {
     if (err instanceof TrustgateError) return interceptError(err.code, err.message);
     log.error({ errName: (err as Error)?.name }, 'unexpected error');

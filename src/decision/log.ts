@@ -3,6 +3,12 @@
  * fields: identifiers, outcome, labels, finding and evidence metadata, and
  * the tool and server names. Never block content, structuredContent,
  * evidence records or policy messages (a message could echo content).
+ *
+ * Every line is whole and at most LOG_LINE_LIMIT bytes (contract section
+ * 9): a decision whose findings and evidence would not fit is summarized,
+ * its first findings and evidence outcomes listed and `findingsOmitted` /
+ * `evidenceOmitted` counting the rest (with what the answer itself left
+ * out). How lines of several processes stay whole is src/logger.ts's part.
  */
 import { isObject, own } from '../model.js';
 import type { Decision } from './pipeline.js';
@@ -21,7 +27,25 @@ export interface DecisionLogEntry {
   server: string | null;
   blockCount: number;
   durationMs: number;
+  /** Findings of the decision not listed here (the line's size bound, or the answer's); absent when none. */
+  findingsOmitted?: number;
+  /** Evidence outcomes not listed here; absent when none. */
+  evidenceOmitted?: number;
 }
+
+/** The longest decision line, in bytes. */
+export const LOG_LINE_LIMIT = 64 * 1024;
+/**
+ * What the findings and evidence of one line may take, in characters:
+ * the other members are bounded (ids, labels, names cut to 128), escapes
+ * can at most double a name, and pino's prefix is short.
+ */
+const LIST_BUDGET = 48 * 1024;
+
+type LogFinding = DecisionLogEntry['findings'][number];
+type LogEvidence = DecisionLogEntry['evidence'][number];
+const findingChars = (f: LogFinding): number => 90 + f.policy.length + f.rule.length + f.mode.length + f.effect.length + f.pointer.length;
+const evidenceChars = (e: LogEvidence): number => 40 + e.pointer.length + (e.type?.length ?? 4) + e.status.length;
 
 /** A name for the log: strings only, bounded, never anything nested. */
 function nameOf(v: unknown): string | null {
@@ -31,7 +55,7 @@ function nameOf(v: unknown): string | null {
 }
 
 export function decisionLogEntry(d: Decision, tool: unknown, server: unknown, durationMs: number): DecisionLogEntry {
-  return {
+  const entry: DecisionLogEntry = {
     decisionId: d.decisionId,
     outcome: d.outcome,
     policyRevision: d.policyRevision,
@@ -51,7 +75,30 @@ export function decisionLogEntry(d: Decision, tool: unknown, server: unknown, du
     evidence: d.evidence.map((e) => ({ pointer: e.pointer, type: e.type === null ? null : e.type.slice(0, 128), status: e.status })),
     tool: nameOf(tool),
     server: nameOf(server),
-    blockCount: d.blocks.length,
+    blockCount: d.blocks.length + (d.blocksOmitted ?? 0),
     durationMs: Math.round(durationMs * 1000) / 1000,
   };
+  // Findings first, then evidence, in order, while they fit.
+  let left = LIST_BUDGET;
+  let findingsOmitted = d.findingsOmitted ?? 0;
+  let evidenceOmitted = d.evidenceOmitted ?? 0;
+  const fits = <T>(list: T[], size: (x: T) => number): T[] => {
+    for (let i = 0; i < list.length; i++) {
+      left -= size(list[i]!);
+      if (left < 0) {
+        left = 0;
+        return list.slice(0, i);
+      }
+    }
+    return list;
+  };
+  const findings = fits(entry.findings, findingChars);
+  findingsOmitted += entry.findings.length - findings.length;
+  entry.findings = findings;
+  const evidence = fits(entry.evidence, evidenceChars);
+  evidenceOmitted += entry.evidence.length - evidence.length;
+  entry.evidence = evidence;
+  if (findingsOmitted > 0) entry.findingsOmitted = findingsOmitted;
+  if (evidenceOmitted > 0) entry.evidenceOmitted = evidenceOmitted;
+  return entry;
 }

@@ -15,6 +15,7 @@ import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
 import { emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
 import { forward } from './forward.js';
+import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
 
@@ -44,6 +45,10 @@ export interface DecideOptions {
   maxString?: number;
   /** Validation findings listed, past which only the first of each rule and severity is (see FindingList); unbounded when absent. */
   maxValidationFindings?: number;
+  /** Findings listed, past which only the first of each policy, rule and mode is (see bound.ts); unbounded when absent. */
+  maxFindings?: number;
+  /** Size bound of the answer's lists together, in characters (see bound.ts answerBudget); unbounded when absent. */
+  answerBudget?: number;
   /**
    * Whether the request text repeats a member name in `result` (or at its
    * top level); asked only before leaving an unchanged result out of the
@@ -110,8 +115,14 @@ export interface Decision {
   evidence: EvidenceOut[];
   findings: FindingOut[];
   validation: ValidationFinding[];
-  /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS; present when some were. */
+  /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer's size bound; present when some were. */
   validationOmitted?: number;
+  /** How many findings were left out past TRUSTGATE_MAX_FINDINGS or the answer's size bound; present when some were. */
+  findingsOmitted?: number;
+  /** How many `evidence` outcomes were left out past the answer's size bound; present when some were. */
+  evidenceOmitted?: number;
+  /** How many `blocks` entries were left out past the answer's size bound; present when some were. */
+  blocksOmitted?: number;
   result?: Record<string, unknown>;
   /**
    * RFC 6901 pointers into the request's result of what was withheld from
@@ -174,28 +185,34 @@ function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<
   return v;
 }
 
-/** Evidence entries with the I-JSON verdict of their request text. */
+const NOT_IJSON_NAMES = 'record repeats a member name (not I-JSON)';
+const NOT_IJSON_NUMBER = 'record holds a number of integral value outside -(2^53-1)..2^53-1 (not I-JSON)';
+
+/**
+ * Evidence entries with the I-JSON verdict of their request text. The scan
+ * ran focused on `<evidencePath>/*\/record` and keeps, per occurrence, the
+ * index its `*` matched (JsonScan `under`), so no pointer is read here. A
+ * scan with any other focus cannot say which record an occurrence is in:
+ * then every record counts as not I-JSON when anything was found (fail
+ * closed).
+ */
 function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEntry[] {
   const list = req.evidence ?? [];
-  const base = opts.evidencePath ?? '/evidence';
   const scan = opts.scan;
-  const bad = new Map<number, string>();
-  if (scan && (scan.duplicateKeys.length > 0 || scan.unsafeIntegers.length > 0)) {
-    const note = (pointers: string[], why: string) => {
-      for (const p of pointers) {
-        if (!p.startsWith(base + '/')) continue;
-        const [idx, member] = p.slice(base.length + 1).split('/');
-        if (member !== 'record') continue;
-        const i = Number(idx);
-        if (!bad.has(i)) bad.set(i, why);
-      }
-    };
-    note(scan.duplicateKeys, 'record repeats a member name (not I-JSON)');
-    note(scan.unsafeIntegers, 'record holds an integer literal outside -(2^53-1)..2^53-1 (not I-JSON)');
-  }
+  const tokens = (opts.evidencePath ?? '/evidence').split('/').slice(1);
+  const focus = scan?.focus;
+  const exact =
+    focus != null && focus.length === tokens.length + 2 && focus[tokens.length] === '*' && focus[tokens.length + 1] === 'record' && tokens.every((t, i) => focus[i] === t) &&
+    !focus.slice(0, tokens.length).includes('*');
+  const verdict = (i: number): string | undefined => {
+    if (!scan) return undefined;
+    if (!exact) return scan.duplicateKeys.count > 0 ? NOT_IJSON_NAMES : scan.unsafeIntegers.count > 0 ? NOT_IJSON_NUMBER : undefined;
+    const key = String(i);
+    return scan.duplicateKeys.under.has(key) ? NOT_IJSON_NAMES : scan.unsafeIntegers.under.has(key) ? NOT_IJSON_NUMBER : undefined;
+  };
   return list.map((e, i) => {
     const entry: EvidenceEntry = { digest: e.digest, ref: e.ref, record: e.record, hasRecord: Object.prototype.hasOwnProperty.call(e, 'record') };
-    const why = bad.get(i);
+    const why = verdict(i);
     if (why !== undefined) entry.ijsonViolation = why;
     return entry;
   });
@@ -324,6 +341,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   };
   if (omitted > 0) decision.validationOmitted = omitted;
   if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
+  boundDecision(decision, opts.maxFindings, opts.answerBudget);
   if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {

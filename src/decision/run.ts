@@ -10,11 +10,12 @@ import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { recordDecision, type Metrics } from '../metrics.js';
 import type { PolicySet } from '../policy/load.js';
+import { answerBudget } from './bound.js';
 import { decisionLogEntry, type DecisionLogEntry } from './log.js';
 import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs' | 'dialects'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects'>;
   policies: PolicySet | undefined;
   metrics?: Metrics | undefined;
   /** See DecideOptions.resultRepeatsNames; without it an unchanged result is never left out. */
@@ -60,6 +61,9 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxEvidence: deps.config.maxEvidence,
     maxString: deps.config.maxString,
     maxValidationFindings: deps.config.maxValidationFindings,
+    maxFindings: deps.config.maxFindings,
+    // The answer's size follows its request text (contract section 8); a caller without the text has no bound.
+    ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
     resultRepeatsNames: deps.resultRepeatsNames,
     dialects: deps.config.dialects,
   });

@@ -31,7 +31,7 @@ export interface EvidenceEntry {
   record?: unknown;
   /** False when the entry had no `record` member (JSON `null` is a record). */
   hasRecord: boolean;
-  /** set by the HTTP layer when the record's request text is not I-JSON (repeated member name, integer literal outside ±(2^53-1)) */
+  /** set by the HTTP layer when the record's request text is not I-JSON (repeated member name, a number of integral value outside ±(2^53-1)) */
   ijsonViolation?: string;
 }
 

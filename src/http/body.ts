@@ -38,16 +38,11 @@ export function registerJsonParser(app: FastifyInstance): void {
 /**
  * Whether a request text repeats a member name inside its top-level
  * `result` or at its top level (`result` itself twice, say); true without a
- * text. A second scan of the whole text (about 4 µs for 4 KB), which routes
- * pay for only when they ask.
+ * text. A second scan of the text focused on `result` (about 4 µs for
+ * 4 KB), which routes pay for only when they ask.
  */
 export function resultRepeatsNames(text: string | undefined): boolean {
   if (text === undefined) return true;
-  const repeated = scanJson(text, MAX_BODY_DEPTH, []).duplicateKeys;
-  return repeated.includes('') || issuesUnder(repeated, '/result').length > 0;
-}
-
-/** Pointers the scan found under `prefix` (an RFC 6901 pointer), or none. */
-export function issuesUnder(list: readonly string[], prefix: string): string[] {
-  return list.filter((p) => p === prefix || p.startsWith(prefix + '/'));
+  const scan = scanJson(text, MAX_BODY_DEPTH, ['result']);
+  return scan.repeatsOnPath || scan.duplicateKeys.count > 0;
 }

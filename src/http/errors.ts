@@ -134,3 +134,29 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   }
   socket.destroy();
 }
+
+/**
+ * Fastify's `frameworkErrors`: a request target the router cannot decode
+ * (`/%zz`) gets a problem+json (an `isError` result under the interceptor
+ * path) instead of Fastify's own JSON, which repeats the whole target, query
+ * and token included (contract section 8). Written on the raw response: the
+ * request matched no route, so nothing route-specific may run.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const m: Mapped =
+    error.code === 'FST_ERR_BAD_URL'
+      ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'the request target holds a malformed percent-escape' }
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'a path segment of the request target is too long' }
+        : { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request could not be routed' };
+  const path = (request.raw.url ?? '').split('?')[0]!;
+  const interceptor = path.startsWith(INTERCEPTOR_PATH);
+  const body = JSON.stringify(interceptor ? interceptError(m.code, m.detail).result : problem(m.code, m.detail));
+  const res = reply.raw;
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(interceptor ? 200 : 400, {
+    'content-type': interceptor ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}

@@ -143,14 +143,14 @@ export const validateBody = {
 export const validationList = {
   type: 'array',
   description:
-    'The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
+    'The mcp.* findings in result order, then the trust.* ones; at most TRUSTGATE_MAX_VALIDATION_FINDINGS of them (default 1000), and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each rule and severity not yet listed is added, so every rule and severity that fired is always there',
   items: { $ref: 'ValidationFinding#' },
 } as const;
 
 export const validationOmitted = {
   type: 'integer',
   minimum: 1,
-  description: 'How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS; absent when none were',
+  description: 'How many validation findings were left out of `validation` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound; absent when none were',
 } as const;
 
 export const validateReply = {
@@ -169,8 +169,9 @@ export const validateReply = {
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
+  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
-  415: 'Request body is not application/json',
+  415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   422: 'Policy reload failed; the previous policy set stays in force',
   503: 'No policy set is loaded yet, or the service is overloaded',
 };

@@ -1,6 +1,6 @@
 /**
  * Parse a request text: refuse hostile nesting before JSON.parse, and keep
- * what JSON.parse hides (repeated member names, unsafe integer literals) so
+ * what JSON.parse hides (repeated member names, numbers it rounds) so
  * evidence records can be judged as I-JSON. Shared by the HTTP layer and
  * the `trustgate intercept` command.
  */

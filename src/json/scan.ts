@@ -4,11 +4,23 @@
  *
  * - the deepest nesting (containers), so hostile depth is refused up front;
  * - objects that repeat a member name (JSON.parse keeps the last silently);
- * - integer literals outside -(2^53-1)..2^53-1 (JSON.parse rounds them).
+ * - numbers of integral value outside -(2^53-1)..2^53-1, in any notation
+ *   (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`):
+ *   JSON.parse rounds them.
  *
- * The last two make an evidence record non-I-JSON (contract section 2): no
- * two producers could agree on its digest. Findings carry RFC 6901 pointers
- * so callers can tell which subtree they fall in.
+ * The last two make an evidence record non-I-JSON (contract sections 2 and
+ * 11): no two producers could agree on its digest.
+ *
+ * Where they are is recorded without building a pointer per occurrence: a
+ * path is a chain of shared nodes (parent link and last token, made once
+ * per open container and only when something is found below it), an
+ * object that repeats names is recorded once however many names it
+ * repeats, only the first MAX_LISTED occurrences keep their path, and the
+ * rest are counted. A long member name above a million repeats therefore
+ * costs one node, not a million copies of the name (contract section 8:
+ * memory and time linear in the body, whatever its shape). Callers that
+ * need to know which subtree an occurrence lies in (which evidence entry)
+ * read `under`, the tokens the focus's `*` matched, kept once per subtree.
  *
  * The scanner does not validate the grammar: JSON.parse does that next. On
  * text it cannot follow it stops and reports what it saw so far, and the
@@ -21,6 +33,29 @@
  */
 import { escapePointerToken } from '../model.js';
 
+/** A position in the document: its parent and its last token. The root has no parent. */
+export interface PathNode {
+  readonly parent: PathNode | null;
+  readonly token: string | number;
+}
+
+/** The document itself (pointer ''). */
+export const ROOT_PATH: PathNode = Object.freeze({ parent: null, token: '' });
+
+/** Occurrences of one kind: repeated names (one per object) or unsafe numbers. */
+export interface ScanIssues {
+  /** How many were found. */
+  count: number;
+  /** Where the first MAX_LISTED were found, in document order (render with pointerOf). */
+  first: PathNode[];
+  /**
+   * For every occurrence, the tokens the focus's `*` members matched on its
+   * path, each escaped as in a pointer and joined by `/` (the evidence index
+   * for `['evidence', '*', 'record']`); `''` for a focus without `*`.
+   */
+  under: Set<string>;
+}
+
 export interface JsonScan {
   /** Length of the text in UTF-16 code units: no string parsed from it is longer. */
   textLength: number;
@@ -28,11 +63,18 @@ export interface JsonScan {
   depth: number;
   /** True when depth went past `maxDepth` and the scan stopped there. */
   tooDeep: boolean;
-  /** Pointers of objects that repeat a member name. */
-  duplicateKeys: string[];
-  /** Pointers of integer literals outside ±(2^53-1). */
-  unsafeIntegers: string[];
+  /** The focus the scan ran with. */
+  focus: ScanFocus;
+  /** Objects that repeat a member name, inside the focus. */
+  duplicateKeys: ScanIssues;
+  /** Numbers of integral value outside ±(2^53-1), inside the focus. */
+  unsafeIntegers: ScanIssues;
+  /** An object on the way to the focus (the top-level object, say, for `['result']`) repeats a member name. */
+  repeatsOnPath: boolean;
 }
+
+/** Occurrences of each kind whose path is kept; the rest are only counted. */
+export const MAX_LISTED = 32;
 
 /**
  * Where repeated member names and unsafe integers are looked for: the
@@ -54,14 +96,76 @@ interface Frame {
   keySet: Set<string> | null;
   /** Current member name (objects) or element index (arrays). */
   token: string | number;
+  /** The path of this container, made when first needed. */
+  node: PathNode | null;
+  /** Whether this object was already recorded as repeating a name. */
+  repeated: boolean;
+}
+
+/** The pointer of a path node (RFC 6901). */
+export function pointerOf(node: PathNode): string {
+  const tokens: Array<string | number> = [];
+  for (let n: PathNode | null = node; n !== null && n.parent !== null; n = n.parent) tokens.push(n.token);
+  let out = '';
+  for (let i = tokens.length - 1; i >= 0; i--) out += '/' + escapePointerToken(tokens[i]!);
+  return out;
+}
+
+/** The path of the container `stack[k]`. */
+function nodeOfFrame(stack: Frame[], k: number): PathNode {
+  let from = k;
+  while (from > 0 && stack[from]!.node === null) from--;
+  if (from === 0 && stack[0]!.node === null) stack[0]!.node = ROOT_PATH;
+  for (let i = from + 1; i <= k; i++) stack[i]!.node = { parent: stack[i - 1]!.node, token: stack[i - 1]!.token };
+  return stack[k]!.node!;
+}
+
+/** The `under` key of a position inside the focus (see ScanIssues.under). */
+function underKey(stack: Frame[], focus: readonly string[]): string {
+  let key = '';
+  let first = true;
+  for (let i = 0; i < focus.length; i++) {
+    if (focus[i] !== '*') continue;
+    key += (first ? '' : '/') + escapePointerToken(stack[i]!.token);
+    first = false;
+  }
+  return key;
+}
+
+function record(issues: ScanIssues, at: () => PathNode, stack: Frame[], focus: readonly string[]): void {
+  issues.count++;
+  if (issues.first.length < MAX_LISTED) issues.first.push(at());
+  issues.under.add(underKey(stack, focus));
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-function pointerOf(stack: Frame[], upTo: number): string {
-  let out = '';
-  for (let i = 0; i < upTo; i++) out += '/' + escapePointerToken(stack[i]!.token);
-  return out;
+/**
+ * Whether the number literal text[i..j) has an integral value outside
+ * ±(2^53-1). Exact, on the decimal digits: `9007199254740991.5` is not
+ * integral (JSON.parse rounds it to 2^53, which is), `1e400` is.
+ */
+export function unsafeIntegral(lit: string): boolean {
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(lit);
+  if (m === null) return false; // not a number JSON.parse takes
+  const frac = m[2] ?? '';
+  let digits = m[1]! + frac;
+  let start = 0;
+  while (start < digits.length && digits.charCodeAt(start) === 0x30) start++;
+  if (start === digits.length) return false; // zero
+  let end = digits.length;
+  // The exponent may be far out of range of a double; only its sign and size matter.
+  let exp = (m[3] === undefined ? 0 : Number(m[3])) - frac.length;
+  while (exp < 0 && end > start && digits.charCodeAt(end - 1) === 0x30) {
+    end--;
+    exp++;
+  }
+  if (exp < 0) return false; // a fraction remains: not integral
+  const length = end - start + exp; // digits of the integral value
+  if (length < 16) return false; // below 10^15 < 2^53-1
+  if (length > 16) return true; // at least 10^16 > 2^53-1
+  digits = digits.slice(start, end) + '0'.repeat(exp);
+  return BigInt(digits) > MAX_SAFE;
 }
 
 /** Record a member name; true when the object already had it. */
@@ -91,9 +195,20 @@ function matchedAt(frame: Frame | undefined, focus: ScanFocus): number {
   return want === '*' || want === String(frame.token) ? m + 1 : -1;
 }
 
+const issues = (): ScanIssues => ({ count: 0, first: [], under: new Set() });
+
 /** Scan `text`; stop early once nesting exceeds `maxDepth`. */
 export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []): JsonScan {
-  const out: JsonScan = { textLength: text.length, depth: 0, tooDeep: false, duplicateKeys: [], unsafeIntegers: [] };
+  const out: JsonScan = {
+    textLength: text.length,
+    depth: 0,
+    tooDeep: false,
+    focus,
+    duplicateKeys: issues(),
+    unsafeIntegers: issues(),
+    repeatsOnPath: false,
+  };
+  const tokens = focus ?? [];
   // Matched count of positions inside the focus (never reached without one).
   const inside = focus === null ? -2 : focus.length;
   const stack: Frame[] = [];
@@ -110,7 +225,7 @@ export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []):
         const object = c === 0x7b;
         const matched = matchedAt(stack[stack.length - 1], focus);
         // Member names are read only in objects inside the focus or on the way to it.
-        stack.push({ object, matched, keys: object && matched >= 0 ? [] : null, keySet: null, token: object ? '' : 0 });
+        stack.push({ object, matched, keys: object && matched >= 0 ? [] : null, keySet: null, token: object ? '' : 0, node: null, repeated: false });
         if (stack.length > out.depth) {
           out.depth = stack.length;
           if (out.depth > maxDepth) {
@@ -166,7 +281,14 @@ export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []):
               return out;
             }
           }
-          if (top.matched === inside && seenBefore(top, key)) out.duplicateKeys.push(pointerOf(stack, stack.length - 1));
+          if (seenBefore(top, key)) {
+            if (top.matched !== inside) out.repeatsOnPath = true;
+            else if (!top.repeated) {
+              top.repeated = true;
+              const k = stack.length - 1;
+              record(out.duplicateKeys, () => nodeOfFrame(stack, k), stack, tokens);
+            }
+          }
           top.token = key;
         }
         i = q + 1;
@@ -184,27 +306,21 @@ export function scanJson(text: string, maxDepth: number, focus: ScanFocus = []):
       case 0x38:
       case 0x39: {
         let j = i + 1;
-        let integral = true;
+        let exponent = false;
         while (j < n) {
           const d = text.charCodeAt(j);
-          if (d >= 0x30 && d <= 0x39) j++;
-          else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
-            integral = false;
+          if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x2b || d === 0x2d) j++;
+          else if (d === 0x65 || d === 0x45) {
+            exponent = true;
             j++;
           } else break;
         }
-        // 16 digits is the shortest literal that can pass 2^53-1.
-        const digits = c === 0x2d ? j - i - 1 : j - i;
-        if (integral && digits >= 16 && matchedAt(stack[stack.length - 1], focus) === inside) {
-          let big: bigint | undefined;
-          try {
-            big = BigInt(text.slice(i, j));
-          } catch {
-            big = undefined;
-          }
-          if (big !== undefined && (big > MAX_SAFE || big < -MAX_SAFE)) {
-            out.unsafeIntegers.push(pointerOf(stack, stack.length));
-          }
+        // 16 characters is the shortest literal without an exponent that can pass 2^53-1.
+        const chars = c === 0x2d ? j - i - 1 : j - i;
+        if ((exponent || chars >= 16) && matchedAt(stack[stack.length - 1], focus) === inside && unsafeIntegral(text.slice(i, j))) {
+          const k = stack.length - 1;
+          const top = stack[k];
+          record(out.unsafeIntegers, () => (top === undefined ? ROOT_PATH : { parent: nodeOfFrame(stack, k), token: top.token }), stack, tokens);
         }
         i = j;
         break;

@@ -95,7 +95,9 @@ describe('TRUSTGATE_WORKERS=2', () => {
     await waitFor(() => lines(s).filter((l) => l.msg === 'decision').length === 10);
     const deciders = new Set(lines(s).filter((l) => l.msg === 'decision').map((l) => l.pid));
     expect([...deciders].sort()).toEqual([...workers].sort());
-    // Whichever worker answers the scrape, it counts the decisions of both.
+    // Whichever worker answers the scrape, it counts the decisions of both (figures travel to the
+    // primary and back every second: a scrape is served from that copy, with no work per scrape).
+    await waitFor(async () => counter((await call(s, 'GET', '/metrics')).json as string, 'trustgate_decisions_total', 'outcome="allow"') === 10);
     for (let i = 0; i < 4; i++) {
       const text = (await call(s, 'GET', '/metrics')).json as string;
       expect(counter(text, 'trustgate_decisions_total', 'outcome="allow"')).toBe(10);
@@ -138,6 +140,7 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(third.size).toBe(1);
 
     // One line and one count per reload, not one per worker.
+    await waitFor(async () => counter((await call(s, 'GET', '/metrics')).json as string, 'trustgate_policy_reloads_total', 'result="success"') >= 2);
     const metrics = (await call(s, 'GET', '/metrics')).json as string;
     expect(counter(metrics, 'trustgate_policy_reloads_total', 'result="success"')).toBe(2);
     expect(counter(metrics, 'trustgate_policy_reloads_total', 'result="failure"')).toBe(1);
@@ -148,6 +151,7 @@ describe('TRUSTGATE_WORKERS=2', () => {
     // the counts a scrape saw never go down (the dead worker's last counts are kept).
     const counted = () => call(s, 'GET', '/metrics').then((r) => counter(r.json as string, 'trustgate_decisions_total', 'outcome="allow"'));
     for (let i = 0; i < 8; i++) expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
+    await waitFor(async () => (await counted()) === 12);
     const decided = await counted();
     expect(decided).toBe(12);
     const [victim] = childrenOf(s.pid);
@@ -157,7 +161,7 @@ describe('TRUSTGATE_WORKERS=2', () => {
     expect(await revisions(s)).toEqual(third);
     expect(await counted()).toBe(decided);
     expect((await call(s, 'POST', '/v1/evaluate', { result })).status).toBe(200);
-    expect(await counted()).toBe(decided + 1);
+    await waitFor(async () => (await counted()) === decided + 1);
     expect(await s.stop()).toBe(0);
   });
 
@@ -241,5 +245,5 @@ describe('TRUSTGATE_WORKERS=2', () => {
     // Every line is one JSON object (JSON.parse throws on a split or joined line).
     expect(lines(s).filter((l) => l.msg === 'decision')).toHaveLength(N);
     expect(await s.stop()).toBe(0);
-  });
+  }, 90_000);
 });

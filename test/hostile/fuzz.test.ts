@@ -50,6 +50,12 @@ import {
   recordArb,
   resultArb,
   buildRequest,
+  answerBound,
+  answerWithoutResult,
+  LOG_LINE_LIMIT,
+  SHAPE_ROUTES,
+  shapeArb,
+  shapeRequest,
   textAttackArb,
   toText,
   violation,
@@ -137,8 +143,9 @@ const digestStructured: fc.Arbitrary<Case> = fc
     const body: Obj = { record: record as any, canonicalization };
     if (algorithm !== undefined) body.algorithm = algorithm;
     const c = shaped('/v1/digest', body, ms, a, ct, 'digest/structured');
-    // A record jsonValue made may hold a number JSON.stringify writes as a long integer literal (not I-JSON).
-    c.mustSucceed = c.mustSucceed && !/\d{16}/.test(String(c.payload));
+    // A record jsonValue made may hold a number of integral value outside ±(2^53-1), which
+    // JSON.stringify writes as a long integer literal or, from 1e21 up, with an exponent (not I-JSON).
+    c.mustSucceed = c.mustSucceed && !/\d{16}|\de\+/.test(String(c.payload));
     return c;
   });
 
@@ -510,6 +517,42 @@ describe('hostile input through the real HTTP layer', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('shapes that once cost more than linear, on every route that scans: answers within 10 x the request + 64 KiB, log lines whole and within 64 KiB', async () => {
+    // Long names over repeated names, unsafe numbers in every notation under long paths, many
+    // findings from tiny blocks (contract section 8; a decision line is summarized, section 9).
+    const a = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    const seed = BASE + 970;
+    let i = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...SHAPE_ROUTES), shapeArb, async (route, shape) => {
+          const { path, text } = shapeRequest(route, shape);
+          const where = `[shapes seed ${seed} case ${i++}] ${route} ${JSON.stringify(shape)} (${text.length} bytes)`;
+          a.logs.length = 0;
+          const r = await a.app.inject({ method: 'POST', url: path, payload: text, headers: { 'content-type': 'application/json' } });
+          count(`shapes ${route}`);
+          bytesSent += text.length;
+          expect(violation(path, { status: r.statusCode, headers: r.headers, body: r.body }, registry), where).toBeUndefined();
+          expect(answerWithoutResult(path, r.body), `${where}: answer size`).toBeLessThanOrEqual(answerBound(text.length));
+          for (const line of a.logs) {
+            expect(Buffer.byteLength(line), `${where}: log line size`).toBeLessThanOrEqual(LOG_LINE_LIMIT);
+            expect(() => JSON.parse(line), `${where}: log line`).not.toThrow();
+          }
+          if (shape.kind === 'manyFindings') return;
+          // The scan's verdicts still hold at these sizes.
+          const j = r.body === '' ? undefined : JSON.parse(r.body);
+          if (route === '/v1/digest') expect(j.code, where).toBe('TG_ERR_RECORD_NOT_IJSON');
+          if (route === '/v1/evaluate') expect(j.evidence.map((e: any) => e.status), where).toEqual(['malformed']);
+          if (route === '/v1/evaluate#omit') expect(j.resultOmitted === true, where).toBe(shape.kind !== 'longOverRepeats' || shape.repeats < 2);
+          if (route === INTERCEPTOR) expect(r.body.length > 0, where).toBe(shape.kind === 'longOverRepeats');
+        }),
+        { seed, numRuns: 150, endOnFailure: true },
+      );
+    } finally {
+      await a.close();
+    }
+  }, 120_000);
 
   it('no built-in prototype changed, and the heap stayed bounded', async () => {
     expect(pollutionCheck(before)).toBeUndefined();

@@ -89,7 +89,9 @@ export function violation(route: string, a: Answer, registry: Map<string, number
   if (route === '/v1/evaluate') {
     if (typeof j.decisionId !== 'string' || j.decisionId.length === 0) return 'no decisionId';
     if (!['allow', 'warn', 'deny'].includes(j.outcome)) return `outcome ${j.outcome}`;
-    if ((j.outcome === 'deny') === Object.prototype.hasOwnProperty.call(j, 'result')) return `outcome ${j.outcome} with result ${'result' in j ? 'present' : 'absent'}`;
+    const hasResult = Object.prototype.hasOwnProperty.call(j, 'result');
+    if (j.resultOmitted === true && (hasResult || j.modified !== false || j.outcome === 'deny')) return 'resultOmitted on a modified or denied result, or with a result';
+    if (j.resultOmitted !== true && (j.outcome === 'deny') === hasResult) return `outcome ${j.outcome} with result ${hasResult ? 'present' : 'absent'}`;
     if (j.result !== undefined && (typeof j.result !== 'object' || j.result === null || Array.isArray(j.result))) return 'result is not an object';
     if (typeof j.modified !== 'boolean' || typeof j.requiresConsent !== 'boolean') return 'modified/requiresConsent not booleans';
     if (!j.labels || !TRI(j.labels.sensitive) || !TRI(j.labels.untrusted)) return 'labels not tri-state';
@@ -551,3 +553,86 @@ export function pollutionCheck(before: string[]): string | undefined {
 }
 
 export { type Json, type Obj };
+
+// ------------------------------------------------------------ shapes that once cost more than linear (contract section 8)
+
+/** Where a hostile shape is put: each route that scans the body for repeated names or unsafe numbers. */
+export type ShapeRoute = '/v1/evaluate' | '/v1/evaluate#omit' | '/v1/digest' | '/v1/validate' | typeof INTERCEPTOR;
+export const SHAPE_ROUTES: readonly ShapeRoute[] = ['/v1/evaluate', '/v1/evaluate#omit', '/v1/digest', '/v1/validate', INTERCEPTOR];
+
+export type Shape =
+  /** A long member name above an object that repeats one name many times. */
+  | { kind: 'longOverRepeats'; nameLength: number; repeats: number }
+  /** A long member name above many numbers of integral value outside ±(2^53-1), in every notation. */
+  | { kind: 'unsafeUnderLongPath'; nameLength: number; count: number; notation: number }
+  /** Many tiny blocks under a result-level claim: one finding, one block entry, one validation finding each. */
+  | { kind: 'manyFindings'; blocks: number; claim: number; audience: boolean };
+
+const UNSAFE_NOTATIONS = ['9007199254740993', '9007199254740993.0', '9.007199254740993e15', '-1e300', '90071992547409930e-1'];
+
+export const shapeArb: fc.Arbitrary<Shape> = fc.oneof(
+  fc.record({ kind: fc.constant('longOverRepeats' as const), nameLength: fc.constantFrom(1, 1000, 20_000, 100_000), repeats: fc.constantFrom(2, 1000, 20_000, 80_000) }),
+  fc.record({
+    kind: fc.constant('unsafeUnderLongPath' as const),
+    nameLength: fc.constantFrom(1, 1000, 20_000, 100_000),
+    count: fc.constantFrom(1, 1000, 20_000),
+    notation: fc.nat(UNSAFE_NOTATIONS.length - 1),
+  }),
+  fc.record({ kind: fc.constant('manyFindings' as const), blocks: fc.constantFrom(1, 100, 1000, 3000, 10_000), claim: fc.nat(2), audience: fc.boolean() }),
+);
+
+/** The hostile value, as JSON text (repeated names cannot be written any other way). */
+function shapeValue(s: Shape): string {
+  switch (s.kind) {
+    case 'longOverRepeats':
+      return `{"${'n'.repeat(s.nameLength)}":{${'"a":1,'.repeat(s.repeats - 1)}"a":1}}`;
+    case 'unsafeUnderLongPath':
+      return `{"${'n'.repeat(s.nameLength)}":[${new Array(s.count).fill(UNSAFE_NOTATIONS[s.notation]).join(',')}]}`;
+    case 'manyFindings':
+      return '';
+  }
+}
+
+/** A request text of `route` carrying `shape` where that route reads it. */
+export function shapeRequest(route: ShapeRoute, s: Shape): { path: string; text: string } {
+  const path = route === '/v1/evaluate#omit' ? '/v1/evaluate' : route;
+  if (s.kind === 'manyFindings') {
+    const claim = [{ untrusted: true }, { untrusted: true, sensitive: true }, { sensitive: 'yes' }][s.claim]!;
+    const block = s.audience ? '{"annotations":{"audience":["user"]}}' : '{}';
+    const result = `{"_meta":{"${K}":${JSON.stringify(claim)}},"content":[${new Array(s.blocks).fill(block).join(',')}]}`;
+    if (route === INTERCEPTOR) return { path, text: result };
+    if (route === '/v1/digest') return { path, text: `{"record":${result},"canonicalization":"cbor/rfc8949"}` };
+    if (route === '/v1/validate') return { path, text: `{"result":${result}}` };
+    const options = route === '/v1/evaluate#omit' ? ',"options":{"omitUnmodifiedResult":true,"explain":true}' : '';
+    return { path, text: `{"result":${result},"context":{"destination":"remote"}${options}}` };
+  }
+  const v = shapeValue(s);
+  switch (route) {
+    case '/v1/evaluate': {
+      const ref = `{"type":"data-class.v1","digest":"sha256:${'0'.repeat(64)}","canonicalization":"jcs/rfc8785","ref":"r"}`;
+      return { path, text: `{"result":{"_meta":{"${K}":{"evidenceRef":${ref}}},"content":[]},"evidence":[{"ref":"r","record":${v}},{"ref":"s","record":{"ok":1}}]}` };
+    }
+    case '/v1/evaluate#omit':
+      return { path, text: `{"result":{"content":[],"structuredContent":${v}},"options":{"omitUnmodifiedResult":true}}` };
+    case '/v1/digest':
+      return { path, text: `{"record":${v},"canonicalization":"jcs/rfc8785"}` };
+    case '/v1/validate':
+      return { path, text: `{"result":{"content":[],"structuredContent":${v}}}` };
+    default:
+      return { path, text: `{"content":[],"structuredContent":${v}}` };
+  }
+}
+
+/** The contract's size bound of an answer apart from its forwarded `result`: 10 x the request + 64 KiB. */
+export const answerBound = (requestBytes: number): number => 10 * requestBytes + 64 * 1024;
+
+/** Bytes of an answer body once its forwarded `result` is left out (the interceptor's replacement result is all `result`). */
+export function answerWithoutResult(route: string, body: string): number {
+  if (route === INTERCEPTOR || body === '') return 0;
+  const j = JSON.parse(body) as Record<string, unknown>;
+  delete j.result;
+  return Buffer.byteLength(JSON.stringify(j));
+}
+
+/** The longest decision log line allowed (contract section 9: summarized past it, never cut). */
+export const LOG_LINE_LIMIT = 64 * 1024;

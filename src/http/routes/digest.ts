@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { canonicalBytes, CanonicalizationError, digestOf, MAX_RECORD_DEPTH } from '../../evidence/digest.js';
 import { TrustgateError } from '../../errors.js';
 import type { Canonicalization, DigestAlgorithm } from '../../model.js';
-import { issuesUnder } from '../body.js';
+import { pointerOf } from '../../json/scan.js';
 import { digestBody, digestReply, problemReplies, v1Security } from '../schemas.js';
 
 interface DigestRequest {
@@ -22,7 +22,7 @@ export function digestRoutes(app: FastifyInstance): void {
         tags: ['evidence'],
         summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
         body: digestBody,
-        response: { 200: digestReply, ...problemReplies(400, 401, 413, 415) },
+        response: { 200: digestReply, ...problemReplies(400, 401, 403, 413, 415) },
       },
       config: { jsonScanFocus: ['record'] },
     },
@@ -30,19 +30,23 @@ export function digestRoutes(app: FastifyInstance): void {
       const { record, canonicalization } = request.body;
       const algorithm = request.body.algorithm ?? 'sha256';
       const scan = request.jsonScan;
-      if (scan) {
-        const dup = issuesUnder(scan.duplicateKeys, '/record');
-        const big = issuesUnder(scan.unsafeIntegers, '/record');
-        if (dup.length > 0 || big.length > 0) {
-          throw new TrustgateError(
-            'TG_ERR_RECORD_NOT_IJSON',
-            'record is not I-JSON (RFC 7493): no two producers could agree on its digest',
-            [
-              ...dup.map((pointer) => ({ pointer, message: 'object repeats a member name' })),
-              ...big.map((pointer) => ({ pointer, message: 'integer literal is outside -(2^53-1)..2^53-1' })),
-            ].slice(0, 20),
-          );
+      // The scan looked only below `record` (the route's focus): whatever it found is in the record.
+      if (scan && (scan.duplicateKeys.count > 0 || scan.unsafeIntegers.count > 0)) {
+        const found = [
+          ...scan.duplicateKeys.first.map((n) => ({ n, message: 'object repeats a member name' })),
+          ...scan.unsafeIntegers.first.map((n) => ({ n, message: 'number of integral value is outside -(2^53-1)..2^53-1' })),
+        ];
+        // At most 20 places, and pointers of at most 16 Ki characters together past the first:
+        // places below one long member name would otherwise repeat it in every pointer.
+        const errors: Array<{ pointer: string; message: string }> = [];
+        let chars = 0;
+        for (const { n, message } of found.slice(0, 20)) {
+          const pointer = pointerOf(n);
+          chars += pointer.length;
+          if (errors.length > 0 && chars > 16 * 1024) break;
+          errors.push({ pointer, message });
         }
+        throw new TrustgateError('TG_ERR_RECORD_NOT_IJSON', 'record is not I-JSON (RFC 7493): no two producers could agree on its digest', errors);
       }
       let bytes: Uint8Array;
       try {

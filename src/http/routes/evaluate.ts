@@ -114,9 +114,26 @@ export const evaluateReply = {
       },
     },
     evidence: { type: 'array', items: { $ref: 'EvidenceOutcome#' } },
-    findings: { type: 'array', items: { $ref: 'Finding#' } },
+    findings: {
+      type: 'array',
+      description:
+        'Every matched rule with the mode it ran under, at most TRUSTGATE_MAX_FINDINGS of them (default 1000) and no more than the answer size bound allows (the lists of an answer together stay within 8 times the request plus 48 KiB): past that only the first finding of each further policy, rule and mode is listed. Every effect is applied to every block it matched whatever is listed.',
+      items: { $ref: 'Finding#' },
+    },
+    findingsOmitted: { type: 'integer', minimum: 1, description: 'How many findings were left out of `findings`; absent when none were' },
     validation: validationList,
     validationOmitted,
+    evidenceOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'How many evidenceRef outcomes were left out of `evidence` (the last ones) by the answer size bound; absent when none were',
+    },
+    blocksOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'How many entries were left out of `blocks` (the last ones) by the answer size bound, which only a result of many tiny blocks reaches; absent when none were. Each listed entry names its block by `index`.',
+    },
     result: { $ref: 'CallToolResult#' },
     withheld: {
       type: 'array',
@@ -174,12 +191,12 @@ export function evaluateRoutes(app: FastifyInstance): void {
             'Case folding (`mcp.member.casefold`, contract section 11 law 3): names are compared under Unicode simple case folding (Go\'s `ſ`->`s`, `K`->`k` included) against the names every revision defines for the result, blocks (by type), annotations, embedded resources, icons, `_meta` (the trust key), trust claims and evidenceRefs, and against the other members of the same object anywhere in the result; where no defined name is among the names that fold together, all of them are withheld. Read fail closed: a trust flag written `ſensitive` or `UNTRUSTED` counts as `true` whatever its value, and a `_meta` key that folds to the trust key is read as a claim whose every named flag counts as `true` (its evidenceRef is not read).',
             'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
             'Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.',
-            'An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.',
+            'An evidence record whose request text repeats a member name or holds a number of integral value outside -(2^53-1)..2^53-1 in any notation (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`) is not I-JSON: its evidenceRef is `malformed`.',
             'A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.',
             'A malformed `annotations.audience` (not an array of `"user"`/`"assistant"`: `"assistant"`, `[null]`, `["user", 3]`) excludes every reader: policies see `block.audienceMalformed: true` and `block.audience` `["malformed"]`, and the shipped audience policy drops the block for the model and for the user (`context.reader` `"user"`).',
           ].join('\n\n'),
         body: evaluateBody,
-        response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
+        response: { 200: evaluateReply, ...problemReplies(400, 401, 403, 413, 415, 503) },
       },
       serializerCompiler: plainJson,
       // Only evidence records are judged as I-JSON (repeated member names, unsafe integers).

@@ -14,6 +14,8 @@ import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
 import { jsonBodyParser } from '../body.js';
 import { answerError } from '../errors.js';
+import { mediaType } from '../browser.js';
+import { TrustgateError } from '../../errors.js';
 import { interceptorSecurity } from '../schemas.js';
 
 import { INTERCEPTOR_PATH } from '../paths.js';
@@ -31,8 +33,17 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   // Whatever the gateway sends is read as text and judged here, so a wrong
   // content type is answered like any other error on this route (answerError
   // in the shared error handler turns every error here into an isError result).
+  // JSON, or no content type at all (the gateway sends none); text/plain, form and multipart
+  // bodies are refused on every route (src/http/browser.ts), any other type here.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser);
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const type = mediaType(request.headers['content-type']);
+    if (type !== undefined && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+      done(new TrustgateError('TG_ERR_MEDIA_TYPE', 'send the result as application/json, or with no content type'), undefined);
+      return;
+    }
+    jsonBodyParser(request, body, done);
+  });
   if (config.token !== undefined) {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
@@ -72,7 +83,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
         return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
       const decision = runDecision({ result: body }, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
-      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
+      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.count ?? 0) > 0));
     },
   );
 }

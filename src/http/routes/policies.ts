@@ -72,7 +72,7 @@ export function policyRoutes(app: FastifyInstance): void {
         security: v1Security,
         tags: ['policies'],
         summary: 'The loaded policy set and its revision',
-        response: { 200: { ...policyList, description: 'The policy set in force' }, ...problemReplies(401, 503) },
+        response: { 200: { ...policyList, description: 'The policy set in force' }, ...problemReplies(401, 403, 503) },
       },
     },
     async () => {
@@ -91,7 +91,7 @@ export function policyRoutes(app: FastifyInstance): void {
         summary: 'Reload the policy folder atomically; on failure the previous set stays in force (422)',
         description:
           'With worker processes (TRUSTGATE_WORKERS above 1) any worker takes the request, the folder is read once, and the answer comes once every worker serves the new set; a failed reload leaves every worker on the previous set. SIGHUP to the started process does the same.',
-        response: { 200: { ...policyList, description: 'The reloaded policy set, now in force' }, ...problemReplies(401, 422) },
+        response: { 200: { ...policyList, description: 'The reloaded policy set, now in force' }, ...problemReplies(401, 403, 415, 422) },
       },
     },
     async () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { readTrust } from '../../annotations/claims.js';
+import { answerBudget, boundValidation } from '../../decision/bound.js';
 import { checkResultDepth, isValid, resolveRevision, resultFindings } from '../../decision/validate.js';
 import { v1Security, problemReplies, validateBody, validateReply } from '../schemas.js';
 
@@ -20,7 +21,7 @@ export function validateRoutes(app: FastifyInstance): void {
         tags: ['validation'],
         summary: 'Validate a CallToolResult and its trust annotations for one MCP revision',
         body: validateBody,
-        response: { 200: validateReply, ...problemReplies(400, 401, 413, 415) },
+        response: { 200: validateReply, ...problemReplies(400, 401, 403, 413, 415) },
       },
       // Nothing here reads repeated member names or unsafe integers: the scan only bounds nesting.
       config: { jsonScanFocus: null },
@@ -29,8 +30,12 @@ export function validateRoutes(app: FastifyInstance): void {
       const { result } = request.body;
       checkResultDepth(result);
       const revision = resolveRevision(result, request.body.protocolVersion);
-      const { validation, omitted } = resultFindings(result, revision, readTrust(result, config.dialects).findings, config.maxValidationFindings);
-      // Every rule and severity that fired is listed (see FindingList), so `valid` is that of the whole list.
+      const found = resultFindings(result, revision, readTrust(result, config.dialects).findings, config.maxValidationFindings);
+      // The answer's size follows the request's (contract section 8): see src/decision/bound.ts.
+      const cut = request.jsonScan ? boundValidation(found.validation, answerBudget(request.jsonScan.textLength)) : { items: found.validation, omitted: 0 };
+      const validation = cut.items;
+      const omitted = found.omitted + cut.omitted;
+      // Every rule and severity that fired is listed (see FindingList and bound.ts), so `valid` is that of the whole list.
       return { valid: isValid(validation), protocolVersion: revision, validation, ...(omitted > 0 ? { validationOmitted: omitted } : {}) };
     },
   );

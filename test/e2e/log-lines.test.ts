@@ -1,0 +1,82 @@
+/**
+ * Contract section 9 (v2): every decision line is one whole JSON object on a
+ * line of its own, however many worker processes write and however large
+ * the decision. Four workers write decisions of about 100 KB each at once
+ * to one stdout pipe (a pipe takes a write whole only up to PIPE_BUF, 4096
+ * bytes): every line must parse, none may pass 64 KiB, and a decision too
+ * large for a line is summarized (its first findings and the count of the
+ * rest), never cut.
+ */
+import { request } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childrenOf, isRunning, startService, type Running } from '../helpers/process.js';
+
+const K = 'io.modelcontextprotocol/trust-annotations';
+const started: Running[] = [];
+afterAll(() => {
+  for (const s of started) {
+    for (const pid of [s.pid, ...childrenOf(s.pid)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+});
+
+function post(s: Running, path: string, text: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(s.base + path, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+describe('decision log with 4 worker processes', () => {
+  it('keeps every line whole and within 64 KiB while 4 workers write 100 KB decisions at once', async () => {
+    // Overload shedding (503) is not what this judges: on a small machine four workers and the client share the cores.
+    const s = await startService({ TRUSTGATE_WORKERS: '4', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}`);
+    started.push(s);
+    // 1,000 untrusted blocks: 1,000 spotlight findings, a decision line of about 110 KB unsummarized.
+    const text = JSON.stringify({ result: { _meta: { [K]: { untrusted: true } }, content: Array.from({ length: 1000 }, () => ({ type: 'text', text: 'x' })) } });
+    const N = 120;
+    let sent = 0;
+    const client = async (): Promise<void> => {
+      while (sent < N) {
+        sent += 1;
+        expect(await post(s, '/v1/evaluate', text)).toBe(200);
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, client));
+    const deadline = Date.now() + 30_000;
+    while (s.stdout().split('"msg":"decision"').length - 1 < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+
+    const raw = s.stdout().split('\n').filter((l) => l !== '' && !l.startsWith('> '));
+    const unparseable = raw.filter((l) => {
+      try {
+        JSON.parse(l);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(unparseable.length, `lines that are not one JSON object: ${unparseable.map((l) => l.slice(0, 80)).join(' | ')}`).toBe(0);
+    expect(raw.filter((l) => Buffer.byteLength(l) > 64 * 1024)).toEqual([]);
+    const decisions = raw.map((l) => JSON.parse(l)).filter((l) => l.msg === 'decision');
+    expect(decisions).toHaveLength(N);
+    // Written by all four workers, every one summarized rather than cut.
+    expect(new Set(decisions.map((d) => d.pid)).size).toBe(4);
+    for (const d of decisions) {
+      expect(d.findingsOmitted).toBeGreaterThan(0);
+      // 1,000 spotlight findings, more if the machine is so loaded that the CEL budget runs out (rules left count as matched).
+      expect(d.findings.length + d.findingsOmitted).toBeGreaterThanOrEqual(1000);
+      expect(d.blockCount).toBe(1000);
+    }
+    expect(await s.stop()).toBe(0);
+  }, 120_000);
+});
