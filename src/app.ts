@@ -23,6 +23,8 @@ import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
+import { MemorySessionStore } from './session/memory.js';
+import type { SessionStore } from './session/store.js';
 
 export interface AppOptions {
   config: Config;
@@ -35,6 +37,8 @@ export interface AppOptions {
   reloadPolicies?: (source: string) => Promise<ReloadResult>;
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
+  /** The session store (src/session/open.ts picks it); an in-process memory store by default, closed with the app. The caller closes one it passes. */
+  sessions?: SessionStore;
 }
 
 export const API_VERSION = '1.0.0';
@@ -43,6 +47,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts;
   const store = opts.store ?? new PolicyStore(config.policyDir);
   const metrics = opts.metrics ?? createMetrics();
+  const sessions = opts.sessions ?? new MemorySessionStore({ maxSessions: config.sessionMax, maxPins: 100_000, ttlMs: config.sessionTtl * 1000 });
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: loggerOptions(config.logLevel) }),
     bodyLimit: config.bodyLimit,
@@ -63,7 +68,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
     },
   });
-  app.decorate('trustgate', { config, store, metrics });
+  app.decorate('trustgate', { config, store, metrics, sessions });
+  if (!opts.sessions) app.addHook('onClose', async () => sessions.close());
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
@@ -163,7 +169,7 @@ declare module 'fastify' {
     decisionLogged?: boolean;
   }
   interface FastifyInstance {
-    trustgate: { config: Config; store: PolicyStore; metrics: Metrics };
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;
   }

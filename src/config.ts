@@ -4,6 +4,7 @@
  * its bound (contract section 1).
  */
 import { isIP } from 'node:net';
+import { parseRedisUrl, RedisUrlError } from './session/url.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -49,6 +50,12 @@ export interface Config {
    * 0 turns it off).
    */
   readonly workerWatchdogMs: number;
+  /** Where sessions and tool pins live (TRUSTGATE_SESSION_STORE): `memory` (default) or a `redis://` URL. */
+  readonly sessionStore: string;
+  /** Seconds a session lives after its last use (TRUSTGATE_SESSION_TTL, default 86400). */
+  readonly sessionTtl: number;
+  /** Most sessions the memory store holds; the least recently used goes past it (TRUSTGATE_SESSION_MAX, default 100000). */
+  readonly sessionMax: number;
 }
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
@@ -103,6 +110,18 @@ function workers(raw: string | undefined): number | 'auto' {
   return n;
 }
 
+function sessionStore(raw: string | undefined): string {
+  if (raw === undefined || raw === '' || raw === 'memory') return 'memory';
+  try {
+    parseRedisUrl(raw);
+  } catch (err) {
+    // The value is not repeated: it may hold a password.
+    if (err instanceof RedisUrlError) throw new ConfigError(`TRUSTGATE_SESSION_STORE must be memory or redis://[user:password@]host:port[/db]; the URL given ${err.message}`);
+    throw err;
+  }
+  return raw;
+}
+
 /** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
@@ -131,5 +150,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
+    sessionStore: sessionStore(env.TRUSTGATE_SESSION_STORE),
+    sessionTtl: int(env, 'TRUSTGATE_SESSION_TTL', 86_400, 1, 31_536_000),
+    sessionMax: int(env, 'TRUSTGATE_SESSION_MAX', 100_000, 1, 10_000_000),
   });
 }

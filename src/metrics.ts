@@ -2,7 +2,7 @@
  * Prometheus metrics (contract section 7), on a registry of the app's own so
  * that several apps in one process (tests) never share counters.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -10,12 +10,18 @@ export interface Metrics {
   evaluationSeconds: Histogram;
   evidence: Counter<'status'>;
   reloads: Counter<'result'>;
+  /** Sessions held by the memory store; reported by the process that holds it (the primary with worker processes), 0 elsewhere. */
+  sessionsLive: Gauge;
+  sessionEvictions: Counter<'reason'>;
+  sessionStoreErrors: Counter<'backend' | 'operation'>;
+  /** What the sessions-live gauge reads when scraped; set by the process that holds the memory store. */
+  sessionCount?: () => number;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
   const registry = new Registry();
   if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'trustgate_' });
-  return {
+  const m: Metrics = {
     registry,
     decisions: new Counter({
       name: 'trustgate_decisions_total',
@@ -41,7 +47,28 @@ export function createMetrics(defaultMetrics = true): Metrics {
       labelNames: ['result'],
       registers: [registry],
     }),
+    sessionsLive: new Gauge({
+      name: 'trustgate_sessions_live',
+      help: 'Sessions held by the memory session store (not reported with Redis)',
+      registers: [registry],
+      collect() {
+        this.set(m.sessionCount?.() ?? 0);
+      },
+    }),
+    sessionEvictions: new Counter({
+      name: 'trustgate_session_evictions_total',
+      help: 'Sessions the memory session store dropped, by reason (lru: over the bound; ttl: unused for TRUSTGATE_SESSION_TTL)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    sessionStoreErrors: new Counter({
+      name: 'trustgate_session_store_errors_total',
+      help: 'Session store operations that failed (the request got 503), by backend and operation',
+      labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
   };
+  return m;
 }
 
 const children = new WeakMap<Metrics, { outcome: Map<string, { inc(): void }>; status: Map<string, { inc(): void }> }>();

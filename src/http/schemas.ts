@@ -158,7 +158,7 @@ const problemDescriptions: Record<number, string> = {
   413: 'Request body over TRUSTGATE_BODY_LIMIT',
   415: 'Request body is not application/json',
   422: 'Policy reload failed; the previous policy set stays in force',
-  503: 'No policy set is loaded yet, or the service is overloaded',
+  503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
 };
 
 export const problemReplies = (...statuses: number[]) => {

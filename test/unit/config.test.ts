@@ -74,3 +74,35 @@ describe('configuration (contract section 1)', () => {
     });
   });
 });
+
+describe('session store settings (contract sections 1 and 12)', () => {
+  it('defaults to the memory store, sessions living a day', () => {
+    expect(loadConfig({})).toMatchObject({ sessionStore: 'memory', sessionTtl: 86400, sessionMax: 100000 });
+  });
+
+  it('takes a redis:// URL', () => {
+    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@cache:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_SESSION_MAX: '10' });
+    expect(c).toMatchObject({ sessionStore: 'redis://u:p@cache:6380/2', sessionTtl: 60, sessionMax: 10 });
+  });
+
+  it.each([
+    ['TRUSTGATE_SESSION_STORE', 'memcached://cache'],
+    ['TRUSTGATE_SESSION_STORE', 'Memory'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://cache:6379/zero'],
+    ['TRUSTGATE_SESSION_TTL', '0'],
+    ['TRUSTGATE_SESSION_TTL', '1d'],
+    ['TRUSTGATE_SESSION_MAX', '0'],
+  ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('a refused store URL is not repeated (it may hold a password)', () => {
+    expect(() => loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:hunter2@cache/x' })).toThrow(ConfigError);
+    try {
+      loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:hunter2@cache/x' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter2');
+    }
+  });
+});

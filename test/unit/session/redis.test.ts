@@ -8,7 +8,8 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisSessionStore, RedisUrlError, parseRedisUrl, pinKey, sessionKey } from '../../../src/session/redis.js';
+import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
+import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
 import { dataClassRank, emptySession, mergeSession, SessionStoreUnavailable, type SessionState, type SessionUpdate } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
 
