@@ -16,6 +16,10 @@ export interface Metrics {
   sessionStoreErrors: Counter<'backend' | 'operation'>;
   /** What the sessions-live gauge reads when scraped; set by the process that holds the memory store. */
   sessionCount?: () => number;
+  /** Pre-call decisions (/v1/evaluate-call and the bindings over it), by outcome. */
+  callDecisions: Counter<'outcome'>;
+  /** Tool pin checks, by status (first-seen, match, changed). */
+  toolPins: Counter<'status'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -65,6 +69,18 @@ export function createMetrics(defaultMetrics = true): Metrics {
       name: 'trustgate_session_store_errors_total',
       help: 'Session store operations that failed (the request got 503), by backend and operation',
       labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
+    callDecisions: new Counter({
+      name: 'trustgate_call_decisions_total',
+      help: 'Pre-call decisions made, by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    toolPins: new Counter({
+      name: 'trustgate_tool_pins_total',
+      help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
+      labelNames: ['status'],
       registers: [registry],
     }),
   };

@@ -68,7 +68,7 @@ class EvictionLog {
     this.counts = { lru: 0, ttl: 0 };
     this.last = Date.now();
     // lru evictions mean the bound is too small for the traffic: say so louder.
-    this.log[lru > 0 ? 'warn' : 'info']({ evicted: { lru, ttl } }, lru > 0 ? 'sessions evicted (TRUSTGATE_SESSION_MAX reached)' : 'sessions expired');
+    this.log[lru > 0 ? 'warn' : 'info']({ evicted: { lru, ttl } }, lru > 0 ? 'sessions evicted (TRUSTGATE_MAX_SESSIONS reached)' : 'sessions expired');
   }
 }
 
@@ -77,12 +77,12 @@ export class HeldMemoryStore extends MemorySessionStore {
   private readonly sweeper: NodeJS.Timeout;
   private readonly evictions: EvictionLog;
 
-  constructor(config: Pick<Config, 'sessionTtl' | 'sessionMax'>, metrics: Metrics, log: StoreLog) {
+  constructor(config: Pick<Config, 'sessionTtlSeconds' | 'maxSessions' | 'maxPins'>, metrics: Metrics, log: StoreLog) {
     const evictions = new EvictionLog(log, metrics);
-    super({ maxSessions: config.sessionMax, maxPins: 100_000, ttlMs: config.sessionTtl * 1000, onEvict: (_id, why) => evictions.evicted(why) });
+    super({ maxSessions: config.maxSessions, maxPins: config.maxPins, ttlMs: config.sessionTtlSeconds * 1000, onEvict: (_id, why) => evictions.evicted(why) });
     this.evictions = evictions;
     metrics.sessionCount = () => this.size;
-    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, config.sessionTtl * 1000));
+    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, config.sessionTtlSeconds * 1000));
     this.sweeper.unref();
   }
 
@@ -93,12 +93,12 @@ export class HeldMemoryStore extends MemorySessionStore {
   }
 }
 
-async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtl'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
+async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSeconds'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   // Loaded only when used: a service on the memory store never loads the Redis client.
   const { RedisSessionStore } = await import('./redis.js');
   return new RedisSessionStore({
     url: config.sessionStore,
-    ttlMs: config.sessionTtl * 1000,
+    ttlMs: config.sessionTtlSeconds * 1000,
     commandTimeoutMs: STORE_TIMEOUT_MS,
     onError: (operation) => metrics.sessionStoreErrors.labels({ backend: 'redis', operation }).inc(),
     onHealth: (healthy, reason) =>

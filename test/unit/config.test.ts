@@ -77,12 +77,12 @@ describe('configuration (contract section 1)', () => {
 
 describe('session store settings (contract sections 1 and 12)', () => {
   it('defaults to the memory store, sessions living a day', () => {
-    expect(loadConfig({})).toMatchObject({ sessionStore: 'memory', sessionTtl: 86400, sessionMax: 100000 });
+    expect(loadConfig({})).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 86400, maxSessions: 10000, maxPins: 10000 });
   });
 
   it('takes a redis:// URL', () => {
-    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@cache:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_SESSION_MAX: '10' });
-    expect(c).toMatchObject({ sessionStore: 'redis://u:p@cache:6380/2', sessionTtl: 60, sessionMax: 10 });
+    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@cache:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_MAX_SESSIONS: '10' });
+    expect(c).toMatchObject({ sessionStore: 'redis://u:p@cache:6380/2', sessionTtlSeconds: 60, maxSessions: 10 });
   });
 
   it.each([
@@ -91,7 +91,7 @@ describe('session store settings (contract sections 1 and 12)', () => {
     ['TRUSTGATE_SESSION_STORE', 'redis://cache:6379/zero'],
     ['TRUSTGATE_SESSION_TTL', '0'],
     ['TRUSTGATE_SESSION_TTL', '1d'],
-    ['TRUSTGATE_SESSION_MAX', '0'],
+    ['TRUSTGATE_MAX_SESSIONS', '0'],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
