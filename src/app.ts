@@ -21,6 +21,8 @@ import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
+import { evaluateCallRoutes } from './http/routes/evaluate-call.js';
+import { sessionRoutes } from './http/routes/sessions.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
 import type { SessionStore } from './session/store.js';
@@ -125,7 +127,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
       tags: [
-        { name: 'decisions', description: 'Policy decisions on tool results' },
+        { name: 'decisions', description: 'Policy decisions on tool results, and on tool calls before they run' },
+        { name: 'sessions', description: 'Session labels and tool pins' },
         { name: 'validation', description: 'MCP shape and trust-claim checks' },
         { name: 'evidence', description: 'Canonical digests of evidence records' },
         { name: 'policies', description: 'The loaded policy set' },
@@ -179,6 +182,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   validateRoutes(app);
   policyRoutes(app);
   evaluateRoutes(app);
+  evaluateCallRoutes(app);
+  sessionRoutes(app);
   await app.register(interceptorRoutes);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
