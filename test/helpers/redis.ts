@@ -8,15 +8,16 @@
  * a failure.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './process.js';
 
 function findRedis(): string | undefined {
+  // REDIS_SERVER names the binary (a path that does not exist: none, as on a machine without it).
   const fromEnv = process.env.REDIS_SERVER;
-  if (fromEnv) return fromEnv;
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
   const r = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const path = r.status === 0 ? r.stdout.trim() : '';
   return path === '' ? undefined : path;
@@ -30,7 +31,9 @@ export const REDIS_SERVER = findRedis();
  */
 export function redisTestsRun(which: string): boolean {
   if (REDIS_SERVER) return true;
-  const why = 'no redis-server binary on PATH (install the Debian package redis-server, or set REDIS_SERVER)';
+  const why = process.env.REDIS_SERVER
+    ? `REDIS_SERVER=${process.env.REDIS_SERVER} does not exist`
+    : 'no redis-server binary on PATH (install the Debian package redis-server, or set REDIS_SERVER)';
   if (process.env.TRUSTGATE_REQUIRE_REDIS === '1') throw new Error(`TRUSTGATE_REQUIRE_REDIS=1 but the Redis tests cannot run: ${why}`);
   console.warn(`SKIPPED: ${which}: ${why}`);
   return false;
