@@ -124,6 +124,8 @@ export class IpcSessionStore implements SessionStore {
       };
       this.waiting.set(id, w);
       if (this.closed) return this.failed(this.take(id)!, 'the session store is closed');
+      // Sending on a closed channel would raise an 'error' event later instead of failing now.
+      if (!this.opts.connected()) return this.failed(this.take(id)!, 'the channel to the primary process is closed');
       try {
         this.opts.send(id, op);
       } catch {
