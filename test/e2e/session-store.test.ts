@@ -128,9 +128,13 @@ describe('the memory store with worker processes', () => {
     expect(await s.stop()).toBe(0);
   }, 90_000);
 
-  it('counts and logs evictions past TRUSTGATE_MAX_SESSIONS, never naming the session', async () => {
-    const s = await start({ TRUSTGATE_WORKERS: '2', TRUSTGATE_MAX_SESSIONS: '3' });
-    for (let i = 0; i < 6; i++) expect((await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: `secret-conv-${i}` } })).status).toBe(200);
+  it.each(['1', '2'])('TRUSTGATE_WORKERS=%s: counts and logs evictions past TRUSTGATE_MAX_SESSIONS, never naming the session', async (workers) => {
+    const s = await start({ TRUSTGATE_WORKERS: workers, TRUSTGATE_MAX_SESSIONS: '3' });
+    if (workers === '2') await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
+    for (let i = 0; i < 6; i++) {
+      const r = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: `secret-conv-${i}` } });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+    }
     const metrics = (await call(s, 'GET', '/metrics')).json as string;
     expect(metrics).toMatch(/^trustgate_session_evictions_total\{reason="lru"\} 3$/m);
     expect(gauge(metrics, 'trustgate_sessions_live')).toBe(3);
