@@ -351,3 +351,17 @@ describe('loadPolicyDir: scope call (contract section 12)', () => {
     expect([...set.policies[0]!.rules[0]!.compiled.variables].sort()).toEqual(['call', 'session']);
   });
 });
+
+describe('policies/README.md', () => {
+  it('every complete policy shown in a yaml or json block loads', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { compilePolicyFiles } = await import('../../../src/policy/load.js');
+    const text = await readFile(fileURLToPath(new URL('../../../policies/README.md', import.meta.url)), 'utf8');
+    const blocks = [...text.matchAll(/```(yaml|json)\n([^]*?)```/g)].filter((m) => /^(id:|\{\s*"id")/.test(m[2]!.trimStart()));
+    expect(blocks.length).toBeGreaterThan(8);
+    expect(blocks.some((m) => m[2]!.includes('scope: call'))).toBe(true);
+    for (const [, lang, body] of blocks) {
+      expect(() => compilePolicyFiles([{ name: `example.${lang}`, bytes: Buffer.from(body!) }], 'README'), body).not.toThrow();
+    }
+  });
+});
