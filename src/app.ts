@@ -81,6 +81,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // the `req` serializer (access lines) or the decisionId (decision lines).
     childLoggerFactory: (logger) => logger,
     clientErrorHandler,
+    // Path parameters (session ids) are checked by their route schemas; this bound is only the router's.
+    routerOptions: { maxParamLength: 1024 },
+    // A path parameter that does not decode, or is over the router's bound, is a problem+json that never echoes the path.
+    frameworkErrors: (err, _request, reply) => {
+      if ((err as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendProblem(reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'a path parameter is too long (a session id is at most 256 characters)' });
+      }
+      return sendProblem(reply, { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request path cannot be decoded' });
+    },
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       // Stop at the first error: collecting all of them lets one hostile body cost the service
