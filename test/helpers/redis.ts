@@ -61,7 +61,8 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-export async function startRedis(): Promise<TestRedis> {
+/** Start one; `args` are more redis-server options (e.g. `['--requirepass', 'x']`). */
+export async function startRedis(args: string[] = []): Promise<TestRedis> {
   if (!REDIS_SERVER) throw new Error('no redis-server');
   const dir = mkdtempSync(join(tmpdir(), 'trustgate-redis-'));
   const port = await freePort();
@@ -71,10 +72,12 @@ export async function startRedis(): Promise<TestRedis> {
   const start = async (): Promise<void> => {
     const c = spawn(
       REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let err = '';
+    // redis-server writes its errors to stdout.
+    c.stdout!.on('data', (d) => (err += String(d)));
     c.stderr!.on('data', (d) => (err += String(d)));
     child = c;
     exited = new Promise((resolve) => c.once('exit', () => resolve()));

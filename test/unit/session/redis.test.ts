@@ -191,4 +191,39 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     await expect(store.update('x', {})).rejects.toBeInstanceOf(SessionStoreUnavailable);
     expect(errors).toEqual(['get', 'update']);
   });
+
+  it('logs in with the URL\'s user and password and uses its database; a wrong password fails closed without repeating it', async () => {
+    const locked = await startRedis(['--requirepass', 'pa:ss@word', '--user', 'gate', 'on', '>gate-secret', '~trustgate:*', '+@all']);
+    try {
+      const good = new RedisSessionStore({ url: `redis://:${encodeURIComponent('pa:ss@word')}@127.0.0.1:${locked.port}/2`, ttlMs: 60_000, commandTimeoutMs: 500 });
+      const user = new RedisSessionStore({ url: `redis://gate:gate-secret@127.0.0.1:${locked.port}/3`, ttlMs: 60_000, commandTimeoutMs: 500 });
+      stores.push(good, user);
+      await good.waitReady(5_000);
+      await user.waitReady(5_000);
+      await good.update('auth', { result: true });
+      await user.update('auth', { untrusted: true });
+      const raw = new Redis({ port: locked.port, host: '127.0.0.1', password: 'pa:ss@word', lazyConnect: true });
+      try {
+        expect(await raw.select(2)).toBe('OK');
+        expect(await raw.hget(sessionKey('auth'), 'r')).toBe('1');
+        await raw.select(3);
+        expect(await raw.hget(sessionKey('auth'), 'u')).toBe('1');
+        await raw.select(0);
+        expect(await raw.exists(sessionKey('auth'))).toBe(0);
+      } finally {
+        raw.disconnect();
+      }
+      const health: string[] = [];
+      const bad = new RedisSessionStore({ url: `redis://:wrong-secret@127.0.0.1:${locked.port}`, ttlMs: 60_000, commandTimeoutMs: 300, onHealth: (_h, reason) => health.push(reason) });
+      stores.push(bad);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(bad.healthy()).toBe(false);
+      const err = await bad.get('auth').catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(SessionStoreUnavailable);
+      expect((err as Error).message).not.toContain('wrong-secret');
+      expect(health.join(' ')).not.toContain('wrong-secret');
+    } finally {
+      await locked.close();
+    }
+  });
 });
