@@ -53,7 +53,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
     sessionsLive: new Gauge({
       name: 'trustgate_sessions_live',
-      help: 'Sessions held by the memory session store (not reported with Redis)',
+      help: 'Sessions held by the memory session store (0 with Redis, where Redis holds them)',
       registers: [registry],
       collect() {
         this.set(m.sessionCount?.() ?? 0);
