@@ -4,6 +4,7 @@
  * its bound (contract section 1).
  */
 import { isIP } from 'node:net';
+import { parseRedisUrl, RedisUrlError } from './session/url.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -121,6 +122,13 @@ function sessionStore(raw: string | undefined): string {
   if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^([0-9]{1,5})?$/.test(db) || url.search !== '' || url.hash !== '') {
     // Never echo the value: a Redis URL can hold a password.
     throw new ConfigError('TRUSTGATE_SESSION_STORE must be memory or a URL redis://[user:password@]host[:port][/db] (rediss:// for TLS)');
+  }
+  try {
+    // The client's own reading of the URL (src/session/url.ts) must accept it too (percent-encoding of user and password).
+    parseRedisUrl(raw);
+  } catch (err) {
+    if (err instanceof RedisUrlError) throw new ConfigError(`TRUSTGATE_SESSION_STORE: the URL ${err.message}`);
+    throw err;
   }
   return raw;
 }

@@ -109,6 +109,7 @@ describe('session store settings (contract sections 1 and 12)', () => {
     ['TRUSTGATE_SESSION_STORE', 'memcached://cache'],
     ['TRUSTGATE_SESSION_STORE', 'Memory'],
     ['TRUSTGATE_SESSION_STORE', 'redis://cache:6379/zero'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://u:%zz@cache:6379'],
     ['TRUSTGATE_SESSION_TTL', '0'],
     ['TRUSTGATE_SESSION_TTL', '1d'],
     ['TRUSTGATE_MAX_SESSIONS', '0'],
