@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once a policy set is loaded */
+        /**
+         * Readiness: 200 once a policy set is loaded, while the session store answers
+         * @description 503 `TG_ERR_SERVER_NOT_READY` until a policy set is loaded; 503 `TG_ERR_SESSION_STORE_UNAVAILABLE` while the session store (TRUSTGATE_SESSION_STORE) cannot be reached: with the memory store and worker processes, while the primary process does not answer in time; with Redis, while the connection is down or commands fail. It turns 200 again by itself once the store answers.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -139,8 +142,81 @@ export interface paths {
          *     A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.
          *
          *     A malformed `annotations.audience` (not an array of `"user"`/`"assistant"`: `"assistant"`, `[null]`, `["user", 3]`) excludes every reader: policies see `block.audienceMalformed: true` and `block.audience` `["malformed"]`, and the shipped audience policy drops the block for the model and for the user (`context.reader` `"user"`).
+         *
+         *     With `session`, policies see what the session was shown before (`session` variable), and the session then takes in what this answer forwards: `untrusted`/`sensitive` from forwarded blocks (fenced ones included) and forwarded structuredContent, the most restrictive verified data class among them. Withheld blocks add nothing; a denied result adds no labels but is counted in `results`. When the session store cannot be read or written the request fails closed (503).
          */
         post: operations["evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluate-call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide on a tool call before it runs
+         * @description Runs the `scope: call` rules (and only those; result and block rules never run here). Their effects are deny, consent and flag. Outcome as for /v1/evaluate: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.
+         *
+         *     Policies see `call`, `tool` (with `hints`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).
+         *
+         *     The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.
+         *
+         *     Every request reads the pins, so when the session store cannot be read or written it fails closed (503).
+         */
+        post: operations["evaluateCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show what a session has been shown
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /**
+         * End a session
+         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay.
+         */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show the digest pinned for a tool of a server */
+        get: operations["getPin"];
+        /**
+         * Accept a tool definition: pin its digest for (server, tool)
+         * @description For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen.
+         */
+        put: operations["acceptPin"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -179,7 +255,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -233,14 +309,36 @@ export interface components {
             /** @enum {string} */
             effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
             /** @enum {string} */
-            scope?: "block" | "result";
-            /** @description `/content/<i>` for a block rule, `` for a result rule */
+            scope?: "block" | "result" | "call";
+            /** @description `/content/<i>` for a block rule, `` for a result or call rule */
             pointer: string;
             message: string;
             /** @description True when the effect was applied (enforce mode) */
             applied?: boolean;
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
+        };
+        /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable) and raised after it; the answer then carries `session`. */
+        SessionRef: {
+            id: components["schemas"]["SessionId"];
+        };
+        /**
+         * @description A session id: 1 to 256 characters of A-Z a-z 0-9 . _ : - (anything else is a 400)
+         * @example conv-7f3a
+         */
+        SessionId: string;
+        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+        Session: {
+            id: string;
+            sensitive: boolean;
+            untrusted: boolean;
+            dataClass: {
+                class?: string;
+                regulatory?: string[];
+            };
+            calls: number;
+            results: number;
+            tools: string[];
         };
     };
     responses: never;
@@ -295,7 +393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No policy set is loaded yet, or the service is overloaded */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -513,7 +611,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result";
+                                scope: "block" | "result" | "call";
                                 /**
                                  * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
                                  * @enum {string}
@@ -545,7 +643,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet, or the service is overloaded */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -594,7 +692,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result";
+                                scope: "block" | "result" | "call";
                                 /**
                                  * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
                                  * @enum {string}
@@ -677,6 +775,7 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     };
+                    session?: components["schemas"]["SessionRef"];
                     /** @description Answer options */
                     options?: {
                         /**
@@ -766,6 +865,7 @@ export interface operations {
                         withheldOmitted?: number;
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
+                        session?: components["schemas"]["Session"];
                     };
                 };
             };
@@ -814,7 +914,395 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet, or the service is overloaded */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    evaluateCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `tools/call` request params. Policies see `call.name` and `call.arguments` (`{}` when absent); the decision log records only the argument names, never their values. */
+                    call: {
+                        /** @description The tool called */
+                        name: string;
+                        /** @description The call arguments, as the model gave them */
+                        arguments?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Accepted and not read */
+                        _meta?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). */
+                    tool?: {
+                        name?: string;
+                        annotations?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description The MCP server; handed to policies as `server` (`{ name: "" }` when absent); its name keys the tool pins */
+                    server?: {
+                        name?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    session?: components["schemas"]["SessionRef"];
+                    /** @description Free-form; handed to policies as `context` as-is */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The pre-call decision: run the call when `outcome` is not `deny`, after asking the user when `requiresConsent` is true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decisionId: string;
+                        /** @enum {string} */
+                        outcome: "allow" | "warn" | "deny";
+                        /** @description The host must ask the user before running the call */
+                        requiresConsent: boolean;
+                        policyRevision: string;
+                        findings: components["schemas"]["Finding"][];
+                        tool: {
+                            /** @description MCP's tool annotations with MCP's defaults for the ones the definition leaves out (or gives as anything but a boolean) */
+                            hints: {
+                                /** @description the tool does not modify its environment; false when the definition does not say */
+                                readOnlyHint: boolean;
+                                /** @description the tool may perform destructive updates; true when the definition does not say */
+                                destructiveHint: boolean;
+                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+                                idempotentHint: boolean;
+                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+                                openWorldHint: boolean;
+                            };
+                            /** @description sha256 of the JCS text of the definition's name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool */
+                            digest?: string;
+                            /**
+                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `none`: the request has no `tool`
+                             * @enum {string}
+                             */
+                            pin: "first-seen" | "match" | "changed" | "none";
+                        };
+                        session?: components["schemas"]["Session"];
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session was ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPin: {
+        parameters: {
+            query: {
+                /** @description `server.name` as the calls send it; `""` (the default) for calls without a server */
+                server?: string;
+                /** @description `tool.name` of the definition (the call name when the definition has none) */
+                tool: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        server: string;
+                        tool: string;
+                        /** @description The pinned digest (`tool.digest` of /v1/evaluate-call answers) */
+                        digest: string;
+                        /** @description PUT only: the digest pinned before, null when there was none */
+                        previous?: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `server.name` as the calls send it; `""` (the default) for calls without a server */
+                    server?: string;
+                    /** @description `tool.name` of the definition (the call name when the definition has none) */
+                    tool: string;
+                    /** @description `sha256:` and 64 hex digits (upper case is accepted and lower-cased) */
+                    digest: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        server: string;
+                        tool: string;
+                        /** @description The pinned digest (`tool.digest` of /v1/evaluate-call answers) */
+                        digest: string;
+                        /** @description PUT only: the digest pinned before, null when there was none */
+                        previous?: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;

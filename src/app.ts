@@ -22,10 +22,15 @@ import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
+import { evaluateCallRoutes } from './http/routes/evaluate-call.js';
+import { sessionRoutes } from './http/routes/sessions.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
 import { performance } from 'node:perf_hooks';
 import { METRICS_MS } from './cluster/protocol.js';
+import type { SessionStore } from './session/store.js';
+import { MemorySessionStore } from './session/memory.js';
+import { createDecisionCore, type DecisionCore } from './decision/core.js';
 
 export interface AppOptions {
   config: Config;
@@ -38,6 +43,26 @@ export interface AppOptions {
   reloadPolicies?: (source: string) => Promise<ReloadResult>;
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
+  /**
+   * The session and pin store (contract section 12). When absent, an
+   * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
+   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
+   * with the app; a store passed in belongs to the caller, who closes it.
+   */
+  sessions?: SessionStore;
+}
+
+/** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
+export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'lru' | 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
+  const store = new MemorySessionStore({
+    maxSessions: config.maxSessions,
+    maxPins: config.maxPins,
+    ttlMs: config.sessionTtlSeconds * 1000,
+    ...(onEvict ? { onEvict } : {}),
+  });
+  const timer = setInterval(() => store.sweep(), Math.min(60_000, config.sessionTtlSeconds * 1000));
+  timer.unref();
+  return { store, timer };
 }
 
 export const API_VERSION = '1.0.0';
@@ -59,6 +84,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // the `req` serializer (access lines) or the decisionId (decision lines).
     childLoggerFactory: (logger) => logger,
     clientErrorHandler,
+    // Path parameters (session ids) are checked by their route schemas; this bound is only the router's.
+    routerOptions: { maxParamLength: 1024 },
     // A target the router cannot decode: problem+json that does not repeat it (Fastify's own answer does).
     frameworkErrors: frameworkErrorHandler,
     ajv: {
@@ -68,7 +95,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
     },
   });
-  app.decorate('trustgate', { config, store, metrics });
+  let sessions = opts.sessions;
+  if (sessions === undefined) {
+    const own = memorySessionStore(config);
+    sessions = own.store;
+    app.addHook('onClose', async () => {
+      clearInterval(own.timer);
+      await own.store.close();
+    });
+  }
+  const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
+  app.decorate('trustgate', { config, store, metrics, sessions, core });
   // Before every other hook and route (swagger's included): web pages of other origins are refused.
   registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
@@ -99,7 +136,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
       tags: [
-        { name: 'decisions', description: 'Policy decisions on tool results' },
+        { name: 'decisions', description: 'Policy decisions on tool results, and on tool calls before they run' },
+        { name: 'sessions', description: 'Session labels and tool pins' },
         { name: 'validation', description: 'MCP shape and trust-claim checks' },
         { name: 'evidence', description: 'Canonical digests of evidence records' },
         { name: 'policies', description: 'The loaded policy set' },
@@ -153,6 +191,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   validateRoutes(app);
   policyRoutes(app);
   evaluateRoutes(app);
+  evaluateCallRoutes(app);
+  sessionRoutes(app);
   await app.register(interceptorRoutes);
 
   // A scrape costs no more than a health check (contract section 8): the text is made at most
@@ -191,7 +231,7 @@ declare module 'fastify' {
     decisionLogged?: boolean;
   }
   interface FastifyInstance {
-    trustgate: { config: Config; store: PolicyStore; metrics: Metrics };
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;
   }

@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { DIALECTS, parseDialectList, type Dialect } from './annotations/dialects.js';
+import { parseRedisUrl, RedisUrlError } from './session/url.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -72,6 +73,18 @@ export interface Config {
    * ends that process, and the command answers an `isError` result.
    */
   readonly interceptHeapMb: number;
+  /**
+   * Where sessions and tool pins live (TRUSTGATE_SESSION_STORE, default
+   * `memory`): `memory`, or a `redis://[user:password@]host:port[/db]` URL
+   * (`rediss://` for TLS), kept as written.
+   */
+  readonly sessionStore: 'memory' | string;
+  /** Seconds a session lives after its last use (TRUSTGATE_SESSION_TTL, default 86400). */
+  readonly sessionTtlSeconds: number;
+  /** Most sessions the memory store holds; the least recently used is evicted past it (TRUSTGATE_MAX_SESSIONS, default 10000). */
+  readonly maxSessions: number;
+  /** Most (server, tool) pins the memory store holds; the least recently pinned is dropped past it (TRUSTGATE_MAX_PINS, default 10000). */
+  readonly maxPins: number;
 }
 
 /**
@@ -140,6 +153,30 @@ function origins(raw: string | undefined): readonly string[] {
   return Object.freeze([...new Set(list)]);
 }
 
+/** TRUSTGATE_SESSION_STORE: `memory` or a Redis URL (checked here, connected to by the store). */
+function sessionStore(raw: string | undefined): string {
+  if (raw === undefined || raw === '' || raw === 'memory') return 'memory';
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const db = url?.pathname.replace(/^\//, '') ?? '';
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^([0-9]{1,5})?$/.test(db) || url.search !== '' || url.hash !== '') {
+    // Never echo the value: a Redis URL can hold a password.
+    throw new ConfigError('TRUSTGATE_SESSION_STORE must be memory or a URL redis://[user:password@]host[:port][/db] (rediss:// for TLS)');
+  }
+  try {
+    // The client's own reading of the URL (src/session/url.ts) must accept it too (percent-encoding of user and password).
+    parseRedisUrl(raw);
+  } catch (err) {
+    if (err instanceof RedisUrlError) throw new ConfigError(`TRUSTGATE_SESSION_STORE: the URL ${err.message}`);
+    throw err;
+  }
+  return raw;
+}
+
 function workers(raw: string | undefined): number | 'auto' {
   if (raw === undefined || raw === '' || raw === 'auto') return 'auto';
   const n = /^[0-9]{1,2}$/.test(raw) ? Number(raw) : NaN;
@@ -189,5 +226,9 @@ export function loadConfig(env: Env = process.env): Config {
     workerWatchdogMs: watchdog(env),
     dialects: dialects(env.TRUSTGATE_DIALECTS),
     interceptHeapMb: int(env, 'TRUSTGATE_INTERCEPT_HEAP_MB', 1024, 16, 65_536),
+    sessionStore: sessionStore(env.TRUSTGATE_SESSION_STORE),
+    sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL', 86_400, 1, 31_536_000),
+    maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS', 10_000, 1, 10_000_000),
+    maxPins: int(env, 'TRUSTGATE_MAX_PINS', 10_000, 1, 10_000_000),
   });
 }

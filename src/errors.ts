@@ -20,6 +20,8 @@ export const ERRORS = {
   TG_ERR_AUTH_TOKEN: { status: 401, title: 'Missing or wrong bearer token' },
   TG_ERR_CROSS_ORIGIN: { status: 403, title: 'Cross-origin request refused' },
   TG_ERR_ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
+  TG_ERR_SESSION_NOT_FOUND: { status: 404, title: 'No such session' },
+  TG_ERR_PIN_NOT_FOUND: { status: 404, title: 'No tool pin for that server and tool' },
   TG_ERR_REQUEST_TIMEOUT: { status: 408, title: 'Request took too long to arrive' },
   TG_ERR_BODY_TOO_LARGE: { status: 413, title: 'Request body is over the limit' },
   TG_ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers are too large' },
@@ -27,6 +29,7 @@ export const ERRORS = {
   TG_ERR_POLICY_RELOAD: { status: 422, title: 'Policy reload failed; the previous policy set stays in force' },
   TG_ERR_SERVER_OVERLOADED: { status: 503, title: 'Service is overloaded; retry later' },
   TG_ERR_SERVER_NOT_READY: { status: 503, title: 'Service is not ready' },
+  TG_ERR_SESSION_STORE_UNAVAILABLE: { status: 503, title: 'Session store is unavailable; retry later' },
   TG_ERR_SERVER_INTERNAL: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

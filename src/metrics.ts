@@ -2,7 +2,7 @@
  * Prometheus metrics (contract section 7), on a registry of the app's own so
  * that several apps in one process (tests) never share counters.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -10,12 +10,22 @@ export interface Metrics {
   evaluationSeconds: Histogram;
   evidence: Counter<'status'>;
   reloads: Counter<'result'>;
+  /** Sessions held by the memory store; reported by the process that holds it (the primary with worker processes), 0 elsewhere. */
+  sessionsLive: Gauge;
+  sessionEvictions: Counter<'reason'>;
+  sessionStoreErrors: Counter<'backend' | 'operation'>;
+  /** What the sessions-live gauge reads when scraped; set by the process that holds the memory store. */
+  sessionCount?: () => number;
+  /** Pre-call decisions (/v1/evaluate-call and the bindings over it), by outcome. */
+  callDecisions: Counter<'outcome'>;
+  /** Tool pin checks, by status (first-seen, match, changed). */
+  toolPins: Counter<'status'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
   const registry = new Registry();
   if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'trustgate_' });
-  return {
+  const m: Metrics = {
     registry,
     decisions: new Counter({
       name: 'trustgate_decisions_total',
@@ -41,7 +51,40 @@ export function createMetrics(defaultMetrics = true): Metrics {
       labelNames: ['result'],
       registers: [registry],
     }),
+    sessionsLive: new Gauge({
+      name: 'trustgate_sessions_live',
+      help: 'Sessions held by the memory session store (0 with Redis, where Redis holds them)',
+      registers: [registry],
+      collect() {
+        this.set(m.sessionCount?.() ?? 0);
+      },
+    }),
+    sessionEvictions: new Counter({
+      name: 'trustgate_session_evictions_total',
+      help: 'Sessions the memory session store dropped, by reason (lru: over the bound; ttl: unused for TRUSTGATE_SESSION_TTL)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    sessionStoreErrors: new Counter({
+      name: 'trustgate_session_store_errors_total',
+      help: 'Session store operations that failed (the request got 503), by backend and operation',
+      labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
+    callDecisions: new Counter({
+      name: 'trustgate_call_decisions_total',
+      help: 'Pre-call decisions made, by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    toolPins: new Counter({
+      name: 'trustgate_tool_pins_total',
+      help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
   };
+  return m;
 }
 
 const children = new WeakMap<Metrics, { outcome: Map<string, { inc(): void }>; status: Map<string, { inc(): void }> }>();

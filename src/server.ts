@@ -16,7 +16,10 @@ import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from './logger.js';
+import { createMetrics } from './metrics.js';
 import { PolicyStore } from './policy/store.js';
+import { openPrimaryStore, openSessionStore } from './session/open.js';
+import type { SessionStore } from './session/store.js';
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
@@ -50,7 +53,7 @@ async function serve(
   log: pino.Logger,
   exit: (code: number) => void,
   onHangup: (reload: () => void) => void,
-  app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore },
+  app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore; sessions: SessionStore },
 ): Promise<void> {
   let server: Awaited<ReturnType<typeof import('./app.js').buildApp>> | undefined;
   let closing = false;
@@ -59,7 +62,7 @@ async function serve(
     closing = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stopped before it served: nothing is in flight.
-    const closed = server ? server.close() : Promise.resolve();
+    const closed = (server ? server.close() : Promise.resolve()).then(() => app.sessions.close());
     closed.then(
       () => {
         log.info('stopped');
@@ -128,9 +131,9 @@ async function main(): Promise<void> {
       };
       wait();
     };
-    const { ready, ...parts } = connectWorker(config, log, () => exitWorker(1));
+    const { ready, sessions, ...parts } = connectWorker(config, log, () => exitWorker(1));
     await ready;
-    return serve(config, log, exitWorker, onHangup, parts);
+    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: sessions ?? (await openSessionStore(config, parts.metrics, log)) });
   }
 
   const store = new PolicyStore(config.policyDir);
@@ -146,8 +149,11 @@ async function main(): Promise<void> {
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
-  if (workers > 1) return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup });
-  return serve(config, log, exit, onHangup, { store });
+  if (workers > 1) {
+    return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup, sessions: (metrics) => openPrimaryStore(config, metrics, log) });
+  }
+  const metrics = createMetrics();
+  return serve(config, log, exit, onHangup, { store, metrics, sessions: await openSessionStore(config, metrics, log) });
 }
 
 main().catch((err: unknown) => {

@@ -17,6 +17,10 @@
  * - stdout: workers send their log lines here and this process alone
  *   writes them, so lines of different workers never interleave (a pipe
  *   takes a write whole only up to PIPE_BUF, 4096 bytes);
+ * - with TRUSTGATE_SESSION_STORE=memory, the session store: one
+ *   MemorySessionStore for the whole service, each worker's operations
+ *   run here one at a time (so merges and pin checks are atomic across
+ *   workers; see src/session/ipc.ts);
  * - the process lifecycle: SIGTERM/SIGINT go to every worker, each
  *   finishes its in-flight requests, and the primary exits 0 once all
  *   have; a worker that dies is replaced with the set in force; a worker
@@ -30,9 +34,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
-import { createMetrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
 import type { PolicyFile, PolicySet } from '../policy/load.js';
 import { reportReload, type PolicyStore } from '../policy/store.js';
+import { runSessionOp } from '../session/ipc.js';
+import type { SessionStore } from '../session/store.js';
 import { HEARTBEAT_MS, METRICS_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 /** How long the primary waits for a worker's acknowledgement of a new policy set. */
@@ -58,9 +64,16 @@ export function runPrimary(opts: {
   exit: (code: number) => never;
   /** Where SIGHUP is routed (see src/server.ts). */
   onHangup: (reload: () => void) => void;
+  /** The session store held here for every worker (the memory store), if any; built with this process's metrics. */
+  sessions?: (metrics: Metrics) => SessionStore | undefined;
 }): void {
-  const { workers: count, log, store, exit } = opts;
+  const { workers: count, log, store } = opts;
   const metrics = createMetrics();
+  const sessions = opts.sessions?.(metrics);
+  const exit = (code: number): never => {
+    void sessions?.close();
+    return opts.exit(code);
+  };
   /** Workers that said hello: they hear what is sent to them. */
   const live = new Set<Worker>();
   /** Every worker process not yet exited. */
@@ -225,6 +238,16 @@ export function runPrimary(opts: {
                   ...(outcome.error.rule !== undefined ? { rule: outcome.error.rule } : {}),
                 },
           ),
+        );
+        return;
+      case 'session':
+        if (!sessions) {
+          send(w, { kind: 'sessionAnswer', id: m.id, ok: false, error: 'the primary process holds no session store' });
+          return;
+        }
+        runSessionOp(sessions, m.op).then(
+          (value) => send(w, { kind: 'sessionAnswer', id: m.id, ok: true, value }),
+          (err: unknown) => send(w, { kind: 'sessionAnswer', id: m.id, ok: false, error: String((err as Error)?.message ?? err) }),
         );
         return;
     }

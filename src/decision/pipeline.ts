@@ -10,7 +10,8 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
-import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar } from '../policy/evaluate.js';
+import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
 import { emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
@@ -62,6 +63,10 @@ export interface DecideOptions {
   budget?: EvaluationBudget | undefined;
   /** Label dialects read (TRUSTGATE_DIALECTS); all of them when absent. */
   dialects?: readonly Dialect[] | undefined;
+  /** The `session` variable (what the session was shown before this request); no session when absent. */
+  session?: SessionVar | undefined;
+  /** When given, receives what the decision forwarded (left unset on deny), for the session to take in. */
+  flow?: { forwarded?: ForwardedFlow };
 }
 
 export interface FindingOut {
@@ -266,6 +271,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
         evidence: t.evidence,
         dataClass: t.dataClass,
       })),
+      session: opts.session,
     },
     opts.modeOverride,
     opts.budget,
@@ -310,6 +316,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     actions = out.actions;
     withheld = out.withheld;
     withheldOmitted = out.omitted;
+    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded);
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.

@@ -12,7 +12,7 @@ import { recordDecision, type Metrics } from '../metrics.js';
 import type { PolicySet } from '../policy/load.js';
 import { answerBudget } from './bound.js';
 import { decisionLogEntry, type DecisionLogEntry } from './log.js';
-import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
+import { decide, type DecideOptions, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
   config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects'>;
@@ -22,6 +22,10 @@ export interface RunDeps {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it anyway. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
+  /** See DecideOptions.session. */
+  session?: DecideOptions['session'];
+  /** See DecideOptions.flow. */
+  flow?: DecideOptions['flow'];
 }
 
 const POOL_BYTES = 4096;
@@ -66,6 +70,8 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
     resultRepeatsNames: deps.resultRepeatsNames,
     dialects: deps.config.dialects,
+    session: deps.session,
+    flow: deps.flow,
   });
   const ms = performance.now() - started;
   if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
 import { interceptError } from '../decision/intercept.js';
+import { SessionStoreUnavailable } from '../session/store.js';
 import { routeOf } from './auth.js';
 import { INTERCEPTOR_PATH } from './paths.js';
 
@@ -57,6 +58,10 @@ export interface Mapped {
 export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (err instanceof TrustgateError) {
     return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
+  }
+  // Fail closed: never judged without the session; the store's own message (host, operation) stays in the log.
+  if (err instanceof SessionStoreUnavailable) {
+    return { code: 'TG_ERR_SESSION_STORE_UNAVAILABLE', detail: 'the session store cannot be read or written; retry later', headers: { 'retry-after': '1' } };
   }
   const fe = err as Partial<FastifyError> & { validation?: AjvLikeError[] };
   if (Array.isArray(fe.validation)) {

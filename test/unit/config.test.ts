@@ -19,6 +19,10 @@ describe('configuration (contract section 1)', () => {
       workers: 'auto',
       workerWatchdogMs: 30000,
       dialects: ['trust-annotations', 'ifc', 'fides'],
+      sessionStore: 'memory',
+      sessionTtlSeconds: 86400,
+      maxSessions: 10000,
+      maxPins: 10000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -53,6 +57,14 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_DIALECTS', 'IFC'],
     ['TRUSTGATE_DIALECTS', 'ifc,,fides'],
     ['TRUSTGATE_DIALECTS', ' '],
+    ['TRUSTGATE_SESSION_STORE', 'memcached://x'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://h:6379/x'],
+    ['TRUSTGATE_SESSION_STORE', 'Memory'],
+    ['TRUSTGATE_SESSION_TTL', '0'],
+    ['TRUSTGATE_SESSION_TTL', '1d'],
+    ['TRUSTGATE_MAX_SESSIONS', '0'],
+    ['TRUSTGATE_MAX_PINS', '-5'],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -98,5 +110,46 @@ describe('configuration (contract section 1)', () => {
   it('names the dialects it knows when TRUSTGATE_DIALECTS lists another', () => {
     expect(() => loadConfig({ TRUSTGATE_DIALECTS: 'ifc,github' })).toThrow('TRUSTGATE_DIALECTS names an unknown dialect "github"; known: trust-annotations, ifc, fides');
     expect(Object.isFrozen(loadConfig({ TRUSTGATE_DIALECTS: 'ifc' }).dialects)).toBe(true);
+  });
+
+  it('reads the session settings; a bad store URL is refused without echoing it (it may hold a password)', () => {
+    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@redis.internal:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_MAX_SESSIONS: '5', TRUSTGATE_MAX_PINS: '7' });
+    expect(c).toMatchObject({ sessionStore: 'redis://u:p@redis.internal:6380/2', sessionTtlSeconds: 60, maxSessions: 5, maxPins: 7 });
+    expect(loadConfig({ TRUSTGATE_SESSION_STORE: 'rediss://h' }).sessionStore).toBe('rediss://h');
+    expect(loadConfig({ TRUSTGATE_SESSION_STORE: 'memory' }).sessionStore).toBe('memory');
+    expect(() => loadConfig({ TRUSTGATE_SESSION_STORE: 'http://user:hunter2@h' })).toThrow(/^(?!.*hunter2).*TRUSTGATE_SESSION_STORE/);
+  });
+});
+
+describe('session store settings (contract sections 1 and 12)', () => {
+  it('defaults to the memory store, sessions living a day', () => {
+    expect(loadConfig({})).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 86400, maxSessions: 10000, maxPins: 10000 });
+  });
+
+  it('takes a redis:// URL', () => {
+    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@cache:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_MAX_SESSIONS: '10' });
+    expect(c).toMatchObject({ sessionStore: 'redis://u:p@cache:6380/2', sessionTtlSeconds: 60, maxSessions: 10 });
+  });
+
+  it.each([
+    ['TRUSTGATE_SESSION_STORE', 'memcached://cache'],
+    ['TRUSTGATE_SESSION_STORE', 'Memory'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://cache:6379/zero'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://u:%zz@cache:6379'],
+    ['TRUSTGATE_SESSION_TTL', '0'],
+    ['TRUSTGATE_SESSION_TTL', '1d'],
+    ['TRUSTGATE_MAX_SESSIONS', '0'],
+  ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('a refused store URL is not repeated (it may hold a password)', () => {
+    expect(() => loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:hunter2@cache/x' })).toThrow(ConfigError);
+    try {
+      loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:hunter2@cache/x' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter2');
+    }
   });
 });

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
-import { runDecision } from '../../decision/run.js';
 import { resultRepeatsNames } from '../body.js';
 import { decisionLineWriter } from '../../logger.js';
 import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
@@ -38,6 +37,7 @@ export const evaluateBody = {
       description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
       additionalProperties: true,
     },
+    session: { $ref: 'SessionRef#' },
     options: {
       type: 'object',
       additionalProperties: false,
@@ -151,11 +151,12 @@ export const evaluateReply = {
         'Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (1000; the first ones in document order are listed): what they name is withheld all the same. Present when some were.',
     },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
+    session: { $ref: 'Session#' },
   },
 } as const;
 
 /** The decision log line writer for a request, or nothing when info is off (the entry is then never built). */
-export function decisionLogger(request: FastifyRequest): ((entry: DecisionLogEntry) => void) | undefined {
+export function decisionLogger<T extends object = DecisionLogEntry>(request: FastifyRequest): ((entry: T) => void) | undefined {
   if ((pino.levels.values[request.log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
   const write = decisionLineWriter(request.log as pino.Logger);
   return (entry) => {
@@ -173,8 +174,8 @@ export const plainJson = () => (data: unknown) => JSON.stringify(data);
 
 /** POST /v1/evaluate (contract section 3). */
 export function evaluateRoutes(app: FastifyInstance): void {
-  const { store, config, metrics } = app.trustgate;
-  app.post<{ Body: EvaluateRequest }>(
+  const { core } = app.trustgate;
+  app.post<{ Body: EvaluateRequest & { session?: { id: string } } }>(
     '/v1/evaluate',
     {
       schema: {
@@ -194,6 +195,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
             'An evidence record whose request text repeats a member name or holds a number of integral value outside -(2^53-1)..2^53-1 in any notation (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`) is not I-JSON: its evidenceRef is `malformed`.',
             'A `data-class.v1` evidenceRef whose status is `unsupported` or `malformed` (a near-miss canonicalization such as `"jcs/rfc8785 "` included) cannot say what class the data has: its scope counts as sensitive, policies see `dataClass.class` `unknown`, and the shipped evidence policy flags it at `warn` (rule `flag-dataclass-unchecked`, a rule-level `mode`). It adds no `trust.sensitive.missing` finding, which speaks of verified records only.',
             'A malformed `annotations.audience` (not an array of `"user"`/`"assistant"`: `"assistant"`, `[null]`, `["user", 3]`) excludes every reader: policies see `block.audienceMalformed: true` and `block.audience` `["malformed"]`, and the shipped audience policy drops the block for the model and for the user (`context.reader` `"user"`).',
+            'With `session`, policies see what the session was shown before (`session` variable), and the session then takes in what this answer forwards: `untrusted`/`sensitive` from forwarded blocks (fenced ones included) and forwarded structuredContent, the most restrictive verified data class among them. Withheld blocks add nothing; a denied result adds no labels but is counted in `results`. When the session store cannot be read or written the request fails closed (503).',
           ].join('\n\n'),
         body: evaluateBody,
         response: { 200: evaluateReply, ...problemReplies(400, 401, 403, 413, 415, 503) },
@@ -203,10 +205,9 @@ export function evaluateRoutes(app: FastifyInstance): void {
       config: { jsonScanFocus: ['evidence', '*', 'record'] },
     },
     async (request) =>
-      runDecision(request.body, request.jsonScan, {
-        config,
-        policies: store.current,
-        metrics,
+      core.evaluateResult({
+        request: request.body,
+        scan: request.jsonScan,
         log: decisionLogger(request),
         resultRepeatsNames: () => resultRepeatsNames(request.jsonText),
       }),

@@ -11,6 +11,7 @@ const healthReply = {
 
 /** Liveness and readiness (contract section 7). Open even when a token is set (`security: []`). */
 export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
+  const { sessions } = app.trustgate;
   app.get(
     '/healthz',
     {
@@ -30,7 +31,9 @@ export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
       schema: {
         operationId: 'readyz',
         tags: ['health'],
-        summary: 'Readiness: 200 once a policy set is loaded',
+        summary: 'Readiness: 200 once a policy set is loaded, while the session store answers',
+        description:
+          '503 `TG_ERR_SERVER_NOT_READY` until a policy set is loaded; 503 `TG_ERR_SESSION_STORE_UNAVAILABLE` while the session store (TRUSTGATE_SESSION_STORE) cannot be reached: with the memory store and worker processes, while the primary process does not answer in time; with Redis, while the connection is down or commands fail. It turns 200 again by itself once the store answers.',
         security: [],
         response: {
           200: { ...healthReply, description: 'A policy set is loaded; `policyRevision` names it' },
@@ -41,6 +44,9 @@ export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
     async (_request, reply) => {
       const set = store.current;
       if (!set) return sendProblem(reply, { code: 'TG_ERR_SERVER_NOT_READY', detail: 'no policy set is loaded' });
+      if (!sessions.healthy()) {
+        return sendProblem(reply, { code: 'TG_ERR_SESSION_STORE_UNAVAILABLE', detail: 'the session store cannot be reached', headers: { 'retry-after': '1' } });
+      }
       return { status: 'ready', policyRevision: set.revision };
     },
   );

@@ -1,0 +1,229 @@
+/**
+ * The Redis session store against a redis-server of the test's own: the
+ * merge the Lua script does is mergeSession() (property test), concurrent
+ * updates from two clients (two replicas) lose nothing, pins are set once,
+ * keys cannot be steered into each other, and a server that goes away fails
+ * every operation with SessionStoreUnavailable until it is back.
+ */
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
+import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
+import { dataClassRank, emptySession, mergeSession, SessionStoreUnavailable, type SessionState, type SessionUpdate } from '../../../src/session/store.js';
+import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
+
+describe('redis:// URLs', () => {
+  it.each([
+    ['redis://127.0.0.1:6380', { host: '127.0.0.1', port: 6380, db: 0 }],
+    ['redis://cache', { host: 'cache', port: 6379, db: 0 }],
+    ['redis://u:p%40ss@cache:7000/3', { host: 'cache', port: 7000, db: 3, username: 'u', password: 'p@ss' }],
+    ['redis://:secret@cache:7000', { host: 'cache', port: 7000, db: 0, password: 'secret' }],
+    ['redis://[::1]:7000/1', { host: '::1', port: 7000, db: 1 }],
+  ])('%s', (url, want) => {
+    expect(parseRedisUrl(url)).toEqual(want);
+  });
+
+  it('rediss:// connects with TLS', () => {
+    expect(parseRedisUrl('rediss://cache:6380').tls).toEqual({ servername: 'cache' });
+  });
+
+  it.each(['memcached://x', 'redis://', 'redis://h:1/x', 'redis://h:1/0?tls=1', 'not a url', 'redis://h/0#frag'])('%s is refused', (url) => {
+    expect(() => parseRedisUrl(url)).toThrow(RedisUrlError);
+  });
+
+  it('a refused URL never repeats its password', () => {
+    try {
+      parseRedisUrl('redis://u:hunter2@h:1/nodb');
+      expect.unreachable();
+    } catch (err) {
+      expect(String((err as Error).message)).not.toContain('hunter2');
+    }
+  });
+});
+
+describe('keys', () => {
+  it('one key per (server, tool) pair, whatever the names hold', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b, c, d) => {
+        if (a === c && b === d) return;
+        expect(pinKey(a, b)).not.toBe(pinKey(c, d));
+        expect(pinKey(a, b).startsWith('trustgate:pin:')).toBe(true);
+      }),
+    );
+    expect(pinKey('a\0b', 'c')).not.toBe(pinKey('a', 'b\0c'));
+    expect(pinKey('a","b', 'c')).not.toBe(pinKey('a', 'b","c'));
+    expect(sessionKey('x')).toBe('trustgate:session:x');
+  });
+});
+
+const run = redisTestsRun('the Redis session store tests (test/unit/session/redis.test.ts)');
+
+describe.skipIf(!run)('RedisSessionStore', () => {
+  let redis: TestRedis;
+  const stores: RedisSessionStore[] = [];
+  const open = async (extra: Partial<ConstructorParameters<typeof RedisSessionStore>[0]> = {}): Promise<RedisSessionStore> => {
+    const s = new RedisSessionStore({ url: redis.url, ttlMs: 60_000, commandTimeoutMs: 500, pingMs: 200, ...extra });
+    stores.push(s);
+    await s.waitReady(5_000);
+    return s;
+  };
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await redis?.close();
+  });
+
+  const names = fc.constantFrom('read_file', 'send_email', 'fetch', 'ünïcødé', 'a\nb', '\ud800', '\udc00', '"', '');
+  const classes = fc.constantFrom('public', 'internal', 'personal', 'confidential', 'restricted', 'highly_confidential', 'Secret', 'INTERNAL', 'x\ny');
+  const update: fc.Arbitrary<SessionUpdate> = fc.record(
+    {
+      sensitive: fc.boolean(),
+      untrusted: fc.boolean(),
+      call: fc.record({ tool: names }),
+      result: fc.boolean(),
+      dataClass: fc
+        .tuple(classes, fc.array(fc.constantFrom('GDPR', 'hipaa', 'pci', 'İ', 'ß', 'ΣΑΣ', '\ud83d\ude00', '\ue000'), { maxLength: 3 }), fc.option(fc.integer({ min: -1, max: 7 })))
+        .map(([cls, regulatory, rank]) => ({ class: cls, rank: rank ?? dataClassRank(cls), regulatory })),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('merges on the server exactly as mergeSession does (same updates, same state after each)', async () => {
+    const store = await open({ maxTools: 4 });
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(update, { maxLength: 12 }), async (updates) => {
+        const id = `prop-${n++}`;
+        let want: SessionState = emptySession();
+        for (const u of updates) {
+          want = mergeSession(want, u, 4);
+          expect(await store.update(id, u)).toEqual(want);
+        }
+        expect(await store.get(id)).toEqual(updates.length === 0 ? undefined : want);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('loses no update when two replicas write one session at once', async () => {
+    const [a, b] = [await open(), await open()];
+    const N = 200;
+    const jobs = Array.from({ length: N }, (_, i) =>
+      (i % 2 === 0 ? a : b).update('busy', i % 2 === 0 ? { call: { tool: `tool-${i % 10}` } } : { result: true, ...(i === 51 ? { untrusted: true } : {}), ...(i === 99 ? { dataClass: { class: 'personal', rank: 2, regulatory: ['gdpr'] } } : {}), ...(i === 151 ? { dataClass: { class: 'internal', rank: 1, regulatory: ['hipaa'] } } : {}) }),
+    );
+    await Promise.all(jobs);
+    const s = (await a.get('busy'))!;
+    expect(s.calls).toBe(N / 2);
+    expect(s.results).toBe(N / 2);
+    expect(s.untrusted).toBe(true);
+    expect(s.sensitive).toBe(false);
+    expect([...s.tools].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `tool-${i}`).filter((_, i) => i % 2 === 0).sort());
+    expect(s.dataClass).toEqual({ class: 'personal', regulatory: ['gdpr', 'hipaa'] });
+    expect(await b.get('busy')).toEqual(s);
+  });
+
+  it('pins the first digest once, whichever replica asks first', async () => {
+    const [a, b] = [await open(), await open()];
+    const checks = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).checkPin('mail', 'send', `sha256:${i % 4}`)));
+    const first = checks.filter((c) => c.status === 'first-seen');
+    expect(first).toHaveLength(1);
+    const pinned = first[0]!.pinned;
+    for (const c of checks) expect(c.pinned).toBe(pinned);
+    expect(checks.filter((c) => c.status === 'match').length).toBe(checks.filter((c, i) => c.status !== 'first-seen' && `sha256:${i % 4}` === pinned).length);
+    expect(await a.getPin('mail', 'send')).toBe(pinned);
+    await b.acceptPin('mail', 'send', 'sha256:new');
+    expect(await a.checkPin('mail', 'send', 'sha256:new')).toEqual({ status: 'match', pinned: 'sha256:new' });
+    expect(await a.checkPin('mail', 'send', pinned)).toEqual({ status: 'changed', pinned: 'sha256:new' });
+    // Names that would collide under a naive join stay apart.
+    expect((await a.checkPin('a\0b', 'c', 'x')).status).toBe('first-seen');
+    expect((await a.checkPin('a', 'b\0c', 'y')).status).toBe('first-seen');
+    expect(await a.getPin('nobody', 'nothing')).toBeUndefined();
+  });
+
+  it('keeps a session TTL seconds after its last use, and ends it on delete', async () => {
+    const store = await open({ ttlMs: 30_000 });
+    const raw = new Redis({ port: redis.port, host: '127.0.0.1', lazyConnect: true });
+    try {
+      await store.update('ttl', { result: true });
+      const ttl = await raw.pttl(sessionKey('ttl'));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(30_000);
+      await raw.pexpire(sessionKey('ttl'), 5_000);
+      await store.get('ttl');
+      expect(await raw.pttl(sessionKey('ttl'))).toBeGreaterThan(5_000);
+      expect(await store.delete('ttl')).toBe(true);
+      expect(await store.delete('ttl')).toBe(false);
+      expect(await store.get('ttl')).toBeUndefined();
+      // A get of a session that does not exist creates nothing.
+      expect(await raw.exists(sessionKey('ttl'))).toBe(0);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('fails closed while the server is down, and recovers when it is back on the same port', async () => {
+    const store = await open();
+    await store.update('down', { result: true });
+    expect(store.healthy()).toBe(true);
+    await redis.stop();
+    await expect(store.update('down', { result: true })).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    await expect(store.get('down')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    await expect(store.checkPin('s', 't', 'd')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    expect(store.healthy()).toBe(false);
+    await redis.start();
+    await store.waitReady(10_000);
+    const deadline = Date.now() + 10_000;
+    while (!store.healthy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(store.healthy()).toBe(true);
+    // The data went with the server (no persistence): the session starts over.
+    expect(await store.update('down', { result: true })).toMatchObject({ results: 1 });
+  });
+
+  it('reports a failure counted by operation, and a server that never answers as unhealthy', async () => {
+    const errors: string[] = [];
+    const store = new RedisSessionStore({ url: 'redis://127.0.0.1:1', ttlMs: 1_000, commandTimeoutMs: 200, onError: (op) => errors.push(op) });
+    stores.push(store);
+    expect(store.healthy()).toBe(false);
+    await expect(store.get('x')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    await expect(store.update('x', {})).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    expect(errors).toEqual(['get', 'update']);
+  });
+
+  it('logs in with the URL\'s user and password and uses its database; a wrong password fails closed without repeating it', async () => {
+    const locked = await startRedis(['--requirepass', 'pa:ss@word', '--user', 'gate', 'on', '>gate-secret', '~trustgate:*', '+@all']);
+    try {
+      const good = new RedisSessionStore({ url: `redis://:${encodeURIComponent('pa:ss@word')}@127.0.0.1:${locked.port}/2`, ttlMs: 60_000, commandTimeoutMs: 500 });
+      const user = new RedisSessionStore({ url: `redis://gate:gate-secret@127.0.0.1:${locked.port}/3`, ttlMs: 60_000, commandTimeoutMs: 500 });
+      stores.push(good, user);
+      await good.waitReady(5_000);
+      await user.waitReady(5_000);
+      await good.update('auth', { result: true });
+      await user.update('auth', { untrusted: true });
+      const raw = new Redis({ port: locked.port, host: '127.0.0.1', password: 'pa:ss@word', lazyConnect: true });
+      try {
+        expect(await raw.select(2)).toBe('OK');
+        expect(await raw.hget(sessionKey('auth'), 'r')).toBe('1');
+        await raw.select(3);
+        expect(await raw.hget(sessionKey('auth'), 'u')).toBe('1');
+        await raw.select(0);
+        expect(await raw.exists(sessionKey('auth'))).toBe(0);
+      } finally {
+        raw.disconnect();
+      }
+      const health: string[] = [];
+      const bad = new RedisSessionStore({ url: `redis://:wrong-secret@127.0.0.1:${locked.port}`, ttlMs: 60_000, commandTimeoutMs: 300, onHealth: (_h, reason) => health.push(reason) });
+      stores.push(bad);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(bad.healthy()).toBe(false);
+      const err = await bad.get('auth').catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(SessionStoreUnavailable);
+      expect((err as Error).message).not.toContain('wrong-secret');
+      expect(health.join(' ')).not.toContain('wrong-secret');
+    } finally {
+      await locked.close();
+    }
+  });
+});
