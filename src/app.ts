@@ -21,8 +21,13 @@ import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
+import { evaluateCallRoutes } from './http/routes/evaluate-call.js';
+import { sessionRoutes } from './http/routes/sessions.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
+import type { SessionStore } from './session/store.js';
+import { MemorySessionStore } from './session/memory.js';
+import { createDecisionCore, type DecisionCore } from './decision/core.js';
 
 export interface AppOptions {
   config: Config;
@@ -35,6 +40,26 @@ export interface AppOptions {
   reloadPolicies?: (source: string) => Promise<ReloadResult>;
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
+  /**
+   * The session and pin store (contract section 12). When absent, an
+   * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
+   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
+   * with the app; a store passed in belongs to the caller, who closes it.
+   */
+  sessions?: SessionStore;
+}
+
+/** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
+export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'lru' | 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
+  const store = new MemorySessionStore({
+    maxSessions: config.maxSessions,
+    maxPins: config.maxPins,
+    ttlMs: config.sessionTtlSeconds * 1000,
+    ...(onEvict ? { onEvict } : {}),
+  });
+  const timer = setInterval(() => store.sweep(), Math.min(60_000, config.sessionTtlSeconds * 1000));
+  timer.unref();
+  return { store, timer };
 }
 
 export const API_VERSION = '1.0.0';
@@ -56,6 +81,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // the `req` serializer (access lines) or the decisionId (decision lines).
     childLoggerFactory: (logger) => logger,
     clientErrorHandler,
+    // Path parameters (session ids) are checked by their route schemas; this bound is only the router's.
+    routerOptions: { maxParamLength: 1024 },
+    // A path parameter that does not decode, or is over the router's bound, is a problem+json that never echoes the path.
+    frameworkErrors: (err, _request, reply) => {
+      if ((err as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendProblem(reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'a path parameter is too long (a session id is at most 256 characters)' });
+      }
+      return sendProblem(reply, { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request path cannot be decoded' });
+    },
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       // Stop at the first error: collecting all of them lets one hostile body cost the service
@@ -63,7 +97,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
     },
   });
-  app.decorate('trustgate', { config, store, metrics });
+  let sessions = opts.sessions;
+  if (sessions === undefined) {
+    const own = memorySessionStore(config);
+    sessions = own.store;
+    app.addHook('onClose', async () => {
+      clearInterval(own.timer);
+      await own.store.close();
+    });
+  }
+  const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
+  app.decorate('trustgate', { config, store, metrics, sessions, core });
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
@@ -92,7 +136,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
       tags: [
-        { name: 'decisions', description: 'Policy decisions on tool results' },
+        { name: 'decisions', description: 'Policy decisions on tool results, and on tool calls before they run' },
+        { name: 'sessions', description: 'Session labels and tool pins' },
         { name: 'validation', description: 'MCP shape and trust-claim checks' },
         { name: 'evidence', description: 'Canonical digests of evidence records' },
         { name: 'policies', description: 'The loaded policy set' },
@@ -146,6 +191,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   validateRoutes(app);
   policyRoutes(app);
   evaluateRoutes(app);
+  evaluateCallRoutes(app);
+  sessionRoutes(app);
   await app.register(interceptorRoutes);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
@@ -163,7 +210,7 @@ declare module 'fastify' {
     decisionLogged?: boolean;
   }
   interface FastifyInstance {
-    trustgate: { config: Config; store: PolicyStore; metrics: Metrics };
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;
   }
