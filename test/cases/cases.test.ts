@@ -41,13 +41,10 @@ import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../help
 
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
 
-/** Folders of sequence cases, run by their own harness (healthcare.test.ts). */
-const SEQUENCES = new Set([join(ROOT, 'healthcare')]);
-
 function caseFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) return SEQUENCES.has(p) ? [] : caseFiles(p);
+    if (statSync(p).isDirectory()) return caseFiles(p);
     return name.endsWith('.json') ? [p] : [];
   });
 }
