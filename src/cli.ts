@@ -8,8 +8,13 @@
  * not load or the input cannot be checked, it writes an `isError` result
  * (and exits 0, so the gateway uses it). The decision log goes to stderr.
  *
+ * `trustgate interceptor` serves the MCP Interceptors extension on
+ * standard input/output, and `trustgate proxy` is the transparent MCP proxy
+ * (contract section 14; src/bindings/).
+ *
  * `trustgate serve` (or no command) starts the HTTP service.
  */
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { interceptAnswer, interceptError, type InterceptAnswer } from './decision/intercept.js';
@@ -74,12 +79,21 @@ export async function intercept(): Promise<void> {
   }
 }
 
+/** The policies shipped with the package (next to src/ and dist/), whatever the working directory. */
+const SHIPPED_POLICIES = fileURLToPath(new URL('../policies/', import.meta.url));
+
 const command = process.argv[2] ?? 'serve';
 if (command === 'intercept') {
   await intercept();
 } else if (command === 'serve') {
   await import('./server.js');
+} else if (command === 'interceptor') {
+  const { runInterceptorStdio } = await import('./bindings/interceptor/stdio.js');
+  await runInterceptorStdio(process.argv.slice(3), SHIPPED_POLICIES);
+} else if (command === 'proxy') {
+  const { runProxy } = await import('./bindings/proxy/cli.js');
+  await runProxy(process.argv.slice(3), SHIPPED_POLICIES);
 } else {
-  process.stderr.write('usage: trustgate [serve | intercept]\n');
+  process.stderr.write('usage: trustgate [serve | intercept | interceptor | proxy]\n');
   process.exit(2);
 }

@@ -1,0 +1,62 @@
+/**
+ * What the stdio bindings (`trustgate interceptor`, `trustgate proxy`)
+ * share as processes: configuration, a logger on standard error (standard
+ * output is the MCP channel), the policy folder (`--policies DIR`, else
+ * TRUSTGATE_POLICY_DIR, else the policies shipped with the package, found
+ * next to the package and not in the working directory, since hosts start
+ * these commands from anywhere), SIGHUP reloads, and the decision core.
+ */
+import pino from 'pino';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { DecisionCore } from '../decision/core.js';
+import { loggerOptions } from '../logger.js';
+import { PolicyStore } from '../policy/store.js';
+import { createAdapterCore } from './adapter.js';
+
+export interface BindingProcess {
+  config: Config;
+  log: pino.Logger;
+  store: PolicyStore;
+  core: DecisionCore;
+}
+
+/** Remove `--policies DIR` from args; the folder it names, if any. */
+export function takePolicies(args: string[]): string | undefined {
+  const i = args.indexOf('--policies');
+  if (i < 0) return undefined;
+  const dir = args[i + 1];
+  if (dir === undefined || dir === '--') throw new ConfigError('--policies needs a folder');
+  args.splice(i, 2);
+  return dir;
+}
+
+/** Start-up of a stdio binding; exits 2 on a configuration error and 1 when the policies do not load (fail closed). */
+export async function startBinding(policiesArg: string | undefined, shippedPolicies: string, what: string): Promise<BindingProcess> {
+  let config: Config;
+  try {
+    const env = { ...process.env };
+    if (policiesArg !== undefined) env.TRUSTGATE_POLICY_DIR = policiesArg;
+    else if (!env.TRUSTGATE_POLICY_DIR) env.TRUSTGATE_POLICY_DIR = shippedPolicies;
+    config = loadConfig(env);
+  } catch (err) {
+    process.stderr.write(`trustgate ${what}: configuration error: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const log = pino(loggerOptions(config.logLevel), pino.destination(2));
+  const store = new PolicyStore(config.policyDir);
+  try {
+    const set = await store.load();
+    log.info({ policyRevision: set.revision, policies: set.policies.map((p) => p.id), dir: config.policyDir }, 'policies loaded');
+  } catch (err) {
+    process.stderr.write(`trustgate ${what}: refusing to start: policy load failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  process.on('SIGHUP', () => {
+    void store.reload().then((r) => {
+      if (r.ok) log.info({ policyRevision: r.set.revision, changed: r.changed }, 'policies reloaded');
+      else log.error(`policy reload failed, the previous set stays in force: ${r.error.message}`);
+    });
+  });
+  const core = createAdapterCore({ config, policies: () => store.current, log: (entry) => log.info(entry, 'decision') });
+  return { config, log, store, core };
+}
