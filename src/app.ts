@@ -23,6 +23,9 @@ import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
+import type { DecisionCore } from './decision/core.js';
+import { createAdapterCore } from './bindings/adapter.js';
+import { mcpRoutes, MCP_PATH } from './bindings/interceptor/http.js';
 
 export interface AppOptions {
   config: Config;
@@ -35,6 +38,8 @@ export interface AppOptions {
   reloadPolicies?: (source: string) => Promise<ReloadResult>;
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
+  /** The decision core the MCP bindings call; built over `store` when absent. */
+  core?: DecisionCore;
 }
 
 export const API_VERSION = '1.0.0';
@@ -133,7 +138,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       // The interceptor route checks its own token (it also takes it from the query).
       const route = routeOf(request);
-      if (!route.startsWith('/v1/') || route === INTERCEPTOR_PATH) return;
+      if (!(route.startsWith('/v1/') || route === MCP_PATH) || route === INTERCEPTOR_PATH) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
@@ -147,6 +152,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   policyRoutes(app);
   evaluateRoutes(app);
   await app.register(interceptorRoutes);
+  mcpRoutes(app, opts.core ?? createAdapterCore({ config, policies: () => store.current, metrics, log: (entry) => app.log.info(entry, 'decision') }));
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

@@ -10,6 +10,8 @@ import { ErrorCode, McpError, type JSONRPCRequest } from '@modelcontextprotocol/
 import { INTERCEPTORS_EXTENSION, INVOKE_METHOD, LIST_METHOD, type InterceptorRegistry } from './registry.js';
 
 export const SERVER_NAME = 'trustgate-interceptors';
+/** The version the MCP bindings report (serverInfo, descriptors). */
+export const BINDING_VERSION = '0.1.0';
 
 export function createInterceptorServer(registry: InterceptorRegistry, version: string): Server {
   const server = new Server(

@@ -6,10 +6,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startBinding, takePolicies } from '../process.js';
 import { InterceptorRegistry } from './registry.js';
-import { createInterceptorServer } from './server.js';
+import { BINDING_VERSION, createInterceptorServer } from './server.js';
 import { trustgateInterceptors } from './trustgate.js';
-
-export const BINDING_VERSION = '0.1.0';
 
 export async function runInterceptorStdio(args: string[], shippedPolicies: string): Promise<void> {
   const rest = [...args];
