@@ -23,8 +23,9 @@ import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
-import type { DecisionCore } from './decision/core.js';
-import { createAdapterCore } from './bindings/adapter.js';
+import type { SessionStore } from './session/store.js';
+import { MemorySessionStore } from './session/memory.js';
+import { createDecisionCore, type DecisionCore } from './decision/core.js';
 import { mcpRoutes, MCP_PATH } from './bindings/interceptor/http.js';
 
 export interface AppOptions {
@@ -38,8 +39,26 @@ export interface AppOptions {
   reloadPolicies?: (source: string) => Promise<ReloadResult>;
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
-  /** The decision core the MCP bindings call; built over `store` when absent. */
-  core?: DecisionCore;
+  /**
+   * The session and pin store (contract section 12). When absent, an
+   * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
+   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
+   * with the app; a store passed in belongs to the caller, who closes it.
+   */
+  sessions?: SessionStore;
+}
+
+/** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
+export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'lru' | 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
+  const store = new MemorySessionStore({
+    maxSessions: config.maxSessions,
+    maxPins: config.maxPins,
+    ttlMs: config.sessionTtlSeconds * 1000,
+    ...(onEvict ? { onEvict } : {}),
+  });
+  const timer = setInterval(() => store.sweep(), Math.min(60_000, config.sessionTtlSeconds * 1000));
+  timer.unref();
+  return { store, timer };
 }
 
 export const API_VERSION = '1.0.0';
@@ -68,7 +87,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false },
     },
   });
-  app.decorate('trustgate', { config, store, metrics });
+  let sessions = opts.sessions;
+  if (sessions === undefined) {
+    const own = memorySessionStore(config);
+    sessions = own.store;
+    app.addHook('onClose', async () => {
+      clearInterval(own.timer);
+      await own.store.close();
+    });
+  }
+  const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
+  app.decorate('trustgate', { config, store, metrics, sessions, core });
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.
   app.decorateRequest('jsonScan', undefined);
@@ -152,7 +181,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   policyRoutes(app);
   evaluateRoutes(app);
   await app.register(interceptorRoutes);
-  mcpRoutes(app, opts.core ?? createAdapterCore({ config, policies: () => store.current, metrics, log: (entry) => app.log.info(entry, 'decision') }));
+  mcpRoutes(app, core);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
@@ -169,7 +198,7 @@ declare module 'fastify' {
     decisionLogged?: boolean;
   }
   interface FastifyInstance {
-    trustgate: { config: Config; store: PolicyStore; metrics: Metrics };
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;
   }

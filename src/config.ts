@@ -49,6 +49,18 @@ export interface Config {
    * 0 turns it off).
    */
   readonly workerWatchdogMs: number;
+  /**
+   * Where sessions and tool pins live (TRUSTGATE_SESSION_STORE, default
+   * `memory`): `memory`, or a `redis://[user:password@]host:port[/db]` URL
+   * (`rediss://` for TLS), kept as written.
+   */
+  readonly sessionStore: 'memory' | string;
+  /** Seconds a session lives after its last use (TRUSTGATE_SESSION_TTL, default 86400). */
+  readonly sessionTtlSeconds: number;
+  /** Most sessions the memory store holds; the least recently used is evicted past it (TRUSTGATE_MAX_SESSIONS, default 10000). */
+  readonly maxSessions: number;
+  /** Most (server, tool) pins the memory store holds; the least recently pinned is dropped past it (TRUSTGATE_MAX_PINS, default 10000). */
+  readonly maxPins: number;
 }
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
@@ -96,6 +108,23 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]):
   return raw as T;
 }
 
+/** TRUSTGATE_SESSION_STORE: `memory` or a Redis URL (checked here, connected to by the store). */
+function sessionStore(raw: string | undefined): string {
+  if (raw === undefined || raw === '' || raw === 'memory') return 'memory';
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const db = url?.pathname.replace(/^\//, '') ?? '';
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^([0-9]{1,5})?$/.test(db) || url.search !== '' || url.hash !== '') {
+    // Never echo the value: a Redis URL can hold a password.
+    throw new ConfigError('TRUSTGATE_SESSION_STORE must be memory or a URL redis://[user:password@]host[:port][/db] (rediss:// for TLS)');
+  }
+  return raw;
+}
+
 function workers(raw: string | undefined): number | 'auto' {
   if (raw === undefined || raw === '' || raw === 'auto') return 'auto';
   const n = /^[0-9]{1,2}$/.test(raw) ? Number(raw) : NaN;
@@ -131,5 +160,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
+    sessionStore: sessionStore(env.TRUSTGATE_SESSION_STORE),
+    sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL', 86_400, 1, 31_536_000),
+    maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS', 10_000, 1, 10_000_000),
+    maxPins: int(env, 'TRUSTGATE_MAX_PINS', 10_000, 1, 10_000_000),
   });
 }

@@ -10,6 +10,10 @@ export interface Metrics {
   evaluationSeconds: Histogram;
   evidence: Counter<'status'>;
   reloads: Counter<'result'>;
+  /** Pre-call decisions (/v1/evaluate-call and the bindings over it), by outcome. */
+  callDecisions: Counter<'outcome'>;
+  /** Tool pin checks, by status (first-seen, match, changed). */
+  toolPins: Counter<'status'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -39,6 +43,18 @@ export function createMetrics(defaultMetrics = true): Metrics {
       name: 'trustgate_policy_reloads_total',
       help: 'Policy reloads, by result (success or failure)',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    callDecisions: new Counter({
+      name: 'trustgate_call_decisions_total',
+      help: 'Pre-call decisions made, by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    toolPins: new Counter({
+      name: 'trustgate_tool_pins_total',
+      help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
+      labelNames: ['status'],
       registers: [registry],
     }),
   };

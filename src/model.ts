@@ -35,8 +35,11 @@ export type Tri = boolean | null;
 export const MODES = ['audit', 'warn', 'enforce'] as const;
 export type Mode = (typeof MODES)[number];
 
-export const SCOPES = ['block', 'result'] as const;
+export const SCOPES = ['block', 'result', 'call'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** Effects a `scope: call` rule may have (contract section 12): a call is allowed, stopped or put to the user, never edited. */
+export const CALL_EFFECTS = ['deny', 'consent', 'flag'] as const;
 
 export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag'] as const;
 export type Effect = (typeof EFFECTS)[number];

@@ -8,16 +8,23 @@
  */
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import type { DecisionCore } from '../decision/core.js';
+import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/store.js';
-import { createAdapterCore } from './adapter.js';
+import { MemorySessionStore } from '../session/memory.js';
+import { pinKey, toolDigest } from '../session/pins.js';
+import type { SessionStore } from '../session/store.js';
 
 export interface BindingProcess {
   config: Config;
   log: pino.Logger;
   store: PolicyStore;
+  sessions: SessionStore;
   core: DecisionCore;
+  /** Pin the definitions of a tools/list answer (trust on first use), as /v1/evaluate-call would. */
+  pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<void>;
+  /** Writes a decision log line. */
+  decisionLog: (entry: object) => void;
 }
 
 /** Remove `--policies DIR` from args; the folder it names, if any. */
@@ -57,6 +64,16 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
       else log.error(`policy reload failed, the previous set stays in force: ${r.error.message}`);
     });
   });
-  const core = createAdapterCore({ config, policies: () => store.current, log: (entry) => log.info(entry, 'decision') });
-  return { config, log, store, core };
+  // One process, one connection: sessions and pins live in this process.
+  const sessions = new MemorySessionStore({ maxSessions: config.maxSessions, maxPins: config.maxPins, ttlMs: config.sessionTtlSeconds * 1000 });
+  const core = createDecisionCore({ config, policies: () => store.current, sessions });
+  const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<void> => {
+    for (const tool of tools) {
+      if (typeof tool.name !== 'string') continue;
+      const key = pinKey({ name: server }, tool, tool.name);
+      const pin = await sessions.checkPin(key.server, key.tool, toolDigest(tool));
+      if (pin.status === 'changed') log.warn({ server: key.server, tool: key.tool }, 'tool definition changed since it was pinned');
+    }
+  };
+  return { config, log, store, sessions, core, pinTools, decisionLog: (entry) => log.info(entry, 'decision') };
 }

@@ -4,14 +4,39 @@
  * MCP interceptor server and the MCP proxy are thin layers over these two
  * operations. The core knows no transport: a binding turns its own wire
  * format into these requests and the answers back into its own.
+ *
+ * Sessions: a request that names a session reads it first (the `session`
+ * variable holds the values before the request), is decided, and then
+ * merges into the session what it contributed (a result: the labels of
+ * what was forwarded; a call: its tool name). The store merges (labels only
+ * go up), so concurrent requests of one session never lose an update. A
+ * store that cannot be read or written rejects with SessionStoreUnavailable
+ * and the request fails closed (503 on HTTP). Every evaluateCall also reads
+ * the pins, so it needs the store even without a session.
  */
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
+import type { Metrics } from '../metrics.js';
+import { isObject, own } from '../model.js';
+import { toolHints, type ToolHints } from '../mcp/hints.js';
+import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
+import { NO_SESSION } from '../policy/cel.js';
+import type { PolicySet } from '../policy/load.js';
+import { pinKey, toolDigest } from '../session/pins.js';
+import { SESSION_ID_PATTERN, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import type { Decision, EvaluateRequest, FindingOut, Outcome } from './pipeline.js';
 import type { DecisionLogEntry } from './log.js';
-import type { SessionState } from '../session/store.js';
+import { callLogEntry, type CallLogEntry } from './log.js';
+import { runDecision } from './run.js';
+import type { ForwardedFlow } from './flow.js';
 
-/** A session as answers show it: the state plus its id. */
-export type SessionView = { id: string } & SessionState;
+export type { ToolHints };
+
+/** A session as answers show it: the state plus its id; `dataClass` is `{}` while no verified class was forwarded. */
+export type SessionView = { id: string } & Omit<SessionState, 'dataClass'> & { dataClass: { class: string; regulatory: string[] } | Record<string, never> };
 
 /** POST /v1/evaluate-call (contract section 12). */
 export interface EvaluateCallRequest {
@@ -23,13 +48,6 @@ export interface EvaluateCallRequest {
   context?: Record<string, unknown>;
 }
 
-export interface ToolHints {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
-
 /** The 200 answer of /v1/evaluate-call. */
 export interface CallDecision {
   decisionId: string;
@@ -37,7 +55,7 @@ export interface CallDecision {
   requiresConsent: boolean;
   policyRevision: string;
   findings: FindingOut[];
-  tool: { hints: ToolHints; digest?: string; pin: 'first-seen' | 'match' | 'changed' | 'none' };
+  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' };
   /** After this request; present when the request named a session. */
   session?: SessionView;
 }
@@ -58,7 +76,8 @@ export interface ResultInput {
 
 export interface CallInput {
   request: EvaluateCallRequest;
-  log?: ((entry: Record<string, unknown>) => void) | undefined;
+  /** Receives the decision log line (argument names only, never their values); left out when the log level would drop it. */
+  log?: ((entry: CallLogEntry) => void) | undefined;
 }
 
 export interface DecisionCore {
@@ -66,4 +85,165 @@ export interface DecisionCore {
   evaluateResult(input: ResultInput): Promise<Decision & { session?: SessionView }>;
   /** Judge a tool call before it runs (section 12): scope-call rules, hints, pins, session. */
   evaluateCall(input: CallInput): Promise<CallDecision>;
+}
+
+/** What the core needs. */
+export interface DecisionCoreDeps {
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs'>;
+  /** The policy set in force now (it changes on reload); undefined until one is loaded. */
+  policies: () => PolicySet | undefined;
+  sessions: SessionStore;
+  metrics?: Metrics | undefined;
+}
+
+const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+
+/** The session id a request names, checked (bindings that skip the HTTP schema get the same 400). */
+function sessionId(session: unknown): string | undefined {
+  if (session === undefined) return undefined;
+  const id = isObject(session) ? own(session, 'id') : undefined;
+  if (typeof id !== 'string' || !SESSION_ID.test(id)) {
+    throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'session.id must be 1 to 256 characters of A-Z a-z 0-9 . _ : -', [
+      { pointer: '/session/id', message: 'must match ' + SESSION_ID_PATTERN },
+    ]);
+  }
+  return id;
+}
+
+/** The `session` variable: the stored state, or a new session's, or no session at all. */
+function sessionVar(id: string | undefined, s: SessionState | undefined): SessionVar {
+  if (id === undefined) return NO_SESSION;
+  if (s === undefined) return { ...NO_SESSION, id };
+  return { id, sensitive: s.sensitive, untrusted: s.untrusted, dataClass: s.dataClass ?? {}, calls: s.calls, results: s.results, tools: s.tools };
+}
+
+/** A session as answers show it. */
+export function sessionView(id: string, s: SessionState): SessionView {
+  const dataClass: SessionView['dataClass'] = s.dataClass ? { class: s.dataClass.class, regulatory: s.dataClass.regulatory.slice() } : {};
+  return { id, sensitive: s.sensitive, untrusted: s.untrusted, dataClass, calls: s.calls, results: s.results, tools: s.tools.slice() };
+}
+
+/** What one answered /v1/evaluate adds to its session: the count, and the labels of what was forwarded (nothing on deny). */
+function resultUpdate(flow: ForwardedFlow | undefined): SessionUpdate {
+  const u: SessionUpdate = { result: true };
+  if (flow === undefined) return u;
+  if (flow.sensitive) u.sensitive = true;
+  if (flow.untrusted) u.untrusted = true;
+  if (flow.dataClass) u.dataClass = flow.dataClass;
+  return u;
+}
+
+/**
+ * The decision core over a policy-set getter and a session store: see
+ * DecisionCore. One core serves every binding of a process.
+ */
+export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
+  const { config, sessions, metrics } = deps;
+  const callOutcomes = new Map<string, { inc(): void }>();
+  const pinCounts = new Map<string, { inc(): void }>();
+  const countCall = (outcome: string, pin: string) => {
+    if (!metrics) return;
+    let o = callOutcomes.get(outcome);
+    if (o === undefined) callOutcomes.set(outcome, (o = metrics.callDecisions.labels({ outcome })));
+    o.inc();
+    if (pin === 'none') return;
+    let p = pinCounts.get(pin);
+    if (p === undefined) pinCounts.set(pin, (p = metrics.toolPins.labels({ status: pin })));
+    p.inc();
+  };
+
+  return {
+    async evaluateResult(input) {
+      const request = input.request;
+      const id = sessionId(request.session);
+      const before = id === undefined ? undefined : await sessions.get(id);
+      const flow: { forwarded?: ForwardedFlow } = {};
+      const log = input.log;
+      const decision: Decision & { session?: SessionView } = runDecision(
+        request,
+        input.scan,
+        {
+          config,
+          policies: deps.policies(),
+          metrics,
+          resultRepeatsNames: input.resultRepeatsNames,
+          log: log === undefined ? undefined : id === undefined ? log : (entry) => log({ ...entry, session: id }),
+          session: sessionVar(id, before),
+          flow,
+        },
+        input.evidencePath ?? '/evidence',
+      );
+      if (id !== undefined) decision.session = sessionView(id, await sessions.update(id, resultUpdate(flow.forwarded)));
+      return decision;
+    },
+
+    async evaluateCall(input) {
+      const request = input.request;
+      const call = isObject(request.call) ? request.call : undefined;
+      const name = call === undefined ? undefined : own(call, 'name');
+      if (typeof name !== 'string') {
+        throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'call.name must be a string', [{ pointer: '/call/name', message: 'must be a string' }]);
+      }
+      const args = own(call!, 'arguments');
+      const callArguments = isObject(args) ? args : {};
+      const tool = isObject(request.tool) ? request.tool : undefined;
+      const id = sessionId(request.session);
+      const policies = deps.policies();
+      if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+
+      const started = performance.now();
+      const hints = toolHints(tool);
+      const digest = tool === undefined ? undefined : toolDigest(tool);
+      const key = tool === undefined ? undefined : pinKey(request.server, tool, name);
+      const [before, pin] = await Promise.all([
+        id === undefined ? undefined : sessions.get(id),
+        key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
+      ]);
+      const pinStatus: PinStatus | 'none' = pin?.status ?? 'none';
+      const toolInfo: CallDecision['tool'] = { hints, pin: pinStatus };
+      if (digest !== undefined) toolInfo.digest = digest;
+
+      const budgetStart = performance.now();
+      const deadline = budgetStart + config.evalBudgetMs;
+      const matches = evaluateCallPolicies(
+        policies,
+        {
+          call: { name, arguments: callArguments },
+          tool,
+          toolMembers: toolInfo,
+          server: request.server,
+          context: request.context,
+          session: sessionVar(id, before),
+        },
+        config.modeOverride,
+        { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
+      );
+      let denied = false;
+      let requiresConsent = false;
+      let warned = false;
+      const findings: FindingOut[] = matches.map((m) => {
+        const applied = m.mode === 'enforce';
+        if (m.mode === 'warn') warned = true;
+        if (applied && m.effect === 'deny') denied = true;
+        if (applied && m.effect === 'consent') requiresConsent = true;
+        const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
+        if (m.error !== undefined) f.error = m.error;
+        return f;
+      });
+      const outcome: Outcome = denied ? 'deny' : warned || requiresConsent ? 'warn' : 'allow';
+      const answer: CallDecision = {
+        decisionId: randomUUID(),
+        outcome,
+        requiresConsent,
+        policyRevision: policies.revision,
+        findings,
+        tool: toolInfo,
+      };
+      if (id !== undefined) answer.session = sessionView(id, await sessions.update(id, { call: { tool: name } }));
+      const ms = performance.now() - started;
+      countCall(outcome, pinStatus);
+      input.log?.(callLogEntry(answer, name, callArguments, tool, request.server, id, ms));
+      return answer;
+    },
+  };
 }

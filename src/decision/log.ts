@@ -21,6 +21,83 @@ export interface DecisionLogEntry {
   server: string | null;
   blockCount: number;
   durationMs: number;
+  /** The session the result belongs to, when the request named one. */
+  session?: string;
+}
+
+/**
+ * The log line of a pre-call decision (contract section 12). The call's
+ * arguments may hold the very data the policies protect, so only their
+ * names are logged (at most MAX_LOGGED_ARGUMENTS, each cut to 128 characters).
+ */
+export interface CallLogEntry {
+  decisionId: string;
+  kind: 'call';
+  outcome: Decision['outcome'];
+  policyRevision: string;
+  requiresConsent: boolean;
+  findings: DecisionLogEntry['findings'];
+  call: string;
+  arguments: string[];
+  /** How many argument names were left out past MAX_LOGGED_ARGUMENTS; present when some were. */
+  argumentsOmitted?: number;
+  tool: string | null;
+  server: string | null;
+  pin: string;
+  digest?: string;
+  session?: string;
+  durationMs: number;
+}
+
+/** Most argument names one call log line lists. */
+export const MAX_LOGGED_ARGUMENTS = 64;
+
+/** The shape of a pre-call answer the log reads (see CallDecision in core.ts). */
+interface CallAnswer {
+  decisionId: string;
+  outcome: Decision['outcome'];
+  policyRevision: string;
+  requiresConsent: boolean;
+  findings: Decision['findings'];
+  tool: { pin: string; digest?: string };
+}
+
+export function callLogEntry(
+  d: CallAnswer,
+  callName: string,
+  args: Record<string, unknown>,
+  tool: unknown,
+  server: unknown,
+  session: string | undefined,
+  durationMs: number,
+): CallLogEntry {
+  const names = Object.keys(args);
+  const e: CallLogEntry = {
+    decisionId: d.decisionId,
+    kind: 'call',
+    outcome: d.outcome,
+    policyRevision: d.policyRevision,
+    requiresConsent: d.requiresConsent,
+    findings: d.findings.map((f) => ({
+      policy: f.policy,
+      rule: f.rule,
+      mode: f.mode,
+      effect: f.effect,
+      pointer: f.pointer,
+      applied: f.applied,
+      error: f.error !== undefined,
+    })),
+    call: callName.slice(0, 128),
+    arguments: names.slice(0, MAX_LOGGED_ARGUMENTS).map((n) => n.slice(0, 128)),
+    tool: nameOf(tool),
+    server: nameOf(server),
+    pin: d.tool.pin,
+    durationMs: Math.round(durationMs * 1000) / 1000,
+  };
+  if (names.length > MAX_LOGGED_ARGUMENTS) e.argumentsOmitted = names.length - MAX_LOGGED_ARGUMENTS;
+  if (d.tool.digest !== undefined) e.digest = d.tool.digest;
+  if (session !== undefined) e.session = session;
+  return e;
 }
 
 /** A name for the log: strings only, bounded, never anything nested. */

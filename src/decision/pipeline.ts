@@ -9,7 +9,8 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { atLeast, isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
-import { evaluatePolicies, type EvaluationBudget, type Match } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar } from '../policy/evaluate.js';
+import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { applyEffects, emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
 import { checkStringLengths } from './limits.js';
@@ -52,6 +53,10 @@ export interface DecideOptions {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Cap on the CEL work of this decision (fail closed once spent). */
   budget?: EvaluationBudget | undefined;
+  /** The `session` variable (what the session was shown before this request); no session when absent. */
+  session?: SessionVar | undefined;
+  /** When given, receives what the decision forwarded (left unset on deny), for the session to take in. */
+  flow?: { forwarded?: ForwardedFlow };
 }
 
 export interface FindingOut {
@@ -213,6 +218,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
         evidence: t.evidence,
         dataClass: t.dataClass,
       })),
+      session: opts.session,
     },
     opts.modeOverride,
     opts.budget,
@@ -249,6 +255,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     forwarded = applied.result;
     modified = applied.modified;
     actions = applied.actions;
+    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded);
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.

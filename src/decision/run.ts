@@ -11,7 +11,7 @@ import type { JsonScan } from '../json/scan.js';
 import { recordDecision, type Metrics } from '../metrics.js';
 import type { PolicySet } from '../policy/load.js';
 import { decisionLogEntry, type DecisionLogEntry } from './log.js';
-import { decide, type Decision, type EvaluateRequest } from './pipeline.js';
+import { decide, type DecideOptions, type Decision, type EvaluateRequest } from './pipeline.js';
 
 export interface RunDeps {
   config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'evalBudgetMs'>;
@@ -21,6 +21,10 @@ export interface RunDeps {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it anyway. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
+  /** See DecideOptions.session. */
+  session?: DecideOptions['session'];
+  /** See DecideOptions.flow. */
+  flow?: DecideOptions['flow'];
 }
 
 const POOL_BYTES = 4096;
@@ -61,6 +65,8 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxString: deps.config.maxString,
     maxValidationFindings: deps.config.maxValidationFindings,
     resultRepeatsNames: deps.resultRepeatsNames,
+    session: deps.session,
+    flow: deps.flow,
   });
   const ms = performance.now() - started;
   if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);

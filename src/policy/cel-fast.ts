@@ -4,7 +4,7 @@
  * At load every `when` is parsed and type-checked by the engine
  * (src/policy/cel.ts). This module then turns the engine's AST into
  * JavaScript closures when the expression stays inside a small subset —
- * literals, the eight variables, member and index access, `has()`, `!`,
+ * literals, the variables, member and index access, `has()`, `!`,
  * `&&`, `||`, `?:`, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `size()`,
  * `exists()`, `all()`, `startsWith()`, `endsWith()`, `contains()` — which
  * is what policies on tool results are made of. The closures read the
@@ -28,7 +28,7 @@
 export const UNKNOWN: unique symbol = Symbol('cel-fast.unknown');
 type Unknown = typeof UNKNOWN;
 
-/** The eight variables as plain JSON data (objects are maps, arrays are lists). */
+/** The variables as plain JSON data (objects are maps, arrays are lists). */
 export interface PlainVars {
   result: unknown;
   block: unknown;
@@ -38,6 +38,8 @@ export interface PlainVars {
   evidence: unknown;
   dataClass: unknown;
   validation: unknown;
+  session: unknown;
+  call: unknown;
 }
 
 type Locals = unknown[];
@@ -50,7 +52,7 @@ interface AstNode {
   args: unknown;
 }
 
-const VARIABLES = new Set(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation']);
+const VARIABLES = new Set(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation', 'session', 'call']);
 
 /** Thrown while compiling: the expression leaves the subset, so it always runs on the engine. */
 class Unsupported extends Error {}

@@ -36,6 +36,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import type { EvidenceStatus, Severity } from '../model.js';
 import { isObject } from '../model.js';
 import { compileFast, UNKNOWN, type PlainVars } from './cel-fast.js';
+import { toolHints } from '../mcp/hints.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from './regex.js';
 
 /** Names of the variables bound for every `when` (contract section 6). */
@@ -48,8 +49,16 @@ export const CEL_VARIABLES = [
   'evidence',
   'dataClass',
   'validation',
+  'session',
+  'call',
 ] as const;
 export type CelVariable = (typeof CEL_VARIABLES)[number];
+
+/** The variables a `scope: call` rule reads (contract section 12): a call has no result, blocks, evidence or validation. */
+export const CALL_SCOPE_VARIABLES: readonly CelVariable[] = ['call', 'tool', 'server', 'context', 'session'];
+
+/** The variables of scopes `block` and `result`: every one but `call`. */
+export const RESULT_SCOPE_VARIABLES: readonly CelVariable[] = CEL_VARIABLES.filter((v) => v !== 'call');
 
 /**
  * A `when` that cannot be used: syntax error, unknown variable or function,
@@ -114,13 +123,54 @@ export type ValidationVar = {
   pointer: string;
 };
 
-/** Members shared by every scope of one decision. Absent tool/server/context get the contract defaults. */
+/**
+ * The value of `session` (contract section 12): what the session had been
+ * shown before this request. `calls` and `results` are CEL ints.
+ */
+export interface SessionVar {
+  /** `""` without a session id. */
+  id: string;
+  sensitive: boolean;
+  untrusted: boolean;
+  /** `{ class, regulatory }`, or an empty map when no verified class was forwarded in the session. */
+  dataClass: DataClassVar;
+  calls: number;
+  results: number;
+  /** Names of the tools called in the session, first call first. */
+  tools: readonly string[];
+}
+
+/** `session` without a session id: flags false, counts 0, no data class, no tools. */
+export const NO_SESSION: Readonly<SessionVar> = Object.freeze({
+  id: '',
+  sensitive: false,
+  untrusted: false,
+  dataClass: Object.freeze({}),
+  calls: 0,
+  results: 0,
+  tools: Object.freeze([]) as readonly string[],
+});
+
+/** The value of `call` (scope `call` only): the tool call about to run. */
+export interface CallVar {
+  name: string;
+  /** The call's arguments as sent; `{}` when absent. */
+  arguments: Record<string, unknown>;
+}
+
+/** Members shared by every scope of one decision. Absent tool/server/context/session get the contract defaults. */
 export interface SharedVarsInput {
   result: ResultVar;
-  tool?: Record<string, unknown>;
-  server?: Record<string, unknown>;
-  context?: Record<string, unknown>;
+  tool?: Record<string, unknown> | undefined;
+  server?: Record<string, unknown> | undefined;
+  context?: Record<string, unknown> | undefined;
   validation: readonly ValidationVar[];
+  /** Before this request; NO_SESSION when absent. */
+  session?: SessionVar | undefined;
+  /** Scope `call` only; `{ name: "", arguments: {} }` when absent. */
+  call?: CallVar | undefined;
+  /** Members computed for `tool` (scope `call`: `hints`, `digest`, `pin`), replacing the request's members of those names. */
+  toolMembers?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /**
@@ -145,7 +195,7 @@ export interface SharedActivation {
   readonly [sharedBrand]: true;
 }
 
-/** All eight variables in CEL form: build once per scope with {@link buildActivation}. */
+/** All the variables in CEL form: build once per scope with {@link buildActivation}. */
 export interface CelActivation {
   readonly [activationBrand]: true;
 }
@@ -156,6 +206,8 @@ export type CelResult = { ok: true; value: boolean } | { ok: false; error: strin
 /** A `when` compiled once at load, evaluated many times. */
 export interface CompiledCel {
   readonly source: string;
+  /** The variables the expression reads (comprehension variables excluded). */
+  readonly variables: ReadonlySet<string>;
   /** True when the expression runs on the compiled fast path (falling back to the engine where that cannot tell). */
   readonly fast: boolean;
   /** Never throws: runtime errors and non-bool values come back as `{ ok: false }`. */
@@ -174,6 +226,8 @@ const env = new Environment()
   .registerVariable('evidence', 'list<map<string, dyn>>')
   .registerVariable('dataClass', 'map<string, dyn>')
   .registerVariable('validation', 'list<map<string, dyn>>')
+  .registerVariable('session', 'map<string, dyn>')
+  .registerVariable('call', 'map<string, dyn>')
   .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find);
 
 /** Shape of the engine's errors, read defensively: only code, summary and range are used. */
@@ -252,7 +306,7 @@ const ACCEPTED_RESULT_TYPES = new Set(['bool', 'dyn']);
 const TRUE: CelResult = Object.freeze({ ok: true, value: true });
 const FALSE: CelResult = Object.freeze({ ok: true, value: false });
 
-/** Parse and type-check a `when` against the eight variables. @throws CelCompileError */
+/** Parse and type-check a `when` against the declared variables. @throws CelCompileError */
 function parseChecked(source: string): ReturnType<typeof env.parse> {
   if (typeof source !== 'string' || source.trim() === '') {
     throw new CelCompileError('CEL expression is empty');
@@ -333,13 +387,43 @@ function withLinearRegexes(source: string, calls: readonly AstNode[]): string {
   return out;
 }
 
+/** Macros that bind a variable: `x.all(v, p)`, `x.exists(v, p)`, `x.exists_one(v, p)`, `x.map(v, [p,] e)`, `x.filter(v, p)`, `cel.bind(v, init, e)`. */
+const BINDING_MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter', 'bind']);
+
+/** The free identifiers of an AST: the variables it reads. */
+function freeVariables(ast: unknown, bound: readonly string[] = [], out = new Set<string>()): Set<string> {
+  if (Array.isArray(ast)) {
+    for (const a of ast) freeVariables(a, bound, out);
+    return out;
+  }
+  if (!isAstNode(ast)) return out;
+  if (ast.op === 'id') {
+    if (typeof ast.args === 'string' && !bound.includes(ast.args)) out.add(ast.args);
+    return out;
+  }
+  if (ast.op === 'rcall' && Array.isArray(ast.args) && BINDING_MACROS.has(ast.args[0] as string) && Array.isArray(ast.args[2])) {
+    const [, receiver, params] = ast.args as [string, unknown, unknown[]];
+    const v = params[0];
+    if (isAstNode(v) && v.op === 'id' && typeof v.args === 'string') {
+      // cel.bind's receiver is the macro namespace, and its initializer is read outside the binding.
+      if (ast.args[0] === 'bind') freeVariables(params[1], bound, out);
+      else freeVariables(receiver, bound, out);
+      const inner = [...bound, v.args];
+      freeVariables(ast.args[0] === 'bind' ? params.slice(2) : params.slice(1), inner, out);
+      return out;
+    }
+  }
+  if (Array.isArray(ast.args)) freeVariables(ast.args, bound, out);
+  return out;
+}
+
 /** The engine's checked AST of a `when`, as the fast path compiles it (for tests and tools). @throws CelCompileError */
 export function checkedAst(source: string): unknown {
   return parseChecked(source).ast;
 }
 
 /**
- * Compiles a `when` expression: parse, then type-check against the eight
+ * Compiles a `when` expression: parse, then type-check against the
  * declared variables, so that syntax errors, unknown variables or functions
  * and non-bool types fail at load.
  *
@@ -361,6 +445,7 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
   const fast = options.fastPath === false ? undefined : compileFast(fn.ast);
   return {
     source,
+    variables: freeVariables(fn.ast),
     fast: fast !== undefined,
     evaluate(activation: CelActivation): CelResult {
       if (fast !== undefined && (activation as unknown) instanceof Activation) {
@@ -473,6 +558,9 @@ class Shared {
   #plainTool: unknown;
   #plainServer: unknown;
   #plainValidation: unknown;
+  #session: unknown;
+  #call: unknown;
+  #plainCall: unknown;
 
   constructor(vars: SharedVarsInput) {
     this.#vars = vars;
@@ -483,7 +571,29 @@ class Shared {
   }
 
   get tool(): unknown {
-    return (this.#tool ??= mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }));
+    if (this.#tool === undefined) {
+      const m = mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }).set('hints', toCel(toolHints(this.#vars.tool)));
+      const extra = this.#vars.toolMembers;
+      if (extra !== undefined) for (const k of Object.keys(extra)) if (extra[k] !== undefined) m.set(k, toCel(extra[k]));
+      this.#tool = m;
+    }
+    return this.#tool;
+  }
+
+  get session(): unknown {
+    return (this.#session ??= sessionToCel(this.#vars.session ?? NO_SESSION));
+  }
+
+  get call(): unknown {
+    return (this.#call ??= mapWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: () => '', arguments: emptyMap }));
+  }
+
+  get plainSession(): unknown {
+    return this.#vars.session ?? NO_SESSION;
+  }
+
+  get plainCall(): unknown {
+    return (this.#plainCall ??= plainWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: '', arguments: {} }));
   }
 
   get server(): unknown {
@@ -496,7 +606,8 @@ class Shared {
 
   /** The plain-data counterparts for the fast path: the same members and defaults, no conversion. */
   get plainTool(): unknown {
-    return (this.#plainTool ??= plainWithDefaults(this.#vars.tool, { name: '', annotations: {} }));
+    // `hints` is always computed here, never taken from the request (a definition's own `hints` member is replaced).
+    return (this.#plainTool ??= { ...plainWithDefaults(this.#vars.tool, { name: '', annotations: {} }), hints: toolHints(this.#vars.tool), ...this.#vars.toolMembers });
   }
 
   get plainServer(): unknown {
@@ -527,13 +638,26 @@ class Shared {
   }
 }
 
+/** `session` in CEL form: `calls` and `results` are ints. */
+function sessionToCel(v: SessionVar): Map<string, unknown> {
+  return new Map<string, unknown>([
+    ['id', v.id],
+    ['sensitive', v.sensitive],
+    ['untrusted', v.untrusted],
+    ['dataClass', isObject(v.dataClass) ? toCel(v.dataClass) : emptyMap()],
+    ['calls', BigInt(v.calls)],
+    ['results', BigInt(v.results)],
+    ['tools', v.tools.slice()],
+  ]);
+}
+
 /** The shared members of one decision, for every activation of that decision (see Shared). */
 export function prepareShared(vars: SharedVarsInput): SharedActivation {
   return new Shared(vars) as unknown as SharedActivation;
 }
 
 /**
- * Binds all eight variables for one scope (`block` with `index` as an int);
+ * Binds every variable for one scope (`block` with `index` as an int);
  * nothing is converted until a rule reads it.
  */
 export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput): CelActivation {
@@ -541,7 +665,7 @@ export function buildActivation(shared: SharedActivation, scope: ScopeVarsInput)
 }
 
 /**
- * All eight variables for one scope. Every member is converted on first
+ * All the variables for one scope. Every member is converted on first
  * read (the shared ones once per decision): most rules read `block` and
  * `context` only, so the rest is never built for them. Variable names are
  * fixed, so one class (one hidden class) holds them; data keys live only
@@ -583,6 +707,14 @@ class Activation {
 
   get validation(): unknown {
     return this.#shared.validation;
+  }
+
+  get session(): unknown {
+    return this.#shared.session;
+  }
+
+  get call(): unknown {
+    return this.#shared.call;
   }
 
   get block(): unknown {
@@ -630,5 +762,13 @@ class PlainScope implements PlainVars {
 
   get validation(): unknown {
     return this.#shared.plainValidation;
+  }
+
+  get session(): unknown {
+    return this.#shared.plainSession;
+  }
+
+  get call(): unknown {
+    return this.#shared.plainCall;
   }
 }

@@ -13,11 +13,13 @@ import {
   type DataClassVar,
   type EvidenceVar,
   type ResultVar,
+  type CallVar,
+  type SessionVar,
   type ValidationVar,
 } from './cel.js';
 import type { PolicySet, Rule } from './load.js';
 
-export type { AssertedVar, BlockVar, DataClassVar, EvidenceVar, ResultVar, ValidationVar } from './cel.js';
+export type { AssertedVar, BlockVar, CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, ValidationVar } from './cel.js';
 
 /** The variables of one block scope. */
 export interface BlockScopeInput {
@@ -45,6 +47,20 @@ export interface EvaluationInput {
   resultScope: { evidence: readonly EvidenceVar[]; dataClass: DataClassVar };
   /** One entry per content block, in content order. */
   blocks: readonly BlockScopeInput[];
+  /** The `session` variable (before this request); no session when absent. */
+  session?: SessionVar | undefined;
+}
+
+/** Everything the `scope: call` rules of one pre-call decision see (contract section 12). */
+export interface CallEvaluationInput {
+  call: CallVar;
+  /** The tool definition; `tool.hints` is added from its annotations. */
+  tool?: Record<string, unknown> | undefined;
+  /** Members computed for `tool` (`hints`, `digest`, `pin`) that replace the definition's members of the same names. */
+  toolMembers?: Readonly<Record<string, unknown>> | undefined;
+  server?: Record<string, unknown> | undefined;
+  context?: Record<string, unknown> | undefined;
+  session?: SessionVar | undefined;
 }
 
 /** One matched rule: a finding (contract section 3). */
@@ -115,6 +131,8 @@ export function evaluatePolicies(
   for (const policy of set.policies) {
     const mode = effectiveMode(policy.mode, modeOverride);
     for (const rule of policy.rules) {
+      // Call rules run before a tool runs (evaluateCallPolicies), never on its result.
+      if (rule.scope === 'call') continue;
       if (rule.scope === 'result') {
         const r =
           spent() ??
@@ -144,6 +162,42 @@ export function evaluatePolicies(
           matches.push(matchOf(policy.id, rule, mode, r, b.pointer, b.index));
         }
       }
+    }
+  }
+  return matches;
+}
+
+const NO_RESULT: ResultVar = Object.freeze({ sensitive: false, untrusted: false, isError: false, blockCount: 0, asserted: Object.freeze({}) });
+
+/**
+ * Evaluates the `scope: call` rules of `set` (and only those) once, for a
+ * tool call about to run. The loader guarantees they read only `call`,
+ * `tool`, `server`, `context` and `session`. Matches come in policy (file)
+ * order, then rule order; a `when` that fails counts as matched, as in
+ * evaluatePolicies.
+ */
+export function evaluateCallPolicies(
+  set: PolicySet,
+  input: CallEvaluationInput,
+  modeOverride?: ModeOverride,
+  budget?: EvaluationBudget,
+): Match[] {
+  let activation: CelActivation | undefined;
+  const matches: Match[] = [];
+  for (const policy of set.policies) {
+    const mode = effectiveMode(policy.mode, modeOverride);
+    for (const rule of policy.rules) {
+      if (rule.scope !== 'call') continue;
+      const r: CelResult =
+        budget !== undefined && budget.exceeded()
+          ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
+          : rule.compiled.evaluate(
+              (activation ??= buildActivation(
+                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, validation: [], session: input.session, call: input.call }),
+                { block: emptyBlock, evidence: [], dataClass: emptyBlock },
+              )),
+            );
+      if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
     }
   }
   return matches;

@@ -10,8 +10,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
-import { EFFECTS, MODES, SCOPES, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
-import { CelCompileError, compileCel, type CompiledCel } from './cel.js';
+import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
+import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
 
 /** One rule of a policy, with its `when` compiled. */
 export interface Rule {
@@ -238,6 +238,23 @@ function parseDocument(name: string, text: string, dir: string): unknown {
 }
 
 /**
+ * What a rule's scope allows (contract section 12): a `scope: call` rule
+ * decides on a call that has not run, so its effect is deny, consent or flag
+ * and it reads only the call's variables; `call` exists in no other scope.
+ */
+function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: { file: string; dir: string; rule: string }): void {
+  if (scope === 'call' && !(CALL_EFFECTS as readonly string[]).includes(effect)) {
+    throw new PolicyLoadError(`effect ${JSON.stringify(effect)} is not valid in scope call; valid effects there: ${CALL_EFFECTS.join(', ')}`, where);
+  }
+  const allowed: readonly string[] = scope === 'call' ? CALL_SCOPE_VARIABLES : RESULT_SCOPE_VARIABLES;
+  for (const v of compiled.variables) {
+    if (!allowed.includes(v)) {
+      throw new PolicyLoadError(`when: variable ${v} does not exist in scope ${scope}; variables there: ${allowed.join(', ')}`, where);
+    }
+  }
+}
+
+/**
  * Build a Policy from a parsed document. Only validated members are copied
  * into fresh objects, so a `__proto__` key (already refused by the closed
  * schema) can never reach the objects the service uses.
@@ -260,7 +277,9 @@ function toPolicy(name: string, doc: unknown, dir: string): Policy {
       const detail = err instanceof CelCompileError ? err.message : `CEL error: ${String((err as Error)?.message ?? err)}`;
       throw new PolicyLoadError(`when: ${detail}`, { file: name, dir, rule: r.id });
     }
-    const rule: Rule = { id: r.id, scope: r.scope ?? 'block', when: r.when, compiled, effect: r.effect };
+    const scope = r.scope ?? 'block';
+    checkScope(scope, r.effect, compiled, { file: name, dir, rule: r.id });
+    const rule: Rule = { id: r.id, scope, when: r.when, compiled, effect: r.effect };
     if (r.message !== undefined) rule.message = r.message;
     return rule;
   });

@@ -27,7 +27,7 @@ export const MCP_PATH = '/mcp';
 export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
   const { store, config } = app.trustgate;
   const registry = new InterceptorRegistry(
-    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION }),
+    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: (entry) => app.log.info(entry, 'decision') }),
   );
   const hidden = { schema: { hide: true } };
   app.post(MCP_PATH, hidden, async (request, reply) => {

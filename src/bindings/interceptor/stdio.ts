@@ -11,13 +11,13 @@ import { trustgateInterceptors } from './trustgate.js';
 
 export async function runInterceptorStdio(args: string[], shippedPolicies: string): Promise<void> {
   const rest = [...args];
-  const { config, log, store, core } = await startBinding(takePolicies(rest), shippedPolicies, 'interceptor');
+  const { config, log, store, core, decisionLog } = await startBinding(takePolicies(rest), shippedPolicies, 'interceptor');
   if (rest.length > 0) {
     process.stderr.write(`trustgate interceptor: unknown arguments: ${rest.join(' ')}\nusage: trustgate interceptor [--policies DIR]\n`);
     process.exit(2);
   }
   const registry = new InterceptorRegistry(
-    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION }),
+    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLog }),
   );
   const server = createInterceptorServer(registry, BINDING_VERSION);
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: config.bodyLimit });

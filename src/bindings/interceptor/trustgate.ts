@@ -43,6 +43,8 @@ export interface TrustgateInterceptorDeps {
   policies: () => PolicySet | undefined;
   modeOverride?: 'audit' | 'warn' | undefined;
   version: string;
+  /** Receives the decision log lines. */
+  log?: (entry: object) => void;
 }
 
 const CONSENT_HOW = 'cannot be asked through an interceptor';
@@ -168,7 +170,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
         ...(c.context ? { context: c.context } : {}),
       };
       try {
-        return verdict(await core.evaluateCall({ request }), 'call');
+        return verdict(await core.evaluateCall({ request, log: deps.log }), 'call');
       } catch (err) {
         throw mcpErrorOf(err);
       }
@@ -185,7 +187,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       ...(c.context ? { context: c.context } : {}),
     };
     try {
-      return await core.evaluateResult({ request });
+      return await core.evaluateResult({ request, log: deps.log });
     } catch (err) {
       throw mcpErrorOf(err);
     }

@@ -57,9 +57,9 @@ export async function runProxy(args: string[], shippedPolicies: string): Promise
   const own = dash < 0 ? rest : rest.slice(0, dash);
   const policies = takePolicies(own);
   const upstream = upstreamOf(dash < 0 ? own : [...own, ...rest.slice(dash)]);
-  const { log, core } = await startBinding(policies, shippedPolicies, 'proxy');
+  const { log, core, pinTools, decisionLog } = await startBinding(policies, shippedPolicies, 'proxy');
   const host = new StdioServerTransport();
-  const proxy = new McpProxy({ core, host, upstream, log, onClose: () => process.exit(0) });
+  const proxy = new McpProxy({ core, host, upstream, log, pinTools, decisionLog, onClose: () => process.exit(0) });
   process.stdin.once('end', () => void proxy.close('host'));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void proxy.close(signal));
   try {

@@ -47,6 +47,8 @@ export interface ProxyOptions {
   sessionId?: string;
   /** Pin tool definitions as a tools/list answer passes (the store's trust on first use). */
   pinTools?: (server: string, tools: Record<string, unknown>[]) => Promise<void>;
+  /** Receives the decision log lines. */
+  decisionLog?: (entry: object) => void;
   /** How long a consent question may stay unanswered before it counts as declined (ms). */
   consentTimeoutMs?: number;
   /** Called once when either side has closed and the other was closed too. */
@@ -175,6 +177,7 @@ export class McpProxy {
           server: { name: this.#serverName },
           session: { id: this.sessionId },
         },
+        log: this.#o.decisionLog,
       });
     } catch (err) {
       this.#judging.delete(k);
@@ -284,6 +287,7 @@ export class McpProxy {
           server: { name: this.#serverName },
           session: { id: this.sessionId },
         },
+        log: this.#o.decisionLog,
       });
       if (d.outcome === 'deny') return this.#answer(id, isErrorResult(withheldText('result-denied', d.findings, d.decisionId)));
       if (d.requiresConsent) {

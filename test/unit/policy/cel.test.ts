@@ -42,8 +42,8 @@ describe('compileCel', () => {
     expect(compileCel('block.untrusted').source).toBe('block.untrusted');
   });
 
-  it('declares the eight contract variables', () => {
-    expect(CEL_VARIABLES).toEqual(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation']);
+  it('declares the contract variables', () => {
+    expect(CEL_VARIABLES).toEqual(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation', 'session', 'call']);
     for (const v of CEL_VARIABLES) expect(() => compileCel(`size(${v}) >= 0`)).not.toThrow();
   });
 

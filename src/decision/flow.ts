@@ -1,0 +1,66 @@
+/**
+ * What a decision forwarded, as a session takes it in (contract section 12):
+ * the labels of the blocks that reach the model (fenced ones included: the
+ * model still reads them) and of `structuredContent` when it is forwarded,
+ * and the most restrictive verified data class among them. Withheld blocks
+ * (dropped, redacted) and withheld structuredContent add nothing.
+ */
+import type { TrustAssessment } from '../evidence/assess.js';
+import { DATA_CLASS_TYPE, readDataClass } from '../evidence/dataclass.js';
+import { hasOwn } from '../model.js';
+import type { BlockAction } from '../policy/effects.js';
+import { dataClassRank } from '../session/store.js';
+
+/** The labels a forwarded result carries into its session. */
+export interface ForwardedFlow {
+  sensitive: boolean;
+  untrusted: boolean;
+  /** The most restrictive verified class forwarded (first of equal rank) and the union of every forwarded record's `regulatory`. */
+  dataClass?: { class: string; rank: number; regulatory: string[] };
+}
+
+/**
+ * The flow of one decision that was not denied. `forwarded` is the result
+ * as it leaves (also when the answer leaves it out as unchanged: the host
+ * then forwards its own, equal copy); `actions` the effect applied per block.
+ */
+export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<number, BlockAction>, forwarded: Record<string, unknown>): ForwardedFlow {
+  const flow: ForwardedFlow = { sensitive: false, untrusted: false };
+  const reached = new Set<number>();
+  for (const b of trust.blocks) {
+    const a = actions.get(b.index);
+    if (a === 'drop' || a === 'redact') continue;
+    reached.add(b.index);
+    if (b.sensitive === true) flow.sensitive = true;
+    if (b.untrusted === true) flow.untrusted = true;
+  }
+  // A `content` that is not a list of blocks has no block labels: what it carries is the result's (fail closed).
+  const odd = hasOwn(forwarded, 'content') && forwarded.content !== undefined && !Array.isArray(forwarded.content);
+  if (odd) {
+    if (trust.labels.sensitive === true) flow.sensitive = true;
+    if (trust.labels.untrusted === true) flow.untrusted = true;
+  }
+  const structured = (hasOwn(forwarded, 'structuredContent') && forwarded.structuredContent !== undefined) || odd;
+  if (structured) {
+    if (trust.structured.sensitive === true) flow.sensitive = true;
+    if (trust.structured.untrusted === true) flow.untrusted = true;
+  }
+  // Result-level records govern every block and structuredContent; a block's own only that block.
+  const resultReached = reached.size > 0 || structured;
+  let best: ForwardedFlow['dataClass'];
+  const regulatory = new Set<string>();
+  for (const o of trust.evidence) {
+    if (o.status !== 'verified' || o.type !== DATA_CLASS_TYPE) continue;
+    if (o.scope === 'result' ? !resultReached : !reached.has(o.scope)) continue;
+    const dc = readDataClass(o.record);
+    for (const r of dc.regulatory) regulatory.add(r);
+    const rank = dataClassRank(dc.class);
+    if (best === undefined || rank > best.rank) best = { class: dc.class, rank, regulatory: [] };
+  }
+  if (best !== undefined) {
+    best.regulatory = [...regulatory].sort();
+    flow.dataClass = best;
+    // A verified class other than public makes its scope sensitive (section 2); the block labels already say so.
+  }
+  return flow;
+}
