@@ -159,6 +159,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP Interceptors extension server (Streamable HTTP, stateless)
+         * @description The MCP Interceptors extension (`io.modelcontextprotocol/interceptors`) over MCP Streamable HTTP: JSON-RPC `initialize`, `interceptors/list` and `interceptor/invoke`, offering `trustgate-call` (validator, tools/call request: the pre-call decision), `trustgate-result` (validator, tools/call response: deny -> valid:false severity error; warn -> valid:true severity warn) and `trustgate-redact` (mutator, tools/call response: the result to forward as payload; deny and consent -> an isError CallToolResult as payload). Consent cannot be asked through an interceptor: the validators answer it as valid:false, severity error, saying so. Every interceptor is fail-closed (failOpen false); mode is audit when every policy the interceptor runs is in audit (or TRUSTGATE_MODE=audit). Stateless: no Mcp-Session-Id, JSON responses, GET and DELETE are 405; a Trustgate session is named per invocation by context.sessionId. Invocation config may carry tool, server, context and protocolVersion. Errors: -32602 for bad params, unknown names and hooks not offered, -32603 when a decision could not be made. With TRUSTGATE_TOKEN set, send Authorization: Bearer <token> (401 otherwise).
+         */
+        post: operations["mcpInterceptors"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -221,7 +241,7 @@ export interface components {
             /** @enum {string} */
             effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
             /** @enum {string} */
-            scope?: "block" | "result";
+            scope?: "block" | "result" | "call";
             /** @description `/content/<i>` for a block rule, `` for a result rule */
             pointer: string;
             message: string;
@@ -483,7 +503,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result";
+                                scope: "block" | "result" | "call";
                                 /** @enum {string} */
                                 effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
                                 when: string;
@@ -550,7 +570,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result";
+                                scope: "block" | "result" | "call";
                                 /** @enum {string} */
                                 effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
                                 when: string;
@@ -758,6 +778,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CallToolResult"];
+                };
+            };
+        };
+    };
+    mcpInterceptors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One JSON-RPC message (MCP Streamable HTTP) */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A notification or response was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body over TRUSTGATE_BODY_LIMIT */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
