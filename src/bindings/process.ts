@@ -9,7 +9,7 @@
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
-import { loggerOptions } from '../logger.js';
+import { decisionLineWriter, loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/store.js';
 import { MemorySessionStore } from '../session/memory.js';
 import { pinKey, toolDigest } from '../session/pins.js';
@@ -23,8 +23,15 @@ export interface BindingProcess {
   core: DecisionCore;
   /** Pin the definitions of a tools/list answer (trust on first use), as /v1/evaluate-call would. */
   pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<void>;
-  /** Writes a decision log line. */
-  decisionLog: (entry: object) => void;
+  /** Writes a decision log line; undefined when the log level drops them (the core then builds none). */
+  decisionLog: ((entry: object) => void) | undefined;
+}
+
+/** The decision line writer of a logger, or undefined when its level drops decision lines (the core then builds none). */
+export function decisionLines(log: pino.Logger): ((entry: object) => void) | undefined {
+  if ((pino.levels.values[log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
+  const write = decisionLineWriter(log);
+  return (entry) => write(entry as Parameters<typeof write>[0]);
 }
 
 /** Remove `--policies DIR` from args; the folder it names, if any. */
@@ -75,5 +82,5 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
       if (pin.status === 'changed') log.warn({ server: key.server, tool: key.tool }, 'tool definition changed since it was pinned');
     }
   };
-  return { config, log, store, sessions, core, pinTools, decisionLog: (entry) => log.info(entry, 'decision') };
+  return { config, log, store, sessions, core, pinTools, decisionLog: decisionLines(log) };
 }

@@ -18,7 +18,9 @@
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { DecisionCore } from '../../decision/core.js';
+import pino from 'pino';
 import { problemReplies, v1Security } from '../../http/schemas.js';
+import { decisionLines } from '../process.js';
 import { InterceptorRegistry } from './registry.js';
 import { BINDING_VERSION, createInterceptorServer } from './server.js';
 import { trustgateInterceptors } from './trustgate.js';
@@ -28,7 +30,7 @@ export const MCP_PATH = '/mcp';
 export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
   const { store, config } = app.trustgate;
   const registry = new InterceptorRegistry(
-    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: (entry) => app.log.info(entry, 'decision') }),
+    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLines(app.log as pino.Logger) }),
   );
   const hidden = { schema: { hide: true } };
   app.post(
