@@ -353,3 +353,43 @@ describe('proxy process', () => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('proxy and protocol revisions', () => {
+  /** The SDK's stdio transport with JSON-RPC requests of the test's own making (the SDK Client always asks for its latest revision). */
+  async function raw(protocolVersion: string) {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { CLI, ENV } = await import('../helpers/mcp.js');
+    const t = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--policies', GUARD, '--', ...CHANGING], env: ENV, stderr: 'pipe' });
+    const waiting = new Map<number, (m: Record<string, any>) => void>();
+    t.onmessage = (m: any) => waiting.get(m.id)?.(m);
+    await t.start();
+    let next = 1;
+    const request = (method: string, params: Record<string, unknown>) =>
+      new Promise<Record<string, any>>((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve);
+        void t.send({ jsonrpc: '2.0', id, method, params });
+      });
+    const init = await request('initialize', { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    await t.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return { init, request, close: () => t.close() };
+  }
+
+  for (const revision of ['2025-06-18', '2025-11-25']) {
+    it(`negotiates ${revision} end to end and judges results by its rules`, async () => {
+      const s = await raw(revision);
+      try {
+        expect(s.init.result.protocolVersion).toBe(revision);
+        await s.request('tools/list', {});
+        const r = await s.request('tools/call', { name: 'labelled', arguments: {} });
+        expect(r.result.content[0].text).toMatch(/withheld by results\/redact-sensitive/);
+        // From 2025-06-18 a redact placeholder carries the block's claim.
+        expect(r.result.content[0]._meta).toEqual({ 'io.modelcontextprotocol/trust-annotations': { sensitive: true } });
+        const denied = await s.request('tools/call', { name: 'write_file', arguments: {} });
+        expect(denied.result.isError).toBe(true);
+      } finally {
+        await s.close();
+      }
+    });
+  }
+});
