@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore } from '../../decision/core.js';
+import { TrustgateError } from '../../errors.js';
 import { errorDetail, isErrorResult, uncheckedText, withheldText, type Withheld } from '../answers.js';
 
 type Msg = Record<string, unknown>;
@@ -137,9 +138,10 @@ export class McpProxy {
       } else if (m.method === 'tools/call') {
         void this.#judgeCall(m, params);
         return;
-      } else if (m.method === 'tasks/result' && typeof params.taskId === 'string') {
-        const task = this.#tasks.get(params.taskId);
-        if (task) this.#calls.set(key(m.id), task);
+      } else if (m.method === 'tasks/result') {
+        // A task's result is judged like a call's, also for a task this connection did not see created.
+        const task = typeof params.taskId === 'string' ? this.#tasks.get(params.taskId) : undefined;
+        this.#calls.set(key(m.id), task ?? { name: '', tool: undefined });
       }
       return this.#toUpstream(m);
     }
@@ -253,6 +255,11 @@ export class McpProxy {
           if (isRecord(m.result)) {
             void this.#judgeResult(m.id, m.result, call);
             return;
+          }
+          if ('result' in m) {
+            // Not a CallToolResult object: nothing that was not judged is passed on.
+            const why = new TrustgateError('TG_ERR_BODY_SCHEMA', 'the server answered tools/call with a result that is not an object');
+            return this.#answer(m.id, isErrorResult(uncheckedText('result', why)));
           }
         }
       }
