@@ -88,7 +88,7 @@ function registryOf(list: FixtureInterceptor[]): InterceptorRegistry {
         name: i.name,
         type: i.type,
         hooks: phases.map((phase) => ({ events: i.events, phase })),
-        mode: readMode(i.mode),
+        ...(i.mode !== undefined ? { mode: readMode(i.mode) } : {}),
         ...(i.failOpen === true ? { failOpen: true } : {}),
       };
       return { descriptor: () => descriptor, handle: behaviour(i.behavior) };
@@ -160,7 +160,7 @@ describe('interceptor wire rules beyond the fixtures', () => {
     { name: 'c', type: 'validation', behavior: 'crash', events: ['tools/call'], phases: 'request' },
   ]);
 
-  it('writes mode only when audit and failOpen only when true; reads enforce as active', async () => {
+  it('writes mode and failOpen only when the interceptor declares them; reads enforce as active', async () => {
     const client = await connect(registry);
     const r = (await client.request({ method: 'interceptors/list' }, ResultSchema)) as { interceptors: Array<Record<string, unknown>> };
     expect(r.interceptors[0]).toMatchObject({ name: 'v', mode: 'audit', failOpen: true });

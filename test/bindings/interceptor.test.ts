@@ -36,7 +36,7 @@ function behaviours(name: string, connect: () => Promise<Client>) {
     });
     afterAll(async () => c.close());
 
-    it('declares the extension and lists the three interceptors, fail-closed and active', async () => {
+    it('declares the extension and lists the three interceptors, each declaring itself active and fail-closed', async () => {
       const caps = c.getServerCapabilities() as Any;
       expect(caps.extensions['io.modelcontextprotocol/interceptors']).toEqual({ supportedEvents: ['tools/call'] });
       const r = await list(c);
@@ -46,8 +46,8 @@ function behaviours(name: string, connect: () => Promise<Client>) {
         ['trustgate-redact', 'mutation', [{ events: ['tools/call'], phase: 'response' }]],
       ]);
       for (const i of r.interceptors) {
-        expect(i).not.toHaveProperty('mode');
-        expect(i).not.toHaveProperty('failOpen');
+        expect(i.mode).toBe('active');
+        expect(i.failOpen).toBe(false);
       }
       expect((await list(c, 'prompts/get')).interceptors).toEqual([]);
     });

@@ -8,8 +8,9 @@
  * on the same registry.
  *
  * Wire rules followed (the newest drafts; see README "MCP bindings"):
- * - defaults are left out of descriptors: `mode` only when `audit`,
- *   `failOpen` only when `true`;
+ * - a descriptor carries `mode` and `failOpen` only when its interceptor
+ *   declares them (the fixtures' sample interceptors do not, and their
+ *   lists hold no default-valued fields; Trustgate's own declare both);
  * - `interceptors/list` takes one concrete `event`; a wildcard (`*`) or a
  *   value that is not a string is -32602; `*` in a hook matches every event;
  * - an unknown name is -32602 with `data.name`; an event and phase the
@@ -38,7 +39,7 @@ export interface Descriptor {
   hooks: Hook[];
   version?: string;
   description?: string;
-  /** `active` (the default, left off the wire) or `audit`. */
+  /** `active` (the default) or `audit`; on the wire only when declared. */
   mode?: 'active' | 'audit';
   failOpen?: boolean;
   configSchema?: Record<string, unknown>;
@@ -88,13 +89,13 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** One descriptor in wire shape: default-valued and absent members left out. */
+/** One descriptor in wire shape: absent members left out. */
 export function wireDescriptor(d: Descriptor): Record<string, unknown> {
   const out: Record<string, unknown> = { name: d.name, type: d.type, hooks: d.hooks.map((h) => ({ events: [...h.events], phase: h.phase })) };
   if (d.version !== undefined) out.version = d.version;
   if (d.description !== undefined) out.description = d.description;
-  if (d.mode === 'audit') out.mode = 'audit';
-  if (d.failOpen === true) out.failOpen = true;
+  if (d.mode !== undefined) out.mode = d.mode;
+  if (d.failOpen !== undefined) out.failOpen = d.failOpen;
   if (d.configSchema !== undefined) out.configSchema = d.configSchema;
   return out;
 }
