@@ -131,8 +131,81 @@ export interface paths {
          *     Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.
          *
          *     An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.
+         *
+         *     With `session`, policies see what the session was shown before (`session` variable), and the session then takes in what this answer forwards: `untrusted`/`sensitive` from forwarded blocks (fenced ones included) and forwarded structuredContent, the most restrictive verified data class among them. Withheld blocks add nothing; a denied result adds no labels but is counted in `results`. When the session store cannot be read or written the request fails closed (503).
          */
         post: operations["evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluate-call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide on a tool call before it runs
+         * @description Runs the `scope: call` rules (and only those; result and block rules never run here). Their effects are deny, consent and flag. Outcome as for /v1/evaluate: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.
+         *
+         *     Policies see `call`, `tool` (with `hints`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).
+         *
+         *     The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.
+         *
+         *     Every request reads the pins, so when the session store cannot be read or written it fails closed (503).
+         */
+        post: operations["evaluateCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show what a session has been shown
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /**
+         * End a session
+         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay.
+         */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show the digest pinned for a tool of a server */
+        get: operations["getPin"];
+        /**
+         * Accept a tool definition: pin its digest for (server, tool)
+         * @description For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen.
+         */
+        put: operations["acceptPin"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -191,7 +264,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -242,13 +315,35 @@ export interface components {
             effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
             /** @enum {string} */
             scope?: "block" | "result" | "call";
-            /** @description `/content/<i>` for a block rule, `` for a result rule */
+            /** @description `/content/<i>` for a block rule, `` for a result or call rule */
             pointer: string;
             message: string;
             /** @description True when the effect was applied (enforce mode) */
             applied?: boolean;
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
+        };
+        /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable) and raised after it; the answer then carries `session`. */
+        SessionRef: {
+            id: components["schemas"]["SessionId"];
+        };
+        /**
+         * @description A session id: 1 to 256 characters of A-Z a-z 0-9 . _ : - (anything else is a 400)
+         * @example conv-7f3a
+         */
+        SessionId: string;
+        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+        Session: {
+            id: string;
+            sensitive: boolean;
+            untrusted: boolean;
+            dataClass: {
+                class?: string;
+                regulatory?: string[];
+            };
+            calls: number;
+            results: number;
+            tools: string[];
         };
     };
     responses: never;
@@ -630,6 +725,7 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     };
+                    session?: components["schemas"]["SessionRef"];
                     /** @description Answer options */
                     options?: {
                         /**
@@ -708,6 +804,7 @@ export interface operations {
                         result?: components["schemas"]["CallToolResult"];
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
+                        session?: components["schemas"]["Session"];
                     };
                 };
             };
@@ -731,6 +828,394 @@ export interface operations {
             };
             /** @description Request body over TRUSTGATE_BODY_LIMIT */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    evaluateCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `tools/call` request params. Policies see `call.name` and `call.arguments` (`{}` when absent); the decision log records only the argument names, never their values. */
+                    call: {
+                        /** @description The tool called */
+                        name: string;
+                        /** @description The call arguments, as the model gave them */
+                        arguments?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Accepted and not read */
+                        _meta?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). */
+                    tool?: {
+                        name?: string;
+                        annotations?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description The MCP server; handed to policies as `server` (`{ name: "" }` when absent); its name keys the tool pins */
+                    server?: {
+                        name?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    session?: components["schemas"]["SessionRef"];
+                    /** @description Free-form; handed to policies as `context` as-is */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The pre-call decision: run the call when `outcome` is not `deny`, after asking the user when `requiresConsent` is true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decisionId: string;
+                        /** @enum {string} */
+                        outcome: "allow" | "warn" | "deny";
+                        /** @description The host must ask the user before running the call */
+                        requiresConsent: boolean;
+                        policyRevision: string;
+                        findings: components["schemas"]["Finding"][];
+                        tool: {
+                            /** @description MCP's tool annotations with MCP's defaults for the ones the definition leaves out (or gives as anything but a boolean) */
+                            hints: {
+                                /** @description the tool does not modify its environment; false when the definition does not say */
+                                readOnlyHint: boolean;
+                                /** @description the tool may perform destructive updates; true when the definition does not say */
+                                destructiveHint: boolean;
+                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+                                idempotentHint: boolean;
+                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+                                openWorldHint: boolean;
+                            };
+                            /** @description sha256 of the JCS text of the definition's name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool */
+                            digest?: string;
+                            /**
+                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `none`: the request has no `tool`
+                             * @enum {string}
+                             */
+                            pin: "first-seen" | "match" | "changed" | "none";
+                        };
+                        session?: components["schemas"]["Session"];
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body over TRUSTGATE_BODY_LIMIT */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session was ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPin: {
+        parameters: {
+            query: {
+                /** @description `server.name` as the calls send it; `""` (the default) for calls without a server */
+                server?: string;
+                /** @description `tool.name` of the definition (the call name when the definition has none) */
+                tool: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        server: string;
+                        tool: string;
+                        /** @description The pinned digest (`tool.digest` of /v1/evaluate-call answers) */
+                        digest: string;
+                        /** @description PUT only: the digest pinned before, null when there was none */
+                        previous?: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or no pin for that server and tool */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet, or the service is overloaded */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `server.name` as the calls send it; `""` (the default) for calls without a server */
+                    server?: string;
+                    /** @description `tool.name` of the definition (the call name when the definition has none) */
+                    tool: string;
+                    /** @description `sha256:` and 64 hex digits (upper case is accepted and lower-cased) */
+                    digest: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        server: string;
+                        tool: string;
+                        /** @description The pinned digest (`tool.digest` of /v1/evaluate-call answers) */
+                        digest: string;
+                        /** @description PUT only: the digest pinned before, null when there was none */
+                        previous?: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

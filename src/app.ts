@@ -21,6 +21,8 @@ import { digestRoutes } from './http/routes/digest.js';
 import { validateRoutes } from './http/routes/validate.js';
 import { policyRoutes } from './http/routes/policies.js';
 import { evaluateRoutes } from './http/routes/evaluate.js';
+import { evaluateCallRoutes } from './http/routes/evaluate-call.js';
+import { sessionRoutes } from './http/routes/sessions.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './http/routes/interceptor.js';
 import type { ReloadResult } from './policy/store.js';
 import type { SessionStore } from './session/store.js';
@@ -80,6 +82,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // the `req` serializer (access lines) or the decisionId (decision lines).
     childLoggerFactory: (logger) => logger,
     clientErrorHandler,
+    // Path parameters (session ids) are checked by their route schemas; this bound is only the router's.
+    routerOptions: { maxParamLength: 1024 },
+    // A path parameter that does not decode, or is over the router's bound, is a problem+json that never echoes the path.
+    frameworkErrors: (err, _request, reply) => {
+      if ((err as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendProblem(reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'a path parameter is too long (a session id is at most 256 characters)' });
+      }
+      return sendProblem(reply, { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request path cannot be decoded' });
+    },
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       // Stop at the first error: collecting all of them lets one hostile body cost the service
@@ -126,7 +137,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
       tags: [
-        { name: 'decisions', description: 'Policy decisions on tool results' },
+        { name: 'decisions', description: 'Policy decisions on tool results, and on tool calls before they run' },
+        { name: 'sessions', description: 'Session labels and tool pins' },
         { name: 'validation', description: 'MCP shape and trust-claim checks' },
         { name: 'evidence', description: 'Canonical digests of evidence records' },
         { name: 'policies', description: 'The loaded policy set' },
@@ -180,6 +192,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   validateRoutes(app);
   policyRoutes(app);
   evaluateRoutes(app);
+  evaluateCallRoutes(app);
+  sessionRoutes(app);
   await app.register(interceptorRoutes);
   mcpRoutes(app, core);
 

@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { interceptAnswer, interceptError, type InterceptAnswer } from './decision/intercept.js';
-import { runDecision } from './decision/run.js';
+import { createDecisionCore } from './decision/core.js';
+import { MemorySessionStore } from './session/memory.js';
 import { TrustgateError } from './errors.js';
 import { parseRequestText } from './json/parse.js';
 import { loggerOptions } from './logger.js';
@@ -68,7 +69,10 @@ export async function intercept(): Promise<void> {
       write(interceptError('TG_ERR_BODY_SCHEMA', 'the input is not a JSON object'));
       return;
     }
-    const decision = runDecision({ result: value }, scan, { config, policies, log: (entry) => log.info(entry, 'decision') });
+    // One result per process and no session: a store is there only because the core takes one.
+    const sessions = new MemorySessionStore({ maxSessions: 1, maxPins: 1, ttlMs: 1000 });
+    const core = createDecisionCore({ config, policies: () => policies, sessions });
+    const decision = await core.evaluateResult({ request: { result: value }, scan, log: (entry) => log.info(entry, 'decision') });
     write(interceptAnswer(decision, scan.duplicateKeys.length > 0));
   } catch (err) {
     if (err instanceof TrustgateError) write(interceptError(err.code, err.message));

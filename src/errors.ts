@@ -18,6 +18,8 @@ export const ERRORS = {
   TG_ERR_HTTP_MALFORMED: { status: 400, title: 'Request is not valid HTTP' },
   TG_ERR_AUTH_TOKEN: { status: 401, title: 'Missing or wrong bearer token' },
   TG_ERR_ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
+  TG_ERR_SESSION_NOT_FOUND: { status: 404, title: 'No such session' },
+  TG_ERR_PIN_NOT_FOUND: { status: 404, title: 'No tool pin for that server and tool' },
   TG_ERR_REQUEST_TIMEOUT: { status: 408, title: 'Request took too long to arrive' },
   TG_ERR_BODY_TOO_LARGE: { status: 413, title: 'Request body is over the limit' },
   TG_ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers are too large' },

@@ -6,6 +6,7 @@
  */
 import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, REVISIONS, SCOPES } from '../model.js';
 import { ERRORS } from '../errors.js';
+import { SESSION_ID_PATTERN } from '../session/store.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
 
@@ -84,10 +85,45 @@ export const sharedSchemas = [
       mode: { type: 'string', enum: [...MODES], description: 'The mode the rule ran under (after TRUSTGATE_MODE)' },
       effect: { type: 'string', enum: [...EFFECTS] },
       scope: { type: 'string', enum: [...SCOPES] },
-      pointer: { type: 'string', description: '`/content/<i>` for a block rule, `` for a result rule' },
+      pointer: { type: 'string', description: '`/content/<i>` for a block rule, `` for a result or call rule' },
       message: { type: 'string' },
       applied: { type: 'boolean', description: 'True when the effect was applied (enforce mode)' },
       error: { type: 'string', description: 'Set when the rule condition failed to evaluate; it then counts as matched (fail closed)' },
+    },
+  },
+  {
+    $id: 'SessionRef',
+    type: 'object',
+    description:
+      'The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable) and raised after it; the answer then carries `session`.',
+    additionalProperties: false,
+    required: ['id'],
+    properties: { id: { $ref: 'SessionId#' } },
+  },
+  {
+    $id: 'SessionId',
+    type: 'string',
+    pattern: SESSION_ID_PATTERN,
+    description: 'A session id: 1 to 256 characters of A-Z a-z 0-9 . _ : - (anything else is a 400)',
+    examples: ['conv-7f3a'],
+  },
+  {
+    $id: 'Session',
+    type: 'object',
+    description:
+      'What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
+    required: ['id', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
+    properties: {
+      id: { type: 'string' },
+      sensitive: { type: 'boolean' },
+      untrusted: { type: 'boolean' },
+      dataClass: {
+        type: 'object',
+        properties: { class: { type: 'string' }, regulatory: { type: 'array', items: { type: 'string' } } },
+      },
+      calls: { type: 'integer', minimum: 0 },
+      results: { type: 'integer', minimum: 0 },
+      tools: { type: 'array', items: { type: 'string' } },
     },
   },
 ] as const;
@@ -157,6 +193,7 @@ const problemDescriptions: Record<number, string> = {
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
   413: 'Request body over TRUSTGATE_BODY_LIMIT',
   415: 'Request body is not application/json',
+  404: 'No such session, or no pin for that server and tool',
   422: 'Policy reload failed; the previous policy set stays in force',
   503: 'No policy set is loaded yet, or the service is overloaded',
 };

@@ -398,7 +398,8 @@ function freeVariables(ast: unknown, bound: readonly string[] = [], out = new Se
   }
   if (!isAstNode(ast)) return out;
   if (ast.op === 'id') {
-    if (typeof ast.args === 'string' && !bound.includes(ast.args)) out.add(ast.args);
+    // Other identifiers are type names (`int`, `string`, ...), which the checker already allowed.
+    if (typeof ast.args === 'string' && !bound.includes(ast.args) && (CEL_VARIABLES as readonly string[]).includes(ast.args)) out.add(ast.args);
     return out;
   }
   if (ast.op === 'rcall' && Array.isArray(ast.args) && BINDING_MACROS.has(ast.args[0] as string) && Array.isArray(ast.args[2])) {

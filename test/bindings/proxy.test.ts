@@ -106,7 +106,8 @@ describe('proxy in front of server-everything (stdio)', () => {
       const a = await d.client.callTool(params, undefined, { onprogress: () => progress.direct++ });
       const b = await p.client.callTool(params, undefined, { onprogress: () => progress.proxied++ });
       expect(stable(b), tool.name).toEqual(stable(a));
-      expect(progress.proxied, `${tool.name} progress`).toBe(progress.direct);
+      // How many progress notifications beat the answer depends on timing; that they pass through does not.
+      expect(progress.proxied > 0, `${tool.name} progress`).toBe(progress.direct > 0);
     }
   });
 });

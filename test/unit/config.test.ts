@@ -15,6 +15,10 @@ describe('configuration (contract section 1)', () => {
       maxValidationFindings: 1000,
       workers: 'auto',
       workerWatchdogMs: 30000,
+      sessionStore: 'memory',
+      sessionTtlSeconds: 86400,
+      maxSessions: 10000,
+      maxPins: 10000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -40,6 +44,14 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_WORKERS', '65'],
     ['TRUSTGATE_WORKERS', 'all'],
     ['TRUSTGATE_WORKERS', '2.5'],
+    ['TRUSTGATE_SESSION_STORE', 'memcached://x'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://'],
+    ['TRUSTGATE_SESSION_STORE', 'redis://h:6379/x'],
+    ['TRUSTGATE_SESSION_STORE', 'Memory'],
+    ['TRUSTGATE_SESSION_TTL', '0'],
+    ['TRUSTGATE_SESSION_TTL', '1d'],
+    ['TRUSTGATE_MAX_SESSIONS', '0'],
+    ['TRUSTGATE_MAX_PINS', '-5'],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -72,5 +84,13 @@ describe('configuration (contract section 1)', () => {
       maxValidationFindings: 50,
       workerWatchdogMs: 60000,
     });
+  });
+
+  it('reads the session settings; a bad store URL is refused without echoing it (it may hold a password)', () => {
+    const c = loadConfig({ TRUSTGATE_SESSION_STORE: 'redis://u:p@redis.internal:6380/2', TRUSTGATE_SESSION_TTL: '60', TRUSTGATE_MAX_SESSIONS: '5', TRUSTGATE_MAX_PINS: '7' });
+    expect(c).toMatchObject({ sessionStore: 'redis://u:p@redis.internal:6380/2', sessionTtlSeconds: 60, maxSessions: 5, maxPins: 7 });
+    expect(loadConfig({ TRUSTGATE_SESSION_STORE: 'rediss://h' }).sessionStore).toBe('rediss://h');
+    expect(loadConfig({ TRUSTGATE_SESSION_STORE: 'memory' }).sessionStore).toBe('memory');
+    expect(() => loadConfig({ TRUSTGATE_SESSION_STORE: 'http://user:hunter2@h' })).toThrow(/^(?!.*hunter2).*TRUSTGATE_SESSION_STORE/);
   });
 });

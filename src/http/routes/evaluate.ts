@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
 import type { EvaluateRequest } from '../../decision/pipeline.js';
-import { runDecision } from '../../decision/run.js';
 import { resultRepeatsNames } from '../body.js';
 import { decisionLineWriter } from '../../logger.js';
 import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
@@ -37,6 +36,7 @@ export const evaluateBody = {
       description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
       additionalProperties: true,
     },
+    session: { $ref: 'SessionRef#' },
     options: {
       type: 'object',
       additionalProperties: false,
@@ -113,11 +113,12 @@ export const evaluateReply = {
     validationOmitted,
     result: { $ref: 'CallToolResult#' },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
+    session: { $ref: 'Session#' },
   },
 } as const;
 
 /** The decision log line writer for a request, or nothing when info is off (the entry is then never built). */
-export function decisionLogger(request: FastifyRequest): ((entry: DecisionLogEntry) => void) | undefined {
+export function decisionLogger<T extends object = DecisionLogEntry>(request: FastifyRequest): ((entry: T) => void) | undefined {
   if ((pino.levels.values[request.log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
   const write = decisionLineWriter(request.log as pino.Logger);
   return (entry) => {
@@ -135,8 +136,8 @@ export const plainJson = () => (data: unknown) => JSON.stringify(data);
 
 /** POST /v1/evaluate (contract section 3). */
 export function evaluateRoutes(app: FastifyInstance): void {
-  const { store, config, metrics } = app.trustgate;
-  app.post<{ Body: EvaluateRequest }>(
+  const { core } = app.trustgate;
+  app.post<{ Body: EvaluateRequest & { session?: { id: string } } }>(
     '/v1/evaluate',
     {
       schema: {
@@ -152,6 +153,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
             'A rule whose condition fails to evaluate, or that runs past the per-decision CEL budget (TRUSTGATE_EVAL_BUDGET_MS), counts as matched and its finding carries `error` (fail closed).',
             'Every pointer is an RFC 6901 JSON Pointer into the request `result`; a missing required MCP member is reported at the pointer of the object that should hold it.',
             'An evidence record whose request text repeats a member name or holds an integer literal outside -(2^53-1)..2^53-1 is not I-JSON: its evidenceRef is `malformed`.',
+            'With `session`, policies see what the session was shown before (`session` variable), and the session then takes in what this answer forwards: `untrusted`/`sensitive` from forwarded blocks (fenced ones included) and forwarded structuredContent, the most restrictive verified data class among them. Withheld blocks add nothing; a denied result adds no labels but is counted in `results`. When the session store cannot be read or written the request fails closed (503).',
           ].join('\n\n'),
         body: evaluateBody,
         response: { 200: evaluateReply, ...problemReplies(400, 401, 413, 415, 503) },
@@ -161,10 +163,9 @@ export function evaluateRoutes(app: FastifyInstance): void {
       config: { jsonScanFocus: ['evidence', '*', 'record'] },
     },
     async (request) =>
-      runDecision(request.body, request.jsonScan, {
-        config,
-        policies: store.current,
-        metrics,
+      core.evaluateResult({
+        request: request.body,
+        scan: request.jsonScan,
         log: decisionLogger(request),
         resultRepeatsNames: () => resultRepeatsNames(request.jsonText),
       }),

@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, type InterceptAnswer } from '../../decision/intercept.js';
-import { runDecision } from '../../decision/run.js';
 import { decisionLogger, plainJson } from './evaluate.js';
 import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../auth.js';
@@ -27,7 +26,7 @@ function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
 }
 
 export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
-  const { store, config, metrics } = app.trustgate;
+  const { config, core } = app.trustgate;
   // Whatever the gateway sends is read as text and judged here, so a wrong
   // content type is answered like any other error on this route (answerError
   // in the shared error handler turns every error here into an isError result).
@@ -71,7 +70,8 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
       if (!isObject(body)) {
         return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
-      const decision = runDecision({ result: body }, request.jsonScan, { config, policies: store.current, metrics, log: decisionLogger(request) });
+      // The gateway sends no session: a decision here reads and raises none.
+      const decision = await core.evaluateResult({ request: { result: body }, scan: request.jsonScan, log: decisionLogger(request) });
       return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.length ?? 0) > 0));
     },
   );

@@ -200,3 +200,76 @@ describe('CEL fast path', () => {
     for (const when of whens) expect(compileCel(when).fast, when).toBe(true);
   });
 });
+
+describe('CEL fast path: the session and call variables (contract section 12)', () => {
+  const atoms = [
+    'session.untrusted',
+    'session.sensitive',
+    'session.calls > 1',
+    'session.results == 0',
+    'session.calls == 1.0',
+    'session.id == ""',
+    '"send" in session.tools',
+    'session.tools.exists(t, t.startsWith("s"))',
+    'size(session.dataClass) > 0',
+    'has(session.dataClass.class) && session.dataClass.class == "confidential"',
+    '"gdpr" in session.dataClass.regulatory',
+    'call.name == "send"',
+    'has(call.arguments.to)',
+    'call.arguments.to.endsWith("@example.com")',
+    'call.arguments.n > 1',
+    'size(call.arguments) == 0',
+    '!tool.hints.readOnlyHint',
+    'tool.hints.openWorldHint',
+    'tool.hints.destructiveHint && !tool.hints.idempotentHint',
+    'tool.pin == "changed"',
+    'tool.digest.startsWith("sha256:")',
+  ];
+  const { cond } = fc.letrec<{ cond: string }>((tie) => ({
+    cond: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom(...atoms),
+      fc.constantFrom(...atoms),
+      fc.tuple(tie('cond'), fc.constantFrom('&&', '||'), tie('cond')).map(([a, o, b]) => `(${a}) ${o} (${b})`),
+      tie('cond').map((c) => `!(${c})`),
+    ),
+  }));
+  const session = fc.record({
+    id: fc.constantFrom('', 'conv-1'),
+    sensitive: fc.boolean(),
+    untrusted: fc.boolean(),
+    dataClass: fc.constantFrom({}, { class: 'confidential', regulatory: ['gdpr'] }, { class: 'public', regulatory: [] }),
+    calls: fc.nat(3),
+    results: fc.nat(3),
+    tools: fc.subarray(['send', 'search', 'rm']),
+  });
+  const call = fc.record({
+    name: fc.constantFrom('send', 'search'),
+    arguments: fc.oneof(fc.constant({}), fc.record({ to: fc.constantFrom('a@example.com', 'x@evil.test', 7), n: fc.constantFrom(0, 2, 'x') }, { requiredKeys: [] })),
+  });
+  const tool = fc.option(
+    fc.record({ name: fc.constant('send'), annotations: fc.record({ readOnlyHint: fc.constantFrom(true, false, 'yes'), openWorldHint: fc.boolean() }, { requiredKeys: [] }) }, { requiredKeys: [] }),
+    { nil: undefined },
+  );
+  const members = fc.option(fc.record({ pin: fc.constantFrom('first-seen', 'match', 'changed', 'none'), digest: fc.constantFrom('sha256:ab', 'x') }, { requiredKeys: ['pin'] }), { nil: undefined });
+
+  it('gives what the engine gives, and answers most of them itself', () => {
+    let evaluations = 0;
+    let answered = 0;
+    fc.assert(
+      fc.property(cond, session, call, tool, members, (source, s, c, t, m) => {
+        const engine = compileCel(source, { fastPath: false });
+        const fast = compileCel(source);
+        expect(fast.fast, source).toBe(true);
+        const shared: SharedVarsInput = { result: { sensitive: false, untrusted: false, isError: false, blockCount: 0, asserted: {} }, validation: [], session: s, call: c, tool: t, toolMembers: m };
+        const scope: ScopeVarsInput = { block: {}, evidence: [], dataClass: {} };
+        const act = buildActivation(prepareShared(shared), scope);
+        expect(fast.evaluate(act), source).toEqual(engine.evaluate(buildActivation(prepareShared(shared), scope)));
+        evaluations++;
+        if (compileFast(checkedAst(source))!((act as unknown as { plain: PlainVars }).plain) !== UNKNOWN) answered++;
+      }),
+      { seed: SEED, numRuns: 1500 },
+    );
+    expect(answered / evaluations).toBeGreaterThan(0.5);
+  });
+});

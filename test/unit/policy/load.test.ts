@@ -310,3 +310,58 @@ describe('policy revision', () => {
     expect(policyRevision([{ name: 'p.yaml', bytes: body }])).toBe(`sha256:${expected}`);
   });
 });
+
+describe('loadPolicyDir: scope call (contract section 12)', () => {
+  async function withRule(rule: Record<string, unknown>): Promise<string> {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'calls.yaml'), JSON.stringify({ id: 'calls', mode: 'enforce', rules: [{ id: 'r', ...rule }] }));
+    return dir;
+  }
+
+  it.each(['redact', 'drop', 'spotlight'])('effect %s is a load error naming the file, the rule and the valid effects', async (effect) => {
+    const err = await loadError(await withRule({ scope: 'call', when: 'true', effect }));
+    expect(err.file).toBe('calls.yaml');
+    expect(err.rule).toBe('r');
+    expect(err.detail).toBe(`effect "${effect}" is not valid in scope call; valid effects there: deny, consent, flag`);
+    expect(err.message).toMatch(/policy file .*calls\.yaml, rule r: effect/);
+  });
+
+  it.each(['deny', 'consent', 'flag'])('effect %s loads', async (effect) => {
+    const set = await loadPolicyDir(await withRule({ scope: 'call', when: 'session.untrusted && !tool.hints.readOnlyHint', effect }));
+    expect(set.policies[0]!.rules[0]).toMatchObject({ scope: 'call', effect });
+  });
+
+  it.each(['result.untrusted', 'block.sensitive', 'evidence.size() > 0', 'size(dataClass) > 0', 'validation.exists(v, v.severity == "error")'])(
+    'a call rule cannot read the variables of a result: %s',
+    async (when) => {
+      const err = await loadError(await withRule({ scope: 'call', when, effect: 'deny' }));
+      expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope call; variables there: call, tool, server, context, session$/);
+    },
+  );
+
+  it.each(['block', 'result'])('a %s rule cannot read call', async (scope) => {
+    const err = await loadError(await withRule({ scope, when: 'call.name == "x"', effect: 'flag' }));
+    expect(err.detail).toBe(`when: variable call does not exist in scope ${scope}; variables there: result, block, tool, server, context, evidence, dataClass, validation, session`);
+  });
+
+  it('comprehension variables and type names are not variables', async () => {
+    const set = await loadPolicyDir(
+      await withRule({ scope: 'call', when: 'session.tools.exists(result, result == "x") && type(call.name) == string && cel.bind(block, 1, block > 0)', effect: 'flag' }),
+    );
+    expect([...set.policies[0]!.rules[0]!.compiled.variables].sort()).toEqual(['call', 'session']);
+  });
+});
+
+describe('policies/README.md', () => {
+  it('every complete policy shown in a yaml or json block loads', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { compilePolicyFiles } = await import('../../../src/policy/load.js');
+    const text = await readFile(fileURLToPath(new URL('../../../policies/README.md', import.meta.url)), 'utf8');
+    const blocks = [...text.matchAll(/```(yaml|json)\n([^]*?)```/g)].filter((m) => /^(id:|\{\s*"id")/.test(m[2]!.trimStart()));
+    expect(blocks.length).toBeGreaterThan(8);
+    expect(blocks.some((m) => m[2]!.includes('scope: call'))).toBe(true);
+    for (const [, lang, body] of blocks) {
+      expect(() => compilePolicyFiles([{ name: `example.${lang}`, bytes: Buffer.from(body!) }], 'README'), body).not.toThrow();
+    }
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Sessions and pins over HTTP (contract section 12): TTL, the pin
+ * endpoints, auth on the new routes, the pre-call decision log line
+ * (argument names, never values), the metrics, and path parameters that
+ * cannot be read.
+ */
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { PolicyStore } from '../../src/policy/store.js';
+import { MemorySessionStore } from '../../src/session/memory.js';
+import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+
+const K = 'io.modelcontextprotocol/trust-annotations';
+const untrusted = { content: [{ type: 'text', text: 'x', _meta: { [K]: { untrusted: true } } }] };
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const a of opened.splice(0)) await a.close();
+});
+
+async function appWith(sessions: MemorySessionStore, env: Record<string, string> = {}) {
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', ...env });
+  const store = new PolicyStore(config.policyDir);
+  await store.load();
+  const app = await buildApp({ config, store, sessions, logger: pino({ level: 'silent' }) });
+  opened.push(app);
+  return app;
+}
+
+describe('session TTL', () => {
+  it('a session lives TRUSTGATE_SESSION_TTL after its last use, then starts afresh', async () => {
+    let now = 1_000_000;
+    const sessions = new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000, now: () => now });
+    const app = await appWith(sessions);
+    expect(app.trustgate.sessions).toBe(sessions);
+    expect((await post(app, '/v1/evaluate', { result: untrusted, session: { id: 's' } })).json.session.untrusted).toBe(true);
+    now += 59_000;
+    // A use within the TTL keeps it alive for another TTL.
+    expect((await app.inject({ method: 'GET', url: '/v1/sessions/s' })).statusCode).toBe(200);
+    now += 59_000;
+    const again = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
+    expect(again.json.session).toMatchObject({ untrusted: true, calls: 1, results: 1 });
+    expect(again.json.requiresConsent).toBe(true);
+    now += 60_001;
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' })).json.code).toBe('TG_ERR_SESSION_NOT_FOUND');
+    const fresh = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
+    expect(fresh.json.session).toMatchObject({ untrusted: false, calls: 1, results: 0 });
+    expect(fresh.json.requiresConsent).toBe(false);
+  });
+
+  it('the default store is built from TRUSTGATE_SESSION_TTL and TRUSTGATE_MAX_SESSIONS (least recently used evicted)', async () => {
+    const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
+    expect(config).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 30, maxSessions: 2 });
+    const store = new PolicyStore(config.policyDir);
+    await store.load();
+    const app = await buildApp({ config, store, logger: pino({ level: 'silent' }) });
+    opened.push(app);
+    for (const id of ['a', 'b', 'c']) await post(app, '/v1/evaluate', { result: untrusted, session: { id } });
+    expect((await app.inject({ method: 'GET', url: '/v1/sessions/a' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/v1/sessions/c' })).statusCode).toBe(200);
+  });
+});
+
+describe('pins', () => {
+  it('GET /v1/pins shows a pin (404 TG_ERR_PIN_NOT_FOUND before one exists); PUT replaces it and says what it replaced', async () => {
+    const app = await appWith(new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }));
+    const none = answerOf(await app.inject({ method: 'GET', url: '/v1/pins?server=mail&tool=send' }));
+    expect(none.status).toBe(404);
+    expect(none.json.code).toBe('TG_ERR_PIN_NOT_FOUND');
+    const first = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, tool: { name: 'send', description: 'v1' }, server: { name: 'mail' } });
+    const shown = answerOf(await app.inject({ method: 'GET', url: '/v1/pins?server=mail&tool=send' }));
+    expect(shown.json).toEqual({ server: 'mail', tool: 'send', digest: first.json.tool.digest });
+    const digest = 'sha256:' + 'a'.repeat(64);
+    const put = answerOf(await app.inject({ method: 'PUT', url: '/v1/pins', payload: { server: 'mail', tool: 'send', digest } }));
+    expect(put.json).toEqual({ server: 'mail', tool: 'send', digest, previous: first.json.tool.digest });
+    // Without a server the pair is ("", tool).
+    const noServer = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, tool: { name: 'send' } });
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/pins?tool=send' })).json.digest).toBe(noServer.json.tool.digest);
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/pins?tool=send&extra=1' })).status).toBe(400);
+  });
+});
+
+describe('routes', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('every new /v1 route needs the token when TRUSTGATE_TOKEN is set', async () => {
+    t = await testApp({ TRUSTGATE_TOKEN: 'sekret' });
+    const auth = { authorization: 'Bearer sekret' };
+    for (const [method, url, payload] of [
+      ['POST', '/v1/evaluate-call', { call: { name: 'x' } }],
+      ['GET', '/v1/sessions/a', undefined],
+      ['DELETE', '/v1/sessions/a', undefined],
+      ['GET', '/v1/pins?tool=x', undefined],
+      ['PUT', '/v1/pins', { tool: 'x', digest: 'sha256:' + '0'.repeat(64) }],
+    ] as const) {
+      const denied = await t.app.inject({ method, url, ...(payload ? { payload } : {}) });
+      expect(denied.statusCode, `${method} ${url}`).toBe(401);
+      const allowed = await t.app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) });
+      expect(allowed.statusCode, `${method} ${url}`).not.toBe(401);
+    }
+  });
+
+  it('logs a pre-call decision with the argument names and never their values', async () => {
+    t = await testApp();
+    const secret = 'patient-record-4471-SECRET';
+    const r = await post(t.app, '/v1/evaluate-call', {
+      call: { name: 'send_email', arguments: { to: secret, [`body`]: { nested: secret } } },
+      tool: { name: 'send_email', description: 'mail' },
+      server: { name: 'mail' },
+      session: { id: 'conv-9' },
+    });
+    expect(r.status).toBe(200);
+    const lines = t.logs.filter((l) => l.includes(r.json.decisionId)).map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      msg: 'decision',
+      kind: 'call',
+      decisionId: r.json.decisionId,
+      outcome: 'allow',
+      call: 'send_email',
+      arguments: ['to', 'body'],
+      tool: 'send_email',
+      server: 'mail',
+      pin: 'first-seen',
+      digest: r.json.tool.digest,
+      session: 'conv-9',
+    });
+    expect(t.logs.join('')).not.toContain(secret);
+    // A result decision names its session too.
+    const e = await post(t.app, '/v1/evaluate', { result: { content: [] }, session: { id: 'conv-9' } });
+    expect(JSON.parse(t.logs.find((l) => l.includes(e.json.decisionId))!)).toMatchObject({ msg: 'decision', session: 'conv-9' });
+  });
+
+  it('counts pre-call decisions by outcome and pin checks by status in /metrics', async () => {
+    t = await testApp();
+    const tool = { name: 'w', description: '1' };
+    await post(t.app, '/v1/evaluate-call', { call: { name: 'w' }, tool });
+    await post(t.app, '/v1/evaluate-call', { call: { name: 'w' }, tool });
+    await post(t.app, '/v1/evaluate-call', { call: { name: 'w' }, tool: { ...tool, description: '2' } });
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(/trustgate_call_decisions_total\{outcome="allow"\} 2/);
+    expect(text).toMatch(/trustgate_call_decisions_total\{outcome="deny"\} 1/);
+    expect(text).toMatch(/trustgate_tool_pins_total\{status="first-seen"\} 1/);
+    expect(text).toMatch(/trustgate_tool_pins_total\{status="match"\} 1/);
+    expect(text).toMatch(/trustgate_tool_pins_total\{status="changed"\} 1/);
+  });
+
+  it('a session id that does not decode, or is far too long, is a 400 problem+json that does not echo it', async () => {
+    t = await testApp();
+    for (const url of ['/v1/sessions/%E0%A4%A', `/v1/sessions/${'q'.repeat(5000)}`]) {
+      const r = answerOf(await t.app.inject({ method: 'GET', url }));
+      expect(r.status).toBe(400);
+      expect(r.headers['content-type']).toContain('application/problem+json');
+      expect(r.body).not.toContain('%E0');
+      expect(r.body).not.toContain('qqqq');
+    }
+  });
+
+  it('the Docker interceptor route reads and raises no session', async () => {
+    t = await testApp();
+    const r = await t.app.inject({ method: 'POST', url: '/v1/interceptors/docker-mcp-gateway', payload: { ...untrusted, session: { id: 'x' } } });
+    expect(r.statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/sessions/x' })).statusCode).toBe(404);
+  });
+});
