@@ -334,6 +334,43 @@ describe('proxy in front of server-everything over Streamable HTTP', () => {
   });
 });
 
+describe('proxy with the shipped policies (the default, found next to the package)', () => {
+  const connect = async (elicit?: 'accept' | 'decline') => {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { CLI, ENV } = await import('../helpers/mcp.js');
+    const env = { ...ENV };
+    delete env.TRUSTGATE_POLICY_DIR;
+    // Started from another working directory: the shipped policies are found next to the package, not in the cwd.
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--', ...CHANGING], env, cwd: tmpdir(), stderr: 'pipe' });
+    const client = new Client({ name: 't', version: '1' }, elicit ? { capabilities: { elicitation: {} } } : undefined);
+    if (elicit) client.setRequestHandler(ElicitRequestSchema, async () => ({ action: elicit }));
+    await client.connect(transport);
+    await client.listTools();
+    return client;
+  };
+  const first = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]!.text;
+
+  it('the connection is the session: after untrusted content, a call that is not read-only needs consent', async () => {
+    const c = await connect();
+    const fresh = await connect();
+    const asked = await connect('accept');
+    try {
+      expect(first(await c.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      expect(first(await c.callTool({ name: 'untrusted', arguments: {} }))).toMatch(/^<untrusted-content boundary=/);
+      const r = await c.callTool({ name: 'write-note', arguments: {} });
+      expect(r.isError).toBe(true);
+      expect(first(r)).toMatch(/session\/consent-write-after-untrusted/);
+      // Another connection is another session.
+      expect(first(await fresh.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      // A host that can ask the user goes on when the user accepts.
+      await asked.callTool({ name: 'untrusted', arguments: {} });
+      expect(first(await asked.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+    } finally {
+      await Promise.all([c.close(), fresh.close(), asked.close()]);
+    }
+  });
+});
+
 describe('proxy process', () => {
   it('ends, and ends its server, when the host closes the connection', async () => {
     const p = await proxied(NONE, CHANGING);

@@ -12,7 +12,8 @@ export const CLI = join(ROOT, 'dist/cli.js');
 export const MCP_POLICIES = join(ROOT, 'test/fixtures/mcp/policies');
 export const EVERYTHING = [process.execPath, require.resolve('@modelcontextprotocol/server-everything/dist/index.js')];
 export const FILESYSTEM = [process.execPath, require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')];
-export const CHANGING = [process.execPath, '--import', 'tsx', join(ROOT, 'test/fixtures/mcp/changing-server.ts')];
+/** The tests' own server (test/fixtures/mcp/changing-server.ts), runnable from any working directory. */
+export const CHANGING = [process.execPath, '--import', import.meta.resolve('tsx'), join(ROOT, 'test/fixtures/mcp/changing-server.ts')];
 
 /** One environment for direct and proxied servers, so that what a server reports of it (get-env) is the same. */
 export const ENV: Record<string, string> = {
