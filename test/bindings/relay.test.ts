@@ -91,6 +91,16 @@ describe('proxy relay against a misbehaving server', () => {
     );
   });
 
+  it('a call whose name or arguments the policies cannot read is refused, not forwarded', async () => {
+    const r = await relay((req) => reply(req, { content: [] }));
+    for (const params of [{ name: 'echo', arguments: ['x'] }, { name: 7 }, {}]) {
+      const got = await r.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+      expect(got.error.code).toBe(-32602);
+    }
+    expect(r.seen.filter((m) => m.method === 'tools/call')).toEqual([]);
+    await r.close();
+  });
+
   it('a denied call is answered by the proxy and never sent to the server', async () => {
     const r = await relay((req) => reply(req, { content: [] }));
     const got = await r.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_file', arguments: { path: '/x' } } });

@@ -166,8 +166,12 @@ export class McpProxy {
   async #judgeCall(m: Msg, params: Msg): Promise<void> {
     const id = m.id as Id;
     const k = key(id);
-    const name = typeof params.name === 'string' ? params.name : '';
-    const args = isRecord(params.arguments) ? params.arguments : undefined;
+    if (typeof params.name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
+      // What the policies would see must be what the server gets: a call they cannot read is not forwarded.
+      return this.#toHost({ jsonrpc: '2.0', id, error: { code: -32602, message: 'tools/call needs a string name and an arguments object' } });
+    }
+    const name = params.name;
+    const args = params.arguments as Msg | undefined;
     const tool = this.#tools.get(name);
     this.#judging.set(k, false);
     let d: CallDecision;
