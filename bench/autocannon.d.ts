@@ -37,6 +37,19 @@ declare module 'autocannon' {
     expectBody?: string;
     bailout?: number;
     workers?: number;
+    /** Requests sent in turn; `setupRequest` may rewrite each one before it is sent (bench/session.ts varies the body). */
+    requests?: Array<{
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      setupRequest?: (req: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }) => {
+        method?: string;
+        path?: string;
+        headers?: Record<string, string>;
+        body?: string | Buffer;
+      };
+    }>;
   }
 
   interface Result {

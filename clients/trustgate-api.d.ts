@@ -176,14 +176,14 @@ export interface paths {
         };
         /**
          * Show what a session has been shown
-         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again.
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, expired or evicted (the memory store holds at most TRUSTGATE_MAX_SESSIONS).
          */
         get: operations["getSession"];
         put?: never;
         post?: never;
         /**
          * End a session
-         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay.
+         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay. 204 when a session was ended, 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.
          */
         delete: operations["deleteSession"];
         options?: never;
@@ -198,7 +198,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show the digest pinned for a tool of a server */
+        /**
+         * Show the digest pinned for a tool of a server
+         * @description The pin of a (`server`, `tool`) pair (`server` `""` for calls without one); 404 (TG_ERR_PIN_NOT_FOUND) before any definition was pinned for it.
+         */
         get: operations["getPin"];
         /**
          * Accept a tool definition: pin its digest for (server, tool)
@@ -332,7 +335,7 @@ export interface components {
          * @example conv-7f3a
          */
         SessionId: string;
-        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
         Session: {
             id: string;
             sensitive: boolean;
@@ -998,7 +1001,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -115,6 +115,33 @@ const randomFor = (route: Route, wrap: (v: unknown) => unknown): fc.Arbitrary<Ca
     return c;
   });
 
+/** Valid pre-call requests (call, arguments of any JSON, a tool definition, a session), then mutated. */
+const evaluateCallStructured: fc.Arbitrary<Case> = fc
+  .tuple(
+    fc.record(
+      {
+        call: fc.record({ name: fc.string({ maxLength: 20 }), arguments: fc.dictionary(fc.string({ maxLength: 8 }), randomJsonArb, { maxKeys: 4 }) }, { requiredKeys: ['name'] }),
+        tool: fc.record(
+          {
+            name: fc.string({ maxLength: 20 }),
+            description: fc.string({ maxLength: 40 }),
+            inputSchema: fc.dictionary(fc.string({ maxLength: 8 }), randomJsonArb, { maxKeys: 3 }),
+            annotations: fc.record({ readOnlyHint: randomJsonArb, openWorldHint: fc.boolean() }, { requiredKeys: [] }),
+          },
+          { requiredKeys: [] },
+        ),
+        server: fc.record({ name: fc.string({ maxLength: 10 }) }),
+        session: fc.record({ id: fc.stringMatching(/^[A-Za-z0-9._:-]{1,40}$/) }),
+        context: fc.dictionary(fc.string({ maxLength: 8 }), randomJsonArb, { maxKeys: 3 }),
+      },
+      { requiredKeys: ['call'] },
+    ),
+    mutationsOften,
+    textAttackArb,
+    contentTypeArb,
+  )
+  .map(([req, ms, a, ct]) => shaped('/v1/evaluate-call', req, ms, a, ct, 'evaluate-call/structured'));
+
 const validateStructured: fc.Arbitrary<Case> = fc
   .tuple(evaluateRequestArb, fc.boolean(), mutationsOften, textAttackArb, contentTypeArb)
   .map(([req, withVersion, ms, a, ct]) => {
@@ -171,7 +198,11 @@ function boundaryCases(): Case[] {
     add('/v1/digest', `{"record":${deep(d)},"canonicalization":"cbor/rfc8949"}`, `digest depth ${d}`);
     add('/v1/digest', `{"record":${deep(d, true)},"canonicalization":"jcs/rfc8785","algorithm":"sha512"}`, `digest depth ${d} (objects)`);
   }
-  for (const route of ['/v1/evaluate', '/v1/validate', '/v1/digest', INTERCEPTOR] as const) {
+  for (const d of [126, 127, 128, 129, 253, 254, 255, 256, 257, 10_000]) {
+    add('/v1/evaluate-call', `{"call":{"name":"x","arguments":{"a":${deep(d, true)}}},"tool":{"name":"x","inputSchema":${deep(d, true)}}}`, `evaluate-call depth ${d}`);
+  }
+  add('/v1/evaluate-call', '{"call":{"name":"x"},"tool":{"name":"x","description":"\\ud800"}}', 'evaluate-call: a lone surrogate in the pinned definition');
+  for (const route of ['/v1/evaluate', '/v1/validate', '/v1/digest', INTERCEPTOR, '/v1/evaluate-call'] as const) {
     add(route, '', 'empty body');
     add(route, '', 'empty body, no content type', undefined);
     add(route, ' ', 'blank body');
@@ -404,6 +435,10 @@ describe('hostile input through the real HTTP layer', () => {
   it('/v1/digest: records of every kind, both schemes, every algorithm, mutated', async () => {
     await batches('digest/structured', digestStructured, 5, 300, 400);
     await batches('digest/random', randomFor('/v1/digest', (v) => ({ record: v, canonicalization: 'jcs/rfc8785' })), 2, 250, 500);
+  }, 60_000);
+  it('/v1/evaluate-call: mutated valid requests and random JSON', async () => {
+    await batches('evaluate-call/structured', evaluateCallStructured, 4, 300, 800);
+    await batches('evaluate-call/random', randomFor('/v1/evaluate-call', (v) => ({ call: v })), 2, 250, 900);
   }, 60_000);
   it('/v1/interceptors/docker-mcp-gateway: mutated results and random JSON', async () => {
     await batches('interceptor/structured', interceptorStructured, 5, 300, 600);

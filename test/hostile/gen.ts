@@ -12,7 +12,7 @@ import { REVISIONS, type Canonicalization, type DigestAlgorithm } from '../../sr
 
 export const K = 'io.modelcontextprotocol/trust-annotations';
 export const INTERCEPTOR = '/v1/interceptors/docker-mcp-gateway';
-export const ROUTES = ['/v1/evaluate', '/v1/validate', '/v1/digest', INTERCEPTOR] as const;
+export const ROUTES = ['/v1/evaluate', '/v1/validate', '/v1/digest', INTERCEPTOR, '/v1/evaluate-call'] as const;
 export type Route = (typeof ROUTES)[number];
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

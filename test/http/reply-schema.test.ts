@@ -1,7 +1,8 @@
 /**
- * /v1/evaluate replies are serialized with JSON.stringify (faster than the
- * schema serializer on this route); every reply must still match the
- * documented reply schema. Checked on every decision case's request.
+ * /v1/evaluate and /v1/evaluate-call replies are serialized with
+ * JSON.stringify (faster than the schema serializer on these routes); every
+ * reply must still match the documented reply schema. Checked on every
+ * decision case's request, the steps of sequence cases included.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateReply } from '../../src/http/routes/evaluate.js';
+import { evaluateCallReply } from '../../src/http/routes/evaluate-call.js';
 import { sharedSchemas } from '../../src/http/schemas.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 
@@ -27,14 +29,24 @@ describe('evaluate replies match the reply schema', () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     for (const s of sharedSchemas) ajv.addSchema(s as object);
     const validate = ajv.compile(evaluateReply as object);
+    const validateCall = ajv.compile(evaluateCallReply as object);
     let checked = 0;
+    let calls = 0;
     for (const f of files(CASES)) {
       const c = JSON.parse(readFileSync(f, 'utf8'));
-      const r = await post(t.app, '/v1/evaluate', c.request);
-      if (r.status !== 200) continue;
-      checked++;
-      expect(validate(r.json), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      const requests: Array<[string, unknown]> = c.steps
+        ? (c.steps as any[]).flatMap((s) => (s.evaluate ? [['/v1/evaluate', s.evaluate]] : s.evaluateCall ? [['/v1/evaluate-call', s.evaluateCall]] : []))
+        : [['/v1/evaluate', c.request]];
+      for (const [url, body] of requests) {
+        const r = await post(t.app, url, body);
+        if (r.status !== 200) continue;
+        const v = url === '/v1/evaluate' ? validate : validateCall;
+        if (v === validateCall) calls++;
+        else checked++;
+        expect(v(r.json), `${f}: ${JSON.stringify(v.errors)}`).toBe(true);
+      }
     }
     expect(checked).toBeGreaterThan(80);
+    expect(calls).toBeGreaterThan(30);
   });
 });
