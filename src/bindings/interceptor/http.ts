@@ -12,8 +12,10 @@
  *
  * The body is read by the service's JSON parser (body limit, depth and
  * scan as for /v1/*) and handed to the transport already parsed; the token
- * is checked with /v1/* (app.ts); the request timeout applies as on every
- * route.
+ * is checked with /v1/* (app.ts). The reply is the transport's (Fastify
+ * hands it the raw response), so the request timeout is kept here: an
+ * answer not taken within TRUSTGATE_REQUEST_TIMEOUT_MS of the request
+ * closes the connection, as on every route.
  */
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -56,7 +58,12 @@ export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
     async (request, reply) => {
     const server = createInterceptorServer(registry, BINDING_VERSION);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const timer = setTimeout(() => {
+      if (!reply.raw.writableFinished) reply.raw.destroy();
+    }, config.requestTimeoutMs);
+    timer.unref();
     reply.raw.on('close', () => {
+      clearTimeout(timer);
       void transport.close();
       void server.close();
     });
