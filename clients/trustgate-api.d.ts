@@ -187,14 +187,14 @@ export interface paths {
         };
         /**
          * Show what a session has been shown
-         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again.
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, expired or evicted (the memory store holds at most TRUSTGATE_MAX_SESSIONS).
          */
         get: operations["getSession"];
         put?: never;
         post?: never;
         /**
          * End a session
-         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay.
+         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay. 204 when a session was ended, 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.
          */
         delete: operations["deleteSession"];
         options?: never;
@@ -209,7 +209,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show the digest pinned for a tool of a server */
+        /**
+         * Show the digest pinned for a tool of a server
+         * @description The pin of a (`server`, `tool`) pair (`server` `""` for calls without one); 404 (TG_ERR_PIN_NOT_FOUND) before any definition was pinned for it.
+         */
         get: operations["getPin"];
         /**
          * Accept a tool definition: pin its digest for (server, tool)
@@ -237,6 +240,26 @@ export interface paths {
          * @description Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter. The same contract on standard input/output is the command `trustgate intercept [--policies DIR]` (after:exec): a guard process runs the decision in a child process (heap TRUSTGATE_INTERCEPT_HEAP_MB) and itself answers the `isError` result when the child crashes, runs out of memory, is killed, or does not finish within TRUSTGATE_REQUEST_TIMEOUT_MS, and on SIGTERM/SIGINT/SIGHUP; its policies are `--policies DIR`, else TRUSTGATE_POLICY_DIR (both relative to the working directory), else the set shipped with the package.
          */
         post: operations["dockerMcpGatewayInterceptor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP Interceptors extension server (Streamable HTTP, stateless)
+         * @description The MCP Interceptors extension (`io.modelcontextprotocol/interceptors`) over MCP Streamable HTTP: JSON-RPC `initialize`, `interceptors/list` and `interceptor/invoke`, offering `trustgate-call` (validator, tools/call request: the pre-call decision), `trustgate-result` (validator, tools/call response: deny -> valid:false severity error; warn -> valid:true severity warn) and `trustgate-redact` (mutator, tools/call response: the result to forward as payload; deny and consent -> an isError CallToolResult as payload). Consent cannot be asked through an interceptor: the validators answer it as valid:false, severity error, saying so. Every interceptor is fail-closed (failOpen false); mode is audit when every policy the interceptor runs is in audit (or TRUSTGATE_MODE=audit). Stateless: no Mcp-Session-Id, JSON responses, GET and DELETE are 405; a Trustgate session is named per invocation by context.sessionId. Invocation config may carry tool, server, context and protocolVersion. Errors: -32602 for bad params, unknown names and hooks not offered, -32603 when a decision could not be made. With TRUSTGATE_TOKEN set, send Authorization: Bearer <token> (401 otherwise).
+         */
+        post: operations["mcpInterceptors"];
         delete?: never;
         options?: never;
         head?: never;
@@ -327,7 +350,7 @@ export interface components {
          * @example conv-7f3a
          */
         SessionId: string;
-        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+        /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
         Session: {
             id: string;
             sensitive: boolean;
@@ -1068,7 +1091,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+            /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1333,6 +1356,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CallToolResult"];
+                };
+            };
+        };
+    };
+    mcpInterceptors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One JSON-RPC message (MCP Streamable HTTP) */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A notification or response was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

@@ -31,6 +31,7 @@ import { METRICS_MS } from './cluster/protocol.js';
 import type { SessionStore } from './session/store.js';
 import { MemorySessionStore } from './session/memory.js';
 import { createDecisionCore, type DecisionCore } from './decision/core.js';
+import { mcpRoutes, MCP_PATH } from './bindings/interceptor/http.js';
 
 export interface AppOptions {
   config: Config;
@@ -178,7 +179,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       // The interceptor route checks its own token (it also takes it from the query).
       const route = routeOf(request);
-      if (!route.startsWith('/v1/') || route === INTERCEPTOR_PATH) return;
+      if (!(route.startsWith('/v1/') || route === MCP_PATH) || route === INTERCEPTOR_PATH) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
@@ -194,6 +195,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   evaluateCallRoutes(app);
   sessionRoutes(app);
   await app.register(interceptorRoutes);
+  mcpRoutes(app, core);
 
   // A scrape costs no more than a health check (contract section 8): the text is made at most
   // once every METRICS_MS (with worker processes the primary makes it; see src/cluster/).

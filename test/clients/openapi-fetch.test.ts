@@ -139,12 +139,18 @@ describe('the other operations', () => {
   it('GET /v1/policies lists the shipped policies', async () => {
     const { data } = await client.GET('/v1/policies');
     expect(data?.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'sensitive', 'untrusted', 'validation']);
+    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'sensitive', 'session', 'untrusted', 'validation']);
     const evidence = data?.policies.find((p) => p.id === 'evidence');
     expect(evidence?.rules).toEqual(['deny-evidence-mismatch', 'flag-dataclass-unchecked']);
     expect(evidence?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.mode ?? '-'} ${r.effect}`)).toEqual([
       'deny-evidence-mismatch result - deny',
       'flag-dataclass-unchecked result warn flag',
+    ]);
+    const session = data?.policies.find((p) => p.id === 'session');
+    expect(session?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.effect}`)).toEqual([
+      'consent-write-after-untrusted call consent',
+      'consent-open-world-after-sensitive call consent',
+      'deny-changed-definition call deny',
     ]);
   });
 
@@ -154,5 +160,36 @@ describe('the other operations', () => {
     const ready = await anonymous.GET('/readyz');
     expect(ready.data?.status).toBe('ready');
     expect(ready.data?.policyRevision).toMatch(/^sha256:/);
+  });
+});
+
+describe('sessions and pre-call decisions', () => {
+  it('POST /v1/evaluate-call: typed request and answer', async () => {
+    const { data, error } = await client.POST('/v1/evaluate-call', {
+      body: {
+        call: { name: 'send_email', arguments: { to: 'x@example.com' } },
+        tool: { name: 'send_email', description: 'Send an email', annotations: { openWorldHint: true } },
+        server: { name: 'mail-openapi-fetch' },
+        session: { id: 'openapi-fetch-1' },
+      },
+    });
+    expect(error).toBeUndefined();
+    expect(data?.outcome).toBe('allow');
+    expect(data?.tool.hints).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+    expect(data?.tool.pin).toBe('first-seen');
+    expect(data?.session).toMatchObject({ id: 'openapi-fetch-1', calls: 1, results: 0, tools: ['send_email'] });
+  });
+
+  it('GET and DELETE /v1/sessions/{id}, GET and PUT /v1/pins: typed problems and answers', async () => {
+    const missing = await client.GET('/v1/sessions/{id}', { params: { path: { id: 'never-used' } } });
+    expect(missing.response.status).toBe(404);
+    expect((missing.error as Problem | undefined)?.code).toBe('TG_ERR_SESSION_NOT_FOUND');
+    const gone = await client.DELETE('/v1/sessions/{id}', { params: { path: { id: 'never-used' } } });
+    expect(gone.response.status).toBe(404);
+    const noPin = await client.GET('/v1/pins', { params: { query: { server: 'nowhere', tool: 'nothing' } } });
+    expect((noPin.error as Problem | undefined)?.code).toBe('TG_ERR_PIN_NOT_FOUND');
+    const digest = `sha256:${'b'.repeat(64)}`;
+    const put = await client.PUT('/v1/pins', { body: { server: 'ops-openapi-fetch', tool: 'deploy', digest } });
+    expect(put.data).toEqual({ server: 'ops-openapi-fetch', tool: 'deploy', digest, previous: null });
   });
 });

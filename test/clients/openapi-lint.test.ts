@@ -68,6 +68,12 @@ describe('openapi.yaml lint', () => {
       'GET /healthz': 'healthz',
       'GET /readyz': 'readyz',
       'POST /v1/interceptors/docker-mcp-gateway': 'dockerMcpGatewayInterceptor',
+      'POST /v1/evaluate-call': 'evaluateCall',
+      'GET /v1/sessions/{id}': 'getSession',
+      'DELETE /v1/sessions/{id}': 'deleteSession',
+      'GET /v1/pins': 'getPin',
+      'PUT /v1/pins': 'acceptPin',
+      'POST /mcp': 'mcpInterceptors',
     });
   });
 

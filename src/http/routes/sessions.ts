@@ -48,7 +48,8 @@ export function sessionRoutes(app: FastifyInstance): void {
         security: v1Security,
         tags: ['sessions'],
         summary: 'Show what a session has been shown',
-        description: 'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again.',
+        description:
+          'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, expired or evicted (the memory store holds at most TRUSTGATE_MAX_SESSIONS).',
         params: idParams,
         response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 404, 503) },
       },
@@ -68,7 +69,8 @@ export function sessionRoutes(app: FastifyInstance): void {
         security: v1Security,
         tags: ['sessions'],
         summary: 'End a session',
-        description: 'Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay.',
+        description:
+          'Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay. 204 when a session was ended, 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.',
         params: idParams,
         response: { 204: { type: 'null', description: 'The session was ended' }, ...problemReplies(400, 401, 404, 503) },
       },
@@ -87,6 +89,7 @@ export function sessionRoutes(app: FastifyInstance): void {
         security: v1Security,
         tags: ['sessions'],
         summary: 'Show the digest pinned for a tool of a server',
+        description: 'The pin of a (`server`, `tool`) pair (`server` `""` for calls without one); 404 (TG_ERR_PIN_NOT_FOUND) before any definition was pinned for it.',
         querystring: { type: 'object', additionalProperties: false, required: ['tool'], properties: pinName },
         response: { 200: pinReply, ...problemReplies(400, 401, 404, 503) },
       },

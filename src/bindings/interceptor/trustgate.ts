@@ -1,0 +1,234 @@
+/**
+ * Trustgate's three interceptors (contract section 14), each a mapping
+ * between `interceptor/invoke` and the decision core:
+ *
+ * - `trustgate-call`, validator on the `tools/call` request: section 12
+ *   (core.evaluateCall). deny -> valid:false, severity error; consent ->
+ *   valid:false, severity error, saying the user cannot be asked through
+ *   an interceptor; warn -> valid:true, severity warn.
+ * - `trustgate-result`, validator on the `tools/call` response: section 3
+ *   (core.evaluateResult), mapped the same way.
+ * - `trustgate-redact`, mutator on the `tools/call` response: the section
+ *   11 result as `payload`; when the result must not be forwarded (deny,
+ *   consent) the payload is an `isError` result saying why.
+ *
+ * The request payload is the governed request, `{method, params}` (SEP) or
+ * its bare params `{name, arguments}` (the conformance fixtures); both are
+ * read. `config` may carry `tool` (the definition from tools/list),
+ * `server`, `context` and `protocolVersion`; `context.sessionId` of the
+ * invocation names the Trustgate session.
+ */
+import type { DecisionCore } from '../../decision/core.js';
+import type { FindingOut } from '../../decision/pipeline.js';
+import type { PolicySet } from '../../policy/load.js';
+import { SESSION_ID_PATTERN } from '../../session/store.js';
+import { isErrorResult, mcpErrorOf, withheldText } from '../answers.js';
+import {
+  invalidParams,
+  type Descriptor,
+  type InvokeParams,
+  type MutationOutcome,
+  type RegisteredInterceptor,
+  type ValidationMessage,
+  type ValidationOutcome,
+} from './registry.js';
+
+export const CALL_INTERCEPTOR = 'trustgate-call';
+export const RESULT_INTERCEPTOR = 'trustgate-result';
+export const REDACT_INTERCEPTOR = 'trustgate-redact';
+
+export interface TrustgateInterceptorDeps {
+  core: DecisionCore;
+  /** The policy set in force (for the descriptors' mode); undefined before the first load. */
+  policies: () => PolicySet | undefined;
+  modeOverride?: 'audit' | 'warn' | undefined;
+  version: string;
+  /** Receives the decision log lines. */
+  log?: (entry: object) => void;
+}
+
+const CONSENT_HOW = 'cannot be asked through an interceptor';
+const sessionRe = new RegExp(SESSION_ID_PATTERN);
+
+const CONFIG_SCHEMA = {
+  type: 'object',
+  properties: {
+    tool: { type: 'object', description: 'The tool definition from tools/list (hints and pins, section 12)' },
+    server: { type: 'object', description: 'The server, at least { name }' },
+    context: { type: 'object', description: 'Handed to policies as `context`' },
+    protocolVersion: { type: 'string', description: 'The negotiated MCP revision of the governed result' },
+  },
+  additionalProperties: false,
+};
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * `audit` when every policy with rules of these scopes is in audit (or
+ * TRUSTGATE_MODE=audit): nothing this interceptor says can then block, and
+ * the host should know it. Otherwise active.
+ */
+function modeFor(deps: TrustgateInterceptorDeps, scopes: readonly string[]): 'active' | 'audit' {
+  if (deps.modeOverride === 'audit') return 'audit';
+  const relevant = (deps.policies()?.policies ?? []).filter((p) => p.rules.some((r) => scopes.includes(r.scope as string)));
+  return relevant.length > 0 && relevant.every((p) => p.mode === 'audit') ? 'audit' : 'active';
+}
+
+interface Common {
+  tool?: Record<string, unknown>;
+  server?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  protocolVersion?: string;
+  session?: { id: string };
+}
+
+/** The parts of config and context the core reads; anything else is -32602. */
+function common(p: InvokeParams): Common {
+  const out: Common = {};
+  const config = p.config ?? {};
+  for (const key of Object.keys(config)) {
+    if (!(key in CONFIG_SCHEMA.properties)) throw invalidParams(`config.${key} is not a Trustgate setting (known: tool, server, context, protocolVersion)`);
+  }
+  for (const key of ['tool', 'server', 'context'] as const) {
+    const v = config[key];
+    if (v === undefined) continue;
+    if (!isRecord(v)) throw invalidParams(`config.${key} must be an object`);
+    out[key] = v;
+  }
+  if (config.protocolVersion !== undefined) {
+    if (typeof config.protocolVersion !== 'string') throw invalidParams('config.protocolVersion must be a string');
+    out.protocolVersion = config.protocolVersion;
+  }
+  const sid = p.context?.sessionId;
+  if (sid !== undefined && sid !== null) {
+    if (typeof sid !== 'string' || !sessionRe.test(sid)) throw invalidParams('context.sessionId must be 1 to 256 characters of A-Z a-z 0-9 . _ : -');
+    out.session = { id: sid };
+  }
+  return out;
+}
+
+/** The governed call from a request-phase payload: `{method, params}` or bare `{name, arguments}`. */
+function callOf(payload: unknown): { name: string; arguments?: Record<string, unknown> } {
+  let params = payload;
+  if (isRecord(payload) && typeof payload.method === 'string') {
+    if (payload.method !== 'tools/call') throw invalidParams('payload.method must be tools/call');
+    params = payload.params;
+  }
+  if (!isRecord(params) || typeof params.name !== 'string') throw invalidParams('payload must be a tools/call request with a string name');
+  const args = params.arguments;
+  if (args !== undefined && !isRecord(args)) throw invalidParams('payload arguments must be an object');
+  return { name: params.name, ...(args !== undefined ? { arguments: args } : {}) };
+}
+
+function resultOf(payload: unknown): Record<string, unknown> {
+  if (!isRecord(payload)) throw invalidParams('payload must be the CallToolResult object');
+  return payload;
+}
+
+function messagesOf(findings: readonly FindingOut[], mode: string, severity: 'warn' | 'error', effect?: string): ValidationMessage[] {
+  return findings
+    .filter((f) => (effect ? f.applied && f.effect === effect : f.mode === mode))
+    .map((f) => ({ message: `${f.policy}/${f.rule}: ${f.message}`, severity }));
+}
+
+/** The validator answer for an outcome of either decision. */
+function verdict(d: { decisionId: string; outcome: string; requiresConsent: boolean; policyRevision: string; findings: FindingOut[] }, what: 'call' | 'result'): ValidationOutcome {
+  const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
+  if (d.outcome === 'deny') {
+    return { valid: false, severity: 'error', messages: messagesOf(d.findings, '', 'error', 'deny'), info };
+  }
+  if (d.requiresConsent) {
+    const text = withheldText(what === 'call' ? 'call-consent' : 'result-consent', d.findings, d.decisionId, CONSENT_HOW);
+    return { valid: false, severity: 'error', messages: [{ message: text, severity: 'error' }], info: { ...info, requiresConsent: true } };
+  }
+  if (d.outcome === 'warn') return { valid: true, severity: 'warn', messages: messagesOf(d.findings, 'warn', 'warn'), info };
+  return { valid: true, info };
+}
+
+export function trustgateInterceptors(deps: TrustgateInterceptorDeps): RegisteredInterceptor[] {
+  const { core, version } = deps;
+  const call: RegisteredInterceptor = {
+    descriptor: (): Descriptor => ({
+      name: CALL_INTERCEPTOR,
+      type: 'validation',
+      hooks: [{ events: ['tools/call'], phase: 'request' }],
+      version,
+      description: 'Trustgate pre-call decision (scope-call rules, tool hints and pins, session labels)',
+      mode: modeFor(deps, ['call']),
+      failOpen: false,
+      configSchema: CONFIG_SCHEMA,
+    }),
+    async handle(p) {
+      const c = common(p);
+      const request = {
+        call: callOf(p.payload),
+        ...(c.tool ? { tool: c.tool } : {}),
+        ...(c.server ? { server: c.server } : {}),
+        ...(c.session ? { session: c.session } : {}),
+        ...(c.context ? { context: c.context } : {}),
+      };
+      try {
+        return verdict(await core.evaluateCall({ request, log: deps.log }), 'call');
+      } catch (err) {
+        throw mcpErrorOf(err);
+      }
+    },
+  };
+  const judgeResult = async (p: InvokeParams) => {
+    const c = common(p);
+    const request = {
+      result: resultOf(p.payload),
+      ...(c.protocolVersion !== undefined ? { protocolVersion: c.protocolVersion } : {}),
+      ...(c.tool ? { tool: c.tool } : {}),
+      ...(c.server ? { server: c.server } : {}),
+      ...(c.session ? { session: c.session } : {}),
+      ...(c.context ? { context: c.context } : {}),
+    };
+    try {
+      return await core.evaluateResult({ request, log: deps.log });
+    } catch (err) {
+      throw mcpErrorOf(err);
+    }
+  };
+  const result: RegisteredInterceptor = {
+    descriptor: (): Descriptor => ({
+      name: RESULT_INTERCEPTOR,
+      type: 'validation',
+      hooks: [{ events: ['tools/call'], phase: 'response' }],
+      version,
+      description: 'Trustgate result decision (trust annotations, evidence, policies): deny blocks, warn is reported',
+      mode: modeFor(deps, ['result', 'block']),
+      failOpen: false,
+      configSchema: CONFIG_SCHEMA,
+    }),
+    async handle(p) {
+      return verdict(await judgeResult(p), 'result');
+    },
+  };
+  const redact: RegisteredInterceptor = {
+    descriptor: (): Descriptor => ({
+      name: REDACT_INTERCEPTOR,
+      type: 'mutation',
+      hooks: [{ events: ['tools/call'], phase: 'response' }],
+      version,
+      description: 'Trustgate effects on the tool result: what may be forwarded (redact, drop, spotlight)',
+      mode: modeFor(deps, ['result', 'block']),
+      failOpen: false,
+      configSchema: CONFIG_SCHEMA,
+    }),
+    async handle(p): Promise<MutationOutcome> {
+      const d = await judgeResult(p);
+      const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
+      if (d.outcome === 'deny') return { modified: true, payload: isErrorResult(withheldText('result-denied', d.findings, d.decisionId)), info };
+      if (d.requiresConsent) {
+        return { modified: true, payload: isErrorResult(withheldText('result-consent', d.findings, d.decisionId, CONSENT_HOW)), info: { ...info, requiresConsent: true } };
+      }
+      if (!d.result) throw mcpErrorOf(new Error('no result to forward'));
+      // The judged copy is sent even when nothing changed: the host forwards exactly what was judged.
+      return { modified: d.modified, payload: d.result, info };
+    },
+  };
+  return [call, result, redact];
+}

@@ -1,0 +1,111 @@
+/**
+ * The proxy relay against a server that misbehaves: the relay runs over the
+ * SDK's in-memory transports with the real decision core, and the "server"
+ * answers whatever the test makes it answer.
+ */
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { McpProxy } from '../../src/bindings/proxy/relay.js';
+import { loadConfig } from '../../src/config.js';
+import { createDecisionCore } from '../../src/decision/core.js';
+import { PolicyStore } from '../../src/policy/store.js';
+import { MemorySessionStore } from '../../src/session/memory.js';
+import { MCP_POLICIES } from '../helpers/mcp.js';
+
+const quiet = { info() {}, warn() {}, error() {} };
+type Msg = Record<string, any>;
+
+/** A relay whose upstream answers each request with `answer(request)`; `send` talks as the host and resolves with the host's next message. */
+async function relay(answer: (req: Msg) => Msg | undefined) {
+  const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
+  await store.load();
+  const config = loadConfig({});
+  const core = createDecisionCore({ config, policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) });
+  const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
+  const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
+  const seen: Msg[] = [];
+  upEnd.onmessage = (m) => {
+    seen.push(m as Msg);
+    const reply = answer(m as Msg);
+    if (reply) void upEnd.send(reply as JSONRPCMessage);
+  };
+  await upEnd.start();
+  const inbox: Msg[] = [];
+  let waiter: (() => void) | undefined;
+  hostEnd.onmessage = (m) => {
+    inbox.push(m as Msg);
+    waiter?.();
+  };
+  await hostEnd.start();
+  const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet });
+  await proxy.start();
+  const next = async (): Promise<Msg> => {
+    while (inbox.length === 0) await new Promise<void>((r) => (waiter = r));
+    return inbox.shift()!;
+  };
+  const send = async (m: Msg) => {
+    await hostEnd.send(m as JSONRPCMessage);
+    return next();
+  };
+  return { send, seen, close: () => proxy.close() };
+}
+
+const reply = (req: Msg, result: unknown) => ({ jsonrpc: '2.0', id: req.id, result });
+
+describe('proxy relay against a misbehaving server', () => {
+  it('a tools/call answer that is not an object is never passed on', async () => {
+    for (const bad of [['LEAK'], 'LEAK', 42, null]) {
+      const r = await relay((req) => ({ jsonrpc: '2.0', id: req.id, result: bad }));
+      const got = await r.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: {} } });
+      expect(got).toMatchObject({ id: 1, result: { isError: true } });
+      expect(JSON.stringify(got)).not.toContain('LEAK');
+      await r.close();
+    }
+  });
+
+  it('judges the tasks/result of a task it did not see created', async () => {
+    const K = 'io.modelcontextprotocol/trust-annotations';
+    const r = await relay((req) => reply(req, { content: [{ type: 'text', text: 'secret', _meta: { [K]: { sensitive: true } } }] }));
+    const got = await r.send({ jsonrpc: '2.0', id: 'a', method: 'tasks/result', params: { taskId: 'elsewhere' } });
+    expect(JSON.stringify(got)).not.toContain('"secret"');
+    expect(got.result.content[0].text).toMatch(/withheld by results\/redact-sensitive/);
+    await r.close();
+  });
+
+  it('forwards only what the core judged, as a fresh message, for any result the server sends', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), fc.boolean(), async (extra, untrusted) => {
+        const K = 'io.modelcontextprotocol/trust-annotations';
+        const block = { type: 'text', text: 'PAYLOAD', ...(untrusted ? { _meta: { [K]: { untrusted: true } } } : {}), extra };
+        const r = await relay((req) => ({ ...reply(req, { content: [block], structuredContent: { v: extra } }), stray: 'STRAY' }));
+        const got = await r.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 't' } });
+        expect(Object.keys(got).sort()).toEqual(['id', 'jsonrpc', 'result']);
+        expect(got.id).toBe(7);
+        if (untrusted) expect(got.result.content[0].text).toMatch(/^<untrusted-content boundary=/);
+        await r.close();
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('a call whose name or arguments the policies cannot read is refused, not forwarded', async () => {
+    const r = await relay((req) => reply(req, { content: [] }));
+    for (const params of [{ name: 'echo', arguments: ['x'] }, { name: 7 }, {}]) {
+      const got = await r.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+      expect(got.error.code).toBe(-32602);
+    }
+    expect(r.seen.filter((m) => m.method === 'tools/call')).toEqual([]);
+    await r.close();
+  });
+
+  it('a denied call is answered by the proxy and never sent to the server', async () => {
+    const r = await relay((req) => reply(req, { content: [] }));
+    const got = await r.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_file', arguments: { path: '/x' } } });
+    expect(got.result.isError).toBe(true);
+    expect(r.seen.filter((m) => m.method === 'tools/call')).toEqual([]);
+    await r.close();
+  });
+});
