@@ -121,10 +121,13 @@ describe('the memory store with worker processes', () => {
     }
     // The gauge is the primary's count, not one per process summed.
     await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: 'conv-other' } });
-    for (let i = 0; i < 2; i++) expect(gauge((await call(s, 'GET', '/metrics')).json, 'trustgate_sessions_live')).toBe(2);
+    // Workers serve the summed figures the primary pushes each second: wait for the next round.
+    const live = async () => gauge((await call(s, 'GET', '/metrics')).json, 'trustgate_sessions_live');
+    await waitFor(async () => (await live()) === 2, 10_000);
     expect((await call(s, 'DELETE', '/v1/sessions/conv-other')).status).toBe(204);
     expect((await call(s, 'GET', '/v1/sessions/conv-other')).status).toBe(404);
-    expect(gauge((await call(s, 'GET', '/metrics')).json, 'trustgate_sessions_live')).toBe(1);
+    await waitFor(async () => (await live()) === 1, 10_000);
+    expect(await live()).toBe(1);
     expect(await s.stop()).toBe(0);
   }, 90_000);
 

@@ -68,7 +68,7 @@ describe('withheld stays bounded', () => {
     const text = `{"result":{"content":[{"type":"text","text":"x"}],"structuredContent":${structured}},"context":{"destination":"local"}}`;
     const r = await t.app.inject({ method: 'POST', url: '/v1/evaluate', payload: text, headers: { 'content-type': 'application/json' } });
     expect(r.statusCode, r.body.slice(0, 300)).toBe(200);
-    return { body: r.body, d: JSON.parse(r.body) };
+    return { body: r.body, d: JSON.parse(r.body), requestLength: text.length };
   }
   const DEPTH = 100;
 
@@ -84,9 +84,14 @@ describe('withheld stays bounded', () => {
     expect(inner).toEqual({});
   });
 
-  it('the answer does not grow with the number of collisions past the limit', async () => {
-    const small = await deepCollisions(2_000);
-    const large = await deepCollisions(8_000);
+  it('the answer does not grow with the number of collisions past the limit, and stays within 10 x its request + 64 KiB', async () => {
+    // Both past the 1000-pointer limit, and large enough that the answer-size bound (src/decision/bound.ts) cuts nothing.
+    const small = await deepCollisions(5_000);
+    const large = await deepCollisions(10_000);
     expect(large.body.length - small.body.length).toBeLessThan(200);
+    for (const a of [small, large]) {
+      const { result: _forwarded, ...rest } = a.d;
+      expect(JSON.stringify(rest).length).toBeLessThan(10 * a.requestLength + 64 * 1024);
+    }
   });
 });
