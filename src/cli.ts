@@ -6,7 +6,7 @@
  * - `trustgate intercept [--policies DIR]` is the Docker MCP Gateway
  *   interceptor contract (contract section 10) on standard input/output,
  *   for `after:exec:` mode. It fails closed whatever happens to the
- *   evaluation (see decision/intercept-guard.ts): every decision that
+ *   evaluation (see bindings/docker/intercept-guard.ts): every decision that
  *   cannot finish is answered with an `isError` result;
  * - `trustgate interceptor` serves the MCP Interceptors extension on
  *   standard input/output, and `trustgate proxy` is the transparent MCP
@@ -19,7 +19,7 @@ const SHIPPED_POLICIES = fileURLToPath(new URL('../policies/', import.meta.url))
 
 const command = process.argv[2] ?? 'serve';
 if (command === 'intercept') {
-  const { interceptGuard } = await import('./decision/intercept-guard.js');
+  const { interceptGuard } = await import('./bindings/docker/intercept-guard.js');
   interceptGuard(process.argv.slice(3));
 } else if (command === 'serve') {
   await import('./server.js');

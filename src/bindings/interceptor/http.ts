@@ -21,7 +21,7 @@ import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { DecisionCore } from '../../decision/core.js';
 import pino from 'pino';
-import { problemReplies, v1Security } from '../../http/schemas.js';
+import { problemReplies, v1Security } from '../http/schemas.js';
 import { decisionLines } from '../process.js';
 import { InterceptorRegistry } from './registry.js';
 import { BINDING_VERSION, createInterceptorServer } from './server.js';

@@ -4,9 +4,9 @@
  * registered with `$id` and referenced as `Name#`, so they appear once under
  * `components.schemas`.
  */
-import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, PROTOCOL_VERSIONS, SCOPES } from '../model.js';
-import { ERRORS } from '../errors.js';
-import { SESSION_ID_PATTERN } from '../session/store.js';
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, PROTOCOL_VERSIONS, SCOPES } from '../../model.js';
+import { ERRORS } from '../../errors.js';
+import { SESSION_ID_PATTERN } from '../../session/store.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
 

@@ -4,8 +4,8 @@
  * session has been shown.
  */
 import type { FastifyInstance } from 'fastify';
-import type { CallLogEntry } from '../../decision/log.js';
-import type { EvaluateCallRequest } from '../../decision/core.js';
+import type { CallLogEntry } from '../../../decision/log.js';
+import type { EvaluateCallRequest } from '../../../decision/core.js';
 import { v1Security, problemReplies } from '../schemas.js';
 import { decisionLogger, plainJson } from './evaluate.js';
 

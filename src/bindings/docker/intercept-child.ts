@@ -14,14 +14,14 @@
  * to stderr, which the guard shares.
  */
 import pino from 'pino';
-import { ConfigError, loadConfig } from '../config.js';
-import { TrustgateError } from '../errors.js';
-import { parseRequestText } from '../json/parse.js';
-import { loggerOptions } from '../logger.js';
-import { isObject } from '../model.js';
-import { loadPolicyDir } from '../policy/load.js';
-import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from './intercept.js';
-import { runDecision } from './run.js';
+import { ConfigError, loadConfig } from '../../config.js';
+import { TrustgateError } from '../../errors.js';
+import { parseRequestText } from '../../json/parse.js';
+import { loggerOptions } from '../../logger.js';
+import { isObject } from '../../model.js';
+import { loadPolicyDir } from '../../policy/load.js';
+import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from './answer.js';
+import { runDecision } from '../../decision/run.js';
 
 async function readStdin(limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];

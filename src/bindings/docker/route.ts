@@ -7,17 +7,17 @@
  * since the gateway sends no custom headers; request logs drop the query.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { interceptAnswer, type InterceptAnswer } from '../../decision/intercept.js';
-import { decisionLogger, plainJson } from './evaluate.js';
+import { interceptAnswer, type InterceptAnswer } from './answer.js';
+import { decisionLogger, plainJson } from '../http/routes/evaluate.js';
 import { isObject } from '../../model.js';
-import { bearerToken, tokenMatcher } from '../auth.js';
-import { jsonBodyParser } from '../body.js';
-import { answerError } from '../errors.js';
-import { mediaType } from '../browser.js';
+import { bearerToken, tokenMatcher } from '../http/auth.js';
+import { jsonBodyParser } from '../http/body.js';
+import { answerError } from '../http/errors.js';
+import { mediaType } from '../http/browser.js';
 import { TrustgateError } from '../../errors.js';
-import { interceptorSecurity } from '../schemas.js';
+import { interceptorSecurity } from '../http/schemas.js';
 
-import { INTERCEPTOR_PATH } from '../paths.js';
+import { INTERCEPTOR_PATH } from '../http/paths.js';
 
 export { INTERCEPTOR_PATH };
 
@@ -33,7 +33,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   // content type is answered like any other error on this route (answerError
   // in the shared error handler turns every error here into an isError result).
   // JSON, or no content type at all (the gateway sends none); text/plain, form and multipart
-  // bodies are refused on every route (src/http/browser.ts), any other type here.
+  // bodies are refused on every route (src/bindings/http/browser.ts), any other type here.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const type = mediaType(request.headers['content-type']);

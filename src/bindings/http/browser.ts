@@ -20,7 +20,7 @@
  * On the interceptor route these answer as an `isError` result (answerError).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import { answerError } from './errors.js';
 
 /** What an HTML form or a page's simple request can send without a preflight. */

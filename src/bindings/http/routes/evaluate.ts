@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
-import type { DecisionLogEntry } from '../../decision/log.js';
-import type { EvaluateRequest } from '../../decision/pipeline.js';
+import type { DecisionLogEntry } from '../../../decision/log.js';
+import type { EvaluateRequest } from '../../../decision/pipeline.js';
 import { resultRepeatsNames } from '../body.js';
-import { decisionLineWriter } from '../../logger.js';
+import { decisionLineWriter } from '../../../logger.js';
 import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
 
 const sources = {

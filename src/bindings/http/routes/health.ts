@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { PolicyStore } from '../../policy/store.js';
+import type { PolicyStore } from '../../../policy/store.js';
 import { sendProblem } from '../errors.js';
 import { problemReplies } from '../schemas.js';
 

@@ -3,8 +3,8 @@
  * src/json/parse.ts, with the scan kept on the request.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { scanJson, type JsonScan, type ScanFocus } from '../json/scan.js';
-import { MAX_BODY_DEPTH, parseRequestText } from '../json/parse.js';
+import { scanJson, type JsonScan, type ScanFocus } from '../../json/scan.js';
+import { MAX_BODY_DEPTH, parseRequestText } from '../../json/parse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

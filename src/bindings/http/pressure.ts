@@ -13,7 +13,7 @@
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import { answerError } from './errors.js';
 import { routeOf } from './auth.js';
 

@@ -6,9 +6,9 @@
  * operator has checked the new definition).
  */
 import type { FastifyInstance } from 'fastify';
-import { sessionView } from '../../decision/core.js';
-import { TrustgateError } from '../../errors.js';
-import { PIN_DIGEST_PATTERN } from '../../session/pins.js';
+import { sessionView } from '../../../decision/core.js';
+import { TrustgateError } from '../../../errors.js';
+import { PIN_DIGEST_PATTERN } from '../../../session/pins.js';
 import { v1Security, problemReplies } from '../schemas.js';
 
 const idParams = {

@@ -5,9 +5,9 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
-import { interceptError } from '../decision/intercept.js';
-import { SessionStoreUnavailable } from '../session/store.js';
+import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../../errors.js';
+import { interceptError } from '../docker/answer.js';
+import { SessionStoreUnavailable } from '../../session/store.js';
 import { routeOf } from './auth.js';
 import { INTERCEPTOR_PATH } from './paths.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { readTrust } from '../../annotations/claims.js';
-import { answerBudget, boundValidation } from '../../decision/bound.js';
-import { checkResultDepth, isValid, resolveRevision, resultFindings } from '../../decision/validate.js';
+import { readTrust } from '../../../annotations/claims.js';
+import { answerBudget, boundValidation } from '../../../decision/bound.js';
+import { checkResultDepth, isValid, resolveRevision, resultFindings } from '../../../decision/validate.js';
 import { v1Security, problemReplies, validateBody, validateReply } from '../schemas.js';
 
 interface ValidateRequest {
