@@ -12,10 +12,7 @@
  *   standard input/output, and `trustgate proxy` is the transparent MCP
  *   proxy (contract section 14; src/bindings/).
  */
-import { fileURLToPath } from 'node:url';
-
-/** The policies shipped with the package (next to src/ and dist/), whatever the working directory. */
-const SHIPPED_POLICIES = fileURLToPath(new URL('../policies/', import.meta.url));
+import { SHIPPED_POLICY_DIR } from './policy/shipped.js';
 
 const command = process.argv[2] ?? 'serve';
 if (command === 'intercept') {
@@ -25,10 +22,10 @@ if (command === 'intercept') {
   await import('./server.js');
 } else if (command === 'interceptor') {
   const { runInterceptorStdio } = await import('./bindings/interceptor/stdio.js');
-  await runInterceptorStdio(process.argv.slice(3), SHIPPED_POLICIES);
+  await runInterceptorStdio(process.argv.slice(3), SHIPPED_POLICY_DIR);
 } else if (command === 'proxy') {
   const { runProxy } = await import('./bindings/proxy/cli.js');
-  await runProxy(process.argv.slice(3), SHIPPED_POLICIES);
+  await runProxy(process.argv.slice(3), SHIPPED_POLICY_DIR);
 } else {
   process.stderr.write('usage: trustgate [serve | intercept [--policies DIR] | interceptor [--policies DIR] | proxy [--policies DIR] (-- <command> [args...] | --upstream <url>)]\n');
   process.exit(2);

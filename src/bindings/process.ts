@@ -11,7 +11,8 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/store.js';
-import { MemorySessionStore } from '../session/memory.js';
+import { openSessionStore } from '../session/open.js';
+import { createMetrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
 
@@ -56,11 +57,6 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
     process.stderr.write(`trustgate ${what}: configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
-  if (config.sessionStore !== 'memory') {
-    // Pins and sessions must not silently fall back to a store the operator did not choose.
-    process.stderr.write(`trustgate ${what}: TRUSTGATE_SESSION_STORE=${config.sessionStore.replace(/\/\/[^@/]*@/, '//***@')} is not available to this command; it keeps sessions and pins in its own memory (unset TRUSTGATE_SESSION_STORE)\n`);
-    process.exit(2);
-  }
   const log = pino(loggerOptions(config.logLevel), pino.destination(2));
   const store = new PolicyStore(config.policyDir);
   try {
@@ -76,8 +72,9 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
       else log.error(`policy reload failed, the previous set stays in force: ${r.error.message}`);
     });
   });
-  // One process, one connection: sessions and pins live in this process (they start over when it restarts).
-  const sessions = new MemorySessionStore({ maxSessions: config.maxSessions, maxPins: config.maxPins, ttlMs: config.sessionTtlSeconds * 1000 });
+  // The memory store lives in this process (sessions and pins start over when it restarts); with
+  // TRUSTGATE_SESSION_STORE=redis://... pins are shared with the service and every other binding on that Redis.
+  const sessions = await openSessionStore(config, createMetrics(false), log);
   const core = createDecisionCore({ config, policies: () => store.current, sessions });
   const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<void> => {
     for (const tool of tools) {

@@ -9,7 +9,8 @@
  * - `findings` by count, like `validation`: past TRUSTGATE_MAX_FINDINGS only
  *   the first finding of each further policy, rule and mode is listed, and
  *   `findingsOmitted` counts the rest;
- * - the lists together (`findings`, `validation`, `evidence`, `blocks`) by
+ * - the lists together (`findings`, `validation`, `evidence`, `blocks`,
+ *   `withheld`) by
  *   size: at most ANSWER_FACTOR times the request text plus ANSWER_SLACK.
  *   When they would be larger, each list gets a fair share (lists smaller
  *   than their share keep every entry and leave the rest to the others);
@@ -18,7 +19,8 @@
  *   severity), so every policy, rule and mode that matched and every rule
  *   and severity that fired stays listed. `evidence` and `blocks` keep
  *   their first entries. What is left out is counted in `findingsOmitted`,
- *   `validationOmitted`, `evidenceOmitted` and `blocksOmitted`.
+ *   `validationOmitted`, `evidenceOmitted`, `blocksOmitted` and
+ *   `withheldOmitted`.
  *
  * Only the answer is cut: policies saw every finding and every effect was
  * applied to every block it matched. Sizes are estimated from the lengths
@@ -171,11 +173,13 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
   if (Number.isFinite(budget)) {
     // The members around the lists: ids, labels, flags (a few hundred characters).
     const rest = 600 + d.policyRevision.length;
-    const [f, v, e, b] = cutLists(budget - rest, [
+    const [f, v, e, b, w] = cutLists(budget - rest, [
       { items: d.findings, size: findingSize, kind: findingKind },
       { items: d.validation, size: validationSize, kind: validationKind },
       { items: d.evidence, size: evidenceSize },
       { items: d.blocks, size: blockSize },
+      // A pointer repeats every member name above it: 1000 of them under one long name would be 1000 copies of it.
+      { items: d.withheld, size: (p: string) => p.length + 3 },
     ]);
     d.findings = f!.items;
     findingsOmitted += f!.omitted;
@@ -185,6 +189,8 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     if (e!.omitted > 0) d.evidenceOmitted = e!.omitted;
     d.blocks = b!.items;
     if (b!.omitted > 0) d.blocksOmitted = b!.omitted;
+    d.withheld = w!.items;
+    if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
   }
   if (findingsOmitted > 0) d.findingsOmitted = findingsOmitted;
 }

@@ -26,7 +26,7 @@ import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION } from '../policy/cel.js';
 import type { PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
-import { SESSION_ID_PATTERN, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
+import { SESSION_ID_PATTERN, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import type { Decision, EvaluateRequest, FindingOut, Outcome } from './pipeline.js';
 import type { DecisionLogEntry } from './log.js';
 import { callLogEntry, type CallLogEntry } from './log.js';
@@ -191,6 +191,8 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const policies = deps.policies();
       if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
 
+      // Every pre-call decision reads the store (contract section 12): one that names neither a tool nor a session still fails closed while it is down.
+      if (id === undefined && tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
       const started = performance.now();
       const hints = toolHints(tool);
       const digest = tool === undefined ? undefined : toolDigest(tool);

@@ -84,6 +84,20 @@ describe('withheld stays bounded', () => {
     expect(inner).toEqual({});
   });
 
+  it('pointers under a long member name are bounded by the answer-size bound, not only counted', async () => {
+    // Each withheld pointer repeats the long name: 1000 of them would be 1000 copies of it.
+    const name = 'n'.repeat(100_000);
+    const members: string[] = [];
+    for (let i = 0; i < 1_000; i++) members.push(`"k${i}":1,"K${i}":2`);
+    const text = `{"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"${name}":{${members.join(',')}}}},"context":{"destination":"local"}}`;
+    const r = await t.app.inject({ method: 'POST', url: '/v1/evaluate', payload: text, headers: { 'content-type': 'application/json' } });
+    expect(r.statusCode).toBe(200);
+    const { result: _forwarded, ...rest } = JSON.parse(r.body);
+    expect(rest.withheld.length).toBeGreaterThan(0);
+    expect(rest.withheld.length + (rest.withheldOmitted ?? 0)).toBe(2_000);
+    expect(JSON.stringify(rest).length).toBeLessThan(10 * text.length + 64 * 1024);
+  });
+
   it('the answer does not grow with the number of collisions past the limit, and stays within 10 x its request + 64 KiB', async () => {
     // Both past the 1000-pointer limit, and large enough that the answer-size bound (src/decision/bound.ts) cuts nothing.
     const small = await deepCollisions(5_000);

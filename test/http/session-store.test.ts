@@ -61,10 +61,10 @@ describe('an unreachable session store', () => {
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 
-  it('still judges what needs no store: a call with no tool definition and no session reads no pin', async () => {
+  it('fails closed on every pre-call decision, even one that names neither a tool definition nor a session', async () => {
     const r = await app.inject({ method: 'POST', url: '/v1/evaluate-call', payload: { call: { name: 'read_file' } } });
-    expect(r.statusCode).toBe(200);
-    expect(r.json().tool.pin).toBe('none');
+    expect(r.statusCode).toBe(503);
+    expect(r.json().code).toBe('TG_ERR_SESSION_STORE_UNAVAILABLE');
   });
 
   it('still judges a result that names no session', async () => {

@@ -24,11 +24,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SHIPPED_POLICY_DIR } from '../../policy/shipped.js';
 import { ConfigError, loadConfig, type Config } from '../../config.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptError } from './answer.js';
 
-/** The policy set shipped with the package (`<package>/policies`, next to `dist/`). */
-export const SHIPPED_POLICY_DIR = fileURLToPath(new URL('../../policies', import.meta.url));
 
 const CHILD = fileURLToPath(new URL('./intercept-child.js', import.meta.url));
 
