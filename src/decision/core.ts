@@ -169,7 +169,8 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           resultRepeatsNames: input.resultRepeatsNames,
           log: log === undefined ? undefined : id === undefined ? log : (entry) => log({ ...entry, session: id }),
           session: sessionVar(id, before),
-          flow,
+          // What was forwarded matters only to a session that takes it in.
+          flow: id === undefined ? undefined : flow,
         },
         input.evidencePath ?? '/evidence',
       );
