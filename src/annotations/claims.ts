@@ -15,7 +15,7 @@
  */
 import { parseDigest } from '../evidence/digest.js';
 import { foldsTo } from '../mcp/casefold.js';
-import { TRUST_KEY, hasOwn, isObject, own, pointer, type Tri, type ValidationFinding } from '../model.js';
+import { TRUST_KEY, hasOwn, isObject, jsonType, own, pointer, type Tri, type ValidationFinding } from '../model.js';
 import { DIALECTS, readFides, readIfc, type Dialect, type FidesClaims } from './dialects.js';
 
 /** The two tri-state flags a trust claim can carry. */
@@ -395,20 +395,3 @@ function checkEvidenceRefShape(findings: ValidationFinding[], ref: unknown, p: s
   }
 }
 
-/** JSON type name for messages, which name types and never quote values. */
-function jsonType(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  switch (typeof v) {
-    case 'object':
-      return 'an object';
-    case 'string':
-      return 'a string';
-    case 'number':
-      return 'a number';
-    case 'boolean':
-      return 'a boolean';
-    default:
-      return 'a non-JSON value';
-  }
-}

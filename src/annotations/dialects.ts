@@ -33,7 +33,7 @@
  * Reading is own-property lookups only: a result that carries no dialect
  * key costs one `hasOwnProperty` per `_meta` object.
  */
-import { escapePointerToken, isObject, own, pointer, type ValidationFinding } from '../model.js';
+import { escapePointerToken, isObject, jsonType, own, pointer, type ValidationFinding } from '../model.js';
 import { parseSingularPath } from './jsonpath.js';
 
 /** The dialects Trustgate can read, as `TRUSTGATE_DIALECTS` names them. */
@@ -279,20 +279,3 @@ function readConfidentiality(v: unknown, dialect: 'ifc' | 'fides'): 'public' | '
   return isPublic ? 'public' : 'restricted';
 }
 
-/** JSON type name for messages, which name types and never quote values. */
-function jsonType(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  switch (typeof v) {
-    case 'object':
-      return 'an object';
-    case 'string':
-      return 'a string';
-    case 'number':
-      return 'a number';
-    case 'boolean':
-      return 'a boolean';
-    default:
-      return 'a non-JSON value';
-  }
-}

@@ -37,6 +37,7 @@
 import { setOwn } from '../json/copy.js';
 import type { CasefoldNode } from '../mcp/casefold.js';
 import type { JsonType } from '../mcp/schema-table.js';
+import { hasType } from '../mcp/validate.js';
 import { MCP_TABLES } from '../mcp/tables.generated.js';
 import { atLeast, hasOwn, isObject, own, pointer, TRUST_KEY, type Revision, type Tri } from '../model.js';
 import { fence, planIsEmpty, type BlockAction, type EffectPlan, type PlannedEffect } from '../policy/effects.js';
@@ -90,25 +91,6 @@ function compareTokens(a: Tokens, b: Tokens): number {
   return a.length - b.length;
 }
 
-/** JSON type test of the MCP tables. */
-function hasType(v: unknown, t: JsonType): boolean {
-  switch (t) {
-    case 'string':
-      return typeof v === 'string';
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v);
-    case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
-    case 'boolean':
-      return typeof v === 'boolean';
-    case 'object':
-      return isObject(v);
-    case 'array':
-      return Array.isArray(v);
-    case 'any':
-      return v !== undefined;
-  }
-}
 
 /** Whether a media type is text a reader could be handed (contract section 11): text/*, JSON, XML and their +json/+xml kin. */
 export function isTextualMime(mime: unknown): boolean {

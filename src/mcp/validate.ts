@@ -174,7 +174,8 @@ const TYPE_TEXT: Readonly<Record<JsonType, string>> = {
   any: 'a JSON value',
 };
 
-function hasType(v: unknown, t: JsonType): boolean {
+/** JSON type test of the MCP tables (numbers finite). */
+export function hasType(v: unknown, t: JsonType): boolean {
   switch (t) {
     case 'string':
       return typeof v === 'string';
