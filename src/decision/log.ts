@@ -59,6 +59,11 @@ export interface CallLogEntry {
   durationMs: number;
 }
 
+/** A finding as a log line lists it: allow-listed members, and whether its condition errored (never the error text). */
+function logFinding(f: Decision['findings'][number]): DecisionLogEntry['findings'][number] {
+  return { policy: f.policy, rule: f.rule, mode: f.mode, effect: f.effect, pointer: f.pointer, applied: f.applied, error: f.error !== undefined };
+}
+
 /** Most argument names one call log line lists. */
 export const MAX_LOGGED_ARGUMENTS = 64;
 
@@ -88,15 +93,7 @@ export function callLogEntry(
     outcome: d.outcome,
     policyRevision: d.policyRevision,
     requiresConsent: d.requiresConsent,
-    findings: d.findings.map((f) => ({
-      policy: f.policy,
-      rule: f.rule,
-      mode: f.mode,
-      effect: f.effect,
-      pointer: f.pointer,
-      applied: f.applied,
-      error: f.error !== undefined,
-    })),
+    findings: d.findings.map(logFinding),
     call: callName.slice(0, 128),
     arguments: names.slice(0, MAX_LOGGED_ARGUMENTS).map((n) => n.slice(0, 128)),
     tool: nameOf(tool),
@@ -140,15 +137,7 @@ export function decisionLogEntry(d: Decision, tool: unknown, server: unknown, du
     modified: d.modified,
     requiresConsent: d.requiresConsent,
     labels: { sensitive: d.labels.sensitive, untrusted: d.labels.untrusted },
-    findings: d.findings.map((f) => ({
-      policy: f.policy,
-      rule: f.rule,
-      mode: f.mode,
-      effect: f.effect,
-      pointer: f.pointer,
-      applied: f.applied,
-      error: f.error !== undefined,
-    })),
+    findings: d.findings.map(logFinding),
     evidence: d.evidence.map((e) => ({ pointer: e.pointer, type: e.type === null ? null : e.type.slice(0, 128), status: e.status })),
     tool: nameOf(tool),
     server: nameOf(server),
