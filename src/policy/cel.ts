@@ -535,7 +535,13 @@ function plainWithDefaults(v: Record<string, unknown> | undefined, defaults: Rec
 
 function definedMembers(v: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) if (v[key] !== undefined) Object.defineProperty(out, key, { value: v[key], enumerable: true, writable: true, configurable: true });
+  for (const key of Object.keys(v)) {
+    const value = v[key];
+    if (value === undefined) continue;
+    // Assigning `__proto__` would set the prototype; define it as the plain member it is in the JSON.
+    if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    else out[key] = value;
+  }
   return out;
 }
 
@@ -612,8 +618,13 @@ class Shared {
 
   /** The plain-data counterparts for the fast path: the same members and defaults, no conversion. */
   get plainTool(): unknown {
-    // `hints` is always computed here, never taken from the request (a definition's own `hints` member is replaced).
-    return (this.#plainTool ??= { ...plainWithDefaults(this.#vars.tool, { name: '', annotations: {} }), hints: toolHints(this.#vars.tool), ...this.#vars.toolMembers });
+    // `hints` is always computed, never taken from the request (a definition's own `hints` member is replaced);
+    // a pre-call decision passes the hints it computed among its toolMembers.
+    const extra = this.#vars.toolMembers;
+    return (this.#plainTool ??= {
+      ...plainWithDefaults(this.#vars.tool, { name: '', annotations: {} }),
+      ...(extra !== undefined && extra.hints !== undefined ? extra : { hints: toolHints(this.#vars.tool), ...extra }),
+    });
   }
 
   get plainServer(): unknown {

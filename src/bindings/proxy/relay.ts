@@ -27,6 +27,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
 import { errorDetail, isErrorResult, uncheckedText, withheldText, type Withheld } from '../answers.js';
+import { deepFreeze } from '../../session/pins.js';
 
 type Msg = Record<string, unknown>;
 type Id = string | number;
@@ -273,7 +274,8 @@ export class McpProxy {
 
   async #listed(m: Msg, tools: unknown[]): Promise<void> {
     const defs = tools.filter(isRecord);
-    for (const t of defs) if (typeof t.name === 'string') this.#tools.set(t.name, t);
+    // Frozen, each definition is canonicalized for its pin once, not on every call judged against it.
+    for (const t of defs) if (typeof t.name === 'string') this.#tools.set(t.name, deepFreeze(t));
     try {
       await this.#o.pinTools?.(this.#serverName, defs);
     } catch (err) {
