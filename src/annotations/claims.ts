@@ -152,9 +152,13 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
   const anyTrue = { sensitive: [] as string[], untrusted: [] as string[] };
 
   if (Array.isArray(content)) {
+    // One scratch tally for every block: combineBlock copies what it keeps.
+    const mine = newTallies();
+    // What a block without claims of its own gets: the claims from above, resolved once.
+    const plain = { sensitive: resolve(above.sensitive.t, above.sensitive.f), untrusted: resolve(above.untrusted.t, above.untrusted.f) };
     for (let i = 0; i < content.length; i++) {
       const block: unknown = content[i];
-      const mine = newTallies();
+      clearTallies(mine);
       const evidenceStart = reader.evidence.length;
       let type = '';
       if (isObject(block)) {
@@ -178,7 +182,11 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
       }
       const labelled = fides?.blocks.get(i);
       if (labelled !== undefined) addTallies(mine, labelled);
-      blocks.push(combineBlock(reader, i, type, above, mine, reader.evidence.slice(evidenceStart)));
+      blocks.push(
+        emptyTallies(mine)
+          ? plainBlock(i, type, plain, reader.evidence.length > evidenceStart ? reader.evidence.slice(evidenceStart) : [])
+          : combineBlock(reader, i, type, above, mine, reader.evidence.slice(evidenceStart)),
+      );
       for (const flag of TRUST_FLAGS) {
         for (const p of mine[flag].t) anyTrue[flag].push(p);
       }
@@ -214,6 +222,31 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
     blocks,
     evidence: reader.evidence,
     findings: reader.findings,
+  };
+}
+
+function clearTallies(t: Tallies): void {
+  // Most blocks claim nothing: leave empty lists as they are (setting a length costs more than the check).
+  if (t.sensitive.t.length > 0) t.sensitive.t = [];
+  if (t.sensitive.f.length > 0) t.sensitive.f = [];
+  if (t.untrusted.t.length > 0) t.untrusted.t = [];
+  if (t.untrusted.f.length > 0) t.untrusted.f = [];
+}
+
+function emptyTallies(t: Tallies): boolean {
+  return t.sensitive.t.length + t.sensitive.f.length + t.untrusted.t.length + t.untrusted.f.length === 0;
+}
+
+/** A block with no claims of its own: the claims from above, resolved once for every such block (`sources` copied, so no two blocks share one). */
+function plainBlock(index: number, type: string, above: Record<TrustFlag, { value: Tri; sources: string[] }>, evidence: EvidenceSite[]): BlockReading {
+  return {
+    index,
+    type,
+    sensitive: above.sensitive.value,
+    untrusted: above.untrusted.value,
+    sources: { sensitive: above.sensitive.sources.slice(), untrusted: above.untrusted.sources.slice() },
+    ownUnion: {},
+    evidence,
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Dialect } from '../annotations/dialects.js';
 import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
+import { MAX_RECORD_DEPTH } from '../evidence/digest.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
@@ -215,8 +216,10 @@ function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEnt
     const key = String(i);
     return scan.duplicateKeys.under.has(key) ? NOT_IJSON_NAMES : scan.unsafeIntegers.under.has(key) ? NOT_IJSON_NUMBER : undefined;
   };
+  // A record nests less deeply than the text that holds it.
+  const shallow = scan !== undefined && scan.depth <= MAX_RECORD_DEPTH;
   return list.map((e, i) => {
-    const entry: EvidenceEntry = { digest: e.digest, ref: e.ref, record: e.record, hasRecord: Object.prototype.hasOwnProperty.call(e, 'record') };
+    const entry: EvidenceEntry = { digest: e.digest, ref: e.ref, record: e.record, hasRecord: Object.prototype.hasOwnProperty.call(e, 'record'), shallow };
     const why = verdict(i);
     if (why !== undefined) entry.ijsonViolation = why;
     return entry;

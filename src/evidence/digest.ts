@@ -46,10 +46,12 @@ export function canonicalBytes(record: unknown, scheme: Canonicalization): Uint8
 /**
  * The canonical form of a record: the JCS text (its bytes are its UTF-8
  * encoding) or the deterministic CBOR bytes. Digests hash the text as it is,
- * with no byte copy of it. Throws CanonicalizationError.
+ * with no byte copy of it. `depthChecked`: the caller knows the record nests
+ * no deeper than MAX_RECORD_DEPTH (its request text does not). Throws
+ * CanonicalizationError.
  */
-export function canonicalForm(record: unknown, scheme: Canonicalization): string | Uint8Array {
-  if (jsonDepth(record, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH) {
+export function canonicalForm(record: unknown, scheme: Canonicalization, depthChecked = false): string | Uint8Array {
+  if (!depthChecked && jsonDepth(record, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH) {
     throw new CanonicalizationError(`record nests deeper than ${MAX_RECORD_DEPTH} levels`, 'too-deep');
   }
   if (scheme === 'cbor/rfc8949') return encodeDeterministic(record);

@@ -33,6 +33,8 @@ export interface EvidenceEntry {
   hasRecord: boolean;
   /** set by the HTTP layer when the record's request text is not I-JSON (repeated member name, a number of integral value outside ±(2^53-1)) */
   ijsonViolation?: string;
+  /** True when the request text nests no deeper than a record may (MAX_RECORD_DEPTH), so the record's depth needs no walk. */
+  shallow?: boolean;
 }
 
 /** The verdict on one evidenceRef. */
@@ -76,39 +78,56 @@ export function verifyEvidence(sites: EvidenceSite[], entries: readonly Evidence
   const outcomes: EvidenceOutcome[] = [];
   if (sites.length === 0) return outcomes;
 
-  // First entry per lower-cased digest and per ref, built once so that
-  // matching stays linear in sites + entries.
-  const byDigest = new Map<string, number>();
-  const byRef = new Map<string, number>();
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    if (typeof e.digest === 'string') {
-      const d = e.digest.toLowerCase();
-      if (!byDigest.has(d)) byDigest.set(d, i);
+  // The first entry with a lower-cased digest, else with a ref. A few entries are searched in
+  // place; past that, maps are built once, so that matching stays linear in sites + entries.
+  let byDigest: Map<string, number> | undefined;
+  let byRef: Map<string, number> | undefined;
+  if (entries.length > FEW_ENTRIES) {
+    byDigest = new Map();
+    byRef = new Map();
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (typeof e.digest === 'string') {
+        const d = e.digest.toLowerCase();
+        if (!byDigest.has(d)) byDigest.set(d, i);
+      }
+      if (typeof e.ref === 'string' && !byRef.has(e.ref)) byRef.set(e.ref, i);
     }
-    if (typeof e.ref === 'string' && !byRef.has(e.ref)) byRef.set(e.ref, i);
   }
+  const match = (digest: string, ref: string | undefined): number | undefined => {
+    if (byDigest !== undefined) return byDigest.get(digest) ?? (ref === undefined ? undefined : byRef!.get(ref));
+    for (let i = 0; i < entries.length; i++) {
+      const d = entries[i]!.digest;
+      if (typeof d === 'string' && d.toLowerCase() === digest) return i;
+    }
+    if (ref !== undefined) for (let i = 0; i < entries.length; i++) if (entries[i]!.ref === ref) return i;
+    return undefined;
+  };
 
-  const formMemo = new Map<string, Canonical>();
-  const digestMemo = new Map<string, Derivation>();
+  // Memos only when a second evidenceRef could reuse them.
+  const formMemo = sites.length > 1 ? new Map<string, Canonical>() : undefined;
+  const digestMemo = sites.length > 1 ? new Map<string, Derivation>() : undefined;
   const derive = (index: number, scheme: Canonicalization, alg: DigestAlgorithm): Derivation => {
     const key = `${index}\u0000${scheme}\u0000${alg}`;
-    const hit = digestMemo.get(key);
+    const hit = digestMemo?.get(key);
     if (hit) return hit;
     const formKey = `${index}\u0000${scheme}`;
-    let form = formMemo.get(formKey);
+    let form = formMemo?.get(formKey);
     if (form === undefined) {
       form = canonicalize(entries[index]!, scheme);
-      formMemo.set(formKey, form);
+      formMemo?.set(formKey, form);
     }
     const out: Derivation = form.ok ? { ok: true, digest: digestOf(form.form, alg) } : form;
-    digestMemo.set(key, out);
+    digestMemo?.set(key, out);
     return out;
   };
 
-  for (const site of sites) outcomes.push(verifyOne(site, entries, byDigest, byRef, derive));
+  for (const site of sites) outcomes.push(verifyOne(site, entries, match, derive));
   return outcomes;
 }
+
+/** Up to this many evidence entries are searched in place rather than through maps. */
+const FEW_ENTRIES = 8;
 
 /** The canonical form of an entry's record (JCS text or CBOR bytes), or why it has none. */
 type Canonical = { ok: true; form: string | Uint8Array } | { ok: false; message: string };
@@ -123,7 +142,7 @@ function canonicalize(entry: EvidenceEntry, scheme: Canonicalization): Canonical
     };
   }
   try {
-    return { ok: true, form: canonicalForm(entry.record, scheme) };
+    return { ok: true, form: canonicalForm(entry.record, scheme, entry.shallow === true) };
   } catch (err) {
     if (err instanceof CanonicalizationError) return { ok: false, message: `the evidence record cannot be canonicalized: ${err.message}` };
     // Any other failure is a defect on our side; still answer for this
@@ -135,8 +154,7 @@ function canonicalize(entry: EvidenceEntry, scheme: Canonicalization): Canonical
 function verifyOne(
   site: EvidenceSite,
   entries: readonly EvidenceEntry[],
-  byDigest: ReadonlyMap<string, number>,
-  byRef: ReadonlyMap<string, number>,
+  match: (digest: string, ref: string | undefined) => number | undefined,
   derive: (index: number, scheme: Canonicalization, alg: DigestAlgorithm) => Derivation,
 ): EvidenceOutcome {
   const out: EvidenceOutcome = { pointer: site.pointer, scope: site.scope, type: null, canonicalization: null, status: 'malformed' };
@@ -177,8 +195,7 @@ function verifyOne(
     return out;
   }
 
-  let index = byDigest.get(parsed.normalized);
-  if (index === undefined && typeof locator === 'string') index = byRef.get(locator);
+  const index = match(parsed.normalized, typeof locator === 'string' ? locator : undefined);
   if (index === undefined) {
     out.status = 'unresolved';
     out.message = 'no evidence entry matches this digest or ref';

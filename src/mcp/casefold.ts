@@ -137,13 +137,17 @@ export function collisionTokens(c: Collision): Array<string | number> {
   return out.reverse();
 }
 
-/** Folded name -> defined name, for one kind of object. */
-type Defined = ReadonlyMap<string, string>;
+/** The names one kind of object defines: by folded name, and as written. */
+interface Defined {
+  /** Folded name -> defined name. */
+  fold: ReadonlyMap<string, string>;
+  exact: ReadonlySet<string>;
+}
 
 function definedOf(names: Iterable<string>): Defined {
-  const m = new Map<string, string>();
-  for (const n of names) m.set(foldName(n), n);
-  return m;
+  const fold = new Map<string, string>();
+  for (const n of names) fold.set(foldName(n), n);
+  return { fold, exact: new Set(fold.values()) };
 }
 
 const union = <T>(pick: (r: (typeof REVISIONS)[number]) => Iterable<T>): Set<T> => {
@@ -159,7 +163,7 @@ const ICON = definedOf(union((r) => Object.keys(MCP_TABLES[r].icon?.members ?? {
 const META = definedOf([TRUST_KEY]);
 const CLAIM = definedOf(['sensitive', 'untrusted', 'evidenceRef']);
 const EVIDENCE_REF = definedOf(['type', 'digest', 'canonicalization', 'schema', 'ref']);
-const FREE: Defined = new Map();
+const FREE: Defined = { fold: new Map(), exact: new Set() };
 const BLOCK_TYPES = union((r) => Object.keys(MCP_TABLES[r].blocks));
 const BLOCKS: ReadonlyMap<string, Defined> = new Map(
   [...BLOCK_TYPES].map((t) => [t, definedOf(union((r) => Object.keys(MCP_TABLES[r].blocks[t]?.members ?? {})))]),
@@ -284,9 +288,12 @@ function walkObject(obj: Record<string, unknown>, kind: Kind, w: Walk): void {
   let changed: Array<{ key: string; fold: string }> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
+    // A name the object defines, written as defined: no defined-name hit, and no other member can
+    // fold together with it without being a hit itself (its fold is a defined one). Nothing to compare.
+    if (defined.exact.has(key)) continue;
     const f = foldName(key);
     if (f !== key) (changed ??= []).push({ key, fold: f });
-    const d = defined.get(f);
+    const d = defined.fold.get(f);
     if (d !== undefined && d !== key) {
       (hits ??= new Set()).add(key);
       hit(w, key, d, true);
@@ -305,7 +312,7 @@ function walkObject(obj: Record<string, unknown>, kind: Kind, w: Walk): void {
       }
     }
     for (const c of changed) {
-      if (defined.has(c.fold)) continue;
+      if (defined.fold.has(c.fold)) continue;
       // Another member with the same folded name: one written as the fold itself, or another changed one.
       let other: string | undefined = Object.prototype.hasOwnProperty.call(obj, c.fold) ? c.fold : undefined;
       if (other === undefined) {

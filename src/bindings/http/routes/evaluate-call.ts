@@ -113,6 +113,6 @@ export function evaluateCallRoutes(app: FastifyInstance): void {
       },
       serializerCompiler: plainJson,
     },
-    async (request) => core.evaluateCall({ request: request.body, log: decisionLogger<CallLogEntry>(request) }),
+    (request) => core.evaluateCall({ request: request.body, log: decisionLogger<CallLogEntry>(request) }),
   );
 }

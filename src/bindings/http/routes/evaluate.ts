@@ -204,7 +204,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
       // Only evidence records are judged as I-JSON (repeated member names, unsafe integers).
       config: { jsonScanFocus: ['evidence', '*', 'record'] },
     },
-    async (request) =>
+    (request) =>
       core.evaluateResult({
         request: request.body,
         scan: request.jsonScan,
