@@ -204,6 +204,7 @@ const NOT_IJSON_NUMBER = 'record holds a number of integral value outside -(2^53
  */
 function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEntry[] {
   const list = req.evidence ?? [];
+  if (list.length === 0) return [];
   const scan = opts.scan;
   const tokens = (opts.evidencePath ?? '/evidence').split('/').slice(1);
   const focus = scan?.focus;
