@@ -486,7 +486,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -567,7 +567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -657,7 +657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -738,7 +738,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -910,7 +910,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
                 headers: {
                     [name: string]: unknown;

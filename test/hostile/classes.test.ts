@@ -9,6 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/process.js';
@@ -229,6 +230,33 @@ describe('web pages cannot drive the sidecar (contract section 8)', () => {
     expect(preflight.statusCode).toBe(204);
     const other = await inject('OPTIONS', '/v1/evaluate', { origin: 'https://ui.example.com.evil.example' });
     expect(other.statusCode).toBe(403);
+  });
+
+  it('refuses a page that pointed its own name at the service (DNS rebinding): its Origin equals its Host, which is not loopback', async () => {
+    const body = '{"result":{"content":[]}}';
+    for (const host of ['rebind.example:8080', 'rebind.example', '10.0.0.5:8080', '127.0.0.1.rebind.example', 'localhost.rebind.example:8080', '[::2]:8080']) {
+      const r = await inject('POST', '/v1/evaluate', { origin: `http://${host}`, host, 'sec-fetch-site': 'same-origin', ...JSON_HEADERS }, body);
+      expect(r.statusCode, host).toBe(403);
+      expect(JSON.parse(r.body).code).toBe('TG_ERR_CROSS_ORIGIN');
+      const reload = await inject('POST', '/v1/policies/reload', { origin: `https://${host}`, host });
+      expect(reload.statusCode, host).toBe(403);
+    }
+    // The class: any name or address but loopback's, with or without a port.
+    const foreign = fc
+      .tuple(fc.oneof(fc.domain(), fc.ipV4()), fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }))
+      .filter(([name]) => name !== 'localhost' && !name.endsWith('.localhost') && !name.startsWith('127.'))
+      .map(([name, port]) => (port === undefined ? name : `${name}:${port}`));
+    await fc.assert(
+      fc.asyncProperty(foreign, fc.constantFrom('http', 'https'), async (host, scheme) => {
+        const r = await inject('POST', '/v1/evaluate', { origin: `${scheme}://${host}`, host, ...JSON_HEADERS }, body);
+        expect(r.statusCode).toBe(403);
+      }),
+      { numRuns: 200 },
+    );
+    for (const host of ['localhost:8080', '127.0.0.1:8080', '127.1.2.3', '[::1]:8080', 'app.localhost:3000']) {
+      const r = await inject('POST', '/v1/evaluate', { origin: `http://${host}`, host, 'sec-fetch-site': 'same-origin', ...JSON_HEADERS }, body);
+      expect(r.statusCode, host).toBe(200);
+    }
   });
 });
 

@@ -9,7 +9,9 @@
  *   400 `TG_ERR_REQUEST_TARGET` that never repeats it (a path the router
  *   cannot decode is caught by frameworkErrorHandler in ./errors.ts);
  * - an `Origin` other than the service's own (`http://` or `https://`
- *   followed by the request's `Host`), or `Sec-Fetch-Site: cross-site` or
+ *   followed by the request's `Host`, when that Host is a loopback name or
+ *   address: any other Host could be a rebinding page's own name, see
+ *   ownOrigin), or `Sec-Fetch-Site: cross-site` or
  *   `same-site`, is a 403 `TG_ERR_CROSS_ORIGIN`, unless
  *   TRUSTGATE_ALLOWED_ORIGINS lists the origin; a listed origin gets the CORS
  *   headers a browser needs (preflight included) and nothing more;
@@ -44,10 +46,39 @@ export function decodableQuery(query: string): boolean {
   }
 }
 
-function ownOrigin(origin: string, host: string | undefined): boolean {
+/**
+ * Whether `origin` is the service's own: `http://` or `https://` and the
+ * request's Host, where that Host names this machine's loopback (localhost,
+ * a `.localhost` name, 127.0.0.0/8, [::1]). Any other Host proves nothing: a
+ * page can point its own name at the service's address (DNS rebinding), and
+ * its requests then carry an Origin equal to their Host. Such origins are
+ * served only when TRUSTGATE_ALLOWED_ORIGINS lists them.
+ */
+export function ownOrigin(origin: string, host: string | undefined): boolean {
   if (host === undefined || host === '') return false;
   const h = host.toLowerCase();
+  if (!loopbackHost(h)) return false;
   return origin === `http://${h}` || origin === `https://${h}`;
+}
+
+const LOOPBACK_V4 = /^127\.(?:\d{1,3})\.(?:\d{1,3})\.(?:\d{1,3})$/;
+
+/** A Host header (`name[:port]`, `[v6][:port]`) that names the loopback interface. */
+function loopbackHost(host: string): boolean {
+  let name = host;
+  if (name.startsWith('[')) {
+    const end = name.indexOf(']');
+    if (end < 0) return false;
+    const rest = name.slice(end + 1);
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return false;
+    return name.slice(1, end) === '::1';
+  }
+  const colon = name.indexOf(':');
+  if (colon >= 0) {
+    if (!/^\d{1,5}$/.test(name.slice(colon + 1))) return false;
+    name = name.slice(0, colon);
+  }
+  return name === 'localhost' || name.endsWith('.localhost') || LOOPBACK_V4.test(name);
 }
 
 export function registerBrowserGuard(app: FastifyInstance, config: Pick<Config, 'allowedOrigins'>): void {

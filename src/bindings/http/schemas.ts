@@ -205,7 +205,7 @@ export const validateReply = {
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
-  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
+  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session, or no pin for that server and tool',
