@@ -334,6 +334,51 @@ describe('proxy in front of server-everything over Streamable HTTP', () => {
   });
 });
 
+describe('proxy in front of a Streamable HTTP server that needs a token', () => {
+  const TOKEN = 'Bearer upstream-s3cret';
+  let s: Awaited<ReturnType<typeof httpServer>>;
+  beforeAll(async () => {
+    s = await httpServer([...CHANGING, '--http'], { REQUIRE_AUTHORIZATION: TOKEN });
+  });
+  afterAll(async () => s.stop());
+
+  const viaProxy = async (args: string[], env: Record<string, string> = {}) => {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { CLI, ENV } = await import('../helpers/mcp.js');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--policies', NONE, '--upstream', s.url, ...args], env: { ...ENV, ...env }, stderr: 'pipe' });
+    const client = new Client({ name: 't', version: '1' });
+    await client.connect(transport);
+    return client;
+  };
+
+  it('sends --header and TRUSTGATE_UPSTREAM_AUTHORIZATION on every request, and cannot connect without them', async () => {
+    for (const [args, env] of [
+      [['--header', `Authorization: ${TOKEN}`], {}],
+      [[], { TRUSTGATE_UPSTREAM_AUTHORIZATION: TOKEN }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const c = await viaProxy(args, env);
+      try {
+        const r = await c.callTool({ name: 'greet', arguments: {} });
+        expect(r.content).toEqual([{ type: 'text', text: 'hello' }]);
+      } finally {
+        await c.close();
+      }
+    }
+    await expect(viaProxy([])).rejects.toThrow();
+    await expect(viaProxy(['--header', 'Authorization: Bearer wrong'], { TRUSTGATE_UPSTREAM_AUTHORIZATION: TOKEN })).rejects.toThrow();
+  });
+
+  it('refuses a malformed --header at start-up, with its usage', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { CLI, ENV } = await import('../helpers/mcp.js');
+    for (const bad of [['--header'], ['--header', 'no colon'], ['--header', 'Bad Name: x'], ['--what']]) {
+      const r = spawnSync(process.execPath, [CLI, 'proxy', '--upstream', s.url, ...bad], { env: ENV, encoding: 'utf8', input: '' });
+      expect(r.status, bad.join(' ')).toBe(2);
+      expect(r.stderr).toContain('usage: trustgate proxy');
+    }
+  });
+});
+
 describe('proxy with the shipped policies (the default, found next to the package)', () => {
   const connect = async (elicit?: 'accept' | 'decline') => {
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');

@@ -2,8 +2,9 @@
  * `trustgate proxy [--policies DIR] -- <command> [args...]`: the host
  * starts Trustgate as its stdio MCP server and Trustgate starts the real
  * server as its child.
- * `trustgate proxy [--policies DIR] --upstream <url>`: the real server is
- * reached over Streamable HTTP.
+ * `trustgate proxy [--policies DIR] --upstream <url> [--header 'Name: value']...`:
+ * the real server is reached over Streamable HTTP, every request carrying
+ * the headers given (and TRUSTGATE_UPSTREAM_AUTHORIZATION as Authorization).
  * Standard output is the MCP channel; logs go to standard error; the
  * child's standard error is passed through to it.
  */
@@ -15,11 +16,39 @@ import { startBinding, takePolicies } from '../process.js';
 import { McpProxy } from './relay.js';
 import { childStdin, coalesceWrites } from './coalesce.js';
 
-const USAGE = 'usage: trustgate proxy [--policies DIR] -- <command> [args...]\n       trustgate proxy [--policies DIR] --upstream <url>\n';
+const USAGE = "usage: trustgate proxy [--policies DIR] -- <command> [args...]\n       trustgate proxy [--policies DIR] --upstream <url> [--header 'Name: value']...\n";
 
 function usage(problem: string): never {
   process.stderr.write(`trustgate proxy: ${problem}\n${USAGE}`);
   process.exit(2);
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The headers every request to an `--upstream` server carries: each
+ * `--header 'Name: value'`, and `Authorization` from
+ * TRUSTGATE_UPSTREAM_AUTHORIZATION (a token kept out of the command line,
+ * which other users of the machine can read) unless a `--header` sets it.
+ */
+function upstreamHeaders(args: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] !== '--header') usage(`unknown arguments: ${args.slice(i).join(' ')}`);
+    const h = args[++i];
+    const colon = h === undefined ? -1 : h.indexOf(':');
+    if (h === undefined || colon <= 0) usage("--header needs 'Name: value'");
+    const name = h.slice(0, colon).trim();
+    const value = h.slice(colon + 1).trim();
+    if (!HEADER_NAME.test(name) || /[\r\n\0]/.test(value)) usage(`--header is not a valid header: ${name}`);
+    headers[name.toLowerCase()] = value;
+  }
+  const auth = process.env.TRUSTGATE_UPSTREAM_AUTHORIZATION;
+  if (auth !== undefined && auth !== '' && headers.authorization === undefined) {
+    if (/[\r\n\0]/.test(auth)) usage('TRUSTGATE_UPSTREAM_AUTHORIZATION is not a valid header value');
+    headers.authorization = auth;
+  }
+  return headers;
 }
 
 /** The upstream transport the arguments name. */
@@ -31,7 +60,8 @@ export function upstreamOf(args: string[]): Transport {
   if (u >= 0) {
     const raw = before[u + 1];
     if (raw === undefined) usage('--upstream needs a URL');
-    if (before.length !== 2 || command.length > 0) usage('--upstream takes no command and no other arguments');
+    if (command.length > 0) usage('--upstream takes no command');
+    const headers = upstreamHeaders([...before.slice(0, u), ...before.slice(u + 2)]);
     let url: URL;
     try {
       url = new URL(raw);
@@ -39,7 +69,7 @@ export function upstreamOf(args: string[]): Transport {
       usage(`--upstream is not a URL: ${raw}`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') usage('--upstream must be an http or https URL');
-    return new StreamableHTTPClientTransport(url);
+    return new StreamableHTTPClientTransport(url, Object.keys(headers).length > 0 ? { requestInit: { headers } } : undefined);
   }
   if (before.length > 0) usage(`unknown arguments: ${before.join(' ')}`);
   if (command.length === 0) usage('name the server to start after --, or give --upstream <url>');
