@@ -9,10 +9,12 @@
  */
 import type { Writable } from 'node:stream';
 
-export function coalesceWrites(stream: Writable): void {
+/** Returns a function that sends what the current turn wrote now (before the process exits, say). */
+export function coalesceWrites(stream: Writable): () => void {
   const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
   let corked = false;
   const flush = (): void => {
+    if (!corked) return;
     corked = false;
     stream.uncork();
   };
@@ -24,6 +26,7 @@ export function coalesceWrites(stream: Writable): void {
     }
     return write(...args);
   }) as Writable['write'];
+  return flush;
 }
 
 /** The standard input of the child a StdioClientTransport started (undefined for other transports, or before start). */
