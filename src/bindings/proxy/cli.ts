@@ -90,25 +90,13 @@ export async function runProxy(args: string[], shippedPolicies: string): Promise
   const upstream = upstreamOf(dash < 0 ? own : [...own, ...rest.slice(dash)]);
   const { log, core, pinTools, decisionLog } = await startBinding(policies, shippedPolicies, 'proxy');
   const host = new StdioServerTransport();
-  let flushHost = (): void => {};
-  const proxy = new McpProxy({
-    core,
-    host,
-    upstream,
-    log,
-    pinTools,
-    decisionLog,
-    onClose: () => {
-      flushHost();
-      process.exit(0);
-    },
-  });
+  const proxy = new McpProxy({ core, host, upstream, log, pinTools, decisionLog, onClose: () => process.exit(0) });
   process.stdin.once('end', () => void proxy.close('host'));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void proxy.close(signal));
   try {
     await proxy.start();
     // Answers and calls judged in one turn leave together (coalesce.ts).
-    flushHost = coalesceWrites(process.stdout);
+    coalesceWrites(process.stdout);
     const stdin = childStdin(upstream);
     if (stdin) coalesceWrites(stdin);
   } catch (err) {

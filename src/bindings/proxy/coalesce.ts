@@ -9,12 +9,10 @@
  */
 import type { Writable } from 'node:stream';
 
-/** Returns a function that sends what the current turn wrote now (before the process exits, say). */
-export function coalesceWrites(stream: Writable): () => void {
+export function coalesceWrites(stream: Writable): void {
   const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
   let corked = false;
   const flush = (): void => {
-    if (!corked) return;
     corked = false;
     stream.uncork();
   };
@@ -26,7 +24,6 @@ export function coalesceWrites(stream: Writable): () => void {
     }
     return write(...args);
   }) as Writable['write'];
-  return flush;
 }
 
 /** The standard input of the child a StdioClientTransport started (undefined for other transports, or before start). */

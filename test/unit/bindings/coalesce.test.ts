@@ -35,18 +35,6 @@ describe('coalesceWrites', () => {
     );
   });
 
-  it('the flush it returns sends the turn\'s writes at once (before an exit)', () => {
-    const { stream, calls } = recorder();
-    const flush = coalesceWrites(stream);
-    stream.write('a');
-    stream.write('b');
-    expect(calls).toEqual([]);
-    flush();
-    expect(calls).toEqual([['a', 'b']]);
-    flush();
-    expect(calls).toEqual([['a', 'b']]);
-  });
-
   it('a stream ended within a turn still gets everything written before the end', async () => {
     const { stream, calls } = recorder();
     coalesceWrites(stream);
