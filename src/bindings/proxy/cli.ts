@@ -14,7 +14,6 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { startBinding, takePolicies } from '../process.js';
 import { McpProxy } from './relay.js';
-import { childStdin, coalesceWrites } from './coalesce.js';
 
 const USAGE = "usage: trustgate proxy [--policies DIR] -- <command> [args...]\n       trustgate proxy [--policies DIR] --upstream <url> [--header 'Name: value']...\n";
 
@@ -95,10 +94,6 @@ export async function runProxy(args: string[], shippedPolicies: string): Promise
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void proxy.close(signal));
   try {
     await proxy.start();
-    // Answers and calls judged in one turn leave together (coalesce.ts).
-    coalesceWrites(process.stdout);
-    const stdin = childStdin(upstream);
-    if (stdin) coalesceWrites(stdin);
   } catch (err) {
     log.error({ err: (err as Error).message }, 'could not start the server');
     process.stderr.write(`trustgate proxy: could not start the server: ${(err as Error).message}\n`);
