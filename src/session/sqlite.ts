@@ -110,7 +110,8 @@ export interface SweepResult {
 interface Statements {
   get: Database.Statement<[string], { state: string; expires: number }>;
   refresh: Database.Statement<[{ id: string; expires: number; now: number }]>;
-  upsert: Database.Statement<[{ id: string; fresh: string; expires: number; now: number; refresh: number }]>;
+  merge: Database.Statement<[{ id: string; fresh: string; expires: number; now: number; refresh: number }]>;
+  mergeMoving: Database.Statement<[{ id: string; fresh: string; expires: number; now: number }]>;
   delete: Database.Statement<[string, number]>;
   getPin: Database.Statement<[string], { digest: string }>;
   addPin: Database.Statement<[string, string]>;
@@ -200,11 +201,19 @@ export class SqliteSessionStore implements SessionStore {
       this.s = {
         get: db.prepare('SELECT state, expires FROM sessions WHERE id = ?'),
         refresh: db.prepare('UPDATE sessions SET expires = max(expires, @expires) WHERE id = @id AND expires > @now'),
-        upsert: db.prepare(
+        // The usual update: the session is live and its expiry moved less than `refresh` ago; the
+        // expiry (and so the index on it) is left alone. Changes nothing otherwise (0 changes).
+        merge: db.prepare(
+          `INSERT INTO sessions (id, state, expires) VALUES (@id, @fresh, @expires)
+           ON CONFLICT (id) DO UPDATE SET state = tg_merge(sessions.state)
+           WHERE sessions.expires > @now AND excluded.expires - sessions.expires <= @refresh`,
+        ),
+        // Otherwise: merge into it (or start it over when it expired) and move the expiry.
+        mergeMoving: db.prepare(
           `INSERT INTO sessions (id, state, expires) VALUES (@id, @fresh, @expires)
            ON CONFLICT (id) DO UPDATE SET
              state = CASE WHEN sessions.expires > @now THEN tg_merge(sessions.state) ELSE excluded.state END,
-             expires = CASE WHEN sessions.expires > @now AND excluded.expires - sessions.expires <= @refresh THEN sessions.expires ELSE excluded.expires END`,
+             expires = excluded.expires`,
         ),
         delete: db.prepare('DELETE FROM sessions WHERE id = ? AND expires > ?'),
         getPin: db.prepare('SELECT digest FROM pins WHERE key = ?'),
@@ -320,10 +329,13 @@ export class SqliteSessionStore implements SessionStore {
     return this.run('update', () => {
       const now = this.now();
       const fresh = mergeSession(emptySession(), update, this.maxTools);
+      const args = { id, fresh: JSON.stringify(fresh), expires: now + this.opts.ttlMs, now };
       this.pending = update;
-      this.merged = undefined;
       try {
-        this.s!.upsert.run({ id, fresh: JSON.stringify(fresh), expires: now + this.opts.ttlMs, now, refresh: this.refresh });
+        this.merged = undefined;
+        if (this.s!.merge.run({ ...args, refresh: this.refresh }).changes > 0) return this.merged ?? fresh;
+        this.merged = undefined;
+        this.s!.mergeMoving.run(args);
         return this.merged ?? fresh;
       } finally {
         this.pending = undefined;
