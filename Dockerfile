@@ -7,7 +7,8 @@
 #
 # Three stages on the same base image:
 #   build  - every dependency (dev included) and `npm run build` -> dist/
-#   deps   - production dependencies only (`npm ci --omit=dev`)
+#   deps   - production dependencies only (`npm ci --omit=dev`), with the
+#            native module (better-sqlite3) built for the image
 #   final  - node, dist/, policies/, package.json, package-lock.json and the
 #            production node_modules copied from `deps`; no RUN, no npm cache.
 #
@@ -29,17 +30,33 @@ RUN npm run build
 # Production dependencies are installed in their own stage and the final
 # stage copies the resulting node_modules, rather than running
 # `npm ci --omit=dev` in the final stage, because:
-#   - the final stage has no RUN step at all: npm's cache (~/.npm) and any
-#     install leftovers never reach an image layer, with no `npm cache clean`
-#     to remember;
+#   - the final stage has no RUN step at all: npm's cache (~/.npm), the
+#     compiler and any install leftovers never reach an image layer, with no
+#     `npm cache clean` to remember;
 #   - this stage depends on package.json and package-lock.json only, so it
 #     stays cached across source changes and builds in parallel with `build`;
 #   - the copied tree is owned by root and read-only to the runtime user.
-# No production dependency has an install script, hence --ignore-scripts.
+# One production dependency has an install script: better-sqlite3, the
+# session store that worker processes share (a native module). Every other
+# script stays off (--ignore-scripts); `npm rebuild better-sqlite3` runs
+# that one, which takes the prebuilt binary for this platform when it can
+# be downloaded and otherwise compiles it (python3, make and g++, installed
+# here only; the node image has the headers). What the compiler left
+# besides the module itself is removed.
 FROM node:20.20.2-bookworm-slim AS deps
 WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN npm rebuild better-sqlite3 \
+ && cd node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node . \
+ && rm -rf build deps src \
+ && mkdir -p build/Release \
+ && mv better_sqlite3.node build/Release/ \
+ && node -e "new (require('better-sqlite3'))(':memory:').prepare('SELECT 1').get()"
 
 # ---------------------------------------------------------------------------
 FROM node:20.20.2-bookworm-slim

@@ -3,7 +3,10 @@
  * baselines measured in the same run:
  *
  * - POST /v1/evaluate with `session` over the same request without one, on
- *   the memory store (target >= 0.85) and on a Redis store (target >= 0.6):
+ *   the memory store (target >= 0.85; with the default worker processes
+ *   that is the SQLite file they share, with TRUSTGATE_WORKERS=1 in
+ *   BENCH_SERVICE_ENV the one process's own Map) and on a Redis store
+ *   (target >= 0.6):
  *   a redis-server of the bench's own on a free port, no persistence
  *   (test/helpers/redis.ts), or the one BENCH_REDIS_URL names; skipped, and
  *   said so, when neither is there;

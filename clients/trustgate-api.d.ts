@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Readiness: 200 once a policy set is loaded, while the session store answers
-         * @description 503 `TG_ERR_SERVER_NOT_READY` until a policy set is loaded; 503 `TG_ERR_SESSION_STORE_UNAVAILABLE` while the session store (TRUSTGATE_SESSION_STORE) cannot be reached: with the memory store and worker processes, while the primary process does not answer in time; with Redis, while the connection is down or commands fail. It turns 200 again by itself once the store answers.
+         * @description 503 `TG_ERR_SERVER_NOT_READY` until a policy set is loaded; 503 `TG_ERR_SESSION_STORE_UNAVAILABLE` while the session store (TRUSTGATE_SESSION_STORE) cannot be reached: with the memory store and worker processes, while the database they share stays locked for more than a second, fails, or is gone (a deleted database does not come back: restart the service); with Redis, while the connection is down or commands fail. It turns 200 again by itself once the store answers.
          */
         get: operations["readyz"];
         put?: never;

@@ -18,7 +18,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PolicyStore } from './policy/store.js';
-import { openPrimaryStore, openSessionStore } from './session/open.js';
+import { openPrimaryStore, openSessionStore, openWorkerStore } from './session/open.js';
 import type { SessionStore } from './session/store.js';
 
 function isLoopback(host: string): boolean {
@@ -131,9 +131,9 @@ async function main(): Promise<void> {
       };
       wait();
     };
-    const { ready, sessions, ...parts } = connectWorker(config, log, () => exitWorker(1));
+    const { ready, ...parts } = connectWorker(config, log, () => exitWorker(1));
     await ready;
-    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: sessions ?? (await openSessionStore(config, parts.metrics, log)) });
+    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: await openWorkerStore(config, parts.metrics, log) });
   }
 
   const store = new PolicyStore(config.policyDir);

@@ -17,10 +17,11 @@
  * - stdout: workers send their log lines here and this process alone
  *   writes them, so lines of different workers never interleave (a pipe
  *   takes a write whole only up to PIPE_BUF, 4096 bytes);
- * - with TRUSTGATE_SESSION_STORE=memory, the session store: one
- *   MemorySessionStore for the whole service, each worker's operations
- *   run here one at a time (so merges and pin checks are atomic across
- *   workers; see src/session/ipc.ts);
+ * - with TRUSTGATE_SESSION_STORE=memory, the session store's database:
+ *   created here in a fresh private folder before any worker starts (its
+ *   path in every worker's environment), swept here every second, and
+ *   removed when the service stops; the workers read and write it
+ *   themselves (src/session/sqlite.ts);
  * - the process lifecycle: SIGTERM/SIGINT go to every worker, each
  *   finishes its in-flight requests, and the primary exits 0 once all
  *   have; a worker that dies is replaced with the set in force; a worker
@@ -37,8 +38,7 @@ import type { Logger } from 'pino';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { PolicyFile, PolicySet } from '../policy/load.js';
 import { reportReload, type PolicyStore } from '../policy/store.js';
-import { runSessionOp } from '../session/ipc.js';
-import type { SessionStore } from '../session/store.js';
+import type { PrimaryStore } from '../session/open.js';
 import { HEARTBEAT_MS, METRICS_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 /** How long the primary waits for a worker's acknowledgement of a new policy set. */
@@ -53,7 +53,7 @@ interface Pending {
   done: () => void;
 }
 
-export function runPrimary(opts: {
+export async function runPrimary(opts: {
   workers: number;
   /** A worker silent for this long is killed and replaced; 0 turns the watchdog off. */
   watchdogMs: number;
@@ -64,14 +64,26 @@ export function runPrimary(opts: {
   exit: (code: number) => never;
   /** Where SIGHUP is routed (see src/server.ts). */
   onHangup: (reload: () => void) => void;
-  /** The session store held here for every worker (the memory store), if any; built with this process's metrics. */
-  sessions?: (metrics: Metrics) => SessionStore | undefined;
-}): void {
+  /** The session store's part held here (the memory store's database), if any; built with this process's metrics. */
+  sessions?: (metrics: Metrics) => Promise<PrimaryStore | undefined>;
+}): Promise<void> {
   const { workers: count, log, store } = opts;
   const metrics = createMetrics();
-  const sessions = opts.sessions?.(metrics);
+  let sessions: PrimaryStore | undefined;
+  try {
+    sessions = await opts.sessions?.(metrics);
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    log.fatal({ errName: (err as Error)?.name }, `the session store could not be created: ${message}`);
+    process.stderr.write(`trustgate: refusing to start: the session store could not be created: ${message}\n`);
+    return void opts.exit(1);
+  }
   const exit = (code: number): never => {
-    void sessions?.close();
+    try {
+      sessions?.close();
+    } catch (err) {
+      log.error({ errName: (err as Error)?.name }, `could not remove the session store: ${(err as Error)?.message}`);
+    }
     return opts.exit(code);
   };
   /** Workers that said hello: they hear what is sent to them. */
@@ -240,21 +252,11 @@ export function runPrimary(opts: {
           ),
         );
         return;
-      case 'session':
-        if (!sessions) {
-          send(w, { kind: 'sessionAnswer', id: m.id, ok: false, error: 'the primary process holds no session store' });
-          return;
-        }
-        runSessionOp(sessions, m.op).then(
-          (value) => send(w, { kind: 'sessionAnswer', id: m.id, ok: true, value }),
-          (err: unknown) => send(w, { kind: 'sessionAnswer', id: m.id, ok: false, error: String((err as Error)?.message ?? err) }),
-        );
-        return;
     }
   };
 
   const fork = (): void => {
-    const w = cluster.fork({ [WORKER_ENV]: '1' });
+    const w = cluster.fork({ [WORKER_ENV]: '1', ...sessions?.env });
     forked.add(w);
     w.on('message', (m: unknown) => onMessage(w, m));
     w.on('error', () => {

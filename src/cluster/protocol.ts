@@ -6,14 +6,13 @@
  * The primary holds what must be one for the whole service: the policy
  * folder as read (every worker compiles the same bytes, so all serve one
  * revision), the answer to GET /metrics (every worker's counters summed,
- * sent to the workers every METRICS_MS), stdout (workers send it their
- * log lines, so lines never interleave) and, with
- * TRUSTGATE_SESSION_STORE=memory, the session store. Workers serve HTTP;
- * a worker asked to reload asks the primary, and so does every session
- * store operation.
+ * sent to the workers every METRICS_MS) and stdout (workers send it their
+ * log lines, so lines never interleave). Workers serve HTTP; a worker
+ * asked to reload asks the primary. The session store takes no message:
+ * with TRUSTGATE_SESSION_STORE=memory the workers share a database file
+ * whose path the primary puts in their environment (src/session/open.ts).
  */
 import type { PolicyFile } from '../policy/load.js';
-import type { SessionAnswer, SessionOp } from '../session/ipc.js';
 
 /** Set in a worker's environment by its primary; a process forked by any other cluster manager serves on its own. */
 export const WORKER_ENV = 'TRUSTGATE_CLUSTER_WORKER';
@@ -37,9 +36,7 @@ export type ToWorker =
   | { kind: 'reloaded'; id: number; ok: true; changed: boolean }
   | { kind: 'reloaded'; id: number; ok: false; message: string; detail: string; file?: string; rule?: string }
   /** The Prometheus text for the whole service, sent to every worker every METRICS_MS: GET /metrics answers it as is. */
-  | { kind: 'metricsText'; text: string }
-  /** The answer to the worker's `session` operation (TRUSTGATE_SESSION_STORE=memory: the primary holds the store). */
-  | ({ kind: 'sessionAnswer'; id: number } & SessionAnswer);
+  | { kind: 'metricsText'; text: string };
 
 /** Worker → primary. */
 export type ToPrimary =
@@ -52,9 +49,7 @@ export type ToPrimary =
   | { kind: 'metricsData'; data: object[] }
   | { kind: 'reload'; id: number; source: string }
   /** Log lines (whole, each ending in a newline) for the primary to write to stdout, its only writer. */
-  | { kind: 'log'; text: string }
-  /** One operation on the session store the primary holds; answered with `sessionAnswer` of the same id. */
-  | { kind: 'session'; id: number; op: SessionOp };
+  | { kind: 'log'; text: string };
 
 export function isMessage<T extends { kind: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && typeof (m as { kind?: unknown }).kind === 'string';

@@ -1,18 +1,16 @@
 /**
  * A worker process of TRUSTGATE_WORKERS > 1: serves HTTP with the policy
  * set its primary sends (the bytes the primary read, compiled here), and
- * asks the primary for what concerns the whole service: reloads and, on the memory
- * store, every session store operation. Its
+ * asks the primary for what concerns the whole service: reloads. Its
  * metrics go to the primary every METRICS_MS, and GET /metrics answers
  * the summed text the primary sends back as often, with no round trip per
- * scrape. See primary.ts.
+ * scrape. Its session store it opens itself (src/session/open.ts: the
+ * database the primary made, or Redis). See primary.ts.
  */
 import type { Config } from '../config.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { compilePolicyFiles, PolicyLoadError } from '../policy/load.js';
 import { PolicyStore, type ReloadResult } from '../policy/store.js';
-import { IpcSessionStore } from '../session/ipc.js';
-import { IPC_TIMEOUT_MS, isMemory } from '../session/open.js';
 import { HEARTBEAT_MS, METRICS_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 type Answer = Extract<ToWorker, { kind: 'reloaded' }>;
@@ -27,8 +25,6 @@ export interface WorkerParts {
   metricsText: () => Promise<string>;
   /** Resolves once the first policy set from the primary is in force. */
   ready: Promise<void>;
-  /** The primary's memory session store over IPC; undefined on Redis (the worker opens its own client). */
-  sessions: IpcSessionStore | undefined;
 }
 
 /** Wire this process to its primary. `fail` is called when the first policy set cannot be served. */
@@ -46,18 +42,6 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
     if (!process.send) throw new Error('no IPC channel to the primary process');
     process.send(m);
   };
-  const sessions = isMemory(config)
-    ? new IpcSessionStore({
-        send: (id, op) => send({ kind: 'session', id, op }),
-        connected: () => process.connected,
-        timeoutMs: IPC_TIMEOUT_MS,
-        onError: (operation) => metrics.sessionStoreErrors.labels({ backend: 'memory', operation }).inc(),
-        onHealth: (healthy, reason) =>
-          healthy
-            ? log.info({ sessionStore: 'memory' }, 'session store reachable')
-            : log.error({ sessionStore: 'memory', reason }, 'session store unreachable: requests that name a session get 503 until it is back'),
-      })
-    : undefined;
   const request = (make: (id: number) => ToPrimary): Promise<Answer> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
@@ -91,9 +75,6 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
         else if (store.current === undefined) fail();
         return;
       }
-      case 'sessionAnswer':
-        sessions?.answer(m.id, m.ok ? { ok: true, value: m.value } : { ok: false, error: m.error });
-        return;
       case 'metricsText': {
         metricsText = m.text;
         const waiters = metricsWaiters;
@@ -141,14 +122,12 @@ export function connectWorker(config: Config, log: { error(obj: object, msg: str
     clearInterval(push);
     for (const w of waiting.values()) w.reject(new Error('the primary process is gone'));
     waiting.clear();
-    sessions?.disconnected();
   });
 
   return {
     store,
     metrics,
     ready,
-    sessions,
     async reloadPolicies(source) {
       const m = await request((id) => ({ kind: 'reload', id, source }));
       if (m.kind !== 'reloaded') throw new Error('unexpected answer from the primary process');

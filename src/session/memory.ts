@@ -2,8 +2,8 @@
  * The in-process memory store: sessions in a Map kept in least-recently-used
  * order (a Map iterates in insertion order; a touch re-inserts), bounded in
  * count, each living `ttlMs` after its last use. Pins live in a second
- * bounded map. With worker processes the primary holds one of these for the
- * whole service and workers reach it over IPC.
+ * bounded map. It serves one process (TRUSTGATE_WORKERS=1, the stdio
+ * bindings); worker processes share a SQLite database instead (sqlite.ts).
  */
 import { emptySession, mergeSession, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
 

@@ -2,18 +2,21 @@
  * The session store a process uses, chosen from TRUSTGATE_SESSION_STORE
  * (contract section 12):
  *
- * - `memory`, one process (TRUSTGATE_WORKERS=1): the process holds a
- *   MemorySessionStore itself;
- * - `memory`, worker processes: the primary holds the one MemorySessionStore
- *   of the service and each worker reaches it over IPC (ipc.ts; see there
- *   and the README for why IPC rather than a shared SQLite file);
+ * - `memory`, one process (TRUSTGATE_WORKERS=1, and the stdio bindings):
+ *   the process holds a MemorySessionStore itself;
+ * - `memory`, worker processes: one SQLite database in a private folder in
+ *   memory (sqlite.ts), which the primary creates at start, sweeps every
+ *   SHARED_SWEEP_MS and removes when the service stops; each worker opens
+ *   it (its path in SHARED_DB_ENV) and runs every operation itself;
  * - `redis://...`: every serving process (each worker, each replica) has its
  *   own client of the one Redis; the primary holds nothing.
  *
- * The process holding a memory store sweeps expired sessions on a timer,
+ * The process that sweeps a memory store (the one process, or the primary)
  * reports the sessions-live gauge, and counts and logs evictions (at most
  * one line every EVICTION_LOG_MS, with counts, never session content).
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { MemorySessionStore } from './memory.js';
@@ -21,12 +24,14 @@ import type { SessionStore } from './store.js';
 
 /** How often the memory store drops expired sessions. */
 export const SWEEP_MS = 10_000;
+/** How often the primary sweeps the database its workers share: expired sessions, and the bound. */
+export const SHARED_SWEEP_MS = 1_000;
 /** At most one eviction line this often. */
 export const EVICTION_LOG_MS = 10_000;
-/** A store operation not answered in this time fails (503). */
+/** A store operation not answered in this time (Redis), or still locked out after it (the shared database), fails (503). */
 export const STORE_TIMEOUT_MS = 1_000;
-/** The same over IPC, where the primary's own work (a policy reload, a metrics scrape) can hold an answer up a little. */
-export const IPC_TIMEOUT_MS = 2_000;
+/** Set by the primary in its workers' environment: the database file of the memory store they share. */
+export const SHARED_DB_ENV = 'TRUSTGATE_CLUSTER_SESSION_DB';
 
 export interface StoreLog {
   info(obj: object, msg: string): void;
@@ -49,9 +54,10 @@ class EvictionLog {
     private readonly metrics: Metrics,
   ) {}
 
-  evicted(why: 'lru' | 'ttl'): void {
-    this.metrics.sessionEvictions.labels({ reason: why }).inc();
-    this.counts[why] += 1;
+  evicted(why: 'lru' | 'ttl', n = 1): void {
+    if (n <= 0) return;
+    this.metrics.sessionEvictions.labels({ reason: why }).inc(n);
+    this.counts[why] += n;
     const wait = this.last + EVICTION_LOG_MS - Date.now();
     if (wait <= 0) this.flush();
     else if (!this.timer) {
@@ -108,13 +114,92 @@ async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSecond
   });
 }
 
-/** The store of a process that serves on its own (TRUSTGATE_WORKERS=1), or of a worker on Redis (a worker on the memory store uses the primary's: worker.ts). */
+/** The store of a process that serves on its own (TRUSTGATE_WORKERS=1, the stdio bindings). */
 export function openSessionStore(config: Config, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   if (isMemory(config)) return Promise.resolve(new HeldMemoryStore(config, metrics, log));
   return openRedis(config, metrics, log);
 }
 
-/** The store the primary holds for its workers: the memory store, or none (Redis: each worker has its own client). */
-export function openPrimaryStore(config: Config, metrics: Metrics, log: StoreLog): HeldMemoryStore | undefined {
-  return isMemory(config) ? new HeldMemoryStore(config, metrics, log) : undefined;
+/** The store of a worker process: the database its primary made (memory), or its own Redis client. */
+export async function openWorkerStore(config: Config, metrics: Metrics, log: StoreLog, env: NodeJS.ProcessEnv = process.env): Promise<SessionStore> {
+  if (!isMemory(config)) return openRedis(config, metrics, log);
+  const path = env[SHARED_DB_ENV];
+  if (!path) throw new Error(`${SHARED_DB_ENV} is not set: a worker on the memory store needs the database of its primary`);
+  const { SqliteSessionStore } = await import('./sqlite.js');
+  return new SqliteSessionStore({ path, ttlMs: config.sessionTtlSeconds * 1000, timeoutMs: STORE_TIMEOUT_MS, ...storeReports(metrics, log) });
+}
+
+function storeReports(metrics: Metrics, log: StoreLog): { onError: (operation: string) => void; onHealth: (healthy: boolean, reason: string) => void } {
+  return {
+    onError: (operation) => metrics.sessionStoreErrors.labels({ backend: 'memory', operation }).inc(),
+    onHealth: (healthy, reason) =>
+      healthy
+        ? log.info({ sessionStore: 'memory' }, 'session store reachable')
+        : log.error({ sessionStore: 'memory', reason }, 'session store unreachable: requests that name a session get 503 until it is back'),
+  };
+}
+
+/** What the primary holds for its workers: the shared database's folder and sweep. */
+export interface PrimaryStore {
+  /** For each worker's environment. */
+  readonly env: Record<string, string>;
+  /** Stop sweeping and remove the folder (synchronous: the process exits right after). */
+  close(): void;
+}
+
+/**
+ * The primary's side of the memory store (TRUSTGATE_WORKERS > 1): removes
+ * the folders of primaries that are gone, creates the database in a fresh
+ * folder, and sweeps it every SHARED_SWEEP_MS (expired sessions, then the
+ * least recently used past TRUSTGATE_MAX_SESSIONS, pins past
+ * TRUSTGATE_MAX_PINS), counting what it drops. Undefined on Redis.
+ */
+export async function openPrimaryStore(config: Config, metrics: Metrics, log: StoreLog, base?: string): Promise<PrimaryStore | undefined> {
+  if (!isMemory(config)) return undefined;
+  const { SqliteSessionStore, createSessionDb, makeStoreDir, removeStaleDirs, storeBase, touchStoreDir } = await import('./sqlite.js');
+  const where = base ?? storeBase();
+  const removed = removeStaleDirs(where);
+  if (removed.length > 0) log.info({ removed }, 'removed the session folders of primary processes that are gone');
+  const dir = makeStoreDir(where);
+  const path = join(dir, 'sessions.db');
+  const ttlMs = config.sessionTtlSeconds * 1000;
+  let store: InstanceType<typeof SqliteSessionStore>;
+  try {
+    createSessionDb(path, ttlMs);
+    store = new SqliteSessionStore({ path, ttlMs, timeoutMs: STORE_TIMEOUT_MS, ...storeReports(metrics, log) });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const evictions = new EvictionLog(log, metrics);
+  let live = 0;
+  metrics.sessionCount = () => live;
+  const sweeper = setInterval(() => {
+    try {
+      touchStoreDir(dir);
+    } catch {
+      // The folder is gone: every store on the file says so (it checks that the file is still there).
+    }
+    try {
+      const r = store.sweep(config.maxSessions, config.maxPins);
+      evictions.evicted('ttl', r.ttl);
+      evictions.evicted('lru', r.lru);
+      live = r.live;
+    } catch {
+      // Counted and logged by the store (onError, onHealth); the next sweep tries again.
+    }
+  }, SHARED_SWEEP_MS);
+  sweeper.unref();
+  let closed = false;
+  return {
+    env: { [SHARED_DB_ENV]: path },
+    close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweeper);
+      evictions.flush();
+      store.closeSync();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

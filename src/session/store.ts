@@ -1,10 +1,11 @@
 /**
  * The session store (contract section 12): what each session has been
  * shown, and the tool pins. One interface; the backends are the in-process
- * memory store (memory.ts), the memory store held by the primary process
- * for its workers, and Redis. Every write is a merge done by the store
- * itself (labels only go up), so concurrent requests of one session never
- * lose an update, whichever process or replica sends them.
+ * memory store (memory.ts), the memory store that worker processes share
+ * (a SQLite database in memory, sqlite.ts), and Redis (redis.ts). Every
+ * write is a merge done by the store itself (labels only go up), so
+ * concurrent requests of one session never lose an update, whichever
+ * process or replica sends them.
  *
  * Fail closed: a backend that cannot read or write rejects with
  * SessionStoreUnavailable; callers answer 503 TG_ERR_SESSION_STORE_UNAVAILABLE.
@@ -102,7 +103,8 @@ export function emptySession(): SessionState {
 
 /**
  * Apply an update to a state (pure, returns a new state). Every backend
- * merges by these rules; Redis runs the same rules in a Lua script.
+ * merges by these rules: the shared memory store runs this function inside
+ * its SQL statement, Redis the same rules in a Lua script.
  */
 export function mergeSession(s: SessionState, u: SessionUpdate, maxTools = 1000): SessionState {
   const next: SessionState = {

@@ -1,15 +1,19 @@
 /**
  * The session store with the real process (contract section 12): one
  * store for the whole service whatever the worker process a request
- * reaches, and for every replica on one Redis. Many requests of one
- * session at once lose no update; a Redis that stops makes requests that
- * name a session 503 and /readyz 503, and the service recovers by itself
- * when it is back.
+ * reaches (the workers' shared database, in a folder the primary makes and
+ * removes), and for every replica on one Redis. Many requests of one
+ * session at once lose no update; a Redis that stops, or a shared
+ * database that is gone, makes requests that name a session 503 and
+ * /readyz 503.
  */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childrenOf, isRunning, startService, type Running } from '../helpers/process.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../helpers/redis.js';
+import { DIR_PREFIX, storeBase } from '../../src/session/sqlite.js';
 
 const started: Running[] = [];
 afterAll(async () => {
@@ -68,6 +72,14 @@ function lines(s: Running): any[] {
     .map((l) => JSON.parse(l));
 }
 
+/** The folders of the shared database that the primary of `s` made. */
+function storeDirs(s: Running): string[] {
+  const base = storeBase();
+  return readdirSync(base)
+    .filter((n) => n.startsWith(`${DIR_PREFIX}${s.pid}-`))
+    .map((n) => join(base, n));
+}
+
 function gauge(metrics: string, name: string): number {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics);
   return m ? Number(m[1]) : NaN;
@@ -109,6 +121,9 @@ describe('the memory store with worker processes', () => {
   it('is one store for the whole service: concurrent requests of one session on both workers lose no update', async () => {
     const s = await start({ TRUSTGATE_WORKERS: '2' });
     await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
+    const [dir, ...more] = storeDirs(s);
+    expect(more).toEqual([]);
+    expect(existsSync(join(dir!, 'sessions.db'))).toBe(true);
     const N = 80;
     await hammer([s], 'conv-shared', N);
     // Both workers decided for the session.
@@ -129,6 +144,31 @@ describe('the memory store with worker processes', () => {
     await waitFor(async () => (await live()) === 1, 10_000);
     expect(await live()).toBe(1);
     expect(await s.stop()).toBe(0);
+    // Nothing outlives the service.
+    expect(existsSync(dir!)).toBe(false);
+  }, 90_000);
+
+  it('fails closed once the shared database is gone (503 and /readyz 503 on every worker)', async () => {
+    const s = await start({ TRUSTGATE_WORKERS: '2' });
+    await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
+    expect((await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: 'conv-gone' } })).status).toBe(200);
+    for (const d of storeDirs(s)) rmSync(d, { recursive: true });
+    // Each worker checks at most once a second that its file is still there.
+    await waitFor(async () => {
+      const all = await Promise.all(Array.from({ length: 4 }, () => call(s, 'GET', '/readyz')));
+      return all.every((r) => r.status === 503 && r.json.code === 'TG_ERR_SESSION_STORE_UNAVAILABLE');
+    });
+    for (let i = 0; i < 4; i++) {
+      const r = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: 'conv-gone' } });
+      expect(r.status).toBe(503);
+      expect(r.json.code).toBe('TG_ERR_SESSION_STORE_UNAVAILABLE');
+      expect(JSON.stringify(r.json)).not.toContain(DIR_PREFIX);
+    }
+    // A result judged without a session needs no store.
+    expect((await call(s, 'POST', '/v1/evaluate', { result: plain })).status).toBe(200);
+    await waitFor(async () => /^trustgate_session_store_errors_total\{backend="memory",operation="get"\} [1-9]/m.test((await call(s, 'GET', '/metrics')).json));
+    expect(lines(s).some((l) => l.msg?.startsWith('session store unreachable') && /deleted/.test(l.reason))).toBe(true);
+    expect(await s.stop()).toBe(0);
   }, 90_000);
 
   it.each(['1', '2'])('TRUSTGATE_WORKERS=%s: counts and logs evictions past TRUSTGATE_MAX_SESSIONS, never naming the session', async (workers) => {
@@ -138,7 +178,10 @@ describe('the memory store with worker processes', () => {
       const r = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: `secret-conv-${i}` } });
       expect(r.status, JSON.stringify(r.json)).toBe(200);
     }
-    const metrics = (await call(s, 'GET', '/metrics')).json as string;
+    const scrape = async () => (await call(s, 'GET', '/metrics')).json as string;
+    // With worker processes the primary's sweep keeps the bound, every second.
+    await waitFor(async () => /^trustgate_session_evictions_total\{reason="lru"\} 3$/m.test(await scrape()), 10_000);
+    const metrics = await scrape();
     expect(metrics).toMatch(/^trustgate_session_evictions_total\{reason="lru"\} 3$/m);
     expect(gauge(metrics, 'trustgate_sessions_live')).toBe(3);
     expect((await call(s, 'GET', '/v1/sessions/secret-conv-0')).status).toBe(404);

@@ -10,8 +10,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
 import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
-import { dataClassRank, emptySession, mergeSession, SessionStoreUnavailable, type SessionState, type SessionUpdate } from '../../../src/session/store.js';
+import { emptySession, mergeSession, SessionStoreUnavailable, type SessionState } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
+import { sessionUpdate } from '../../helpers/session.js';
 
 describe('redis:// URLs', () => {
   it.each([
@@ -76,26 +77,11 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     await redis?.close();
   });
 
-  const names = fc.constantFrom('read_file', 'send_email', 'fetch', 'ünïcødé', 'a\nb', '\ud800', '\udc00', '"', '');
-  const classes = fc.constantFrom('public', 'internal', 'personal', 'confidential', 'restricted', 'highly_confidential', 'Secret', 'INTERNAL', 'x\ny');
-  const update: fc.Arbitrary<SessionUpdate> = fc.record(
-    {
-      sensitive: fc.boolean(),
-      untrusted: fc.boolean(),
-      call: fc.record({ tool: names }),
-      result: fc.boolean(),
-      dataClass: fc
-        .tuple(classes, fc.array(fc.constantFrom('GDPR', 'hipaa', 'pci', 'İ', 'ß', 'ΣΑΣ', '\ud83d\ude00', '\ue000'), { maxLength: 3 }), fc.option(fc.integer({ min: -1, max: 7 })))
-        .map(([cls, regulatory, rank]) => ({ class: cls, rank: rank ?? dataClassRank(cls), regulatory })),
-    },
-    { requiredKeys: [] },
-  );
-
   it('merges on the server exactly as mergeSession does (same updates, same state after each)', async () => {
     const store = await open({ maxTools: 4 });
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(update, { maxLength: 12 }), async (updates) => {
+      fc.asyncProperty(fc.array(sessionUpdate, { maxLength: 12 }), async (updates) => {
         const id = `prop-${n++}`;
         let want: SessionState = emptySession();
         for (const u of updates) {

@@ -1,0 +1,389 @@
+/**
+ * The memory store that worker processes share, a SQLite database: the
+ * merge inside the statement is mergeSession() (property test), sessions
+ * expire their TTL after their last use and the sweep keeps the bound
+ * (least recently used first), pins are set once, two processes writing
+ * one session at once lose nothing, and a database that is locked past the
+ * timeout, deleted or corrupt fails every operation with
+ * SessionStoreUnavailable, never a crash. Also the folder the primary
+ * makes, and the removal of folders of primaries that are gone.
+ */
+import { fork, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { openPrimaryStore, openWorkerStore, SHARED_DB_ENV } from '../../../src/session/open.js';
+import { createSessionDb, DIR_PREFIX, makeStoreDir, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
+import { emptySession, mergeSession, SessionStoreUnavailable, type SessionState } from '../../../src/session/store.js';
+import { sessionUpdate } from '../../helpers/session.js';
+
+const WRITER = fileURLToPath(new URL('../../fixtures/session/sqlite-writer.ts', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'trustgate-sqlite-test-'));
+const stores: SqliteSessionStore[] = [];
+afterAll(() => {
+  for (const s of stores) s.closeSync();
+  rmSync(work, { recursive: true, force: true });
+});
+
+let n = 0;
+/** A fresh database file and a store on it, on a clock of the test's own. */
+function fresh(extra: Partial<SqliteStoreOptions> = {}) {
+  const dir = join(work, `db-${n++}`);
+  mkdirSync(dir);
+  const path = join(dir, 'sessions.db');
+  const ttlMs = extra.ttlMs ?? 10_000;
+  createSessionDb(path, ttlMs);
+  let t = 1_000_000;
+  const errors: string[] = [];
+  const health: Array<[boolean, string]> = [];
+  const open = (more: Partial<SqliteStoreOptions> = {}) => {
+    const s = new SqliteSessionStore({
+      path,
+      ttlMs,
+      timeoutMs: 200,
+      now: () => t,
+      onError: (op) => errors.push(op),
+      onHealth: (h, reason) => health.push([h, reason]),
+      ...extra,
+      ...more,
+    });
+    stores.push(s);
+    return s;
+  };
+  return { dir, path, store: open(), open, errors, health, advance: (ms: number) => (t += ms), now: () => t };
+}
+
+describe('SqliteSessionStore', () => {
+  it('merges inside the statement exactly as mergeSession does (same updates, same state after each)', async () => {
+    const { store } = fresh({ maxTools: 4 });
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(sessionUpdate, { maxLength: 12 }), async (updates) => {
+        const id = `prop-${k++}`;
+        let want: SessionState = emptySession();
+        for (const u of updates) {
+          want = mergeSession(want, u, 4);
+          expect(await store.update(id, u)).toEqual(want);
+        }
+        expect(await store.get(id)).toEqual(updates.length === 0 ? undefined : want);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('shares sessions and pins between two connections on one file', async () => {
+    const { store, open } = fresh();
+    const other = open();
+    await store.update('s', { untrusted: true });
+    expect(await other.update('s', { call: { tool: 'fetch' } })).toMatchObject({ untrusted: true, calls: 1, tools: ['fetch'] });
+    expect(await store.get('s')).toMatchObject({ untrusted: true, calls: 1, tools: ['fetch'] });
+    expect(await other.checkPin('srv', 'tool', 'd1')).toEqual({ status: 'first-seen', pinned: 'd1' });
+    expect(await store.checkPin('srv', 'tool', 'd1')).toEqual({ status: 'match', pinned: 'd1' });
+    expect(await store.checkPin('srv', 'tool', 'd2')).toEqual({ status: 'changed', pinned: 'd1' });
+    await other.acceptPin('srv', 'tool', 'd2');
+    expect(await store.checkPin('srv', 'tool', 'd2')).toEqual({ status: 'match', pinned: 'd2' });
+    expect(await store.getPin('srv', 'tool')).toBe('d2');
+    expect(await store.getPin('nobody', 'nothing')).toBeUndefined();
+    // Names that would collide under a naive join stay apart.
+    expect((await store.checkPin('a\0b', 'c', 'x')).status).toBe('first-seen');
+    expect((await store.checkPin('a', 'b\0c', 'y')).status).toBe('first-seen');
+    expect((await store.checkPin('a","b', 'c', 'z')).status).toBe('first-seen');
+    expect(store.healthy()).toBe(true);
+  });
+
+  it('ends a session on delete, and says whether there was one', async () => {
+    const { store } = fresh();
+    await store.update('a', { result: true });
+    expect(await store.delete('a')).toBe(true);
+    expect(await store.delete('a')).toBe(false);
+    expect(await store.get('a')).toBeUndefined();
+    expect(store.sweep(100, 100).live).toBe(0);
+  });
+
+  it('expires a session its TTL after its last use; an expired session reads as absent and starts over; the sweep counts each once', async () => {
+    const { store, advance, path } = fresh({ ttlMs: 10_000 });
+    await store.update('a', { untrusted: true });
+    await store.update('b', { result: true });
+    await store.update('c', { sensitive: true });
+    advance(6_000);
+    // A read is a use: it moves the expiry (its last refresh is more than REFRESH_MS old).
+    expect(await store.get('a')).toMatchObject({ untrusted: true });
+    await store.update('c', { result: true });
+    advance(6_000);
+    expect(await store.get('b')).toBeUndefined();
+    expect(await store.delete('b')).toBe(false);
+    expect(await store.get('a')).toMatchObject({ untrusted: true });
+    advance(10_000);
+    // Expired, not swept yet: an update starts it over (nothing of it is merged into).
+    expect(await store.update('a', { result: true })).toEqual({ ...emptySession(), results: 1 });
+    expect(await store.get('c')).toBeUndefined();
+    // b and c expired, a started over: three expiries, each counted once.
+    expect(store.sweep(100, 100)).toEqual({ ttl: 3, lru: 0, live: 1 });
+    expect(store.sweep(100, 100)).toEqual({ ttl: 0, lru: 0, live: 1 });
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.prepare('SELECT id FROM sessions').pluck().all()).toEqual(['a']);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('moves the expiry on a use only when it moved more than a second (or a tenth of the TTL) ago: most uses write no expiry', async () => {
+    expect(refreshMs(86_400_000)).toBe(REFRESH_MS);
+    expect(refreshMs(1_000)).toBe(100);
+    const { store, advance, path } = fresh({ ttlMs: 10_000 });
+    const raw = new Database(path, { readonly: true });
+    const expires = () => raw.prepare('SELECT expires FROM sessions WHERE id = ?').pluck().get('a') as number;
+    try {
+      await store.update('a', { result: true });
+      const first = expires();
+      advance(REFRESH_MS / 2);
+      await store.get('a');
+      expect(expires()).toBe(first);
+      await store.update('a', { result: true });
+      expect(expires()).toBe(first);
+      advance(REFRESH_MS);
+      await store.get('a');
+      expect(expires()).toBe(first + 1.5 * REFRESH_MS);
+      advance(REFRESH_MS + 1);
+      await store.update('a', { result: true });
+      expect(expires()).toBe(first + 2.5 * REFRESH_MS + 1);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('with the shortest TTL (1 s), a session used every 0.9 s lives on, and one left alone expires', async () => {
+    const { store, advance } = fresh({ ttlMs: 1_000 });
+    await store.update('kept', { result: true });
+    await store.update('left', { result: true });
+    for (let i = 0; i < 5; i++) {
+      advance(900);
+      expect(await store.update('kept', { result: true })).toMatchObject({ results: i + 2 });
+    }
+    expect(await store.get('left')).toBeUndefined();
+    expect(store.sweep(100, 100)).toEqual({ ttl: 1, lru: 0, live: 1 });
+  });
+
+  it('keeps the bound on the sweep: the least recently used go first; a read counts as use', async () => {
+    const { store, advance } = fresh({ ttlMs: 60_000 });
+    for (const id of ['a', 'b', 'c', 'd']) {
+      await store.update(id, { result: true });
+      advance(2 * REFRESH_MS);
+    }
+    await store.get('a');
+    advance(2 * REFRESH_MS);
+    await store.update('b', { result: true });
+    expect(store.sweep(2, 100)).toEqual({ ttl: 0, lru: 2, live: 2 });
+    expect(await store.get('c')).toBeUndefined();
+    expect(await store.get('d')).toBeUndefined();
+    expect(await store.get('a')).toMatchObject({ results: 1 });
+    expect(await store.get('b')).toMatchObject({ results: 2 });
+  });
+
+  it('drops many sessions in chunks', async () => {
+    const { store, advance } = fresh({ ttlMs: 1_000 });
+    for (let i = 0; i < 1_234; i++) await store.update(`s${i}`, { result: true });
+    advance(500);
+    for (let i = 0; i < 100; i++) await store.update(`t${i}`, { result: true });
+    advance(600);
+    expect(store.sweep(50, 100)).toEqual({ ttl: 1_234, lru: 50, live: 50 });
+  });
+
+  it('keeps the bound on pins: the least recently pinned go first (accepting a pin pins it again)', async () => {
+    const { store } = fresh();
+    for (const t of ['a', 'b', 'c']) await store.checkPin('srv', t, `d-${t}`);
+    await store.acceptPin('srv', 'a', 'd-a2');
+    // A check that matches is no new pin.
+    await store.checkPin('srv', 'b', 'd-b');
+    store.sweep(100, 2);
+    expect(await store.getPin('srv', 'b')).toBeUndefined();
+    expect(await store.getPin('srv', 'c')).toBe('d-c');
+    expect(await store.getPin('srv', 'a')).toBe('d-a2');
+  });
+
+  it('loses no update and pins once when two processes write one session at once', async () => {
+    const { path, store } = fresh({ ttlMs: 60_000 });
+    const N = 1_500;
+    const kids = ['p', 'q'].map((who) => fork(WRITER, [path, who, String(N)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    try {
+      await Promise.all(kids.map((k) => new Promise<void>((resolve) => k.once('message', () => resolve()))));
+      const done = kids.map((k) => new Promise<{ pins: string[] }>((resolve) => k.on('message', (m: any) => m.kind === 'done' && resolve(m))));
+      for (const k of kids) k.send({ kind: 'go' });
+      const answers = await Promise.all(done);
+      const s = (await store.get('busy'))!;
+      expect(s.calls).toBe(N);
+      expect(s.results).toBe(N);
+      expect(s.untrusted).toBe(true);
+      expect(s.sensitive).toBe(false);
+      expect([...s.tools].sort()).toEqual(['p', 'q'].flatMap((w) => [0, 1, 2, 3, 4].map((i) => `${w}-${i}`)).sort());
+      const statuses = answers.flatMap((a) => a.pins);
+      expect(statuses.filter((x) => x === 'first-seen')).toHaveLength(1);
+      const pinned = await store.getPin('mail', 'send');
+      const winner = pinned === 'sha256:p' ? 0 : 1;
+      expect(answers[winner]!.pins.filter((x) => x !== 'first-seen').every((x) => x === 'match')).toBe(true);
+      expect(answers[1 - winner]!.pins.every((x) => x === 'changed')).toBe(true);
+    } finally {
+      for (const k of kids) k.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('fails closed while another connection holds the lock past the timeout, and recovers once it is free', async () => {
+    const { store, path, errors, health } = fresh();
+    await store.update('s', { result: true });
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const t0 = performance.now();
+      await expect(store.update('s', { result: true })).rejects.toBeInstanceOf(SessionStoreUnavailable);
+      const waited = performance.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(190);
+      expect(waited).toBeLessThan(1_000);
+      await expect(store.checkPin('a', 'b', 'c')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+      expect(store.healthy()).toBe(false);
+      expect(errors).toEqual(['update', 'pin']);
+      expect(health).toEqual([[false, 'the session database stayed locked for 200 ms']]);
+      // Readers never wait for the writer (WAL).
+      expect(await store.get('s')).toMatchObject({ results: 1 });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await store.update('s', { result: true })).toMatchObject({ results: 2 });
+    expect(store.healthy()).toBe(true);
+    expect(health.at(-1)).toEqual([true, 'the session database answers again']);
+  });
+
+  it('turns healthy again by itself (the probe takes the write lock) once the lock is free', async () => {
+    const { store, path } = fresh();
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    await expect(store.update('s', { result: true })).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    holder.exec('ROLLBACK');
+    holder.close();
+    const deadline = Date.now() + 5_000;
+    while (!store.healthy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(store.healthy()).toBe(true);
+  });
+
+  it('fails closed, and stays so, once the database file is deleted', async () => {
+    const { store, dir, errors } = fresh();
+    await store.update('s', { result: true });
+    rmSync(dir, { recursive: true });
+    // Checked at most once a second.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await expect(store.get('s')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    await expect(store.update('s', { result: true })).rejects.toThrow(/deleted/);
+    expect(store.healthy()).toBe(false);
+    expect(errors).toEqual(['get', 'update']);
+  });
+
+  it('fails closed on a corrupt database file, without crashing', async () => {
+    const { store, path, open } = fresh();
+    await store.update('s', { result: true });
+    // The same files (same inodes), their bytes overwritten: what another program's mistake would do.
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) writeFileSync(f, Buffer.alloc(64 * 1024, 0x5a));
+    const results = await Promise.allSettled([store.get('s'), store.update('s', { result: true }), store.checkPin('a', 'b', 'c')]);
+    for (const r of results) {
+      expect(r.status).toBe('rejected');
+      expect((r as PromiseRejectedResult).reason).toBeInstanceOf(SessionStoreUnavailable);
+      expect(String((r as PromiseRejectedResult).reason.message)).toContain('SQLITE_NOTADB');
+    }
+    expect(store.healthy()).toBe(false);
+    // A worker that starts now (a replacement) cannot open it, and fails closed too.
+    const late = open();
+    await expect(late.get('s')).rejects.toThrow(/cannot be opened: SQLITE_NOTADB/);
+    expect(late.healthy()).toBe(false);
+  });
+
+  it('opened on a file that is not there: every operation fails closed, nothing throws', async () => {
+    const errors: string[] = [];
+    const store = new SqliteSessionStore({ path: join(work, 'nowhere', 'sessions.db'), ttlMs: 1_000, timeoutMs: 100, onError: (op) => errors.push(op) });
+    stores.push(store);
+    expect(store.healthy()).toBe(false);
+    await expect(store.get('x')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    await expect(store.delete('x')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    expect(errors).toEqual(['open', 'get', 'delete']);
+    expect(existsSync(join(work, 'nowhere'))).toBe(false);
+  });
+
+  it('fails every operation after close', async () => {
+    const { store } = fresh();
+    await store.close();
+    await expect(store.get('x')).rejects.toBeInstanceOf(SessionStoreUnavailable);
+    expect(store.healthy()).toBe(false);
+  });
+});
+
+describe('the folder of the database', () => {
+  const base = mkdtempSync(join(work, 'base-'));
+
+  it('is private to this user, named with the pid', () => {
+    const dir = makeStoreDir(base);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(dir).toContain(`${DIR_PREFIX}${process.pid}-`);
+  });
+
+  it('of a primary that is gone is removed at start; a live one, a fresh one and anything else stay', () => {
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(gone.stdout);
+    const old = new Date(Date.now() - 2 * STALE_MS);
+    const make = (name: string, age: Date | undefined) => {
+      const d = join(base, name);
+      mkdirSync(d);
+      writeFileSync(join(d, 'sessions.db'), '');
+      if (age) utimesSync(d, age, age);
+      return d;
+    };
+    const dead = make(`${DIR_PREFIX}${deadPid}-abcDEF`, old);
+    // Our own pid before we made a folder: a process of an earlier life of this container (pid 1 again).
+    const mine = make(`${DIR_PREFIX}${process.pid}-ghiJKL`, old);
+    const live = make(`${DIR_PREFIX}${process.ppid}-mnoPQR`, old);
+    // A pid that runs no process here, but touched a moment ago: a live service in another pid namespace.
+    const fresh = make(`${DIR_PREFIX}${deadPid}-stuVWX`, undefined);
+    const other = make(`${DIR_PREFIX}x-abcdef`, old);
+    const removed = removeStaleDirs(base);
+    expect(removed.sort()).toEqual([dead, mine].sort());
+    for (const d of [live, fresh, other]) expect(existsSync(d), d).toBe(true);
+    expect(existsSync(dead)).toBe(false);
+  });
+});
+
+describe('the primary and worker sides (src/session/open.ts)', () => {
+  it('the primary makes the database, the workers open it, the sweep counts and logs, and close removes the folder', async () => {
+    const base = mkdtempSync(join(work, 'primary-'));
+    const config = loadConfig({ TRUSTGATE_MAX_SESSIONS: '2', LOG_LEVEL: 'silent' });
+    const metrics = createMetrics(false);
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const primary = (await openPrimaryStore(config, metrics, log, base))!;
+    const path = primary.env[SHARED_DB_ENV]!;
+    expect(path.startsWith(join(base, DIR_PREFIX))).toBe(true);
+    const workers = [await openWorkerStore(config, createMetrics(false), log, primary.env), await openWorkerStore(config, createMetrics(false), log, primary.env)];
+    for (let i = 0; i < 5; i++) await workers[i % 2]!.update(`secret-${i}`, { result: true });
+    expect(await workers[1]!.get('secret-0')).toMatchObject({ results: 1 });
+    // Swept every second: the bound is kept there.
+    const deadline = Date.now() + 5_000;
+    const evicted = async () => (await metrics.registry.getSingleMetric('trustgate_session_evictions_total')!.get()).values.find((v) => v.labels.reason === 'lru')?.value ?? 0;
+    while ((await evicted()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await evicted()).toBe(3);
+    expect(metrics.sessionCount?.()).toBe(2);
+    expect(lines.some((l) => l.includes('sessions evicted (TRUSTGATE_MAX_SESSIONS reached)'))).toBe(true);
+    expect(lines.join('')).not.toContain('secret-');
+    for (const w of workers) await w.close();
+    primary.close();
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it('a worker without the path refuses to open the memory store', async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent' });
+    await expect(openWorkerStore(config, createMetrics(false), pino({ level: 'silent' }), {})).rejects.toThrow(SHARED_DB_ENV);
+  });
+});
