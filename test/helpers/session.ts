@@ -5,7 +5,8 @@
  * ranks that disagree with the class's own.
  */
 import fc from 'fast-check';
-import { dataClassRank, type SessionUpdate } from '../../src/session/store.js';
+import { expect } from 'vitest';
+import { dataClassRank, emptySession, mergeSession, type SessionState, type SessionStore, type SessionUpdate } from '../../src/session/store.js';
 
 const names = fc.constantFrom('read_file', 'send_email', 'fetch', 'ünïcødé', 'a\nb', '\ud800', '\udc00', '"', '');
 const classes = fc.constantFrom('public', 'internal', 'personal', 'confidential', 'restricted', 'highly_confidential', 'Secret', 'INTERNAL', 'x\ny');
@@ -22,3 +23,24 @@ export const sessionUpdate: fc.Arbitrary<SessionUpdate> = fc.record(
   },
   { requiredKeys: [] },
 );
+
+/**
+ * The merge property every store must hold: for any sequence of updates of a
+ * fresh session, the state after each is mergeSession()'s (with `maxTools`),
+ * and a read gives the last one. Session ids are `<prefix>-<n>`.
+ */
+export async function expectMergesLikeMergeSession(store: SessionStore, maxTools: number, prefix = 'prop'): Promise<void> {
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(sessionUpdate, { maxLength: 12 }), async (updates) => {
+      const id = `${prefix}-${n++}`;
+      let want: SessionState = emptySession();
+      for (const u of updates) {
+        want = mergeSession(want, u, maxTools);
+        expect(await store.update(id, u)).toEqual(want);
+      }
+      expect(await store.get(id)).toEqual(updates.length === 0 ? undefined : want);
+    }),
+    { numRuns: 150 },
+  );
+}

@@ -10,9 +10,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
 import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
-import { emptySession, mergeSession, SessionStoreUnavailable, type SessionState } from '../../../src/session/store.js';
+import { SessionStoreUnavailable } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
-import { sessionUpdate } from '../../helpers/session.js';
+import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
 describe('redis:// URLs', () => {
   it.each([
@@ -79,19 +79,7 @@ describe.skipIf(!run)('RedisSessionStore', () => {
 
   it('merges on the server exactly as mergeSession does (same updates, same state after each)', async () => {
     const store = await open({ maxTools: 4 });
-    let n = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(sessionUpdate, { maxLength: 12 }), async (updates) => {
-        const id = `prop-${n++}`;
-        let want: SessionState = emptySession();
-        for (const u of updates) {
-          want = mergeSession(want, u, 4);
-          expect(await store.update(id, u)).toEqual(want);
-        }
-        expect(await store.get(id)).toEqual(updates.length === 0 ? undefined : want);
-      }),
-      { numRuns: 150 },
-    );
+    await expectMergesLikeMergeSession(store, 4);
   });
 
   it('loses no update when two replicas write one session at once', async () => {

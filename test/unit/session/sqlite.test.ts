@@ -14,15 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { openPrimaryStore, openWorkerStore, SHARED_DB_ENV } from '../../../src/session/open.js';
 import { createSessionDb, DIR_PREFIX, makeStoreDir, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
-import { emptySession, mergeSession, SessionStoreUnavailable, type SessionState } from '../../../src/session/store.js';
-import { sessionUpdate } from '../../helpers/session.js';
+import { emptySession, SessionStoreUnavailable } from '../../../src/session/store.js';
+import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
 const WRITER = fileURLToPath(new URL('../../fixtures/session/sqlite-writer.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'trustgate-sqlite-test-'));
@@ -63,19 +62,7 @@ function fresh(extra: Partial<SqliteStoreOptions> = {}) {
 describe('SqliteSessionStore', () => {
   it('merges inside the statement exactly as mergeSession does (same updates, same state after each)', async () => {
     const { store } = fresh({ maxTools: 4 });
-    let k = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(sessionUpdate, { maxLength: 12 }), async (updates) => {
-        const id = `prop-${k++}`;
-        let want: SessionState = emptySession();
-        for (const u of updates) {
-          want = mergeSession(want, u, 4);
-          expect(await store.update(id, u)).toEqual(want);
-        }
-        expect(await store.get(id)).toEqual(updates.length === 0 ? undefined : want);
-      }),
-      { numRuns: 150 },
-    );
+    await expectMergesLikeMergeSession(store, 4);
   });
 
   it('shares sessions and pins between two connections on one file', async () => {
