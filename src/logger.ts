@@ -25,6 +25,39 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
 }
 
 /**
+ * The lines logged during one turn of the event loop, handed on together
+ * at the end of that turn (setImmediate) or when flushed: what both log
+ * destinations below share. `handOn` gets every line pending, in order (not `emit`: pino calls a destination's emit as an event emitter's).
+ */
+abstract class TurnBatch implements DestinationStream {
+  #pending: string[] = [];
+  #scheduled = false;
+
+  write(line: string): void {
+    this.#pending.push(line);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.flushPending);
+    }
+  }
+
+  /** Hand every pending line to `handOn` now (also what the end of the turn does). */
+  protected readonly flushPending = (): void => {
+    this.#scheduled = false;
+    if (this.#pending.length === 0) return;
+    const lines = this.#pending;
+    this.#pending = [];
+    this.handOn(lines);
+  };
+
+  protected get hasPending(): boolean {
+    return this.#pending.length > 0;
+  }
+
+  protected abstract handOn(lines: string[]): void;
+}
+
+/**
  * The server's log destination. Lines logged during one turn of the event
  * loop are joined and written together at the end of that turn
  * (setImmediate), in one synchronous write through sonic-boom: under load
@@ -40,11 +73,8 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
  * them at once, and so does the process's `exit` event, so an exit from
  * anywhere keeps the lines logged before it.
  */
-export class TurnBatchedDestination implements DestinationStream {
+export class TurnBatchedDestination extends TurnBatch {
   readonly #out: ReturnType<typeof pino.destination>;
-  #pending: string[] = [];
-  #scheduled = false;
-
   readonly #maxWrite: number;
 
   /**
@@ -56,27 +86,16 @@ export class TurnBatchedDestination implements DestinationStream {
    * it their lines (WorkerLogDestination).
    */
   constructor(fd: number, maxWrite = Infinity) {
+    super();
     this.#maxWrite = maxWrite;
     // sonic-boom keeps its own backlog (after EAGAIN, say) in writes of at most `maxWrite` too.
     this.#out = pino.destination({ dest: fd, sync: true, ...(Number.isFinite(maxWrite) ? { maxWrite } : {}) });
     // A log that cannot be written (stdout closed) must not take the service down with it.
     this.#out.on('error', () => {});
-    process.once('exit', () => this.#flush());
+    process.once('exit', () => this.flushPending());
   }
 
-  write(line: string): void {
-    this.#pending.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#flush);
-    }
-  }
-
-  readonly #flush = (): void => {
-    this.#scheduled = false;
-    const lines = this.#pending;
-    if (lines.length === 0) return;
-    this.#pending = [];
+  protected handOn(lines: string[]): void {
     if (lines.length === 1) {
       this.#out.write(lines[0]!);
       return;
@@ -98,11 +117,11 @@ export class TurnBatchedDestination implements DestinationStream {
       bytes += n;
     }
     this.#out.write(chunk);
-  };
+  }
 
   /** Write every pending line now. */
   flushSync(): void {
-    this.#flush();
+    this.flushPending();
     this.#out.flushSync();
   }
 }
@@ -123,31 +142,18 @@ export const MAX_LOG_IN_FLIGHT = 16 * 1024 * 1024;
  * without bound: past MAX_LOG_IN_FLIGHT bytes on their way, lines are
  * dropped, and once the backlog clears one line says how many were.
  */
-export class WorkerLogDestination implements DestinationStream {
-  #pending: string[] = [];
-  #scheduled = false;
+export class WorkerLogDestination extends TurnBatch {
   #inFlight = 0;
   #dropped = 0;
   readonly #send: (text: string, sent: () => void) => void;
 
   /** `send` hands a text of whole lines to the primary and calls `sent` once it left this process. */
   constructor(send: (text: string, sent: () => void) => void) {
+    super();
     this.#send = send;
   }
 
-  write(line: string): void {
-    this.#pending.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#flush);
-    }
-  }
-
-  readonly #flush = (): void => {
-    this.#scheduled = false;
-    if (this.#pending.length === 0) return;
-    const lines = this.#pending;
-    this.#pending = [];
+  protected handOn(lines: string[]): void {
     if (this.#dropped > 0 && this.#inFlight === 0) {
       lines.unshift(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, msg: `${this.#dropped} log lines were dropped: the log output was not being read` }) + '\n');
       this.#dropped = 0;
@@ -164,16 +170,16 @@ export class WorkerLogDestination implements DestinationStream {
       // the primary is gone; this process stops on 'disconnect'
       this.#inFlight -= text.length;
     }
-  };
+  }
 
   /** Send every pending line now. */
   flushSync(): void {
-    this.#flush();
+    this.flushPending();
   }
 
   /** Whether every line sent so far has left this process. */
   get idle(): boolean {
-    return this.#inFlight === 0 && this.#pending.length === 0;
+    return this.#inFlight === 0 && !this.hasPending;
   }
 }
 
