@@ -8,22 +8,11 @@
  * rest), never cut.
  */
 import { request } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
-import { childrenOf, isRunning, startService, type Running } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { serviceStarter, type Running } from '../helpers/process.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
-const started: Running[] = [];
-afterAll(() => {
-  for (const s of started) {
-    for (const pid of [s.pid, ...childrenOf(s.pid)]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-});
+const start = serviceStarter();
 
 function post(s: Running, path: string, text: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -39,9 +28,7 @@ function post(s: Running, path: string, text: string): Promise<number> {
 describe('decision log with 4 worker processes', () => {
   it('keeps every line whole and within 64 KiB while 4 workers write 100 KB decisions at once', async () => {
     // Overload shedding (503) is not what this judges: on a small machine four workers and the client share the cores.
-    const s = await startService({ TRUSTGATE_WORKERS: '4', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
-    if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}`);
-    started.push(s);
+    const s = await start({ TRUSTGATE_WORKERS: '4', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
     // 1,000 untrusted blocks: 1,000 spotlight findings, a decision line of about 110 KB unsummarized.
     const text = JSON.stringify({ result: { _meta: { [K]: { untrusted: true } }, content: Array.from({ length: 1000 }, () => ({ type: 'text', text: 'x' })) } });
     const N = 120;

@@ -11,29 +11,12 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childrenOf, isRunning, startService, type Running } from '../helpers/process.js';
+import { serviceStarter, type Running } from '../helpers/process.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../helpers/redis.js';
 import { DIR_PREFIX, storeBase } from '../../src/session/sqlite.js';
 
-const started: Running[] = [];
-afterAll(async () => {
-  for (const s of started) {
-    for (const pid of [s.pid, ...childrenOf(s.pid)]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-});
+const start = serviceStarter();
 
-async function start(env: Record<string, string>): Promise<Running> {
-  const s = await startService(env);
-  if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
-  started.push(s);
-  return s;
-}
 
 /** One request on a connection of its own, so that the primary hands each to the next worker. */
 function call(s: Running, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, unknown> }> {

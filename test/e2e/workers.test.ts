@@ -12,25 +12,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alive, childrenOf, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+import { alive, childrenOf, isRunning, ROOT, serviceStarter, startService, type Running } from '../helpers/process.js';
 
-const started: Running[] = [];
-afterAll(async () => {
-  for (const s of started) {
-    for (const pid of [s.pid, ...childrenOf(s.pid)]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-});
+const startServing = serviceStarter();
 
 async function start(env: Record<string, string>): Promise<Running> {
-  const s = await startService({ TRUSTGATE_WORKERS: '2', ...env });
-  if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
-  started.push(s);
+  const s = await startServing({ TRUSTGATE_WORKERS: '2', ...env });
   await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
   return s;
 }

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -117,4 +118,30 @@ export function serverPid(root: number): number | undefined {
 
 export function isRunning(s: Running | Started): s is Running {
   return 'child' in s;
+}
+
+/**
+ * `start(env)` for a test file: starts the service (npm start), throws with
+ * its output when it did not come up, and kills it and its workers after
+ * the file's tests (afterAll), whatever they left running.
+ */
+export function serviceStarter(): (env: Record<string, string>) => Promise<Running> {
+  const started: Running[] = [];
+  afterAll(() => {
+    for (const s of started) {
+      for (const pid of [s.pid, ...childrenOf(s.pid)]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  });
+  return async (env) => {
+    const s = await startService(env);
+    if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
+    started.push(s);
+    return s;
+  };
 }
