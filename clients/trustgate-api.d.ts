@@ -341,7 +341,7 @@ export interface components {
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
         };
-        /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable) and raised after it; the answer then carries `session`. */
+        /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable; a result is read first only when a block or result rule reads `session`) and raised after it; the answer then carries `session`, the state after the request. */
         SessionRef: {
             id: components["schemas"]["SessionId"];
         };

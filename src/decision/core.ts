@@ -6,7 +6,8 @@
  * format into these requests and the answers back into its own.
  *
  * Sessions: a request that names a session reads it first (the `session`
- * variable holds the values before the request), is decided, and then
+ * variable holds the values before the request; a result is read first only
+ * when a block or result rule reads `session`), is decided, and then
  * merges into the session what it contributed (a result: the labels of
  * what was forwarded; a call: its tool name). The store merges (labels only
  * go up), so concurrent requests of one session never lose an update. A
@@ -24,7 +25,7 @@ import { isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
 import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION } from '../policy/cel.js';
-import type { PolicySet } from '../policy/load.js';
+import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import type { Decision, EvaluateRequest, FindingOut, Outcome } from './pipeline.js';
@@ -156,25 +157,33 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     async evaluateResult(input) {
       const request = input.request;
       const id = sessionId(request.session);
-      const before = id === undefined ? undefined : await sessions.get(id);
+      // One set for the whole request: the one whose rules decide whether the session is read.
+      const policies = deps.policies();
+      // The `session` variable is read only by rules that name it; without one, the merge below is the request's one store operation.
+      const before = id === undefined || policies === undefined || !resultRulesReadSession(policies) ? undefined : await sessions.get(id);
       const flow: { forwarded?: ForwardedFlow } = {};
       const log = input.log;
+      // With a session, the line is written once the merge is done: a request the store fails (503) logs no decision.
+      let line: DecisionLogEntry | undefined;
       const decision: Decision & { session?: SessionView } = runDecision(
         request,
         input.scan,
         {
           config,
-          policies: deps.policies(),
+          policies,
           metrics,
           resultRepeatsNames: input.resultRepeatsNames,
-          log: log === undefined ? undefined : id === undefined ? log : (entry) => log({ ...entry, session: id }),
+          log: log === undefined ? undefined : id === undefined ? log : (entry) => (line = { ...entry, session: id }),
           session: sessionVar(id, before),
           // What was forwarded matters only to a session that takes it in.
           flow: id === undefined ? undefined : flow,
         },
         input.evidencePath ?? '/evidence',
       );
-      if (id !== undefined) decision.session = sessionView(id, await sessions.update(id, resultUpdate(flow.forwarded)));
+      if (id !== undefined) {
+        decision.session = sessionView(id, await sessions.update(id, resultUpdate(flow.forwarded)));
+        if (line !== undefined) log!(line);
+      }
       return decision;
     },
 

@@ -417,3 +417,21 @@ export function compilePolicyFiles(files: readonly PolicyFile[], dir: string): P
 
   return { policies, revision: policyRevision(files), files: files.map((f) => f.name), sources: files };
 }
+
+const resultSessionReaders = new WeakMap<PolicySet, boolean>();
+
+/**
+ * Whether a `block` or `result` rule of the set reads the `session`
+ * variable (its free variables, as the scope check reads them). Only then
+ * does a /v1/evaluate that names a session read the session before it
+ * decides; otherwise its one store operation is the merge after, whose
+ * answer is the state the response shows.
+ */
+export function resultRulesReadSession(set: PolicySet): boolean {
+  let reads = resultSessionReaders.get(set);
+  if (reads === undefined) {
+    reads = set.policies.some((p) => p.rules.some((r) => r.scope !== 'call' && r.compiled.variables.has('session')));
+    resultSessionReaders.set(set, reads);
+  }
+  return reads;
+}

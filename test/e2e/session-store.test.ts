@@ -149,7 +149,7 @@ describe('the memory store with worker processes', () => {
     }
     // A result judged without a session needs no store.
     expect((await call(s, 'POST', '/v1/evaluate', { result: plain })).status).toBe(200);
-    await waitFor(async () => /^trustgate_session_store_errors_total\{backend="memory",operation="get"\} [1-9]/m.test((await call(s, 'GET', '/metrics')).json));
+    await waitFor(async () => /^trustgate_session_store_errors_total\{backend="memory",operation="update"\} [1-9]/m.test((await call(s, 'GET', '/metrics')).json));
     expect(lines(s).some((l) => l.msg?.startsWith('session store unreachable') && /deleted/.test(l.reason))).toBe(true);
     expect(await s.stop()).toBe(0);
   }, 90_000);

@@ -74,8 +74,11 @@ describe('an unreachable session store', () => {
   });
 
   it('counts each failed operation by backend and operation', async () => {
+    // Under the shipped policies no result rule reads `session`: a result's one operation is the merge.
     await app.inject({ method: 'POST', url: '/v1/evaluate', payload: { result, session: { id: 'conv-2' } } });
+    await app.inject({ method: 'GET', url: '/v1/sessions/conv-2' });
     const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^trustgate_session_store_errors_total\{backend="redis",operation="update"\} [1-9]/m);
     expect(text).toMatch(/^trustgate_session_store_errors_total\{backend="redis",operation="get"\} [1-9]/m);
   });
 });

@@ -109,7 +109,7 @@ export const sharedSchemas = [
     $id: 'SessionRef',
     type: 'object',
     description:
-      'The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable) and raised after it; the answer then carries `session`.',
+      'The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable; a result is read first only when a block or result rule reads `session`) and raised after it; the answer then carries `session`, the state after the request.',
     additionalProperties: false,
     required: ['id'],
     properties: { id: { $ref: 'SessionId#' } },

@@ -9,6 +9,8 @@ import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
+import { resultRulesReadSession } from '../../../src/policy/load.js';
+import { SessionStoreUnavailable, type SessionStore } from '../../../src/session/store.js';
 
 const policy = {
   id: 'calls',
@@ -72,5 +74,63 @@ describe('createDecisionCore', () => {
     expect(write.findings.map((f) => f.rule)).toEqual(['write-after-untrusted', 'to-external']);
     expect(write.session).toMatchObject({ calls: 2, results: 1, tools: ['search', 'send_email'] });
     expect(await metrics.registry.getSingleMetricAsString('trustgate_call_decisions_total')).toMatch(/outcome="warn"} 1/);
+  });
+
+  describe('a result read from the session only when a result or block rule reads `session`', () => {
+    const resultPolicy = (when: string, scope = 'result') => ({ id: 'r', mode: 'enforce', rules: [{ id: 'x', scope, when, effect: 'flag' }] });
+    const compile = (p: object) => compilePolicyFiles([{ name: 'r.json', bytes: Buffer.from(JSON.stringify(p)) }], 'test');
+
+    /** The real memory store, with its reads counted. */
+    function counting(): { store: SessionStore; gets: () => number } {
+      const store = new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 });
+      let gets = 0;
+      const get = store.get.bind(store);
+      store.get = (id) => {
+        gets++;
+        return get(id);
+      };
+      return { store, gets: () => gets };
+    }
+    const untrusted = { content: [{ type: 'text', text: 'hi', _meta: { 'io.modelcontextprotocol/trust-annotations': { untrusted: true } } }] };
+
+    it('tells from the free variables of the non-call rules', () => {
+      expect(resultRulesReadSession(compile(policy))).toBe(false);
+      expect(resultRulesReadSession(compile(resultPolicy('session.untrusted')))).toBe(true);
+      expect(resultRulesReadSession(compile(resultPolicy('block.type == "text" && session.results > 2', 'block')))).toBe(true);
+      expect(resultRulesReadSession(compile(resultPolicy('result.isError == true')))).toBe(false);
+      // A comprehension variable of that name is not the session.
+      expect(resultRulesReadSession(compile(resultPolicy('[1, 2].exists(session, session > 1)')))).toBe(false);
+    });
+
+    for (const [label, when, reads] of [
+      ['no rule reads it', 'result.isError == true', 0],
+      ['a result rule reads it', 'session.untrusted', 2],
+    ] as const) {
+      it(`${label}: ${reads} reads over two results, and the answer shows the state after each`, async () => {
+        const { store, gets } = counting();
+        const policies = compile(resultPolicy(when));
+        const c = createDecisionCore({ config: loadConfig({}), policies: () => policies, sessions: store });
+        const first = await c.evaluateResult({ request: { result: untrusted, session: { id: 's' } } });
+        const second = await c.evaluateResult({ request: { result: untrusted, session: { id: 's' } } });
+        expect(gets()).toBe(reads);
+        expect(first.session).toMatchObject({ id: 's', untrusted: true, results: 1 });
+        expect(second.session).toMatchObject({ id: 's', untrusted: true, results: 2 });
+        // A rule that reads it sees the values before the request: only the second result.
+        expect(second.findings.map((f) => f.rule)).toEqual(reads > 0 ? ['x'] : []);
+        expect(first.findings).toEqual([]);
+      });
+    }
+
+    it('a store that fails the merge fails the request, and no decision line is written for it', async () => {
+      const { store } = counting();
+      store.update = () => Promise.reject(new SessionStoreUnavailable('down'));
+      const policies = compile(resultPolicy('result.isError == true'));
+      const lines: object[] = [];
+      const c = createDecisionCore({ config: loadConfig({}), policies: () => policies, sessions: store });
+      await expect(c.evaluateResult({ request: { result: untrusted, session: { id: 's' } }, log: (l) => lines.push(l) })).rejects.toBeInstanceOf(SessionStoreUnavailable);
+      expect(lines).toEqual([]);
+      await c.evaluateResult({ request: { result: untrusted }, log: (l) => lines.push(l) });
+      expect(lines).toHaveLength(1);
+    });
   });
 });
