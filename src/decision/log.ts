@@ -26,6 +26,13 @@ export interface DecisionLogEntry {
   tool: string | null;
   server: string | null;
   blockCount: number;
+  /**
+   * How many members the forwarded result withheld beyond whole blocks (the
+   * answer's `withheld`, with `withheldOmitted`); present when any were. A
+   * count, never the pointers: they hold member names, which the result's
+   * sender chose.
+   */
+  withheldCount?: number;
   durationMs: number;
   /** Findings of the decision not listed here (the line's size bound, or the answer's); absent when none. */
   findingsOmitted?: number;
@@ -164,6 +171,8 @@ export function decisionLogEntry(d: Decision, tool: unknown, server: unknown, du
   const evidence = fits(entry.evidence, evidenceChars);
   evidenceOmitted += entry.evidence.length - evidence.length;
   entry.evidence = evidence;
+  const withheld = d.withheld.length + (d.withheldOmitted ?? 0);
+  if (withheld > 0) entry.withheldCount = withheld;
   if (findingsOmitted > 0) entry.findingsOmitted = findingsOmitted;
   if (evidenceOmitted > 0) entry.evidenceOmitted = evidenceOmitted;
   return entry;

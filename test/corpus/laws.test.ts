@@ -113,7 +113,7 @@ const checked = { redacted: 0, dropped: 0, spotlit: 0, envelope: 0 };
 describe('the four laws over the corpus with claims added', () => {
   it.each(blockCases)('%s at %s: each block marked sensitive, to an external model, is redacted and nothing of it goes out', async (_file, rev, f) => {
     for (let i = 0; i < (f.result.content as unknown[]).length; i++) {
-      const request = { result: withClaim(resultOf(f), { sensitive: true }, i), protocolVersion: rev, context: { destination: 'external-model' } };
+      const request = { result: withClaim(resultOf(f) as Obj, { sensitive: true }, i), protocolVersion: rev, context: { destination: 'external-model' } };
       const b = built(request);
       const d = await evaluate(request);
       expect(d.blocks[i].actions).toContain('redact');
@@ -129,7 +129,7 @@ describe('the four laws over the corpus with claims added', () => {
 
   it.each(blockCases)('%s at %s: each block marked untrusted is dropped for the user, the others are forwarded as they came', async (_file, rev, f) => {
     for (let i = 0; i < (f.result.content as unknown[]).length; i++) {
-      const request = { result: withClaim(resultOf(f), { untrusted: true }, i), protocolVersion: rev, context: { reader: 'user' } };
+      const request = { result: withClaim(resultOf(f) as Obj, { untrusted: true }, i), protocolVersion: rev, context: { reader: 'user' } };
       const b = built(request);
       const d = await evaluate(request);
       expect(d.blocks[i].actions).toContain('drop');
@@ -141,7 +141,7 @@ describe('the four laws over the corpus with claims added', () => {
   });
 
   it.each(resultCases)('%s at %s: an untrusted result kept local has every string fenced or withheld', async (_file, version, f) => {
-    const request = { result: withResultType(withClaim(resultOf(f), { untrusted: true }, 'result'), version), protocolVersion: version, context: { destination: 'local' } };
+    const request = { result: withResultType(withClaim(resultOf(f) as Obj, { untrusted: true }, 'result'), version), protocolVersion: version, context: { destination: 'local' } };
     const b = built(request);
     const d = await evaluate(request);
     expect(d.labels.untrusted).toBe(true);
@@ -157,7 +157,7 @@ describe('the four laws over the corpus with claims added', () => {
   });
 
   it.each(resultCases)('%s at %s: a sensitive result for the assistant forwards the placeholder envelope alone', async (_file, version, f) => {
-    const request = { result: withResultType(withClaim(resultOf(f), { sensitive: true }, 'result'), version), protocolVersion: version, context: { reader: 'assistant' } };
+    const request = { result: withResultType(withClaim(resultOf(f) as Obj, { sensitive: true }, 'result'), version), protocolVersion: version, context: { reader: 'assistant' } };
     const b = built(request);
     const d = await evaluate(request);
     expect(d.findings.some((x: Obj) => x.applied && x.rule === 'withhold-sensitive-result')).toBe(true);

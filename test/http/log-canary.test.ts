@@ -23,7 +23,8 @@ function request(extra: Record<string, unknown> = {}) {
     result: {
       _meta: { [K]: { sensitive: true, evidenceRef: { type: 'data-class.v1', digest, canonicalization: 'jcs/rfc8785' } } },
       content: [
-        { type: 'text', text: `plain ${MARKER}`, _meta: { [K]: { untrusted: true } } },
+        // A member named with the marker: withheld when the block is rebuilt, counted in the log line, never named there.
+        { type: 'text', text: `plain ${MARKER}`, _meta: { [K]: { untrusted: true } }, [`x-${MARKER}`]: 'extra' },
         { type: 'resource', resource: { uri: 'file:///x', text: `embedded ${MARKER}` } },
         { type: 'text', text: MARKER, annotations: { audience: ['user'], priority: 7 } },
       ],
@@ -76,6 +77,10 @@ describe('decision log canary', () => {
     const line = JSON.parse(decisionLines.at(-1)!);
     expect(line).toMatchObject({ decisionId: r.json.decisionId, outcome: r.json.outcome, policyRevision: r.json.policyRevision });
     expect(line.evidence).toEqual([expect.objectContaining({ status: 'verified' })]);
+    const withheld = r.json.withheld.length + (r.json.withheldOmitted ?? 0);
+    expect(line.withheldCount).toBe(withheld > 0 ? withheld : undefined);
+    // The effects that rebuild the result withhold structuredContent at least.
+    if (['redact', 'drop', 'spotlight'].includes(effect)) expect(line.withheldCount).toBeGreaterThan(0);
     expect(t.logs.join('\n')).not.toContain(MARKER);
   });
 
