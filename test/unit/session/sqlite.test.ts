@@ -19,7 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { openPrimaryStore, openWorkerStore, SHARED_DB_ENV } from '../../../src/session/open.js';
-import { createSessionDb, DIR_PREFIX, makeStoreDir, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
+import { createSessionDb, DIR_PREFIX, makeStoreDir, MERGE_GROUP, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
 import { emptySession, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
@@ -221,6 +221,43 @@ describe('SqliteSessionStore', () => {
       for (const k of kids) k.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('commits the merges asked for in one turn together, in the order asked, each answered with the state after its own', async () => {
+    const { store, open } = fresh();
+    // More than one group's worth, on two sessions, interleaved.
+    const n = MERGE_GROUP * 2 + 5;
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) => store.update(i % 2 === 0 ? 'a' : 'b', i === 7 ? { result: true, sensitive: true } : { call: { tool: `t${i % 3}` } })),
+    );
+    const a = answers.filter((_, i) => i % 2 === 0);
+    const b = answers.filter((_, i) => i % 2 === 1);
+    expect(a.map((s) => s.calls)).toEqual(a.map((_, k) => k + 1));
+    expect(b.map((s) => s.calls + s.results)).toEqual(b.map((_, k) => k + 1));
+    // Labels go up from the merge that raised them, in order.
+    expect(b.map((s) => s.sensitive)).toEqual(b.map((_, k) => k >= 3));
+    // What another connection reads once they are answered: all of them.
+    const other = open();
+    expect(await other.get('a')).toMatchObject({ calls: a.length, results: 0, tools: ['t0', 't2', 't1'] });
+    expect(await other.get('b')).toMatchObject({ calls: b.length - 1, results: 1, sensitive: true });
+  });
+
+  it('a group that cannot be committed fails every merge in it, each counted', async () => {
+    const { store, path, errors } = fresh();
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const all = await Promise.allSettled([store.update('x', { result: true }), store.update('y', { result: true }), store.update('x', { untrusted: true })]);
+      expect(all.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      for (const r of all) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(SessionStoreUnavailable);
+      expect(errors).toEqual(['update', 'update', 'update']);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    // None of them was applied.
+    expect(await store.get('x')).toBeUndefined();
+    expect(await store.update('x', { result: true })).toMatchObject({ results: 1, untrusted: false });
+  });
 
   it('fails closed while another connection holds the lock past the timeout, and recovers once it is free', async () => {
     const { store, path, errors, health } = fresh();
