@@ -46,6 +46,10 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Start it again on the same port. */
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections and answers nothing (a server that hangs). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** Stop for good and remove its folder. */
   close(): Promise<void>;
 }
@@ -98,6 +102,8 @@ export async function startRedis(args: string[] = []): Promise<TestRedis> {
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     stop,
     start,
     async close() {

@@ -156,6 +156,32 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     expect(await store.update('down', { result: true })).toMatchObject({ results: 1 });
   });
 
+  it('fails closed within the command timeout on a server that hangs, operations asked together included, and recovers when it answers again', async () => {
+    const store = await open({ commandTimeoutMs: 300 });
+    await store.update('hung', { result: true });
+    redis.pause();
+    try {
+      const t0 = performance.now();
+      // Asked in one turn (one pipeline on the wire): each fails on its own timeout.
+      const all = await Promise.allSettled([store.update('hung', { result: true }), store.get('hung'), store.checkPin('s', 't', 'd'), store.update('other', { untrusted: true })]);
+      const waited = performance.now() - t0;
+      expect(all.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+      for (const r of all) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(SessionStoreUnavailable);
+      expect(waited).toBeLessThan(3_000);
+      expect(store.healthy()).toBe(false);
+    } finally {
+      redis.resume();
+    }
+    const deadline = Date.now() + 10_000;
+    while (!store.healthy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(store.healthy()).toBe(true);
+    // A merge whose answer timed out may still have run once the server went on: never twice, never lost silently.
+    const after = (await store.get('hung'))!;
+    expect(after.results).toBeGreaterThanOrEqual(1);
+    expect(after.results).toBeLessThanOrEqual(2);
+    expect(await store.update('hung', { result: true })).toMatchObject({ results: after.results + 1 });
+  });
+
   it('reports a failure counted by operation, and a server that never answers as unhealthy', async () => {
     const errors: string[] = [];
     const store = new RedisSessionStore({ url: 'redis://127.0.0.1:1', ttlMs: 1_000, commandTimeoutMs: 200, onError: (op) => errors.push(op) });
