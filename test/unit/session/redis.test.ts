@@ -162,7 +162,7 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     redis.pause();
     try {
       const t0 = performance.now();
-      // Asked in one turn (one pipeline on the wire): each fails on its own timeout.
+      // Asked in one turn: each fails on its own timeout, none waits for another.
       const all = await Promise.allSettled([store.update('hung', { result: true }), store.get('hung'), store.checkPin('s', 't', 'd'), store.update('other', { untrusted: true })]);
       const waited = performance.now() - t0;
       expect(all.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
