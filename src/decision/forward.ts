@@ -91,7 +91,6 @@ function compareTokens(a: Tokens, b: Tokens): number {
   return a.length - b.length;
 }
 
-
 /** Whether a media type is text a reader could be handed (contract section 11): text/*, JSON, XML and their +json/+xml kin. */
 export function isTextualMime(mime: unknown): boolean {
   if (typeof mime !== 'string') return false;

@@ -111,33 +111,40 @@ const withResultType = (r: Obj, version: string): Obj => (rulesRevision(version)
 const checked = { redacted: 0, dropped: 0, spotlit: 0, envelope: 0 };
 
 describe('the four laws over the corpus with claims added', () => {
-  it.each(blockCases)('%s at %s: each block marked sensitive, to an external model, is redacted and nothing of it goes out', async (_file, rev, f) => {
+  /**
+   * Each block of `f` in turn given `claim` and sent with `context`: the block
+   * takes `action` and the laws hold; `more` checks the rest of the answer.
+   * Returns how many planted strings the withheld blocks held.
+   */
+  async function eachBlockWithheld(f: CorpusFixture, rev: Revision, claim: Obj, context: Obj, action: 'redact' | 'drop', more: (i: number, d: any) => void): Promise<number> {
+    let planted = 0;
     for (let i = 0; i < (f.result.content as unknown[]).length; i++) {
-      const request = { result: withClaim(resultOf(f) as Obj, { sensitive: true }, i), protocolVersion: rev, context: { destination: 'external-model' } };
+      const request = { result: withClaim(resultOf(f) as Obj, claim, i), protocolVersion: rev, context };
       const b = built(request);
       const d = await evaluate(request);
-      expect(d.blocks[i].actions).toContain('redact');
+      expect(d.blocks[i].actions).toContain(action);
       checkLaws(b, d);
-      checked.redacted += b.planted.filter((p) => (p.mirrorOf ?? p.block) === i).length;
+      planted += b.planted.filter((p) => (p.mirrorOf ?? p.block) === i).length;
+      more(i, d);
+    }
+    return planted;
+  }
+
+  it.each(blockCases)('%s at %s: each block marked sensitive, to an external model, is redacted and nothing of it goes out', async (_file, rev, f) => {
+    checked.redacted += await eachBlockWithheld(f, rev, { sensitive: true }, { destination: 'external-model' }, 'redact', (_i, d) => {
       // Withholding any block withholds structuredContent (its mirror), and says so.
       if ('structuredContent' in f.result) {
         expect(d.result).not.toHaveProperty('structuredContent');
         expect(d.withheld).toContain('/structuredContent');
       }
-    }
+    });
   });
 
   it.each(blockCases)('%s at %s: each block marked untrusted is dropped for the user, the others are forwarded as they came', async (_file, rev, f) => {
-    for (let i = 0; i < (f.result.content as unknown[]).length; i++) {
-      const request = { result: withClaim(resultOf(f) as Obj, { untrusted: true }, i), protocolVersion: rev, context: { reader: 'user' } };
-      const b = built(request);
-      const d = await evaluate(request);
-      expect(d.blocks[i].actions).toContain('drop');
-      checkLaws(b, d);
-      checked.dropped += b.planted.filter((p) => (p.mirrorOf ?? p.block) === i).length;
+    checked.dropped += await eachBlockWithheld(f, rev, { untrusted: true }, { reader: 'user' }, 'drop', (i, d) => {
       const kept = (f.result.content as Obj[]).filter((_, k) => k !== i);
       expect(d.result.content).toEqual(kept);
-    }
+    });
   });
 
   it.each(resultCases)('%s at %s: an untrusted result kept local has every string fenced or withheld', async (_file, version, f) => {
