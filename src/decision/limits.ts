@@ -6,6 +6,7 @@
  * limit alone.
  */
 import { TrustgateError } from '../errors.js';
+import { isDeepFrozen, perFrozen } from '../json/frozen.js';
 import { isObject, own, pointer } from '../model.js';
 import type { EvaluateRequest } from './pipeline.js';
 
@@ -48,9 +49,34 @@ function checkTree(value: unknown, at: string, max: number): void {
   }
 }
 
+/** The length of the longest string (member names included) in a value; a deep-frozen value's is measured once. */
+const longestString = perFrozen((value: unknown): number => {
+  let longest = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') longest = Math.max(longest, v.length);
+    else if (Array.isArray(v)) for (const x of v) stack.push(x);
+    else if (isObject(v)) {
+      for (const k of Object.keys(v)) {
+        longest = Math.max(longest, k.length);
+        stack.push(v[k]);
+      }
+    }
+  }
+  return longest;
+});
+
+/** checkTree, skipped for a deep-frozen value known to hold no string longer than `max`. */
+function checkValue(value: unknown, at: string, max: number): void {
+  if (isDeepFrozen(value) && longestString(value) <= max) return;
+  checkTree(value, at, max);
+}
+
 export function checkStringLengths(req: EvaluateRequest, max: number): void {
-  if (req.tool !== undefined) checkTree(req.tool, '/tool', max);
-  if (req.server !== undefined) checkTree(req.server, '/server', max);
+  // The proxy judges every call against the same frozen definition and server.
+  if (req.tool !== undefined) checkValue(req.tool, '/tool', max);
+  if (req.server !== undefined) checkValue(req.server, '/server', max);
   if (req.context !== undefined) checkTree(req.context, '/context', max);
   req.evidence?.forEach((e, i) => {
     if (typeof e.digest === 'string' && e.digest.length > max) tooLong(`/evidence/${i}/digest`, max);

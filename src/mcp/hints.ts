@@ -4,6 +4,7 @@
  * takes the value MCP specifies for its absence, which is also the cautious
  * one: not read-only, destructive, not idempotent, reaching the open world.
  */
+import { perFrozen } from '../json/frozen.js';
 import { isObject, own } from '../model.js';
 
 export interface ToolHints {
@@ -21,17 +22,22 @@ export const HINT_DEFAULTS: Readonly<ToolHints> = Object.freeze({
   openWorldHint: true,
 });
 
-/** The hints of a tool definition (`tools/list` item); every hint defaults without a tool. */
-export function toolHints(tool: unknown): ToolHints {
+/**
+ * The hints of a tool definition (`tools/list` item); every hint defaults
+ * without a tool. Frozen: a deep-frozen definition's are computed once.
+ */
+export const toolHints: (tool: unknown) => Readonly<ToolHints> = perFrozen(hintsOf);
+
+function hintsOf(tool: unknown): Readonly<ToolHints> {
   const ann = isObject(tool) ? own(tool, 'annotations') : undefined;
   const hint = (name: keyof ToolHints): boolean => {
     const v = isObject(ann) ? own(ann, name) : undefined;
     return typeof v === 'boolean' ? v : HINT_DEFAULTS[name];
   };
-  return {
+  return Object.freeze({
     readOnlyHint: hint('readOnlyHint'),
     destructiveHint: hint('destructiveHint'),
     idempotentHint: hint('idempotentHint'),
     openWorldHint: hint('openWorldHint'),
-  };
+  });
 }

@@ -8,6 +8,7 @@
  */
 import { CanonicalizationError, digestOf, jcsText } from '../evidence/digest.js';
 import { TrustgateError } from '../errors.js';
+import { perFrozen } from '../json/frozen.js';
 import { hasOwn, isObject } from '../model.js';
 
 /** The members of a tool definition its digest covers. */
@@ -17,34 +18,12 @@ export const PINNED_MEMBERS = ['name', 'title', 'description', 'inputSchema', 'o
 export const PIN_DIGEST_PATTERN = '^sha256:[0-9a-fA-F]{64}$';
 
 /**
- * `sha256:<hex>` of a tool definition (see the module comment).
+ * `sha256:<hex>` of a tool definition (see the module comment). A
+ * definition a binding holds deep-frozen (the proxy freezes each tools/list
+ * item it keeps) is canonicalized once, not on every call judged against it.
  * @throws TrustgateError TG_ERR_BODY_SCHEMA when the definition holds a lone surrogate (no UTF-8 form, so no digest).
  */
-export function toolDigest(tool: Record<string, unknown>): string {
-  if (!Object.isFrozen(tool)) return computeDigest(tool);
-  let d = FROZEN_DIGESTS.get(tool);
-  if (d === undefined) FROZEN_DIGESTS.set(tool, (d = computeDigest(tool)));
-  return d;
-}
-
-/**
- * Digests of definitions a binding holds frozen (the proxy deep-freezes each
- * tools/list item it keeps, with deepFreeze): it judges every call against the same
- * object, so the definition is canonicalized once, not on every call.
- */
-const FROZEN_DIGESTS = new WeakMap<object, string>();
-
-/** Freeze a JSON value and everything in it (without recursion: a definition may nest deeply); returns it. */
-export function deepFreeze<T>(value: T): T {
-  const todo: unknown[] = [value];
-  while (todo.length > 0) {
-    const v = todo.pop();
-    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) continue;
-    Object.freeze(v);
-    for (const child of Object.values(v)) todo.push(child);
-  }
-  return value;
-}
+export const toolDigest: (tool: Record<string, unknown>) => string = perFrozen(computeDigest);
 
 function computeDigest(tool: Record<string, unknown>): string {
   const covered: Record<string, unknown> = {};

@@ -27,7 +27,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
 import { errorDetail, isErrorResult, uncheckedText, withheldText, type Withheld } from '../answers.js';
-import { deepFreeze } from '../../session/pins.js';
+import { deepFreeze } from '../../json/frozen.js';
 
 type Msg = Record<string, unknown>;
 type Id = string | number;
@@ -70,6 +70,8 @@ export class McpProxy {
   readonly sessionId: string;
   readonly #o: ProxyOptions;
   #serverName = '';
+  /** `server` of every request judged: the upstream's name, frozen once it is known. */
+  #server: Record<string, unknown> = deepFreeze({ name: '' });
   #protocolVersion: string | undefined;
   #elicitation = false;
   #initId: string | undefined;
@@ -181,7 +183,7 @@ export class McpProxy {
         request: {
           call: { name, ...(args ? { arguments: args } : {}) },
           ...(tool ? { tool } : {}),
-          server: { name: this.#serverName },
+          server: this.#server,
           session: { id: this.sessionId },
         },
         log: this.#o.decisionLog,
@@ -244,6 +246,7 @@ export class McpProxy {
         this.#initId = undefined;
         const info = isRecord(m.result.serverInfo) ? m.result.serverInfo : {};
         this.#serverName = typeof info.name === 'string' ? info.name : '';
+        this.#server = deepFreeze({ name: this.#serverName });
         if (typeof m.result.protocolVersion === 'string') {
           this.#protocolVersion = m.result.protocolVersion;
           this.#o.upstream.setProtocolVersion?.(m.result.protocolVersion);
@@ -297,7 +300,7 @@ export class McpProxy {
           result,
           ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
           ...(call.tool ? { tool: call.tool } : { tool: { name: call.name } }),
-          server: { name: this.#serverName },
+          server: this.#server,
           session: { id: this.sessionId },
         },
         log: this.#o.decisionLog,
