@@ -19,6 +19,9 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/** The key of a (server, tool) pin: the length prefix makes it one-to-one. */
+const pinId = (server: string, tool: string): string => `${server.length}:${server}${tool}`;
+
 interface Entry {
   state: SessionState;
   expires: number;
@@ -28,6 +31,8 @@ export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, Entry>();
   private readonly pins = new Map<string, string>();
   private readonly now: () => number;
+  /** The id inserted last: the end of the LRU order. */
+  private newest: string | undefined;
 
   constructor(private readonly opts: MemoryStoreOptions) {
     this.now = opts.now ?? Date.now;
@@ -38,24 +43,41 @@ export class MemorySessionStore implements SessionStore {
     return this.sessions.size;
   }
 
+  /** A live session's entry (an expired one is evicted here). */
   private live(id: string): Entry | undefined {
     const e = this.sessions.get(id);
     if (!e) return undefined;
-    this.sessions.delete(id);
     if (e.expires <= this.now()) {
+      this.remove(id);
       this.opts.onEvict?.(id, 'ttl');
       return undefined;
     }
     return e;
   }
 
+  /** Store a session's state as the most recently used. */
   private put(id: string, state: SessionState): void {
-    this.sessions.set(id, { state, expires: this.now() + this.opts.ttlMs });
+    const expires = this.now() + this.opts.ttlMs;
+    // Already the newest (a proxied connection's one session, call after call): updated in place, the order stays.
+    const newest = id === this.newest ? this.sessions.get(id) : undefined;
+    if (newest !== undefined) {
+      newest.state = state;
+      newest.expires = expires;
+      return;
+    }
+    this.sessions.delete(id);
+    this.sessions.set(id, { state, expires });
+    this.newest = id;
     while (this.sessions.size > this.opts.maxSessions) {
       const oldest = this.sessions.keys().next().value as string;
-      this.sessions.delete(oldest);
+      this.remove(oldest);
       this.opts.onEvict?.(oldest, 'lru');
     }
+  }
+
+  private remove(id: string): void {
+    this.sessions.delete(id);
+    if (id === this.newest) this.newest = undefined;
   }
 
   async get(id: string): Promise<SessionState | undefined> {
@@ -73,11 +95,12 @@ export class MemorySessionStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     const e = this.live(id);
+    if (e !== undefined) this.remove(id);
     return e !== undefined;
   }
 
   async checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {
-    const key = JSON.stringify([server, tool]);
+    const key = pinId(server, tool);
     const pinned = this.pins.get(key);
     if (pinned !== undefined) return { status: pinned === digest ? 'match' : 'changed', pinned };
     this.setPin(key, digest);
@@ -85,11 +108,11 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async acceptPin(server: string, tool: string, digest: string): Promise<void> {
-    this.setPin(JSON.stringify([server, tool]), digest);
+    this.setPin(pinId(server, tool), digest);
   }
 
   async getPin(server: string, tool: string): Promise<string | undefined> {
-    return this.pins.get(JSON.stringify([server, tool]));
+    return this.pins.get(pinId(server, tool));
   }
 
   private setPin(key: string, digest: string): void {
@@ -108,13 +131,14 @@ export class MemorySessionStore implements SessionStore {
     // Every touch re-inserts with the same TTL, so the map's order is expiry order too.
     for (const [id, e] of this.sessions) {
       if (e.expires > t) break;
-      this.sessions.delete(id);
+      this.remove(id);
       this.opts.onEvict?.(id, 'ttl');
     }
   }
 
   async close(): Promise<void> {
     this.sessions.clear();
+    this.newest = undefined;
     this.pins.clear();
   }
 }
