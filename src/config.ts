@@ -85,6 +85,12 @@ export interface Config {
   readonly maxSessions: number;
   /** Most (server, tool) pins the memory store holds; the least recently pinned is dropped past it (TRUSTGATE_MAX_PINS, default 10000). */
   readonly maxPins: number;
+  /**
+   * How long `trustgate proxy` keeps polling its pipes after a message
+   * before its event loop sleeps, in microseconds; 0 sleeps at once
+   * (TRUSTGATE_PROXY_POLL_US, default 100). See src/bindings/proxy/poll.ts.
+   */
+  readonly proxyPollUs: number;
 }
 
 /**
@@ -230,5 +236,6 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL', 86_400, 1, 31_536_000),
     maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS', 10_000, 1, 10_000_000),
     maxPins: int(env, 'TRUSTGATE_MAX_PINS', 10_000, 1, 10_000_000),
+    proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US', 100, 0, 10_000),
   });
 }

@@ -19,7 +19,7 @@ const quiet = { info() {}, warn() {}, error() {} };
 type Msg = Record<string, any>;
 
 /** A relay whose upstream answers each request with `answer(request)`; `send` talks as the host and resolves with the host's next message. */
-async function relay(answer: (req: Msg) => Msg | undefined) {
+async function relay(answer: (req: Msg) => Msg | undefined, onActivity?: () => void) {
   const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
   await store.load();
   const config = loadConfig({});
@@ -40,7 +40,7 @@ async function relay(answer: (req: Msg) => Msg | undefined) {
     waiter?.();
   };
   await hostEnd.start();
-  const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet });
+  const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, ...(onActivity ? { onActivity } : {}) });
   await proxy.start();
   const next = async (): Promise<Msg> => {
     while (inbox.length === 0) await new Promise<void>((r) => (waiter = r));
@@ -106,6 +106,15 @@ describe('proxy relay against a misbehaving server', () => {
     const got = await r.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_file', arguments: { path: '/x' } } });
     expect(got.result.isError).toBe(true);
     expect(r.seen.filter((m) => m.method === 'tools/call')).toEqual([]);
+    await r.close();
+  });
+
+  it('tells its idle strategy of every message, in and out, on both sides', async () => {
+    let active = 0;
+    const r = await relay((req) => reply(req, { content: [{ type: 'text', text: 'ok' }] }), () => active++);
+    await r.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: {} } });
+    // The call in from the host and on to the server, its result in from the server and on to the host.
+    expect(active).toBe(4);
     await r.close();
   });
 });

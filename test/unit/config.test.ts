@@ -23,6 +23,7 @@ describe('configuration (contract section 1)', () => {
       sessionTtlSeconds: 86400,
       maxSessions: 10000,
       maxPins: 10000,
+      proxyPollUs: 100,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -65,6 +66,9 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_SESSION_TTL', '1d'],
     ['TRUSTGATE_MAX_SESSIONS', '0'],
     ['TRUSTGATE_MAX_PINS', '-5'],
+    ['TRUSTGATE_PROXY_POLL_US', '-1'],
+    ['TRUSTGATE_PROXY_POLL_US', '10001'],
+    ['TRUSTGATE_PROXY_POLL_US', '50us'],
   ])('%s=%s stops start-up with a message naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -86,7 +90,9 @@ describe('configuration (contract section 1)', () => {
       TRUSTGATE_ANSWER_BUFFER_BYTES: '2097152',
       TRUSTGATE_WORKER_WATCHDOG_MS: '60000',
       TRUSTGATE_DIALECTS: 'fides, trust-annotations',
+      TRUSTGATE_PROXY_POLL_US: '250',
     });
+    expect(loadConfig({ TRUSTGATE_PROXY_POLL_US: '0' }).proxyPollUs).toBe(0);
     expect(loadConfig({ TRUSTGATE_WORKER_WATCHDOG_MS: '0' }).workerWatchdogMs).toBe(0);
     expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
     expect(c).toMatchObject({
@@ -104,6 +110,7 @@ describe('configuration (contract section 1)', () => {
       answerBufferBytes: 2097152,
       workerWatchdogMs: 60000,
       dialects: ['fides', 'trust-annotations'],
+      proxyPollUs: 250,
     });
   });
 

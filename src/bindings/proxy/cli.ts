@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { startBinding, takePolicies } from '../process.js';
+import { IdlePoll } from './poll.js';
 import { McpProxy } from './relay.js';
 
 const USAGE = "usage: trustgate proxy [--policies DIR] -- <command> [args...]\n       trustgate proxy [--policies DIR] --upstream <url> [--header 'Name: value']...\n";
@@ -87,9 +88,22 @@ export async function runProxy(args: string[], shippedPolicies: string): Promise
   const own = dash < 0 ? rest : rest.slice(0, dash);
   const policies = takePolicies(own);
   const upstream = upstreamOf(dash < 0 ? own : [...own, ...rest.slice(dash)]);
-  const { log, core, pinTools, decisionLog } = await startBinding(policies, shippedPolicies, 'proxy');
+  const { config, log, core, pinTools, decisionLog } = await startBinding(policies, shippedPolicies, 'proxy');
   const host = new StdioServerTransport();
-  const proxy = new McpProxy({ core, host, upstream, log, pinTools, decisionLog, onClose: () => process.exit(0) });
+  const poll = new IdlePoll(config.proxyPollUs / 1000);
+  const proxy = new McpProxy({
+    core,
+    host,
+    upstream,
+    log,
+    pinTools,
+    decisionLog,
+    onActivity: () => poll.touch(),
+    onClose: () => {
+      poll.stop();
+      process.exit(0);
+    },
+  });
   process.stdin.once('end', () => void proxy.close('host'));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void proxy.close(signal));
   try {

@@ -55,6 +55,8 @@ export interface ProxyOptions {
   consentTimeoutMs?: number;
   /** Called once when either side has closed and the other was closed too. */
   onClose?: () => void;
+  /** Called on every message that comes in or goes out (the process's idle strategy hooks here: poll.ts). */
+  onActivity?: () => void;
 }
 
 interface CallInfo {
@@ -97,8 +99,15 @@ export class McpProxy {
 
   async start(): Promise<void> {
     const { host, upstream } = this.#o;
-    host.onmessage = (m) => this.#fromHost(m as unknown as Msg);
-    upstream.onmessage = (m) => this.#fromUpstream(m as unknown as Msg);
+    const active = this.#o.onActivity;
+    host.onmessage = (m) => {
+      active?.();
+      this.#fromHost(m as unknown as Msg);
+    };
+    upstream.onmessage = (m) => {
+      active?.();
+      this.#fromUpstream(m as unknown as Msg);
+    };
     host.onclose = () => void this.close('host');
     upstream.onclose = () => void this.close('upstream');
     host.onerror = (err) => this.#o.log.warn({ side: 'host', err: err.message }, 'transport error');
@@ -156,6 +165,7 @@ export class McpProxy {
   }
 
   #toUpstream(m: Msg): void {
+    this.#o.onActivity?.();
     this.#o.upstream.send(m as unknown as JSONRPCMessage).catch((err: unknown) => {
       this.#o.log.warn({ err: (err as Error)?.message, method: m.method }, 'could not send to the server');
       if (isId(m.id) && typeof m.method === 'string') {
@@ -329,6 +339,7 @@ export class McpProxy {
 
   #toHost(m: Msg): void {
     if (this.#closed) return;
+    this.#o.onActivity?.();
     this.#o.host.send(m as unknown as JSONRPCMessage).catch((err: unknown) => {
       this.#o.log.warn({ err: (err as Error)?.message }, 'could not send to the host');
     });
