@@ -1,13 +1,24 @@
 /**
  * `trustgate proxy` overhead: tools/call throughput and latency through the
  * proxy against the same server directly, in one run, for a trivial tool
- * (server-everything's `echo`). Each round runs both sides one after the
- * other with the same concurrency; the ratio is proxied / direct
- * throughput (target >= 0.5), and the added p50 is proxied p50 - direct p50.
+ * (server-everything's `echo`), at each number of calls in flight (default
+ * 1, 4 and 16: a host's one call at a time, a burst, saturation).
  *
- * Run: npm run bench:proxy   (env BENCH_SECONDS per side and round, BENCH_ROUNDS, BENCH_CONCURRENCY;
- * BENCH_POLICIES, the policy folder, default the shipped policies)
+ * Three sides, each its own client and server processes: direct; through
+ * the proxy as shipped; and through the proxy with its idle polling off
+ * (TRUSTGATE_PROXY_POLL_US=0, see src/bindings/proxy/poll.ts), so what
+ * the polling buys and costs is measured in the same run. Each round runs
+ * the sides one after the other with the same concurrency, in an order
+ * that turns round by round, so drift on a shared machine favours none.
+ * The ratio is proxied / direct throughput (target >= 0.5), the added p50
+ * is proxied p50 - direct p50, and "proxy CPU" is the proxy process's own
+ * CPU time per call (Linux, from /proc; the server it starts is not in it).
+ *
+ * Run: npm run bench:proxy   (env BENCH_SECONDS per side and round, BENCH_ROUNDS,
+ * BENCH_CONCURRENCY a comma-separated list; BENCH_POLICIES, the policy folder,
+ * default the shipped policies)
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -18,59 +29,125 @@ import { envNumber, machine, median, percentile, ROOT, table } from './lib.js';
 const require = createRequire(import.meta.url);
 const seconds = envNumber('BENCH_SECONDS', 3);
 const rounds = envNumber('BENCH_ROUNDS', 3);
-const concurrency = envNumber('BENCH_CONCURRENCY', 4);
+const levels = (process.env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(Number);
+if (levels.some((n) => !(Number.isInteger(n) && n > 0))) throw new Error('BENCH_CONCURRENCY must be a comma-separated list of whole numbers');
 const policies = process.env.BENCH_POLICIES || join(ROOT, 'policies');
 const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-const env = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
+const baseEnv = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
 
-async function connect(proxied: boolean): Promise<Client> {
-  const args = proxied ? [join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies, '--', process.execPath, everything] : [everything];
-  const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
-  return client;
+type Side = 'direct' | 'proxy' | 'proxy, no polling';
+const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling'];
+
+interface Connected {
+  client: Client;
+  /** The process the client talks to (the server, or the proxy). */
+  pid: number | null;
 }
 
-async function measure(client: Client): Promise<{ rps: number; p50: number; p99: number }> {
+async function connect(side: Side): Promise<Connected> {
+  const args = side === 'direct' ? [everything] : [join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies, '--', process.execPath, everything];
+  const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : baseEnv;
+  const client = new Client({ name: 'bench', version: '1' });
+  const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
+  await client.connect(transport);
+  return { client, pid: transport.pid };
+}
+
+/** CPU time of a process so far, ms (utime + stime); undefined off Linux. */
+function cpuMs(pid: number | null): number | undefined {
+  if (pid === null) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** CPU µs per call of the process the client talks to. */
+  cpuPerCall: number | undefined;
+}
+
+async function measure(c: Connected, concurrency: number): Promise<Run> {
   const latencies: number[] = [];
   const end = performance.now() + seconds * 1000;
   const worker = async () => {
     while (performance.now() < end) {
       const t = performance.now();
-      const r = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+      const r = await c.client.callTool({ name: 'echo', arguments: { message: 'hello' } });
       latencies.push(performance.now() - t);
       if (r.isError) throw new Error('echo failed');
     }
   };
+  const cpu0 = cpuMs(c.pid);
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsed = (performance.now() - started) / 1000;
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const cpu1 = cpuMs(c.pid);
+  return {
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    cpuPerCall: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / latencies.length,
+  };
 }
 
+const us = (n: number | undefined): string => (n === undefined ? '-' : n.toFixed(1));
+
 async function main(): Promise<void> {
-  const [direct, proxied] = await Promise.all([connect(false), connect(true)]);
+  const connected = await Promise.all(SIDES.map(connect));
+  const sides = new Map(SIDES.map((s, i) => [s, connected[i]!]));
   try {
-    // Warm both paths (first-seen pins, then the JIT: a round's worth of calls each, not measured).
-    for (let i = 0; i < 200; i++) await Promise.all([direct, proxied].map((c) => c.callTool({ name: 'echo', arguments: { message: 'warm' } })));
-    await measure(direct);
-    await measure(proxied);
-    const rows: Array<Array<string | number>> = [['round', 'direct req/s', 'proxy req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'added p50 ms', 'proxy p99 ms']];
-    const ratios: number[] = [];
-    const added: number[] = [];
-    for (let r = 1; r <= rounds; r++) {
-      // Alternate which side goes first, so drift on a shared machine favours neither.
-      const first = await measure(r % 2 === 1 ? direct : proxied);
-      const second = await measure(r % 2 === 1 ? proxied : direct);
-      const [d, p] = r % 2 === 1 ? [first, second] : [second, first];
-      ratios.push(p.rps / d.rps);
-      added.push(p.p50 - d.p50);
-      rows.push([r, d.rps.toFixed(0), p.rps.toFixed(0), (p.rps / d.rps).toFixed(2), d.p50.toFixed(3), p.p50.toFixed(3), (p.p50 - d.p50).toFixed(3), p.p99.toFixed(3)]);
+    // Warm every path (first-seen pins, then the JIT), not measured.
+    for (let i = 0; i < 200; i++) await Promise.all(connected.map((c) => c.client.callTool({ name: 'echo', arguments: { message: 'warm' } })));
+    for (const c of connected) await measure(c, levels[0]!);
+    console.log(`bench:proxy on ${machine()}: tools/call echo, ${seconds} s per side and round, policies ${policies}`);
+    const summary: Array<Array<string | number>> = [['in flight', 'ratio', 'added p50 ms', 'ratio, no polling', 'added p50 ms, no polling', 'proxy CPU µs/call', 'no polling']];
+    const verdict: number[] = [];
+    for (const concurrency of levels) {
+      const rows: Array<Array<string | number>> = [
+        ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'proxy p99 ms'],
+      ];
+      const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[] };
+      for (let r = 0; r < rounds; r++) {
+        const run = new Map<Side, Run>();
+        for (let k = 0; k < SIDES.length; k++) {
+          const side = SIDES[(r + k) % SIDES.length]!;
+          run.set(side, await measure(sides.get(side)!, concurrency));
+        }
+        const d = run.get('direct')!;
+        const p = run.get('proxy')!;
+        const o = run.get('proxy, no polling')!;
+        got.ratio.push(p.rps / d.rps);
+        got.added.push(p.p50 - d.p50);
+        got.ratioOff.push(o.rps / d.rps);
+        got.addedOff.push(o.p50 - d.p50);
+        if (p.cpuPerCall !== undefined) got.cpu.push(p.cpuPerCall);
+        if (o.cpuPerCall !== undefined) got.cpuOff.push(o.cpuPerCall);
+        rows.push([r + 1, d.rps.toFixed(0), p.rps.toFixed(0), (p.rps / d.rps).toFixed(2), o.rps.toFixed(0), (o.rps / d.rps).toFixed(2), d.p50.toFixed(3), p.p50.toFixed(3), o.p50.toFixed(3), p.p99.toFixed(3)]);
+      }
+      console.log(`\n${concurrency} in flight`);
+      table(rows);
+      verdict.push(median(got.ratio));
+      summary.push([
+        concurrency,
+        median(got.ratio).toFixed(2),
+        median(got.added).toFixed(3),
+        median(got.ratioOff).toFixed(2),
+        median(got.addedOff).toFixed(3),
+        us(got.cpu.length > 0 ? median(got.cpu) : undefined),
+        us(got.cpuOff.length > 0 ? median(got.cpuOff) : undefined),
+      ]);
     }
-    console.log(`bench:proxy on ${machine()}: tools/call echo, ${concurrency} in flight, ${seconds} s per side and round, policies ${policies}`);
-    table(rows);
-    console.log(`median throughput ratio proxy/direct: ${median(ratios).toFixed(2)} (target >= 0.5); median added p50: ${median(added).toFixed(3)} ms`);
+    console.log('\nmedians over the rounds');
+    table(summary);
+    console.log(`lowest median throughput ratio proxy/direct over ${levels.join(', ')} in flight: ${Math.min(...verdict).toFixed(2)} (target >= 0.5)`);
   } finally {
-    await Promise.all([direct.close(), proxied.close()]);
+    await Promise.all(connected.map((c) => c.client.close()));
   }
 }
 
