@@ -57,7 +57,9 @@ async function connect(side: Side): Promise<Connected> {
 function cpuMs(pid: number | null): number | undefined {
   if (pid === null) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // Fields 14 and 15 of stat, counted after the command name, in clock ticks (USER_HZ, 100 a second on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {
     return undefined;
