@@ -71,9 +71,8 @@ const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'num
 export class McpProxy {
   readonly sessionId: string;
   readonly #o: ProxyOptions;
-  #serverName = '';
-  /** `server` of every request judged: the upstream's name, frozen once it is known. */
-  #server: Record<string, unknown> = deepFreeze({ name: '' });
+  /** `server` of every request judged: the upstream's name (from its initialize answer), frozen. */
+  #server: Readonly<{ name: string }> = deepFreeze({ name: '' });
   #protocolVersion: string | undefined;
   #elicitation = false;
   #initId: string | undefined;
@@ -255,13 +254,12 @@ export class McpProxy {
       if (k === this.#initId && isRecord(m.result)) {
         this.#initId = undefined;
         const info = isRecord(m.result.serverInfo) ? m.result.serverInfo : {};
-        this.#serverName = typeof info.name === 'string' ? info.name : '';
-        this.#server = deepFreeze({ name: this.#serverName });
+        this.#server = deepFreeze({ name: typeof info.name === 'string' ? info.name : '' });
         if (typeof m.result.protocolVersion === 'string') {
           this.#protocolVersion = m.result.protocolVersion;
           this.#o.upstream.setProtocolVersion?.(m.result.protocolVersion);
         }
-        this.#o.log.info({ server: this.#serverName, protocolVersion: this.#protocolVersion, session: this.sessionId }, 'connected');
+        this.#o.log.info({ server: this.#server.name, protocolVersion: this.#protocolVersion, session: this.sessionId }, 'connected');
       } else if (this.#lists.delete(k)) {
         if (isRecord(m.result) && Array.isArray(m.result.tools)) void this.#listed(m, m.result.tools);
         else this.#toHost(m);
@@ -290,7 +288,7 @@ export class McpProxy {
     // Frozen, each definition is canonicalized for its pin once, not on every call judged against it.
     for (const t of defs) if (typeof t.name === 'string') this.#tools.set(t.name, deepFreeze(t));
     try {
-      await this.#o.pinTools?.(this.#serverName, defs);
+      await this.#o.pinTools?.(this.#server.name, defs);
     } catch (err) {
       // Pins are checked again on every call, which fails closed when the store is away.
       this.#o.log.warn({ err: errorDetail(err) }, 'tool definitions could not be pinned');
