@@ -26,6 +26,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from '../src/version.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'test', 'corpus');
@@ -312,7 +313,7 @@ async function capture(spec: ServerSpec, dir: string, ask: string | undefined, c
   };
   const inner = new StdioClientTransport({ command: join(BIN, spec.bin), args: spec.args, env, cwd: dir, stderr: 'ignore' });
   const transport = new NegotiationRecorder(inner, ask);
-  const client = new Client({ name: 'trustgate-corpus', version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name: 'trustgate-corpus', version: VERSION }, { capabilities: {} });
   await client.connect(transport);
   const server = client.getServerVersion();
   let written = 0;

@@ -2,8 +2,8 @@
  * Derives `src/mcp/tables.generated.ts` from the MCP JSON Schemas in
  * `test/vectors/mcp-schemas/<revision>/schema.json`.
  *
- *   npx tsx scripts/gen-mcp-tables.ts           # write the table
- *   npx tsx scripts/gen-mcp-tables.ts --check   # exit 1 when the committed table is stale
+ *   npm run mcp-tables         # write the table (npx tsx scripts/gen-mcp-tables.ts)
+ *   npm run mcp-tables:check   # exit 1 when the committed table is stale (--check)
  *
  * The schemas are the source of truth for which block types, members, JSON
  * types and required fields exist in each revision; the validator applies the
@@ -207,23 +207,25 @@ export function generate(dir: string = SCHEMA_DIR): string {
   return render(texts);
 }
 
+/** `--output=FILE` names another file than OUTPUT_FILE (tests check a stale copy with it). */
 function main(argv: readonly string[]): number {
   const text = generate();
+  const output = argv.find((a) => a.startsWith('--output='))?.slice('--output='.length) || OUTPUT_FILE;
   if (argv.includes('--check')) {
     let current = '';
     try {
-      current = readFileSync(OUTPUT_FILE, 'utf8');
+      current = readFileSync(output, 'utf8');
     } catch {
       // A missing file is stale by definition.
     }
     if (current !== text) {
-      process.stderr.write(`${OUTPUT_FILE} is stale; run npx tsx scripts/gen-mcp-tables.ts\n`);
+      process.stderr.write(`${output} is stale; run npm run mcp-tables\n`);
       return 1;
     }
     return 0;
   }
-  writeFileSync(OUTPUT_FILE, text);
-  process.stdout.write(`wrote ${OUTPUT_FILE}\n`);
+  writeFileSync(output, text);
+  process.stdout.write(`wrote ${output}\n`);
   return 0;
 }
 

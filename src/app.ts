@@ -32,6 +32,7 @@ import type { SessionStore } from './session/store.js';
 import { MemorySessionStore } from './session/memory.js';
 import { createDecisionCore, type DecisionCore } from './decision/core.js';
 import { mcpRoutes, MCP_PATH } from './bindings/interceptor/http.js';
+import { VERSION } from './version.js';
 
 export interface AppOptions {
   config: Config;
@@ -66,7 +67,8 @@ export function memorySessionStore(config: Config, onEvict?: (id: string, why: '
   return { store, timer };
 }
 
-export const API_VERSION = '1.0.0';
+/** The version `info.version` of the OpenAPI document says: the package's. */
+export const API_VERSION = VERSION;
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts;

@@ -20,7 +20,7 @@ import { createInterceptorServer } from '../../src/bindings/interceptor/server.j
 const DIR = fileURLToPath(new URL('../vectors/interceptors/', import.meta.url));
 const manifest = JSON.parse(readFileSync(DIR + 'manifest.json', 'utf8')) as { fixtures: Array<{ id: string; kind: string; file: string }> };
 
-/** Fixtures that do not apply to one interceptor server, and why (kept in the README too). */
+/** Fixtures that do not apply to one interceptor server, and why (kept in docs/bindings/interceptors.md too). */
 const NOT_APPLICABLE: Record<string, string> = {
   'protocol/chain-request-order-mutate-then-validate': 'chain order (mutations before validations when sending) is run by the invoking host',
   'protocol/chain-response-order-validate-then-mutate': 'chain order (validations before mutations when receiving) is run by the invoking host',

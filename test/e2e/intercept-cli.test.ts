@@ -6,11 +6,12 @@
  * finish: a crash, an out-of-memory, a signal, a timeout.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/process.js';
+import { alive, childrenOf, ROOT } from '../helpers/process.js';
+import { waitFor } from '../helpers/http.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -44,22 +45,6 @@ function expectWithheld(stdout: string, says: RegExp | string): void {
   expect(out.content[0].text).toMatch(typeof says === 'string' ? new RegExp(says.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : says);
 }
 
-/** pids of the direct children of `pid` (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  const f = `/proc/${pid}/task/${pid}/children`;
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Start the command with stdin left open, and wait until its evaluating child runs. */
 async function startOpen(env: Record<string, string> = {}) {
   const p = spawn(process.execPath, [BIN, 'intercept'], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
@@ -69,10 +54,7 @@ async function startOpen(env: Record<string, string> = {}) {
   p.stderr.on('data', (d) => (stderr += String(d)));
   const exited = new Promise<number | null>((resolve) => p.once('close', (code) => resolve(code)));
   let kids: number[] = [];
-  for (let i = 0; i < 600 && kids.length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    kids = childrenOf(p.pid!);
-  }
+  await waitFor(() => (kids = childrenOf(p.pid!)).length > 0, 30_000, 'the evaluating child process');
   expect(kids, 'the evaluating child process').toHaveLength(1);
   return { p, child: kids[0]!, exited, out: () => stdout, err: () => stderr };
 }
@@ -189,7 +171,7 @@ describe('trustgate intercept: the decision cannot finish', () => {
     s.p.kill(sig);
     expect(await s.exited).toBe(0);
     expectWithheld(s.out(), `interrupted by ${sig}`);
-    for (let i = 0; i < 100 && alive(s.child); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => !alive(s.child), 10_000, 'the evaluating child to be gone');
     expect(alive(s.child), 'the evaluating child is gone').toBe(false);
   });
 

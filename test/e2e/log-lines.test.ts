@@ -7,41 +7,29 @@
  * large for a line is summarized (its first findings and the count of the
  * rest), never cut.
  */
-import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { serviceStarter, type Running } from '../helpers/process.js';
+import { serviceStarter } from '../helpers/process.js';
+import { call, waitFor } from '../helpers/http.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const start = serviceStarter();
-
-function post(s: Running, path: string, text: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(s.base + path, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    req.on('error', reject);
-    req.end(text);
-  });
-}
 
 describe('decision log with 4 worker processes', () => {
   it('keeps every line whole and within 64 KiB while 4 workers write 100 KB decisions at once', async () => {
     // Overload shedding (503) is not what this judges: on a small machine four workers and the client share the cores.
     const s = await start({ TRUSTGATE_WORKERS: '4', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
     // 1,000 untrusted blocks: 1,000 spotlight findings, a decision line of about 110 KB unsummarized.
-    const text = JSON.stringify({ result: { _meta: { [K]: { untrusted: true } }, content: Array.from({ length: 1000 }, () => ({ type: 'text', text: 'x' })) } });
+    const body = { result: { _meta: { [K]: { untrusted: true } }, content: Array.from({ length: 1000 }, () => ({ type: 'text', text: 'x' })) } };
     const N = 120;
     let sent = 0;
     const client = async (): Promise<void> => {
       while (sent < N) {
         sent += 1;
-        expect(await post(s, '/v1/evaluate', text)).toBe(200);
+        expect((await call(s, 'POST', '/v1/evaluate', body)).status).toBe(200);
       }
     };
     await Promise.all(Array.from({ length: 12 }, client));
-    const deadline = Date.now() + 30_000;
-    while (s.stdout().split('"msg":"decision"').length - 1 < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => s.stdout().split('"msg":"decision"').length - 1 >= N, 30_000, `${N} decision lines`);
 
     const raw = s.stdout().split('\n').filter((l) => l !== '' && !l.startsWith('> '));
     const unparseable = raw.filter((l) => {

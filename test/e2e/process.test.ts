@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+import { call, waitFor } from '../helpers/http.js';
 
 const started: Running[] = [];
 afterAll(async () => {
@@ -32,16 +33,6 @@ async function start(env: Record<string, string>): Promise<Running> {
   if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
   started.push(s);
   return s;
-}
-
-async function call(s: Running, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(s.base + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  return { status: r.status, type: r.headers.get('content-type') ?? '', json: text ? JSON.parse(text) : undefined };
 }
 
 const result = { content: [{ type: 'text', text: 'hello' }] };
@@ -189,11 +180,3 @@ describe('npm start', () => {
   });
 });
 
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not met in time');
-}

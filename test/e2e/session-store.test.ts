@@ -8,44 +8,15 @@
  * /readyz 503.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceStarter, type Running } from '../helpers/process.js';
+import { call, waitFor } from '../helpers/http.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../helpers/redis.js';
 import { DIR_PREFIX, storeBase } from '../../src/session/sqlite.js';
 
 const start = serviceStarter();
 
-
-/** One request on a connection of its own, so that the primary hands each to the next worker. */
-function call(s: Running, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      s.base + path,
-      { method, agent: false, headers: text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (data += d));
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, headers: res.headers, json: data && res.headers['content-type']?.includes('json') ? JSON.parse(data) : data }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
-  });
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function lines(s: Running): any[] {
   return s
@@ -230,8 +201,9 @@ describe.skipIf(!withRedis)('TRUSTGATE_SESSION_STORE=redis://', () => {
     });
     // A result judged without a session needs no store.
     expect((await call(s, 'POST', '/v1/evaluate', { result: plain })).status).toBe(200);
-    const metrics = (await call(s, 'GET', '/metrics')).json as string;
-    expect(metrics).toMatch(/^trustgate_session_store_errors_total\{backend="redis",operation="get"\} [1-9]/m);
+    // Workers send their counts to the primary each second: wait for the count, not for a time.
+    const failedGets = /^trustgate_session_store_errors_total\{backend="redis",operation="get"\} [1-9]/m;
+    await waitFor(async () => failedGets.test((await call(s, 'GET', '/metrics')).json), 10_000, 'the failed reads to be counted');
     expect(lines(s).some((l) => l.msg?.startsWith('session store unreachable'))).toBe(true);
 
     await redis.start();

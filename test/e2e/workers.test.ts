@@ -7,12 +7,12 @@
  * shared stdout; SIGTERM stops every process with exit 0.
  */
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alive, childrenOf, isRunning, ROOT, serviceStarter, startService, type Running } from '../helpers/process.js';
+import { call, waitFor } from '../helpers/http.js';
 
 const startServing = serviceStarter();
 
@@ -20,33 +20,6 @@ async function start(env: Record<string, string>): Promise<Running> {
   const s = await startServing({ TRUSTGATE_WORKERS: '2', ...env });
   await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
   return s;
-}
-
-/** One request on a connection of its own, so that the primary hands each to the next worker. */
-function call(s: Running, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      s.base + path,
-      { method, agent: false, headers: text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (data += d));
-        res.on('end', () => resolve({ status: res.statusCode!, json: data && res.headers['content-type']?.includes('json') ? JSON.parse(data) : data }));
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
-  });
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Revisions that `n` requests on fresh connections see. */

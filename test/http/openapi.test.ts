@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderOpenApiYaml } from '../../src/openapi.js';
+import { OPENAPI_HEADER, renderOpenApiFile } from '../../scripts/openapi.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 
 const committed = readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8');
@@ -14,7 +14,12 @@ describe('OpenAPI document', () => {
   afterAll(() => t.close());
 
   it('openapi.yaml is what the route schemas generate (run `npm run openapi` after changing a route)', async () => {
-    expect(await renderOpenApiYaml()).toBe(committed);
+    expect(await renderOpenApiFile()).toBe(committed);
+  });
+
+  it('openapi.yaml says it is generated, and how to regenerate it', () => {
+    expect(committed.startsWith(OPENAPI_HEADER)).toBe(true);
+    expect(OPENAPI_HEADER).toMatch(/^# GENERATED FILE: do not edit\. `npm run openapi`/);
   });
 
   it('GET /openapi.json serves the same document', async () => {

@@ -7,11 +7,12 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from '../../version.js';
 import { INTERCEPTORS_EXTENSION, INVOKE_METHOD, LIST_METHOD, type InterceptorRegistry } from './registry.js';
 
 export const SERVER_NAME = 'trustgate-interceptors';
-/** The version the MCP bindings report (serverInfo, descriptors). */
-export const BINDING_VERSION = '0.1.0';
+/** The version the MCP bindings report (serverInfo, descriptors): the package's. */
+export const BINDING_VERSION = VERSION;
 
 export function createInterceptorServer(registry: InterceptorRegistry, version: string): Server {
   const server = new Server(

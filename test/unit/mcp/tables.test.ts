@@ -1,6 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-mcp-tables.js';
+import { ROOT } from '../../helpers/process.js';
 import { REVISIONS, atLeast } from '../../../src/model.js';
 import { MCP_TABLES } from '../../../src/mcp/tables.generated.js';
 
@@ -8,6 +12,27 @@ describe('tables.generated.ts', () => {
   it('matches what the generator derives from test/vectors/mcp-schemas (run npx tsx scripts/gen-mcp-tables.ts)', () => {
     expect(readFileSync(OUTPUT_FILE, 'utf8')).toBe(generate());
   });
+
+  it('`npm run mcp-tables:check` passes on the committed table and fails on a stale one', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts['mcp-tables']).toBe('tsx scripts/gen-mcp-tables.ts');
+    const check = pkg.scripts['mcp-tables:check']!.split(' ');
+    expect(check.slice(0, 2)).toEqual(['tsx', 'scripts/gen-mcp-tables.ts']);
+    const run = (...extra: string[]) =>
+      spawnSync(join(ROOT, 'node_modules', '.bin', check[0]!), [...check.slice(1), ...extra], { cwd: ROOT, encoding: 'utf8' });
+    const current = run();
+    expect(current.status, current.stderr).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), 'trustgate-tables-'));
+    try {
+      const stale = join(dir, 'tables.generated.ts');
+      writeFileSync(stale, `${readFileSync(OUTPUT_FILE, 'utf8')}// edited by hand\n`);
+      const r = run(`--output=${stale}`);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('is stale; run npm run mcp-tables');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('covers every revision', () => {
     expect(Object.keys(MCP_TABLES).sort()).toEqual([...REVISIONS].sort());
