@@ -115,6 +115,17 @@ describe('a chunked body is charged as it arrives', () => {
     expect(JSON.parse(r.text).outcome).toBeDefined();
   });
 
+  it('a request that goes away before its body has arrived releases what it was charged', async () => {
+    const s = connect(port, '127.0.0.1');
+    s.on('error', () => {});
+    s.write(`POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000\r\n\r\n{"result":`);
+    const budget = async () => (JSON.parse((await t.app.inject({ method: 'GET', url: '/readyz' })).body) as { admission: { inflightBytes: number } }).admission;
+    while ((await budget()).inflightBytes < 50_000) await new Promise((r) => setTimeout(r, 20));
+    s.destroy();
+    while ((await budget()).inflightBytes > 0) await new Promise((r) => setTimeout(r, 20));
+    expect((await budget()).inflightBytes).toBe(0);
+  });
+
   it('past the budget held by another request, it is refused with 503 TG_ERR_OVERLOADED, and the service goes on', async () => {
     const held = JSON.stringify({ result: { content: [{ type: 'text', text: 'y'.repeat(60_000) }] } });
     const s = connect(port, '127.0.0.1');
