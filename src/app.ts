@@ -15,6 +15,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, sendP
 import { registerBrowserGuard } from './bindings/http/browser.js';
 import { registerPressure } from './bindings/http/pressure.js';
 import { registerRequestTimeout } from './bindings/http/timeout.js';
+import { registerAdmission } from './bindings/http/admission.js';
 import { bearerToken, routeOf, tokenMatcher } from './bindings/http/auth.js';
 import { sharedSchemas } from './bindings/http/schemas.js';
 import { healthRoutes } from './bindings/http/routes/health.js';
@@ -134,7 +135,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         title: 'Trustgate',
         version: API_VERSION,
         description:
-          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`, where that `Host` is a loopback name or address: DNS rebinding) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies are 415; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection.',
+          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`, where that `Host` is a loopback name or address: DNS rebinding) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies are 415; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection. Each process admits TRUSTGATE_MAX_INFLIGHT_BYTES (default 32 MiB) of requests being decided and answers not yet sent, counted as request bytes arrive (a declared `content-length` is charged before the body is read); a request that finds no room within 0.5 s gets 503 `TG_ERR_OVERLOADED` with `Retry-After` (its body is read and thrown away). A request that finds nothing else in flight is always admitted.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: 'http://127.0.0.1:8080' }],
@@ -165,6 +166,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   registerPressure(app, config);
   registerRequestTimeout(app, config.requestTimeoutMs, config.answerBufferBytes);
+  const admission = registerAdmission(app, config.maxInflightBytes, config.bodyLimit, metrics);
   app.addHook('onResponse', (request, reply, done) => {
     if (!request.decisionLogged) {
       const route = routeOf(request);
@@ -189,7 +191,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     });
   }
 
-  healthRoutes(app, store);
+  healthRoutes(app, store, admission);
   digestRoutes(app);
   validateRoutes(app);
   policyRoutes(app);

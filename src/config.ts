@@ -49,6 +49,13 @@ export interface Config {
    * (TRUSTGATE_ANSWER_BUFFER_BYTES, default 64 MiB).
    */
   readonly answerBufferBytes: number;
+  /**
+   * Bytes of requests being decided and of answers not yet sent that one
+   * process admits (TRUSTGATE_MAX_INFLIGHT_BYTES, default
+   * {@link DEFAULT_MAX_INFLIGHT_BYTES}); past it a request waits briefly, then
+   * gets 503 TG_ERR_OVERLOADED. See src/bindings/http/admission.ts.
+   */
+  readonly maxInflightBytes: number;
   /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
@@ -99,6 +106,14 @@ export interface Config {
  * and in `structuredContent`), so 1 MiB refused an 800 KB file.
  */
 export const DEFAULT_BODY_LIMIT = 8_388_608;
+
+/**
+ * Default per-process budget of bytes in flight: 32 MiB. A decision holds
+ * several times its request (text, parsed value, forwarded copy, answer), so
+ * this keeps one serving process of a 512 MB container well inside it
+ * (docs/operations/admission.md gives the measured multiple).
+ */
+export const DEFAULT_MAX_INFLIGHT_BYTES = 33_554_432;
 
 /** The most serving processes `TRUSTGATE_WORKERS=auto` starts: each holds its own heap (about 100 MiB under load). */
 export const MAX_AUTO_WORKERS = 4;
@@ -226,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxFindings: int(env, 'TRUSTGATE_MAX_FINDINGS', 1_000, 1, 1_000_000),
     allowedOrigins: origins(env.TRUSTGATE_ALLOWED_ORIGINS),
     answerBufferBytes: int(env, 'TRUSTGATE_ANSWER_BUFFER_BYTES', 64 * 1024 * 1024, 1024 * 1024, 68_719_476_736),
+    maxInflightBytes: int(env, 'TRUSTGATE_MAX_INFLIGHT_BYTES', DEFAULT_MAX_INFLIGHT_BYTES, 65_536, 68_719_476_736),
     evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
     maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
     workers: workers(env.TRUSTGATE_WORKERS),

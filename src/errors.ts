@@ -28,6 +28,7 @@ export const ERRORS = {
   TG_ERR_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   TG_ERR_POLICY_RELOAD: { status: 422, title: 'Policy reload failed; the previous policy set stays in force' },
   TG_ERR_SERVER_OVERLOADED: { status: 503, title: 'Service is overloaded; retry later' },
+  TG_ERR_OVERLOADED: { status: 503, title: 'Too many bytes in flight; retry later' },
   TG_ERR_SERVER_NOT_READY: { status: 503, title: 'Service is not ready' },
   TG_ERR_SESSION_STORE_UNAVAILABLE: { status: 503, title: 'Session store is unavailable; retry later' },
   TG_ERR_SERVER_INTERNAL: { status: 500, title: 'Internal error' },

@@ -20,6 +20,12 @@ export interface Metrics {
   callDecisions: Counter<'outcome'>;
   /** Tool pin checks, by status (first-seen, match, changed). */
   toolPins: Counter<'status'>;
+  /** Requests refused with 503 TG_ERR_OVERLOADED: the bytes in flight were at TRUSTGATE_MAX_INFLIGHT_BYTES. */
+  admissionsRefused: Counter;
+  /** Bytes of requests being decided and answers not yet sent, as {@link Metrics.inflight} reads them when scraped. */
+  inflightBytes: Gauge;
+  /** What the inflight-bytes gauge reads when scraped; set by the admission hooks (src/bindings/http/admission.ts). */
+  inflight?: () => number;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -82,6 +88,19 @@ export function createMetrics(defaultMetrics = true): Metrics {
       help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
       labelNames: ['status'],
       registers: [registry],
+    }),
+    admissionsRefused: new Counter({
+      name: 'trustgate_admissions_refused_total',
+      help: 'Requests refused with 503 TG_ERR_OVERLOADED because the bytes in flight were at TRUSTGATE_MAX_INFLIGHT_BYTES',
+      registers: [registry],
+    }),
+    inflightBytes: new Gauge({
+      name: 'trustgate_inflight_bytes',
+      help: 'Bytes of requests being decided and of answers not yet sent (summed over worker processes)',
+      registers: [registry],
+      collect() {
+        this.set(m.inflight?.() ?? 0);
+      },
     }),
   };
   return m;

@@ -94,7 +94,7 @@ describe('a client that never reads its answer (contract section 8, write-side d
   }, 30_000);
 
   it('holds at most TRUSTGATE_ANSWER_BUFFER_BYTES of unsent answers: the oldest connections are closed before their deadline', async () => {
-    const b = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_REQUEST_TIMEOUT_MS: '600000', TRUSTGATE_BODY_LIMIT: '16000000', TRUSTGATE_ANSWER_BUFFER_BYTES: '20000000', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    const b = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_REQUEST_TIMEOUT_MS: '600000', TRUSTGATE_BODY_LIMIT: '16000000', TRUSTGATE_ANSWER_BUFFER_BYTES: '20000000', TRUSTGATE_MAX_INFLIGHT_BYTES: '1000000000', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
     await b.app.listen({ port: 0, host: '127.0.0.1' });
     const sockets: Socket[] = [];
     b.app.server.on('connection', (s: Socket) => sockets.push(s));

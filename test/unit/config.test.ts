@@ -45,6 +45,8 @@ describe('configuration (contract section 1)', () => {
     ['TRUSTGATE_ALLOWED_ORIGINS', 'ui.example.com'],
     ['TRUSTGATE_ALLOWED_ORIGINS', '*'],
     ['TRUSTGATE_ANSWER_BUFFER_BYTES', '1000'],
+    ['TRUSTGATE_MAX_INFLIGHT_BYTES', '1000'],
+    ['TRUSTGATE_MAX_INFLIGHT_BYTES', '32MiB'],
     ['TRUSTGATE_WORKER_WATCHDOG_MS', '1000'],
     ['TRUSTGATE_WORKER_WATCHDOG_MS', 'soon'],
     ['TRUSTGATE_REQUEST_TIMEOUT_MS', 'soon'],
@@ -88,11 +90,13 @@ describe('configuration (contract section 1)', () => {
       TRUSTGATE_MAX_FINDINGS: '20',
       TRUSTGATE_ALLOWED_ORIGINS: 'https://UI.example.com, http://127.0.0.1:3000',
       TRUSTGATE_ANSWER_BUFFER_BYTES: '2097152',
+      TRUSTGATE_MAX_INFLIGHT_BYTES: '8388608',
       TRUSTGATE_WORKER_WATCHDOG_MS: '60000',
       TRUSTGATE_DIALECTS: 'fides, trust-annotations',
       TRUSTGATE_PROXY_POLL_US: '250',
     });
     expect(loadConfig({ TRUSTGATE_PROXY_POLL_US: '0' }).proxyPollUs).toBe(0);
+    expect(loadConfig({}).maxInflightBytes).toBe(33_554_432);
     expect(loadConfig({ TRUSTGATE_WORKER_WATCHDOG_MS: '0' }).workerWatchdogMs).toBe(0);
     expect(loadConfig({ TRUSTGATE_WORKERS: 'auto' }).workers).toBe('auto');
     expect(c).toMatchObject({
@@ -108,6 +112,7 @@ describe('configuration (contract section 1)', () => {
       maxFindings: 20,
       allowedOrigins: ['https://ui.example.com', 'http://127.0.0.1:3000'],
       answerBufferBytes: 2097152,
+      maxInflightBytes: 8388608,
       workerWatchdogMs: 60000,
       dialects: ['fides', 'trust-annotations'],
       proxyPollUs: 250,

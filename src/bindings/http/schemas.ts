@@ -210,7 +210,7 @@ const problemDescriptions: Record<number, string> = {
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session, or no pin for that server and tool',
   422: 'Policy reload failed; the previous policy set stays in force',
-  503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
+  503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
 };
 
 export const problemReplies = (...statuses: number[]) => {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PolicyStore } from '../../../policy/store.js';
 import { sendProblem } from '../errors.js';
 import { problemReplies } from '../schemas.js';
+import type { InflightBudget } from '../admission.js';
 
 const healthReply = {
   type: 'object',
@@ -10,7 +11,20 @@ const healthReply = {
 } as const;
 
 /** Liveness and readiness (contract section 7). Open even when a token is set (`security: []`). */
-export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
+const admissionReport = {
+  type: 'object',
+  description:
+    'Pressure on this process\'s budget of bytes in flight (TRUSTGATE_MAX_INFLIGHT_BYTES): requests past it wait briefly, then get 503 `TG_ERR_OVERLOADED`. With worker processes, the figures are those of the worker that answered',
+  required: ['inflightBytes', 'maxInflightBytes', 'waiting', 'refused'],
+  properties: {
+    inflightBytes: { type: 'integer', description: 'Bytes of requests being decided and of answers not yet sent' },
+    maxInflightBytes: { type: 'integer', description: 'TRUSTGATE_MAX_INFLIGHT_BYTES' },
+    waiting: { type: 'integer', description: 'Requests waiting for room' },
+    refused: { type: 'integer', description: 'Requests refused with `TG_ERR_OVERLOADED` since the process started' },
+  },
+} as const;
+
+export function healthRoutes(app: FastifyInstance, store: PolicyStore, admission: InflightBudget): void {
   const { sessions } = app.trustgate;
   app.get(
     '/healthz',
@@ -36,7 +50,11 @@ export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
           '503 `TG_ERR_SERVER_NOT_READY` until a policy set is loaded; 503 `TG_ERR_SESSION_STORE_UNAVAILABLE` while the session store (TRUSTGATE_SESSION_STORE) cannot be reached: with the memory store and worker processes, while the database they share stays locked for more than a second, fails, or is gone (a deleted database does not come back: restart the service); with Redis, while the connection is down or commands fail. It turns 200 again by itself once the store answers.',
         security: [],
         response: {
-          200: { ...healthReply, description: 'A policy set is loaded; `policyRevision` names it' },
+          200: {
+            ...healthReply,
+            properties: { ...healthReply.properties, admission: admissionReport },
+            description: 'A policy set is loaded; `policyRevision` names it. A process whose budget of bytes in flight is full stays ready (it sheds what does not fit); `admission` reports the pressure',
+          },
           ...problemReplies(503),
         },
       },
@@ -47,7 +65,7 @@ export function healthRoutes(app: FastifyInstance, store: PolicyStore): void {
       if (!sessions.healthy()) {
         return sendProblem(reply, { code: 'TG_ERR_SESSION_STORE_UNAVAILABLE', detail: 'the session store cannot be reached', headers: { 'retry-after': '1' } });
       }
-      return { status: 'ready', policyRevision: set.revision };
+      return { status: 'ready', policyRevision: set.revision, admission: admission.pressure() };
     },
   );
 }
