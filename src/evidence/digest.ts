@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { encodeDeterministic } from './cbor.js';
+import { CanonicalizationError } from './errors.js';
 import { jsonDepth } from '../json/depth.js';
 import {
   CANONICALIZATIONS,
@@ -9,22 +10,14 @@ import {
   type DigestAlgorithm,
 } from '../model.js';
 
+/** Callers catch it from here, beside the functions that throw it. */
+export { CanonicalizationError };
+
 /** Records nesting deeper than this below themselves cannot be canonicalized (contract section 2). */
 export const MAX_RECORD_DEPTH = 128;
 
 /** Hex length of each supported digest. */
 const HEX_LENGTH: Record<DigestAlgorithm, number> = { sha256: 64, sha384: 96, sha512: 128 };
-
-/** Why a record could not be canonicalized. Messages never quote record content. */
-export class CanonicalizationError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'too-deep' | 'lone-surrogate' | 'not-json',
-  ) {
-    super(message);
-    this.name = 'CanonicalizationError';
-  }
-}
 
 export function isCanonicalization(v: unknown): v is Canonicalization {
   return typeof v === 'string' && (CANONICALIZATIONS as readonly string[]).includes(v);
