@@ -10,6 +10,14 @@ import { SESSION_ID_PATTERN } from '../../session/store.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
 
+/** `trace` in /v1/evaluate and /v1/evaluate-call answers (contract section 17). */
+export const traceList = {
+  type: 'array',
+  description:
+    'Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks.',
+  items: { $ref: 'TraceEntry#' },
+} as const;
+
 export const sharedSchemas = [
   {
     $id: 'Problem',
@@ -103,6 +111,20 @@ export const sharedSchemas = [
       message: { type: 'string' },
       applied: { type: 'boolean', description: 'True when the effect was applied (enforce mode)' },
       error: { type: 'string', description: 'Set when the rule condition failed to evaluate; it then counts as matched (fail closed)' },
+    },
+  },
+  {
+    $id: 'TraceEntry',
+    type: 'object',
+    description:
+      'One rule evaluated on one scope instance (`options.explain`): scope `block` rules once per block, `result` and `call` rules once. `value` is what the condition yielded, or `"error: <message>"` when it failed to evaluate (the rule then counted as matched, fail closed; a rule left unevaluated because the per-decision CEL budget was spent says so here).',
+    required: ['policy', 'rule', 'scope', 'pointer', 'value'],
+    properties: {
+      policy: { type: 'string' },
+      rule: { type: 'string' },
+      scope: { type: 'string', enum: [...SCOPES] },
+      pointer: { type: 'string', description: '`/content/<i>` for a block rule, `` for a result or call rule' },
+      value: { oneOf: [{ type: 'boolean' }, { type: 'string', pattern: '^error: ' }] },
     },
   },
   {
