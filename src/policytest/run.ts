@@ -56,11 +56,13 @@ const TEST_CONFIG: Config = loadConfig({});
 export class PolicySets {
   readonly #sets = new Map<string, PolicySet>();
 
+  constructor(private readonly load: (dir: string) => Promise<PolicySet> = loadPolicyDir) {}
+
   async get(dir: string): Promise<PolicySet> {
     let set = this.#sets.get(dir);
     if (set === undefined) {
       try {
-        set = await loadPolicyDir(dir);
+        set = await this.load(dir);
       } catch (err) {
         if (err instanceof PolicyLoadError) throw new TestLoadError(err.message);
         throw err;
@@ -182,10 +184,15 @@ export function compare(expect: Expect, d: Decision | CallDecision, step: number
 /**
  * Run every case (in the order given). Cases whose policies or requests do
  * not load throw TestLoadError: the run then stops (exit 2).
- * `coverage` lists every rule of every policy folder under test.
+ * `coverage` lists every rule of every policy folder under test; `load`
+ * replaces loading a folder from disk (mutation testing compiles mutants in
+ * memory); `stopAtFirstFailure` ends the run at the first failing case.
  */
-export async function runCases(cases: readonly TestCase[], opts: { coverage?: boolean } = {}): Promise<RunReport> {
-  const sets = new PolicySets();
+export async function runCases(
+  cases: readonly TestCase[],
+  opts: { coverage?: boolean; load?: (dir: string) => Promise<PolicySet>; stopAtFirstFailure?: boolean } = {},
+): Promise<RunReport> {
+  const sets = new PolicySets(opts.load);
   // Load every folder first: a broken policy is reported before any case runs.
   for (const c of cases) await sets.get(c.policies);
   const matched = new Map<string, number>();
@@ -205,6 +212,7 @@ export async function runCases(cases: readonly TestCase[], opts: { coverage?: bo
     await sessions.close();
     for (const k of hit) matched.set(k, (matched.get(k) ?? 0) + 1);
     results.push({ name: c.name, file: c.file, line: c.line, passed: failures.length === 0, failures });
+    if (opts.stopAtFirstFailure && failures.length > 0) break;
   }
   const report: RunReport = {
     passed: results.filter((r) => r.passed).length,
