@@ -12,7 +12,7 @@ const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) 
 
 /** One failure on one line: `step 2: outcome: expected "warn", got "allow"`. */
 export function failureText(f: Failure): string {
-  return `${f.step !== undefined ? `step ${f.step}: ` : ''}${f.expectation}: expected ${show(f.expected)}, got ${show(f.got)}`;
+  return `${f.step !== undefined ? `step ${f.step} (line ${f.stepLine}): ` : ''}${f.expectation}: expected ${show(f.expected)}, got ${show(f.got)}`;
 }
 
 function coverageLines(report: RunReport, threshold: number | undefined): string[] {

@@ -19,6 +19,8 @@ import { displayPath, TestLoadError, type Expect, type Step, type TestCase } fro
 export interface Failure {
   /** 1-based step of a `steps` case; absent for a single decision. */
   step?: number;
+  /** 1-based line of that step's `- ` item; absent for a single decision. */
+  stepLine?: number;
   /** `outcome`, `labels.untrusted`, `findings[0]`, `absent[1]`, `result /content/0/text`, ... */
   expectation: string;
   expected: unknown;
@@ -62,7 +64,8 @@ export class PolicySets {
     let set = this.#sets.get(dir);
     if (set === undefined) {
       try {
-        set = await this.load(dir);
+        // Messages name the folder as the run names files: relative to the working folder when under it.
+        set = await this.load(displayPath(dir));
       } catch (err) {
         if (err instanceof PolicyLoadError) throw new TestLoadError(err.message);
         throw err;
@@ -135,9 +138,10 @@ function matcherOf(v: unknown): { contains: string } | { matches: string } | und
 const findingBrief = (f: Record<string, unknown>) => ({ policy: f.policy, rule: f.rule, mode: f.mode, effect: f.effect, pointer: f.pointer });
 
 /** What did not hold of `expect` in `d`. */
-export function compare(expect: Expect, d: Decision | CallDecision, step: number | undefined): Failure[] {
+export function compare(expect: Expect, d: Decision | CallDecision, step?: { step: number; line: number }): Failure[] {
   const out: Failure[] = [];
-  const fail = (expectation: string, expected: unknown, got: unknown) => out.push(step === undefined ? { expectation, expected, got } : { step, expectation, expected, got });
+  const fail = (expectation: string, expected: unknown, got: unknown) =>
+    out.push(step === undefined ? { expectation, expected, got } : { step: step.step, stepLine: step.line, expectation, expected, got });
   if (expect.outcome !== undefined && d.outcome !== expect.outcome) fail('outcome', expect.outcome, d.outcome);
   if (expect.requiresConsent !== undefined && d.requiresConsent !== expect.requiresConsent) fail('requiresConsent', expect.requiresConsent, d.requiresConsent);
   const rd = d as Decision;
@@ -207,7 +211,7 @@ export async function runCases(
       const step = c.steps[i]!;
       const d = await decideStep(core, step, c.session, `${c.file}:${step.line}`);
       for (const f of d.findings) hit.add(`${c.policies}\u0000${f.policy}\u0000${f.rule}`);
-      failures.push(...compare(step.expect, d, c.session ? i + 1 : undefined));
+      failures.push(...compare(step.expect, d, c.session ? { step: i + 1, line: step.line } : undefined));
     }
     await sessions.close();
     for (const k of hit) matched.set(k, (matched.get(k) ?? 0) + 1);
