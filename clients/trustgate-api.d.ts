@@ -341,6 +341,16 @@ export interface components {
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
         };
+        /** @description One rule evaluated on one scope instance (`options.explain`): scope `block` rules once per block, `result` and `call` rules once. `value` is what the condition yielded, or `"error: <message>"` when it failed to evaluate (the rule then counted as matched, fail closed; a rule left unevaluated because the per-decision CEL budget was spent says so here). */
+        TraceEntry: {
+            policy: string;
+            rule: string;
+            /** @enum {string} */
+            scope: "block" | "result" | "call";
+            /** @description `/content/<i>` for a block rule, `` for a result or call rule */
+            pointer: string;
+            value: boolean | string;
+        };
         /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable; a result is read first only when a block or result rule reads `session`) and raised after it; the answer then carries `session`, the state after the request. */
         SessionRef: {
             id: components["schemas"]["SessionId"];
@@ -802,7 +812,7 @@ export interface operations {
                     /** @description Answer options */
                     options?: {
                         /**
-                         * @description Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.
+                         * @description Add `trace` (every rule evaluated, with the value of its condition) and provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.
                          * @default false
                          */
                         explain?: boolean;
@@ -889,6 +899,8 @@ export interface operations {
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
                         session?: components["schemas"]["Session"];
+                        /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
+                        trace?: components["schemas"]["TraceEntry"][];
                     };
                 };
             };
@@ -991,6 +1003,14 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     };
+                    /** @description Answer options */
+                    options?: {
+                        /**
+                         * @description Add `trace`: every call rule evaluated, with the value of its condition
+                         * @default false
+                         */
+                        explain?: boolean;
+                    };
                 };
             };
         };
@@ -1030,6 +1050,8 @@ export interface operations {
                             pin: "first-seen" | "match" | "changed" | "none";
                         };
                         session?: components["schemas"]["Session"];
+                        /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
+                        trace?: components["schemas"]["TraceEntry"][];
                     };
                 };
             };
