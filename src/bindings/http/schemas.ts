@@ -231,7 +231,7 @@ const problemDescriptions: Record<number, string> = {
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session, or no pin for that server and tool',
-  422: 'Policy reload failed; the previous policy set stays in force',
+  422: 'Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error',
   503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
 };
 
