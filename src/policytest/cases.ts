@@ -143,7 +143,7 @@ function checkExpect(raw: unknown, call: boolean, where: string): Expect {
   for (const k of ['findings', 'absent']) {
     const v = own(raw, k);
     if (v === undefined) continue;
-    if (!Array.isArray(v) || !v.every((f) => isObject(f) && Object.keys(f).length > 0)) {
+    if (!Array.isArray(v) || !v.every((f) => isObject(f) && Object.keys(f).length > 0) || (k === 'absent' && v.length === 0)) {
       throw new TestLoadError(`${where}: expect.${k} must be a list of mappings such as { policy: untrusted, rule: spotlight-untrusted }`);
     }
   }

@@ -153,6 +153,8 @@ export function compare(expect: Expect, d: Decision | CallDecision, step?: { ste
     }
   }
   const findings = d.findings as unknown as Array<Record<string, unknown>>;
+  // `findings: []` reads as "no finding at all", and means it.
+  if (expect.findings !== undefined && expect.findings.length === 0 && findings.length > 0) fail('findings', [], findings.map(findingBrief));
   expect.findings?.forEach((f, i) => {
     if (!findings.some((x) => subsetMatches(x, f))) fail(`findings[${i}]`, f, findings.map(findingBrief));
   });

@@ -171,3 +171,20 @@ describe('trustgate test', () => {
     }
   });
 });
+
+describe('expectation semantics', () => {
+  it('findings: [] means no finding at all; absent must name something', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-test-'));
+    try {
+      copyFileSync(join(ROOT, FIX, 'shared-policies/guard.yaml'), join(dir, 'guard.yaml'));
+      writeFileSync(join(dir, 'a.test.yaml'), 'cases:\n  - name: denied\n    evaluate: { tool: { name: secrets }, result: { content: [] } }\n    expect: { findings: [] }\n');
+      const r = trustgate(['test', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/findings: expected \[\], got \[\{"policy":"guard","rule":"deny-secret-tool"/);
+      writeFileSync(join(dir, 'a.test.yaml'), 'cases:\n  - name: x\n    evaluate: { result: { content: [] } }\n    expect: { absent: [] }\n');
+      expect(trustgate(['test', dir]).code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
