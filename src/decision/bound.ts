@@ -10,7 +10,7 @@
  *   the first finding of each further policy, rule and mode is listed, and
  *   `findingsOmitted` counts the rest;
  * - the lists together (`findings`, `validation`, `evidence`, `blocks`,
- *   `withheld`) by
+ *   `withheld`, and `trace` with `options.explain`) by
  *   size: at most ANSWER_FACTOR times the request text plus ANSWER_SLACK.
  *   When they would be larger, each list gets a fair share (lists smaller
  *   than their share keep every entry and leave the rest to the others);
@@ -162,6 +162,13 @@ export function blockSize(b: { type: string; actions: readonly string[]; sources
   return n;
 }
 
+/** Estimated JSON size of one trace entry (`options.explain`). */
+export function traceSize(e: { policy: string; rule: string; scope: string; pointer: string; value: boolean | string }): number {
+  return 60 + e.policy.length + e.rule.length + e.scope.length + e.pointer.length + (typeof e.value === 'string' ? e.value.length + 2 : 5);
+}
+
+const traceKind = (e: { policy: string; rule: string }): string => `${e.policy}\u0000${e.rule}`;
+
 /**
  * Bound a decision's lists in place (see the top of this file); the
  * `...Omitted` counts add to any set before (validation's count bound).
@@ -173,13 +180,15 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
   if (Number.isFinite(budget)) {
     // The members around the lists: ids, labels, flags (a few hundred characters).
     const rest = 600 + d.policyRevision.length;
-    const [f, v, e, b, w] = cutLists(budget - rest, [
+    const [f, v, e, b, w, t] = cutLists(budget - rest, [
       { items: d.findings, size: findingSize, kind: findingKind },
       { items: d.validation, size: validationSize, kind: validationKind },
       { items: d.evidence, size: evidenceSize },
       { items: d.blocks, size: blockSize },
       // A pointer repeats every member name above it: 1000 of them under one long name would be 1000 copies of it.
       { items: d.withheld, size: (p: string) => p.length + 3 },
+      // Past its share the trace keeps the first entry of every rule, so every rule evaluated stays listed.
+      { items: d.trace ?? [], size: traceSize, kind: traceKind },
     ]);
     d.findings = f!.items;
     findingsOmitted += f!.omitted;
@@ -191,6 +200,10 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     if (b!.omitted > 0) d.blocksOmitted = b!.omitted;
     d.withheld = w!.items;
     if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
+    if (d.trace !== undefined) {
+      d.trace = t!.items;
+      if (t!.omitted > 0) d.traceOmitted = t!.omitted;
+    }
   }
   if (findingsOmitted > 0) d.findingsOmitted = findingsOmitted;
 }

@@ -142,6 +142,8 @@ export interface Decision {
   resultOmitted?: boolean;
   /** With `options.explain`: every rule evaluated on every scope instance, with its value (contract section 17). */
   trace?: TraceEntry[];
+  /** Trace entries left out by the answer's size bound (every rule keeps its first entry); present when some were. */
+  traceOmitted?: number;
 }
 
 /** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
@@ -356,11 +358,9 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   };
   if (omitted > 0) decision.validationOmitted = omitted;
   if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
+  if (trace !== undefined) decision.trace = trace;
   boundDecision(decision, opts.maxFindings, opts.answerBudget);
-  if (explain) {
-    decision.labelSources = trust.result.sources;
-    decision.trace = trace;
-  }
+  if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
   if (forwarded !== undefined) {
     // The host already holds an unchanged result; sending it back is optional.

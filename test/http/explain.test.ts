@@ -4,6 +4,9 @@
  * false or "error: <message>"), on /v1/evaluate and /v1/evaluate-call; no
  * trace without it.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, testApp, type TestApp } from '../helpers/app.js';
@@ -77,11 +80,33 @@ describe('options.explain: trace', () => {
       const many = { content: Array.from({ length: 5000 }, (_, i) => ({ type: 'text', text: `b${i}` })) };
       const r = await post(b.app, '/v1/evaluate', { result: many, options: { explain: true } });
       expect(r.status).toBe(200);
-      // One entry per block for the block rule, one per result rule: none is left out.
-      expect(r.json.trace).toHaveLength(5002);
+      // One entry per block for the block rule, one per result rule: listed, or counted past the answer's size bound.
+      expect(r.json.trace.length + (r.json.traceOmitted ?? 0)).toBe(5002);
+      expect(new Set(r.json.trace.map((e: { rule: string }) => e.rule))).toEqual(new Set(['fence-untrusted', 'errors-at-runtime', 'external-destination']));
       expect(r.json.trace.some((e: { value: unknown }) => typeof e.value === 'string' && e.value.startsWith('error: evaluation budget exceeded'))).toBe(true);
     } finally {
       await b.close();
     }
   });
+
+  it('stays within the answer size bound: past its share the trace keeps the first entry of every rule', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-explain-'));
+    const rules = Array.from({ length: 30 }, (_, i) => `  - id: rule-${i}\n    when: block.index == ${i}\n    effect: flag\n`).join('');
+    writeFileSync(join(dir, 'many.yaml'), `id: many\nmode: audit\nrules:\n${rules}`);
+    const b = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '60000' }, dir);
+    try {
+      const body = JSON.stringify({ result: { content: Array.from({ length: 5000 }, () => ({ type: 'text', text: '' })) }, options: { explain: true } });
+      const r = await post(b.app, '/v1/evaluate', body);
+      expect(r.status).toBe(200);
+      const { result: _forwarded, ...rest } = r.json;
+      expect(JSON.stringify(rest).length).toBeLessThanOrEqual(10 * body.length + 64 * 1024);
+      expect(r.json.traceOmitted).toBeGreaterThan(0);
+      expect(r.json.trace.length + r.json.traceOmitted).toBe(30 * 5000);
+      const listed = new Set(r.json.trace.map((e: { rule: string }) => e.rule));
+      expect(listed.size).toBe(30);
+    } finally {
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

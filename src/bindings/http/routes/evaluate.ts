@@ -153,6 +153,11 @@ export const evaluateReply = {
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
     session: { $ref: 'Session#' },
     trace: traceList,
+    traceOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'How many `trace` entries the answer size bound left out (past its share the trace keeps the first entry of every rule, so every rule evaluated stays listed); absent when none were',
+    },
   },
 } as const;
 
