@@ -80,15 +80,14 @@ export async function runTestCommand(argv: readonly string[], out: (s: string) =
     const files = await findTestFiles(positionals.length > 0 ? positionals : [defaultPolicyDir()]);
     cases = [];
     for (const f of files) cases.push(...(await readTestFile(f)));
-    report = await runCases(cases, { coverage });
+    // Coverage costs next to nothing: json always carries it; the other formats show it when asked.
+    report = await runCases(cases, { coverage: true });
   } catch (err) {
-    if (err instanceof TestLoadError) {
-      process.stderr.write(`trustgate test: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+    // Anything unexpected is reported as what cannot run (2), never as a failing case (1).
+    process.stderr.write(`trustgate test: ${err instanceof TestLoadError ? err.message : `cannot run the tests: ${(err as Error)?.stack ?? String(err)}`}\n`);
+    return 2;
   }
-  out(formatReport(report, format, threshold));
+  out(formatReport(report, format, threshold, coverage));
   if (cases.length === 0) {
     if (values['allow-empty']) return 0;
     process.stderr.write('trustgate test: no test cases found (*.test.yaml); pass --allow-empty to accept that\n');

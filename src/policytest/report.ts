@@ -15,16 +15,16 @@ export function failureText(f: Failure): string {
   return `${f.step !== undefined ? `step ${f.step} (line ${f.stepLine}): ` : ''}${f.expectation}: expected ${show(f.expected)}, got ${show(f.got)}`;
 }
 
-function coverageLines(report: RunReport, threshold: number | undefined): string[] {
+function coverageLines(report: RunReport, threshold: number | undefined, show: boolean): string[] {
   const cov = report.coverage;
-  if (cov === undefined) return [];
+  if (cov === undefined || !show) return [];
   const lines = ['', `rule coverage: ${cov.percent}% (${cov.rules.filter((r) => r.matched > 0).length} of ${cov.rules.length} rules matched by a case)`];
   for (const r of cov.rules) lines.push(`  ${String(r.matched).padStart(4)}  ${r.policy}/${r.rule}${r.matched === 0 ? '  <- no case matches this rule' : ''}`);
   if (threshold !== undefined && cov.percent < threshold) lines.push(`rule coverage ${cov.percent}% is below the threshold of ${threshold}%`);
   return lines;
 }
 
-function pretty(report: RunReport, threshold: number | undefined): string {
+function pretty(report: RunReport, threshold: number | undefined, show: boolean): string {
   const lines: string[] = [];
   for (const c of report.cases) {
     if (c.passed) {
@@ -34,7 +34,7 @@ function pretty(report: RunReport, threshold: number | undefined): string {
     lines.push(`FAIL  ${c.name}  (${c.file}:${c.line})`);
     for (const f of c.failures) lines.push(`      ${failureText(f)}`);
   }
-  lines.push(...coverageLines(report, threshold));
+  lines.push(...coverageLines(report, threshold, show));
   lines.push('', `${report.passed} passed, ${report.failed} failed`);
   return lines.join('\n') + '\n';
 }
@@ -92,7 +92,7 @@ function junit(report: RunReport): string {
 /** A YAML block scalar line for TAP diagnostics. */
 const yamlString = (s: string) => JSON.stringify(s);
 
-function tap(report: RunReport, threshold: number | undefined): string {
+function tap(report: RunReport, threshold: number | undefined, show: boolean): string {
   const lines = ['TAP version 14', `1..${report.cases.length}`];
   report.cases.forEach((c, i) => {
     // A description may not hold a '#' unescaped (it starts a directive) nor a line break.
@@ -107,21 +107,25 @@ function tap(report: RunReport, threshold: number | undefined): string {
       lines.push('  ...');
     }
   });
-  for (const l of coverageLines(report, threshold)) if (l !== '') lines.push(`# ${l}`);
+  for (const l of coverageLines(report, threshold, show)) if (l !== '') lines.push(`# ${l}`);
   lines.push(`# ${report.passed} passed, ${report.failed} failed`);
   return lines.join('\n') + '\n';
 }
 
-/** The report in `format`; `threshold` is only mentioned by the human formats. */
-export function formatReport(report: RunReport, format: Format, threshold?: number): string {
+/**
+ * The report in `format`. json carries `coverage` whenever the run computed
+ * it; pretty and tap list it when `showCoverage` (`--coverage`,
+ * `--threshold`).
+ */
+export function formatReport(report: RunReport, format: Format, threshold?: number, showCoverage = report.coverage !== undefined): string {
   switch (format) {
     case 'json':
       return json(report);
     case 'junit':
       return junit(report);
     case 'tap':
-      return tap(report, threshold);
+      return tap(report, threshold, showCoverage);
     default:
-      return pretty(report, threshold);
+      return pretty(report, threshold, showCoverage);
   }
 }
