@@ -901,7 +901,7 @@ export interface operations {
                         session?: components["schemas"]["Session"];
                         /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
                         trace?: components["schemas"]["TraceEntry"][];
-                        /** @description How many `trace` entries the answer size bound left out (past its share the trace keeps the first entry of every rule, so every rule evaluated stays listed); absent when none were */
+                        /** @description How many `trace` entries the answer size bound left out: the trace gets the room the other lists leave (asking for it never cuts them), and past that keeps the first entry of every rule, so every rule evaluated stays listed; absent when none were */
                         traceOmitted?: number;
                     };
                 };

@@ -10,7 +10,7 @@
  *   the first finding of each further policy, rule and mode is listed, and
  *   `findingsOmitted` counts the rest;
  * - the lists together (`findings`, `validation`, `evidence`, `blocks`,
- *   `withheld`, and `trace` with `options.explain`) by
+ *   `withheld`; then `trace`, with `options.explain`, in the room they leave) by
  *   size: at most ANSWER_FACTOR times the request text plus ANSWER_SLACK.
  *   When they would be larger, each list gets a fair share (lists smaller
  *   than their share keep every entry and leave the rest to the others);
@@ -180,15 +180,13 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
   if (Number.isFinite(budget)) {
     // The members around the lists: ids, labels, flags (a few hundred characters).
     const rest = 600 + d.policyRevision.length;
-    const [f, v, e, b, w, t] = cutLists(budget - rest, [
+    const [f, v, e, b, w] = cutLists(budget - rest, [
       { items: d.findings, size: findingSize, kind: findingKind },
       { items: d.validation, size: validationSize, kind: validationKind },
       { items: d.evidence, size: evidenceSize },
       { items: d.blocks, size: blockSize },
       // A pointer repeats every member name above it: 1000 of them under one long name would be 1000 copies of it.
       { items: d.withheld, size: (p: string) => p.length + 3 },
-      // Past its share the trace keeps the first entry of every rule, so every rule evaluated stays listed.
-      { items: d.trace ?? [], size: traceSize, kind: traceKind },
     ]);
     d.findings = f!.items;
     findingsOmitted += f!.omitted;
@@ -201,6 +199,15 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     d.withheld = w!.items;
     if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
     if (d.trace !== undefined) {
+      // The trace gets what the other lists leave, so asking for it never cuts them; past that it keeps
+      // the first entry of every rule (a count the policy set fixes), so every rule evaluated stays listed.
+      let used = 0;
+      for (const x of d.findings) used += findingSize(x);
+      for (const x of d.validation) used += validationSize(x);
+      for (const x of d.evidence) used += evidenceSize(x);
+      for (const x of d.blocks) used += blockSize(x);
+      for (const x of d.withheld) used += x.length + 3;
+      const [t] = cutLists(budget - rest - used, [{ items: d.trace, size: traceSize, kind: traceKind }]);
       d.trace = t!.items;
       if (t!.omitted > 0) d.traceOmitted = t!.omitted;
     }

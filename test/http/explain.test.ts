@@ -104,6 +104,10 @@ describe('options.explain: trace', () => {
       expect(r.json.trace.length + r.json.traceOmitted).toBe(30 * 5000);
       const listed = new Set(r.json.trace.map((e: { rule: string }) => e.rule));
       expect(listed.size).toBe(30);
+      // The trace takes what the other lists leave: asking for it cuts none of them.
+      const plain = await post(b.app, '/v1/evaluate', body.replace('"explain":true', '"explain":false'));
+      const lists = (j: any) => ({ findings: j.findings, findingsOmitted: j.findingsOmitted, validation: j.validation, blocks: j.blocks.length, blocksOmitted: j.blocksOmitted });
+      expect(lists(r.json)).toEqual(lists(plain.json));
     } finally {
       await b.close();
       rmSync(dir, { recursive: true, force: true });

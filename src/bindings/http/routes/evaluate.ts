@@ -156,7 +156,7 @@ export const evaluateReply = {
     traceOmitted: {
       type: 'integer',
       minimum: 1,
-      description: 'How many `trace` entries the answer size bound left out (past its share the trace keeps the first entry of every rule, so every rule evaluated stays listed); absent when none were',
+      description: 'How many `trace` entries the answer size bound left out: the trace gets the room the other lists leave (asking for it never cuts them), and past that keeps the first entry of every rule, so every rule evaluated stays listed; absent when none were',
     },
   },
 } as const;
