@@ -278,7 +278,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -340,6 +340,16 @@ export interface components {
             applied?: boolean;
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
+        };
+        /** @description One rule evaluated on one scope instance (`options.explain`): scope `block` rules once per block, `result` and `call` rules once. `value` is what the condition yielded, or `"error: <message>"` when it failed to evaluate (the rule then counted as matched, fail closed; a rule left unevaluated because the per-decision CEL budget was spent says so here). */
+        TraceEntry: {
+            policy: string;
+            rule: string;
+            /** @enum {string} */
+            scope: "block" | "result" | "call";
+            /** @description `/content/<i>` for a block rule, `` for a result or call rule */
+            pointer: string;
+            value: boolean | string;
         };
         /** @description The session (one conversation between a host and a model) the request belongs to. Its labels are read before the request (the `session` policy variable; a result is read first only when a block or result rule reads `session`) and raised after it; the answer then carries `session`, the state after the request. */
         SessionRef: {
@@ -767,7 +777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Policy reload failed; the previous policy set stays in force */
+            /** @description Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -813,7 +823,7 @@ export interface operations {
                     /** @description Answer options */
                     options?: {
                         /**
-                         * @description Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.
+                         * @description Add `trace` (every rule evaluated, with the value of its condition) and provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.
                          * @default false
                          */
                         explain?: boolean;
@@ -900,6 +910,10 @@ export interface operations {
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
                         session?: components["schemas"]["Session"];
+                        /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
+                        trace?: components["schemas"]["TraceEntry"][];
+                        /** @description How many `trace` entries the answer size bound left out: the trace gets the room the other lists leave (asking for it never cuts them), and past that keeps the first entry of every rule, so every rule evaluated stays listed; absent when none were */
+                        traceOmitted?: number;
                     };
                 };
             };
@@ -1002,6 +1016,14 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     };
+                    /** @description Answer options */
+                    options?: {
+                        /**
+                         * @description Add `trace`: every call rule evaluated, with the value of its condition
+                         * @default false
+                         */
+                        explain?: boolean;
+                    };
                 };
             };
         };
@@ -1041,6 +1063,8 @@ export interface operations {
                             pin: "first-seen" | "match" | "changed" | "none";
                         };
                         session?: components["schemas"]["Session"];
+                        /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
+                        trace?: components["schemas"]["TraceEntry"][];
                     };
                 };
             };

@@ -25,6 +25,7 @@ import { policyRoutes } from './bindings/http/routes/policies.js';
 import { evaluateRoutes } from './bindings/http/routes/evaluate.js';
 import { evaluateCallRoutes } from './bindings/http/routes/evaluate-call.js';
 import { sessionRoutes } from './bindings/http/routes/sessions.js';
+import { playgroundRoutes } from './bindings/http/routes/playground.js';
 import { interceptorRoutes, INTERCEPTOR_PATH } from './bindings/docker/route.js';
 import type { ReloadResult } from './policy/store.js';
 import { performance } from 'node:perf_hooks';
@@ -183,7 +184,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       // The interceptor route checks its own token (it also takes it from the query).
       const route = routeOf(request);
-      if (!(route.startsWith('/v1/') || route === MCP_PATH) || route === INTERCEPTOR_PATH) return;
+      if (!(route.startsWith('/v1/') || route === MCP_PATH || route.startsWith('/playground')) || route === INTERCEPTOR_PATH) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
@@ -198,6 +199,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   evaluateRoutes(app);
   evaluateCallRoutes(app);
   sessionRoutes(app);
+  // Off by default (contract section 17): the routes do not exist unless asked for.
+  if (config.playground) playgroundRoutes(app);
   await app.register(interceptorRoutes);
   mcpRoutes(app, core);
 

@@ -10,7 +10,9 @@
  *   cannot finish is answered with an `isError` result;
  * - `trustgate interceptor` serves the MCP Interceptors extension on
  *   standard input/output, and `trustgate proxy` is the transparent MCP
- *   proxy (contract section 14; src/bindings/).
+ *   proxy (contract section 14; src/bindings/);
+ * - `trustgate test [PATH...]` runs policy tests and `trustgate eval
+ *   <request.json>` prints one decision (contract section 17; src/policytest/).
  */
 import { SHIPPED_POLICY_DIR } from './policy/shipped.js';
 
@@ -26,7 +28,13 @@ if (command === 'intercept') {
 } else if (command === 'proxy') {
   const { runProxy } = await import('./bindings/proxy/cli.js');
   await runProxy(process.argv.slice(3), SHIPPED_POLICY_DIR);
+} else if (command === 'test') {
+  const { runTestCommand } = await import('./policytest/cli.js');
+  process.exitCode = await runTestCommand(process.argv.slice(3));
+} else if (command === 'eval') {
+  const { runEvalCommand } = await import('./policytest/cli.js');
+  process.exitCode = await runEvalCommand(process.argv.slice(3));
 } else {
-  process.stderr.write('usage: trustgate [serve | intercept [--policies DIR] | interceptor [--policies DIR] | proxy [--policies DIR] (-- <command> [args...] | --upstream <url>)]\n');
+  process.stderr.write('usage: trustgate [serve | test [PATH...] | eval <request.json> [--call] [--policies DIR] [--explain] | intercept [--policies DIR] | interceptor [--policies DIR] | proxy [--policies DIR] (-- <command> [args...] | --upstream <url>)]\n');
   process.exit(2);
 }

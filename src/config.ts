@@ -98,6 +98,8 @@ export interface Config {
    * (TRUSTGATE_PROXY_POLL_US, default 100). See src/bindings/proxy/poll.ts.
    */
   readonly proxyPollUs: number;
+  /** TRUSTGATE_PLAYGROUND=1: serve GET /playground and POST /v1/playground/evaluate (contract section 17); off by default. */
+  readonly playground: boolean;
 }
 
 /**
@@ -253,5 +255,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS', 10_000, 1, 10_000_000),
     maxPins: int(env, 'TRUSTGATE_MAX_PINS', 10_000, 1, 10_000_000),
     proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US', 100, 0, 10_000),
+    playground: oneOf(env, 'TRUSTGATE_PLAYGROUND', ['0', '1'] as const) === '1',
   });
 }

@@ -27,6 +27,7 @@ export const ERRORS = {
   TG_ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers are too large' },
   TG_ERR_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   TG_ERR_POLICY_RELOAD: { status: 422, title: 'Policy reload failed; the previous policy set stays in force' },
+  TG_ERR_POLICY_INVALID: { status: 422, title: 'The policies given do not load' },
   TG_ERR_SERVER_OVERLOADED: { status: 503, title: 'Service is overloaded; retry later' },
   TG_ERR_OVERLOADED: { status: 503, title: 'Too many bytes in flight; retry later' },
   TG_ERR_SERVER_NOT_READY: { status: 503, title: 'Service is not ready' },

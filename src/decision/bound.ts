@@ -10,7 +10,7 @@
  *   the first finding of each further policy, rule and mode is listed, and
  *   `findingsOmitted` counts the rest;
  * - the lists together (`findings`, `validation`, `evidence`, `blocks`,
- *   `withheld`) by
+ *   `withheld`; then `trace`, with `options.explain`, in the room they leave) by
  *   size: at most ANSWER_FACTOR times the request text plus ANSWER_SLACK.
  *   When they would be larger, each list gets a fair share (lists smaller
  *   than their share keep every entry and leave the rest to the others);
@@ -162,6 +162,13 @@ export function blockSize(b: { type: string; actions: readonly string[]; sources
   return n;
 }
 
+/** Estimated JSON size of one trace entry (`options.explain`). */
+export function traceSize(e: { policy: string; rule: string; scope: string; pointer: string; value: boolean | string }): number {
+  return 60 + e.policy.length + e.rule.length + e.scope.length + e.pointer.length + (typeof e.value === 'string' ? e.value.length + 2 : 5);
+}
+
+const traceKind = (e: { policy: string; rule: string }): string => `${e.policy}\u0000${e.rule}`;
+
 /**
  * Bound a decision's lists in place (see the top of this file); the
  * `...Omitted` counts add to any set before (validation's count bound).
@@ -191,6 +198,19 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     if (b!.omitted > 0) d.blocksOmitted = b!.omitted;
     d.withheld = w!.items;
     if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
+    if (d.trace !== undefined) {
+      // The trace gets what the other lists leave, so asking for it never cuts them; past that it keeps
+      // the first entry of every rule (a count the policy set fixes), so every rule evaluated stays listed.
+      let used = 0;
+      for (const x of d.findings) used += findingSize(x);
+      for (const x of d.validation) used += validationSize(x);
+      for (const x of d.evidence) used += evidenceSize(x);
+      for (const x of d.blocks) used += blockSize(x);
+      for (const x of d.withheld) used += x.length + 3;
+      const [t] = cutLists(budget - rest - used, [{ items: d.trace, size: traceSize, kind: traceKind }]);
+      d.trace = t!.items;
+      if (t!.omitted > 0) d.traceOmitted = t!.omitted;
+    }
   }
   if (findingsOmitted > 0) d.findingsOmitted = findingsOmitted;
 }

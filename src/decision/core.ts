@@ -23,7 +23,7 @@ import type { JsonScan } from '../json/scan.js';
 import type { Metrics } from '../metrics.js';
 import { isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
-import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
+import { evaluateCallPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
 import { NO_SESSION } from '../policy/cel.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
@@ -47,6 +47,8 @@ export interface EvaluateCallRequest {
   server?: Record<string, unknown>;
   session?: { id: string };
   context?: Record<string, unknown>;
+  /** `explain` adds `trace` (contract section 17). */
+  options?: { explain?: boolean };
 }
 
 /** The 200 answer of /v1/evaluate-call. */
@@ -59,6 +61,8 @@ export interface CallDecision {
   tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' };
   /** After this request; present when the request named a session. */
   session?: SessionView;
+  /** With `options.explain`: every call rule evaluated, with its value. */
+  trace?: TraceEntry[];
 }
 
 /** One result to judge, with what the binding knows of its request text. */
@@ -217,6 +221,8 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
 
       const budgetStart = performance.now();
       const deadline = budgetStart + config.evalBudgetMs;
+      const options = isObject(request.options) ? request.options : undefined;
+      const trace: TraceEntry[] | undefined = options !== undefined && own(options, 'explain') === true ? [] : undefined;
       const matches = evaluateCallPolicies(
         policies,
         {
@@ -229,6 +235,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
         },
         config.modeOverride,
         { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
+        trace,
       );
       let denied = false;
       let requiresConsent = false;
@@ -251,6 +258,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
         findings,
         tool: toolInfo,
       };
+      if (trace !== undefined) answer.trace = trace;
       if (id !== undefined) answer.session = sessionView(id, await sessions.update(id, { call: { tool: name } }));
       const ms = performance.now() - started;
       countCall(outcome, pinStatus);

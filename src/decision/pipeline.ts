@@ -11,7 +11,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
-import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
@@ -140,6 +140,10 @@ export interface Decision {
   withheldOmitted?: number;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
+  /** With `options.explain`: every rule evaluated on every scope instance, with its value (contract section 17). */
+  trace?: TraceEntry[];
+  /** Trace entries left out by the answer's size bound (every rule keeps its first entry); present when some were. */
+  traceOmitted?: number;
 }
 
 /** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
@@ -252,6 +256,9 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
   const collisions = findCasefoldCollisions(result);
   const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
+  // Provenance and the trace are opt-in: on a typical result provenance alone is a third of the decision's text.
+  const explain = req.options?.explain === true;
+  const trace: TraceEntry[] | undefined = explain ? [] : undefined;
 
   const matches: Match[] = evaluatePolicies(
     opts.policies,
@@ -279,6 +286,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     },
     opts.modeOverride,
     opts.budget,
+    trace,
   );
 
   let denied = false;
@@ -323,8 +331,6 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded);
   }
 
-  // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.
-  const explain = req.options?.explain === true;
   const decision: Decision = {
     decisionId: opts.decisionId,
     outcome,
@@ -352,6 +358,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   };
   if (omitted > 0) decision.validationOmitted = omitted;
   if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
+  if (trace !== undefined) decision.trace = trace;
   boundDecision(decision, opts.maxFindings, opts.answerBudget);
   if (explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;

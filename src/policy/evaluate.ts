@@ -81,6 +81,27 @@ export interface Match {
 }
 
 /**
+ * One rule evaluated on one scope instance (contract section 17,
+ * `options.explain`): `value` is the condition's value, or
+ * `"error: <message>"` when it failed to evaluate (the rule then counted as
+ * matched). Rules skipped because the CEL budget was spent are listed with
+ * the budget error, so every rule of the set appears.
+ */
+export interface TraceEntry {
+  policy: string;
+  rule: string;
+  scope: Scope;
+  /** `''` for scope `result` and `call`, the block's pointer for scope `block`. */
+  pointer: string;
+  value: boolean | string;
+}
+
+/** A trace entry's value for one evaluation. */
+function traceValue(r: CelResult): boolean | string {
+  return r.ok ? r.value : `error: ${r.error}`;
+}
+
+/**
  * A cap on the CEL work of one decision. Once `exceeded()` turns true, every
  * rule not yet evaluated counts as matched with an error (fail closed), so a
  * policy set that would run too long can never let a result through
@@ -123,6 +144,7 @@ export function evaluatePolicies(
   input: EvaluationInput,
   modeOverride?: ModeOverride,
   budget?: EvaluationBudget,
+  trace?: TraceEntry[],
 ): Match[] {
   const shared = prepareShared(input);
   // Activations are built on first use: a set with no rule of a scope
@@ -149,6 +171,7 @@ export function evaluatePolicies(
               dataClass: input.resultScope.dataClass,
             })),
           );
+        if (trace !== undefined) trace.push({ policy: policy.id, rule: rule.id, scope: 'result', pointer: '', value: traceValue(r) });
         if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
         continue;
       }
@@ -163,6 +186,7 @@ export function evaluatePolicies(
           }
           r = rule.compiled.evaluate(act);
         }
+        if (trace !== undefined) trace.push({ policy: policy.id, rule: rule.id, scope: 'block', pointer: input.blocks[i]!.pointer, value: traceValue(r) });
         if (!r.ok || r.value) {
           const b = input.blocks[i]!;
           matches.push(matchOf(policy.id, rule, mode, r, b.pointer, b.index));
@@ -187,6 +211,7 @@ export function evaluateCallPolicies(
   input: CallEvaluationInput,
   modeOverride?: ModeOverride,
   budget?: EvaluationBudget,
+  trace?: TraceEntry[],
 ): Match[] {
   let activation: CelActivation | undefined;
   const matches: Match[] = [];
@@ -203,6 +228,7 @@ export function evaluateCallPolicies(
                 { block: emptyBlock, evidence: [], dataClass: emptyBlock },
               )),
             );
+      if (trace !== undefined) trace.push({ policy: policy.id, rule: rule.id, scope: 'call', pointer: '', value: traceValue(r) });
       if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
     }
   }

@@ -84,6 +84,9 @@ export class PolicyLoadError extends Error {
 /** File names that hold policies; matched case-insensitively. */
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 
+/** Policy test files (`trustgate test`, contract section 17) live beside the policies and are not policies. */
+export const TEST_FILE = /\.test\.ya?ml$/i;
+
 /** Largest policy file read; policies are small, and a huge file is a mistake or an attack. */
 export const MAX_POLICY_FILE_BYTES = 1024 * 1024;
 
@@ -337,8 +340,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Load every policy file of `dir` (not recursive), in file-name order
  * (UTF-16 code-unit order, independent of locale).
  *
- * Files: names ending in `.yaml`, `.yml` or `.json` (any letter case);
- * other files, sub-folders and names starting with `.` (editor files,
+ * Files: names ending in `.yaml`, `.yml` or `.json` (any letter case),
+ * except policy tests (`*.test.yaml`, `*.test.yml`); other files, sub-folders and names starting with `.` (editor files,
  * Kubernetes ConfigMap internals such as `..data`) are ignored. Symbolic
  * links are followed, as mounted ConfigMaps use them. Each file is UTF-8
  * (a BOM is allowed), at most {@link MAX_POLICY_FILE_BYTES} bytes, and holds
@@ -355,7 +358,7 @@ export async function loadPolicyDir(dir: string): Promise<PolicySet> {
   } catch (err) {
     throw new PolicyLoadError(`policy folder ${dir} ${fsReason(err)}`);
   }
-  const candidates = names.filter((n) => !n.startsWith('.') && POLICY_FILE.test(n)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const candidates = names.filter((n) => !n.startsWith('.') && POLICY_FILE.test(n) && !TEST_FILE.test(n)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
   const files: Array<{ name: string; bytes: Buffer }> = [];
   for (const name of candidates) {

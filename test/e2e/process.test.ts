@@ -50,7 +50,7 @@ describe('npm start', () => {
     expect(d.status).toBe(200);
     expect(d.json.outcome).toBe('allow');
     const listed = await call(s, 'GET', '/v1/policies');
-    expect(listed.json.policies.map((p: any) => p.file).sort()).toEqual(readdirSync(join(ROOT, 'policies')).filter((f) => /\.(ya?ml|json)$/.test(f)).sort());
+    expect(listed.json.policies.map((p: any) => p.file).sort()).toEqual(readdirSync(join(ROOT, 'policies')).filter((f) => /\.(ya?ml|json)$/.test(f) && !/\.test\.ya?ml$/.test(f)).sort());
     expect(await s.stop('SIGTERM')).toBe(0);
     expect(s.stdout()).toContain('"msg":"decision"');
     if (env.TRUSTGATE_WORKERS === '1') expect(s.stdout()).not.toContain('worker processes');

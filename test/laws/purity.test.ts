@@ -49,8 +49,8 @@ describe.each(['shipped', 'inline'] as const)('decisions are pure with the %s po
   }, 120_000);
 });
 
-describe.each(['shipped', 'inline'] as const)('options.explain adds provenance and changes nothing else (%s policies)', (set) => {
-  it('with and without explain: equal answers but for labelSources and blocks[].sources', async () => {
+describe.each(['shipped', 'inline'] as const)('options.explain adds provenance and the trace and changes nothing else (%s policies)', (set) => {
+  it('with and without explain: equal answers but for labelSources, blocks[].sources and trace', async () => {
     const app = () => (set === 'shipped' ? apps.shipped : apps.inline);
     let withSources = 0;
     await fc.assert(
@@ -62,9 +62,11 @@ describe.each(['shipped', 'inline'] as const)('options.explain adds provenance a
         expect(explained.status).toBe(200);
         expect(plain.json.labelSources).toBeUndefined();
         expect(plain.json.blocks.every((b: any) => b.sources === undefined)).toBe(true);
+        expect(plain.json.trace).toBeUndefined();
         expect(explained.json.labelSources).toBeDefined();
+        expect(Array.isArray(explained.json.trace)).toBe(true);
         if (explained.json.labelSources.sensitive.length + explained.json.labelSources.untrusted.length > 0) withSources++;
-        const { labelSources: _ls, ...rest } = explained.json;
+        const { labelSources: _ls, trace: _t, traceOmitted: _to, ...rest } = explained.json;
         const stripped = { ...rest, blocks: rest.blocks.map(({ sources: _s, ...b }: any) => b) };
         expect(comparable(stripped)).toEqual(comparable(plain.json));
       }),

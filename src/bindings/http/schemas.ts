@@ -10,6 +10,14 @@ import { SESSION_ID_PATTERN } from '../../session/store.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
 
+/** `trace` in /v1/evaluate and /v1/evaluate-call answers (contract section 17). */
+export const traceList = {
+  type: 'array',
+  description:
+    'Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks.',
+  items: { $ref: 'TraceEntry#' },
+} as const;
+
 export const sharedSchemas = [
   {
     $id: 'Problem',
@@ -103,6 +111,20 @@ export const sharedSchemas = [
       message: { type: 'string' },
       applied: { type: 'boolean', description: 'True when the effect was applied (enforce mode)' },
       error: { type: 'string', description: 'Set when the rule condition failed to evaluate; it then counts as matched (fail closed)' },
+    },
+  },
+  {
+    $id: 'TraceEntry',
+    type: 'object',
+    description:
+      'One rule evaluated on one scope instance (`options.explain`): scope `block` rules once per block, `result` and `call` rules once. `value` is what the condition yielded, or `"error: <message>"` when it failed to evaluate (the rule then counted as matched, fail closed; a rule left unevaluated because the per-decision CEL budget was spent says so here).',
+    required: ['policy', 'rule', 'scope', 'pointer', 'value'],
+    properties: {
+      policy: { type: 'string' },
+      rule: { type: 'string' },
+      scope: { type: 'string', enum: [...SCOPES] },
+      pointer: { type: 'string', description: '`/content/<i>` for a block rule, `` for a result or call rule' },
+      value: { oneOf: [{ type: 'boolean' }, { type: 'string', pattern: '^error: ' }] },
     },
   },
   {
@@ -209,7 +231,7 @@ const problemDescriptions: Record<number, string> = {
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session, or no pin for that server and tool',
-  422: 'Policy reload failed; the previous policy set stays in force',
+  422: 'Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error',
   503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
 };
 

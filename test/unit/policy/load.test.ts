@@ -45,6 +45,20 @@ describe('loadPolicyDir: a good folder', () => {
     expect(set.revision).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
+  it('ignores policy tests (*.test.yaml, *.test.yml, any letter case): they are not policies', async () => {
+    const dir = await tempDir();
+    await cp(fixture('good'), dir, { recursive: true });
+    const before = await loadPolicyDir(dir);
+    await writeFile(join(dir, 'good.test.yaml'), 'cases:\n  - name: x\n    evaluate: { result: { content: [] } }\n');
+    await writeFile(join(dir, 'other.TEST.YML'), 'not: a policy\n');
+    const after = await loadPolicyDir(dir);
+    expect(after.files).toEqual(before.files);
+    expect(after.revision).toBe(before.revision);
+    // A policy whose name merely contains "test" is still a policy.
+    await writeFile(join(dir, 'test.yaml'), 'id: t\nrules:\n  - id: r\n    when: "true"\n    effect: flag\n');
+    expect((await loadPolicyDir(dir)).files).toContain('test.yaml');
+  });
+
   it('applies the defaults: mode audit, scope block; keeps description and message', async () => {
     const set = await loadPolicyDir(fixture('good'));
     const [def, audience, validation] = set.policies;

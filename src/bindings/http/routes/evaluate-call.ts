@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { CallLogEntry } from '../../../decision/log.js';
 import type { EvaluateCallRequest } from '../../../decision/core.js';
-import { v1Security, problemReplies } from '../schemas.js';
+import { v1Security, problemReplies, traceList } from '../schemas.js';
 import { decisionLogger, plainJson } from './evaluate.js';
 
 const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
@@ -46,6 +46,14 @@ export const evaluateCallBody = {
       type: 'object',
       description: 'Free-form; handed to policies as `context` as-is',
       additionalProperties: true,
+    },
+    options: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Answer options',
+      properties: {
+        explain: { type: 'boolean', default: false, description: 'Add `trace`: every call rule evaluated, with the value of its condition' },
+      },
     },
   },
 } as const;
@@ -88,6 +96,7 @@ export const evaluateCallReply = {
       },
     },
     session: { $ref: 'Session#' },
+    trace: traceList,
   },
 } as const;
 

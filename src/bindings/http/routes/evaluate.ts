@@ -4,7 +4,7 @@ import type { DecisionLogEntry } from '../../../decision/log.js';
 import type { EvaluateRequest } from '../../../decision/pipeline.js';
 import { resultRepeatsNames } from '../body.js';
 import { decisionLineWriter } from '../../../logger.js';
-import { v1Security, problemReplies, triState, validationList, validationOmitted } from '../schemas.js';
+import { v1Security, problemReplies, traceList, triState, validationList, validationOmitted } from '../schemas.js';
 
 const sources = {
   type: 'object',
@@ -47,7 +47,7 @@ export const evaluateBody = {
           type: 'boolean',
           default: false,
           description:
-            'Add provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.',
+            'Add `trace` (every rule evaluated, with the value of its condition) and provenance: `labelSources` and `blocks[].sources`, the RFC 6901 pointers of the claims (trust annotations and the label dialects read, see TRUSTGATE_DIALECTS) or verified non-public data-class evidenceRefs behind each effective flag. Off by default: on a typical result it is a third of the decision.',
         },
         omitUnmodifiedResult: {
           type: 'boolean',
@@ -152,6 +152,12 @@ export const evaluateReply = {
     },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
     session: { $ref: 'Session#' },
+    trace: traceList,
+    traceOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'How many `trace` entries the answer size bound left out: the trace gets the room the other lists leave (asking for it never cuts them), and past that keeps the first entry of every rule, so every rule evaluated stays listed; absent when none were',
+    },
   },
 } as const;
 

@@ -1,0 +1,254 @@
+/**
+ * Policy test files (contract section 17): finding them, and reading each
+ * into cases with the 1-based line of its `- ` item. Everything is checked
+ * before anything runs: a file that does not parse, an unknown key (a typo
+ * such as `expects` would otherwise make a case pass without checking
+ * anything) or a request the service would refuse is a TestLoadError, and
+ * the run exits 2.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
+import YAML, { LineCounter, isMap, isSeq, type Node } from 'yaml';
+import { isObject, own } from '../model.js';
+import { TEST_FILE } from '../policy/load.js';
+import { requestProblem } from './request.js';
+
+/** A test file or policy folder that cannot be used: the message names the file (and line or rule where known). */
+export class TestLoadError extends Error {
+  override readonly name = 'TestLoadError';
+}
+
+/** What a decision is expected to be; every key is optional. */
+export interface Expect {
+  outcome?: 'allow' | 'warn' | 'deny';
+  requiresConsent?: boolean;
+  modified?: boolean;
+  labels?: Record<string, boolean | null>;
+  /** Each must be present in `findings` (subset match on the keys given). */
+  findings?: Array<Record<string, unknown>>;
+  /** None may be present in `findings`. */
+  absent?: Array<Record<string, unknown>>;
+  /** RFC 6901 pointer into the forwarded result -> the value there, or `{ contains }` / `{ matches }`. */
+  result?: Record<string, unknown>;
+}
+
+/** One decision of a case. */
+export interface Step {
+  kind: 'evaluate' | 'call';
+  /** The /v1/evaluate or /v1/evaluate-call body. */
+  request: Record<string, unknown>;
+  expect: Expect;
+  /** 1-based line of the step. */
+  line: number;
+}
+
+export interface TestCase {
+  name: string;
+  /** The test file, as the run names it (relative to the working folder when under it). */
+  file: string;
+  /** 1-based line of the case's `- ` item. */
+  line: number;
+  /** Absolute path of the policy folder under test. */
+  policies: string;
+  /** One step for a single decision; several, in one session, for `steps`. */
+  steps: Step[];
+  /** True for `steps` cases: every step names the case's session. */
+  session: boolean;
+}
+
+const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect'];
+const STEP_KEYS = ['evaluate', 'call', 'expect'];
+const FILE_KEYS = ['policies', 'cases'];
+export const RESULT_EXPECT_KEYS = ['outcome', 'requiresConsent', 'modified', 'labels', 'findings', 'absent', 'result'];
+export const CALL_EXPECT_KEYS = ['outcome', 'requiresConsent', 'findings', 'absent'];
+const OUTCOMES = ['allow', 'warn', 'deny'];
+
+/** The largest test file read. */
+const MAX_TEST_FILE_BYTES = 8 * 1024 * 1024;
+
+/** How a path is named in messages: relative to the working folder when it is under it. */
+export function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * Every `*.test.yaml` / `*.test.yml` file under the given paths (files are
+ * taken as they are, folders searched recursively, skipping `node_modules`
+ * and names that start with `.`), sorted, without repeats.
+ * @throws TestLoadError for a path that does not exist.
+ */
+export async function findTestFiles(paths: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    for (const e of entries) {
+      if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (TEST_FILE.test(e.name)) found.add(p);
+      else if (e.isSymbolicLink() && TEST_FILE.test(e.name)) found.add(p);
+    }
+  };
+  for (const given of paths) {
+    const p = resolve(given);
+    let info;
+    try {
+      info = await stat(p);
+    } catch {
+      throw new TestLoadError(`${given}: no such file or folder`);
+    }
+    if (info.isDirectory()) await walk(p);
+    else found.add(p);
+  }
+  return [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The 1-based line of a sequence item's `- ` (the indicator before the node), or of the node itself. */
+function itemLine(text: string, node: Node | null | undefined, lines: LineCounter): number {
+  const start = node?.range?.[0];
+  if (start === undefined) return 1;
+  let i = start - 1;
+  while (i >= 0 && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i--;
+  const at = i >= 0 && text[i] === '-' ? i : start;
+  return lines.linePos(at).line;
+}
+
+function checkKeys(value: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const k of Object.keys(value)) {
+    if (!allowed.includes(k)) throw new TestLoadError(`${where}: unknown key ${JSON.stringify(k)}; allowed keys: ${allowed.join(', ')}`);
+  }
+}
+
+function checkExpect(raw: unknown, call: boolean, where: string): Expect {
+  if (raw === undefined || raw === null) return {};
+  if (!isObject(raw)) throw new TestLoadError(`${where}: expect must be a mapping`);
+  checkKeys(raw, call ? CALL_EXPECT_KEYS : RESULT_EXPECT_KEYS, `${where}: expect`);
+  const outcome = own(raw, 'outcome');
+  if (outcome !== undefined && !OUTCOMES.includes(outcome as string)) {
+    throw new TestLoadError(`${where}: expect.outcome ${JSON.stringify(outcome)} is not one of ${OUTCOMES.join(', ')}`);
+  }
+  for (const k of ['requiresConsent', 'modified']) {
+    const v = own(raw, k);
+    if (v !== undefined && typeof v !== 'boolean') throw new TestLoadError(`${where}: expect.${k} must be true or false`);
+  }
+  const labels = own(raw, 'labels');
+  if (labels !== undefined) {
+    if (!isObject(labels)) throw new TestLoadError(`${where}: expect.labels must be a mapping such as { untrusted: true }`);
+    for (const [k, v] of Object.entries(labels)) {
+      if (k !== 'sensitive' && k !== 'untrusted') throw new TestLoadError(`${where}: expect.labels: unknown label ${JSON.stringify(k)}; labels: sensitive, untrusted`);
+      if (v !== true && v !== false && v !== null) throw new TestLoadError(`${where}: expect.labels.${k} must be true, false or null`);
+    }
+  }
+  for (const k of ['findings', 'absent']) {
+    const v = own(raw, k);
+    if (v === undefined) continue;
+    if (!Array.isArray(v) || !v.every((f) => isObject(f) && Object.keys(f).length > 0) || (k === 'absent' && v.length === 0)) {
+      throw new TestLoadError(`${where}: expect.${k} must be a list of mappings such as { policy: untrusted, rule: spotlight-untrusted }`);
+    }
+  }
+  const result = own(raw, 'result');
+  if (result !== undefined) {
+    if (!isObject(result)) throw new TestLoadError(`${where}: expect.result must map RFC 6901 pointers to values, e.g. { /content/0/text: { contains: "..." } }`);
+    for (const [p, v] of Object.entries(result)) {
+      if (p !== '' && !p.startsWith('/')) throw new TestLoadError(`${where}: expect.result: ${JSON.stringify(p)} is not an RFC 6901 pointer (it must start with "/")`);
+      const m = isObject(v) ? own(v, 'matches') : undefined;
+      if (typeof m === 'string' && Object.keys(v as object).length === 1) {
+        try {
+          new RegExp(m, 'u');
+        } catch (err) {
+          throw new TestLoadError(`${where}: expect.result ${p}: matches is not a regular expression: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+  return raw as Expect;
+}
+
+/** A step's request: the body, checked as the route would check it. */
+function checkRequest(raw: unknown, call: boolean, where: string): Record<string, unknown> {
+  const what = call ? 'call (a /v1/evaluate-call body)' : 'evaluate (a /v1/evaluate body)';
+  if (!isObject(raw)) throw new TestLoadError(`${where}: ${what} must be a mapping`);
+  const problem = requestProblem(raw, call);
+  if (problem !== undefined) throw new TestLoadError(`${where}: ${what}${problem.pointer === '' ? '' : ' at ' + problem.pointer} ${problem.message}`);
+  return raw;
+}
+
+function readStep(raw: unknown, where: string, line: number, allowed: readonly string[]): Step {
+  if (!isObject(raw)) throw new TestLoadError(`${where}: must be a mapping`);
+  checkKeys(raw, allowed, where);
+  const hasEval = own(raw, 'evaluate') !== undefined;
+  const hasCall = own(raw, 'call') !== undefined;
+  if (hasEval === hasCall) throw new TestLoadError(`${where}: needs exactly one of evaluate, call${allowed.includes('steps') ? ', steps' : ''}`);
+  const request = checkRequest(hasEval ? own(raw, 'evaluate') : own(raw, 'call'), hasCall, where);
+  return { kind: hasCall ? 'call' : 'evaluate', request, expect: checkExpect(own(raw, 'expect'), hasCall, where), line };
+}
+
+/**
+ * Read one test file into its cases.
+ * @throws TestLoadError naming the file and line.
+ */
+export async function readTestFile(path: string): Promise<TestCase[]> {
+  const file = displayPath(path);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new TestLoadError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (bytes.length > MAX_TEST_FILE_BYTES) throw new TestLoadError(`${file}: the file is ${bytes.length} bytes; the limit is ${MAX_TEST_FILE_BYTES}`);
+  const text = bytes.toString('utf8');
+  const lines = new LineCounter();
+  const doc = YAML.parseDocument(text, { version: '1.2', schema: 'core', uniqueKeys: true, strict: true, merge: false, lineCounter: lines });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) {
+    const at = problem.linePos?.[0];
+    throw new TestLoadError(`${file}${at ? `:${at.line}` : ''}: not valid YAML: ${problem.message.split('\n')[0]!.replace(/:$/, '')}`);
+  }
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw new TestLoadError(`${file}: not valid YAML: ${(err as Error).message}`);
+  }
+  if (!isObject(data)) throw new TestLoadError(`${file}: a test file is a mapping with "cases" (and optionally "policies")`);
+  checkKeys(data, FILE_KEYS, file);
+  const policiesRaw = own(data, 'policies') ?? '.';
+  if (typeof policiesRaw !== 'string' || policiesRaw === '') throw new TestLoadError(`${file}: policies must be a folder path, relative to the test file`);
+  const policies = resolve(dirname(path), policiesRaw);
+  const casesRaw = own(data, 'cases');
+  if (!Array.isArray(casesRaw)) throw new TestLoadError(`${file}: "cases" must be a list of cases`);
+
+  const casesNode = isMap(doc.contents) ? doc.contents.get('cases', true) : undefined;
+  const caseNodes = isSeq(casesNode) ? casesNode.items : [];
+  const cases: TestCase[] = [];
+  const names = new Set<string>();
+  casesRaw.forEach((raw, i) => {
+    const node = caseNodes[i] as Node | undefined;
+    const line = itemLine(text, node, lines);
+    const where = `${file}:${line}`;
+    if (!isObject(raw)) throw new TestLoadError(`${where}: a case must be a mapping with name and evaluate, call or steps`);
+    checkKeys(raw, CASE_KEYS, where);
+    const name = own(raw, 'name');
+    if (typeof name !== 'string' || name === '') throw new TestLoadError(`${where}: the case needs a name`);
+    if (names.has(name)) throw new TestLoadError(`${where}: another case of this file is also named ${JSON.stringify(name)}`);
+    names.add(name);
+    const stepsRaw = own(raw, 'steps');
+    if (stepsRaw === undefined) {
+      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false });
+      return;
+    }
+    if (own(raw, 'evaluate') !== undefined || own(raw, 'call') !== undefined || own(raw, 'expect') !== undefined) {
+      throw new TestLoadError(`${where}: a case with steps puts evaluate, call and expect in its steps`);
+    }
+    if (!Array.isArray(stepsRaw) || stepsRaw.length === 0) throw new TestLoadError(`${where}: steps must be a list of at least one step`);
+    const stepNodes = isMap(node) ? node.get('steps', true) : undefined;
+    const stepItems = isSeq(stepNodes) ? stepNodes.items : [];
+    const steps = stepsRaw.map((s, j) => {
+      const sl = itemLine(text, stepItems[j] as Node | undefined, lines);
+      return readStep(s, `${file}:${sl} (step ${j + 1} of case ${JSON.stringify(name)})`, sl, STEP_KEYS);
+    });
+    cases.push({ name, file, line, policies, steps, session: true });
+  });
+  return cases;
+}
