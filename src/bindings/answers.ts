@@ -7,7 +7,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { TrustgateError } from '../errors.js';
 import type { FindingOut } from '../decision/pipeline.js';
-import { SessionStoreUnavailable } from '../session/store.js';
+import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 
 /** `policy/rule` of the applied findings with this effect, each once. */
 export function rulesOf(findings: readonly FindingOut[], effect: string): string {
@@ -48,6 +48,7 @@ export function uncheckedText(what: 'call' | 'result', err: unknown): string {
 /** A short, content-free description of an error of the core. */
 export function errorDetail(err: unknown): string {
   if (err instanceof TrustgateError) return `${err.message} (${err.code})`;
+  if (err instanceof SessionStoreFull) return 'the session store is full: no new session until one ends or expires (TG_ERR_SESSION_STORE_FULL)';
   if (err instanceof SessionStoreUnavailable) return 'the session store is unavailable (TG_ERR_SESSION_STORE_UNAVAILABLE)';
   return 'internal error (TG_ERR_SERVER_INTERNAL)';
 }
