@@ -262,6 +262,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
         isError: own(result, 'isError') === true,
         blockCount: blocks.length,
         asserted: trust.result.asserted,
+        structured:
+          own(result, 'structuredContent') === undefined
+            ? { sensitive: false, untrusted: false }
+            : { sensitive: trust.structured.sensitive === true, untrusted: trust.structured.untrusted === true },
       },
       tool: req.tool,
       server: req.server,

@@ -84,6 +84,12 @@ export interface ResultVar {
   blockCount: number;
   /** Keys `sensitive`/`untrusted`, present only where some claim asserted that flag. */
   asserted: AssertedVar;
+  /**
+   * The flags that govern `structuredContent` (the result-level claims and
+   * fides labels on `$['structuredContent']`); both false when the result has
+   * none. A label here may be on no block at all (contract section 15).
+   */
+  structured?: { sensitive: boolean; untrusted: boolean };
 }
 
 /** `asserted`: a key per flag that some claim asserted, with the effective value. */
