@@ -114,6 +114,19 @@ async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSecond
   });
 }
 
+/**
+ * What makes the configured store unusable at start-up, in one line, or
+ * undefined: a Redis URL naming a database the server does not have (which
+ * ioredis would silently replace with database 0). A store that cannot be
+ * reached is no reason to refuse: requests fail closed until it answers.
+ */
+export async function sessionStoreProblem(config: Pick<Config, 'sessionStore'>): Promise<string | undefined> {
+  if (isMemory(config)) return undefined;
+  const { missingDatabase } = await import('./redis.js');
+  const missing = await missingDatabase(config.sessionStore, 2_000);
+  return missing === undefined ? undefined : `TRUSTGATE_SESSION_STORE names a database the Redis server does not have (${missing}); use one it has (0 to databases-1 of its configuration)`;
+}
+
 /** The store of a process that serves on its own (TRUSTGATE_WORKERS=1, the stdio bindings). */
 export function openSessionStore(config: Config, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   if (isMemory(config)) return Promise.resolve(new HeldMemoryStore(config, metrics, log));

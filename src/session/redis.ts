@@ -298,6 +298,37 @@ export function mergeArgs(u: SessionUpdate, maxTools: number): (string | number)
   ];
 }
 
+/**
+ * Whether the Redis server has the database the URL names: ioredis
+ * selects it on connecting and, when the server refuses (`ERR DB index is
+ * out of range`), goes on with database 0, where every replica configured
+ * with another number would meet it. Answers the server's refusal, or
+ * undefined when the database is there or the server cannot be asked in
+ * `timeoutMs` (then requests fail closed until it answers, as ever).
+ */
+export async function missingDatabase(url: string, timeoutMs: number): Promise<string | undefined> {
+  const { db = 0, ...opts } = parseRedisUrl(url);
+  if (db === 0) return undefined;
+  const client = new Redis({ ...opts, db: 0, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, commandTimeout: timeoutMs, protocol: 2 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch {
+    client.disconnect();
+    return undefined;
+  }
+  try {
+    await client.select(db);
+    return undefined;
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    // Only the server's refusal of the number counts; a timeout or a dropped connection says nothing about it.
+    return /\bDB index\b|\bout of range\b|invalid DB/i.test(message) ? `database ${db}: ${message}` : undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
 export class RedisSessionStore implements SessionStore {
   private readonly client: Redis & Scripts;
   private readonly ttlMs: number;

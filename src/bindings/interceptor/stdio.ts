@@ -15,11 +15,15 @@ import { trustgateInterceptors } from './trustgate.js';
 
 export async function runInterceptorStdio(args: string[], shippedPolicies: string): Promise<void> {
   const rest = [...args];
-  const { config, log, store, core, decisionLog } = await startBinding(takePolicies(rest), shippedPolicies, 'interceptor');
-  if (rest.length > 0) {
-    process.stderr.write(`trustgate interceptor: unknown arguments: ${rest.join(' ')}\nusage: trustgate interceptor [--policies DIR]\n`);
-    process.exit(2);
+  // A usage error is one line and exit 2, before anything starts.
+  let policies: string | undefined;
+  try {
+    policies = takePolicies(rest);
+  } catch (err) {
+    usage((err as Error).message);
   }
+  if (rest.length > 0) usage(`unknown argument ${JSON.stringify(rest[0])}`);
+  const { config, log, store, core, decisionLog } = await startBinding(policies, shippedPolicies, 'interceptor');
   const registry = new InterceptorRegistry(
     trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLog }),
   );
@@ -36,4 +40,9 @@ export async function runInterceptorStdio(args: string[], shippedPolicies: strin
   process.stdin.pipe(lines);
   await server.connect(transport);
   log.info('interceptor server ready on stdio');
+}
+
+function usage(problem: string): never {
+  process.stderr.write(`trustgate interceptor: ${problem}; usage: trustgate interceptor [--policies DIR]\n`);
+  process.exit(2);
 }
