@@ -324,7 +324,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     actions = out.actions;
     withheld = out.withheld;
     withheldOmitted = out.omitted;
-    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded);
+    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded, own(result, 'structuredContent') !== undefined);
   }
 
   // Provenance of every flag is opt-in: on a typical result it is a third of the decision's text.

@@ -62,10 +62,9 @@ const FILE_CHECK_MS = 1_000;
 
 /**
  * The schema. `expires` is in ms since the epoch; the index on it is the
- * sweep's (expired rows, least recently used first). `restarted` counts
- * updates that found their session expired before the sweep did (the
- * trigger; its WHEN holds the TTL of the service, so the primary counts
- * those expiries too). Pins are in pinning order (seq, the rowid).
+ * sweep's (rows past their forgotten window). `restarted` counts uses that
+ * found their session expired (the trigger; its WHEN holds the TTL of the
+ * service, so the primary counts those expiries too). Pins are in pinning order (seq, the rowid).
  */
 function schema(ttlMs: number): string {
   return `

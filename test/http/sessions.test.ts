@@ -20,7 +20,8 @@ afterEach(async () => {
 });
 
 async function appWith(sessions: MemorySessionStore, env: Record<string, string> = {}) {
-  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', ...env });
+  // No event-loop shedding: these tests are about sessions and pins, on machines of any load.
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', ...env });
   const store = new PolicyStore(config.policyDir);
   await store.load();
   const app = await buildApp({ config, store, sessions, logger: pino({ level: 'silent' }) });
@@ -63,7 +64,7 @@ describe('session TTL: never forgotten silently', () => {
   });
 
   it('the default store is built from TRUSTGATE_SESSION_TTL and TRUSTGATE_MAX_SESSIONS: past the bound a new session is 503 TG_ERR_SESSION_STORE_FULL (counted), none is evicted', async () => {
-    const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
+    const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
     expect(config).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 30, maxSessions: 2 });
     const store = new PolicyStore(config.policyDir);
     await store.load();

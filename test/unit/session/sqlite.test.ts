@@ -1,8 +1,9 @@
 /**
  * The memory store that worker processes share, a SQLite database: the
  * merge inside the statement is mergeSession() (property test), sessions
- * expire their TTL after their last use and the sweep keeps the bound
- * (least recently used first), pins are set once, two processes writing
+ * expire their TTL after their last use and then read as forgotten for one
+ * more TTL, a new session past the bound is refused and none evicted, pins
+ * are set once and never evicted, two processes writing
  * one session at once lose nothing, and a database that is locked past the
  * timeout, deleted or corrupt fails every operation with
  * SessionStoreUnavailable, never a crash. Also the folder the primary
