@@ -21,6 +21,7 @@ const FIDES = 'com.github.ifc/labels';
 const MARK = 'IGNORE-PREVIOUS-INSTRUCTIONS';
 
 let core: DecisionCore;
+let runs = 0;
 beforeAll(async () => {
   const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED });
   const store = new PolicyStore(config.policyDir);
@@ -64,7 +65,7 @@ describe('structuredContent under a result-level untrusted label', () => {
           if (how === 'ifc-result') meta.ifc = { integrity: 'untrusted', confidentiality: 'public' };
           const result = { content, structuredContent: structured, _meta: meta };
           const d = await core.evaluateResult({
-            request: { result, ...(protocolVersion ? { protocolVersion } : {}), ...(session ? { session: { id: `s-${how}` } } : {}) } as never,
+            request: { result, ...(protocolVersion ? { protocolVersion } : {}), ...(session ? { session: { id: `s-${runs++}` } } : {}) } as never,
           });
           if (d.outcome === 'deny') return;
           const forwarded = d.result ?? result;
@@ -72,8 +73,8 @@ describe('structuredContent under a result-level untrusted label', () => {
           for (const s of strings(forwarded)) {
             if (s.includes(MARK)) expect(s.startsWith('<untrusted-content boundary="'), `unfenced: ${s.slice(0, 80)}`).toBe(true);
           }
-          // The session takes in what the model read: untrusted.
-          if (session) expect(d.session?.untrusted).toBe(true);
+          // The session takes in what the model read: blocks that may mirror the untrusted structuredContent (none read, nothing taken in).
+          if (session) expect(d.session?.untrusted).toBe(blocks.length > 0);
         },
       ),
       { numRuns: 200 },
