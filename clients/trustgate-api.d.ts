@@ -169,7 +169,7 @@ export interface paths {
          *
          *     The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.
          *
-         *     Every request reads the pins, so when the session store cannot be read or written it fails closed (503).
+         *     Every request reads the pins, so when the session store cannot be read or written it fails closed (503). A request that names a session the store does not hold while it holds TRUSTGATE_MAX_SESSIONS is refused (503 `TG_ERR_SESSION_STORE_FULL`): no live session is evicted to make room.
          */
         post: operations["evaluateCall"];
         delete?: never;
@@ -187,14 +187,14 @@ export interface paths {
         };
         /**
          * Show what a session has been shown
-         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, expired or evicted (the memory store holds at most TRUSTGATE_MAX_SESSIONS).
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true, until it is ended. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, or unused for two TTLs. No store evicts a session to make room.
          */
         get: operations["getSession"];
         put?: never;
         post?: never;
         /**
          * End a session
-         * @description Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay. 204 when a session was ended, 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.
+         * @description Its labels and counts are dropped; a later request naming the same id starts a new, clean session (this is how a host clears a `forgotten` session). Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.
          */
         delete: operations["deleteSession"];
         options?: never;
@@ -278,7 +278,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SESSION_STORE_FULL" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -363,6 +363,8 @@ export interface components {
         /** @description What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
         Session: {
             id: string;
+            /** @description The store lost what this session was shown, so it is assumed tainted: `untrusted` and `sensitive` are true, the counts started over, and it stays so until the host ends it (DELETE /v1/sessions/{id}). It reads so: (1) an id whose TRUSTGATE_SESSION_TTL ran out, when it is used again within one more TTL (the store keeps the id, not its labels, that long; every use keeps it, forgotten, like a live session); (2) with Redis, every id the store does not hold, for one TTL after Trustgate noticed that Redis lost its data (its marker key `trustgate:store` vanished or changed: a restart without persistence, FLUSHALL, an eviction). An id unused for two TTLs, or ended by the host, starts a new, clean session. See docs/behaviour/forgotten-sessions.md. */
+            forgotten: boolean;
             sensitive: boolean;
             untrusted: boolean;
             dataClass: {
@@ -437,7 +439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -687,7 +689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -962,7 +964,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -996,7 +998,7 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). */
+                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called. */
                     tool?: {
                         name?: string;
                         annotations?: {
@@ -1057,10 +1059,10 @@ export interface operations {
                             /** @description sha256 of the JCS text of the definition's name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool */
                             digest?: string;
                             /**
-                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `none`: the request has no `tool`
+                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `unavailable`: nothing was pinned and the store already holds TRUSTGATE_MAX_PINS pins, so this one was refused (pins are never evicted; counted in `trustgate_pins_refused_total`; the shipped session policy denies the call); `none`: the request has no `tool`
                              * @enum {string}
                              */
-                            pin: "first-seen" | "match" | "changed" | "none";
+                            pin: "first-seen" | "match" | "changed" | "unavailable" | "none";
                         };
                         session?: components["schemas"]["Session"];
                         /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */
@@ -1104,7 +1106,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1162,7 +1164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1218,7 +1220,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1286,7 +1288,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1360,7 +1362,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1461,7 +1463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After` */
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;

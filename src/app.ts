@@ -57,7 +57,7 @@ export interface AppOptions {
 }
 
 /** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
-export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'lru' | 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
+export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
   const store = new MemorySessionStore({
     maxSessions: config.maxSessions,
     maxPins: config.maxPins,

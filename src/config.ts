@@ -88,9 +88,9 @@ export interface Config {
   readonly sessionStore: 'memory' | string;
   /** Seconds a session lives after its last use (TRUSTGATE_SESSION_TTL, default 86400). */
   readonly sessionTtlSeconds: number;
-  /** Most sessions the memory store holds; the least recently used is evicted past it (TRUSTGATE_MAX_SESSIONS, default 10000). */
+  /** Most sessions the memory store holds (live, or in their forgotten window); a new one past it is refused with 503 TG_ERR_SESSION_STORE_FULL, none is evicted (TRUSTGATE_MAX_SESSIONS, default 10000). */
   readonly maxSessions: number;
-  /** Most (server, tool) pins the memory store holds; the least recently pinned is dropped past it (TRUSTGATE_MAX_PINS, default 10000). */
+  /** Most (server, tool) pins a store holds; a new pin past it is refused (`pin: "unavailable"`, the call denied), none is dropped (TRUSTGATE_MAX_PINS, default 10000). */
   readonly maxPins: number;
   /**
    * How long `trustgate proxy` keeps polling its pipes after a message

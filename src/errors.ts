@@ -32,6 +32,7 @@ export const ERRORS = {
   TG_ERR_OVERLOADED: { status: 503, title: 'Too many bytes in flight; retry later' },
   TG_ERR_SERVER_NOT_READY: { status: 503, title: 'Service is not ready' },
   TG_ERR_SESSION_STORE_UNAVAILABLE: { status: 503, title: 'Session store is unavailable; retry later' },
+  TG_ERR_SESSION_STORE_FULL: { status: 503, title: 'Session store is full; no new session until one ends or expires' },
   TG_ERR_SERVER_INTERNAL: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -18,7 +18,7 @@ export interface Metrics {
   sessionCount?: () => number;
   /** Pre-call decisions (/v1/evaluate-call and the bindings over it), by outcome. */
   callDecisions: Counter<'outcome'>;
-  /** Tool pin checks, by status (first-seen, match, changed). */
+  /** Tool pin checks, by status (first-seen, match, changed, unavailable). */
   toolPins: Counter<'status'>;
   /** Requests refused with 503 TG_ERR_OVERLOADED: the bytes in flight were at TRUSTGATE_MAX_INFLIGHT_BYTES. */
   admissionsRefused: Counter;
@@ -26,6 +26,10 @@ export interface Metrics {
   inflightBytes: Gauge;
   /** What the inflight-bytes gauge reads when scraped; set by the admission hooks (src/bindings/http/admission.ts). */
   inflight?: () => number;
+  /** New sessions refused because the store held TRUSTGATE_MAX_SESSIONS (503 TG_ERR_SESSION_STORE_FULL). */
+  sessionsRefused: Counter;
+  /** New pins refused because the store held TRUSTGATE_MAX_PINS (the call was `pin: "unavailable"`). */
+  pinsRefused: Counter;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -67,7 +71,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
     sessionEvictions: new Counter({
       name: 'trustgate_session_evictions_total',
-      help: 'Sessions the memory session store dropped, by reason (lru: over the bound; ttl: unused for TRUSTGATE_SESSION_TTL)',
+      help: 'Sessions whose labels the memory session store dropped, by reason (ttl: unused for TRUSTGATE_SESSION_TTL; a later use reads them as forgotten)',
       labelNames: ['reason'],
       registers: [registry],
     }),
@@ -85,7 +89,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
     toolPins: new Counter({
       name: 'trustgate_tool_pins_total',
-      help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
+      help: 'Tool definitions checked against their pin, by status (first-seen, match, changed, unavailable)',
       labelNames: ['status'],
       registers: [registry],
     }),
@@ -101,6 +105,16 @@ export function createMetrics(defaultMetrics = true): Metrics {
       collect() {
         this.set(m.inflight?.() ?? 0);
       },
+      }),
+    sessionsRefused: new Counter({
+      name: 'trustgate_sessions_refused_total',
+      help: 'New sessions refused because the store held TRUSTGATE_MAX_SESSIONS (503 TG_ERR_SESSION_STORE_FULL); no live session is ever evicted',
+      registers: [registry],
+    }),
+    pinsRefused: new Counter({
+      name: 'trustgate_pins_refused_total',
+      help: 'New tool pins refused because the store held TRUSTGATE_MAX_PINS (pin "unavailable", the call denied); no pin is ever evicted',
+      registers: [registry],
     }),
   };
   return m;

@@ -18,7 +18,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PolicyStore } from './policy/store.js';
-import { openPrimaryStore, openSessionStore, openWorkerStore } from './session/open.js';
+import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from './session/open.js';
 import type { SessionStore } from './session/store.js';
 
 function isLoopback(host: string): boolean {
@@ -145,6 +145,13 @@ async function main(): Promise<void> {
     log.fatal({ dir: config.policyDir }, `policy load failed: ${message}`);
     process.stderr.write(`trustgate: refusing to start: policy load failed: ${message}\n`);
     exit(1);
+  }
+  const storeProblem = await sessionStoreProblem(config);
+  if (storeProblem !== undefined) {
+    log.fatal(`session store: ${storeProblem}`);
+    process.stderr.write(`trustgate: refusing to start: ${storeProblem}\n`);
+    exit(1);
+    return;
   }
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');

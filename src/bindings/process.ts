@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/store.js';
-import { openSessionStore } from '../session/open.js';
+import { openSessionStore, sessionStoreProblem } from '../session/open.js';
 import { createMetrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
@@ -74,6 +74,11 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
   });
   // The memory store lives in this process (sessions and pins start over when it restarts); with
   // TRUSTGATE_SESSION_STORE=redis://... pins are shared with the service and every other binding on that Redis.
+  const storeProblem = await sessionStoreProblem(config);
+  if (storeProblem !== undefined) {
+    process.stderr.write(`trustgate ${what}: refusing to start: ${storeProblem}\n`);
+    process.exit(1);
+  }
   const sessions = await openSessionStore(config, createMetrics(false), log);
   const core = createDecisionCore({ config, policies: () => store.current, sessions });
   const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<void> => {

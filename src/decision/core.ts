@@ -14,6 +14,13 @@
  * store that cannot be read or written rejects with SessionStoreUnavailable
  * and the request fails closed (503 on HTTP). Every evaluateCall also reads
  * the pins, so it needs the store even without a session.
+ *
+ * A store at capacity refuses a new session (SessionStoreFull, 503
+ * TG_ERR_SESSION_STORE_FULL, counted in trustgate_sessions_refused_total);
+ * a pin refused past TRUSTGATE_MAX_PINS is `pin: "unavailable"`, counted in
+ * trustgate_pins_refused_total and denied by the shipped session policy.
+ * A forgotten session (the store lost its labels) reads as untrusted and
+ * sensitive: the store answers it so, the core passes it on as is.
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
@@ -21,13 +28,13 @@ import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import type { Metrics } from '../metrics.js';
-import { isObject, own } from '../model.js';
+import { hasOwn, isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
 import { evaluateCallPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
 import { NO_SESSION } from '../policy/cel.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
-import { SESSION_ID_PATTERN, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
+import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import type { Decision, EvaluateRequest, FindingOut, Outcome } from './pipeline.js';
 import type { DecisionLogEntry } from './log.js';
 import { callLogEntry, type CallLogEntry } from './log.js';
@@ -119,13 +126,13 @@ function sessionId(session: unknown): string | undefined {
 function sessionVar(id: string | undefined, s: SessionState | undefined): SessionVar {
   if (id === undefined) return NO_SESSION;
   if (s === undefined) return { ...NO_SESSION, id };
-  return { id, sensitive: s.sensitive, untrusted: s.untrusted, dataClass: s.dataClass ?? {}, calls: s.calls, results: s.results, tools: s.tools };
+  return { id, forgotten: s.forgotten, sensitive: s.sensitive, untrusted: s.untrusted, dataClass: s.dataClass ?? {}, calls: s.calls, results: s.results, tools: s.tools };
 }
 
 /** A session as answers show it. */
 export function sessionView(id: string, s: SessionState): SessionView {
   const dataClass: SessionView['dataClass'] = s.dataClass ? { class: s.dataClass.class, regulatory: s.dataClass.regulatory.slice() } : {};
-  return { id, sensitive: s.sensitive, untrusted: s.untrusted, dataClass, calls: s.calls, results: s.results, tools: s.tools.slice() };
+  return { id, forgotten: s.forgotten === true, sensitive: s.sensitive, untrusted: s.untrusted, dataClass, calls: s.calls, results: s.results, tools: s.tools.slice() };
 }
 
 /** What one answered /v1/evaluate adds to its session: the count, and the labels of what was forwarded (nothing on deny). */
@@ -155,6 +162,16 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     let p = pinCounts.get(pin);
     if (p === undefined) pinCounts.set(pin, (p = metrics.toolPins.labels({ status: pin })));
     p.inc();
+    if (pin === 'unavailable') metrics.pinsRefused.inc();
+  };
+  /** A store operation that may create a session: a refusal at capacity is counted. */
+  const merge = async (id: string, update: SessionUpdate) => {
+    try {
+      return await sessions.update(id, update);
+    } catch (err) {
+      if (err instanceof SessionStoreFull) metrics?.sessionsRefused.inc();
+      throw err;
+    }
   };
 
   return {
@@ -169,6 +186,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const log = input.log;
       // With a session, the line is written once the merge is done: a request the store fails (503) logs no decision.
       let line: DecisionLogEntry | undefined;
+      let count: (() => void) | undefined;
       const decision: Decision & { session?: SessionView } = runDecision(
         request,
         input.scan,
@@ -181,11 +199,14 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           session: sessionVar(id, before),
           // What was forwarded matters only to a session that takes it in.
           flow: id === undefined ? undefined : flow,
+          // With a session, the decision is counted once the merge is done: a 503 is no decision made.
+          deferCount: id === undefined ? undefined : (c) => (count = c),
         },
         input.evidencePath ?? '/evidence',
       );
       if (id !== undefined) {
-        decision.session = sessionView(id, await sessions.update(id, resultUpdate(flow.forwarded)));
+        decision.session = sessionView(id, await merge(id, resultUpdate(flow.forwarded)));
+        count?.();
         if (line !== undefined) log!(line);
       }
       return decision;
@@ -201,6 +222,13 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const args = own(call!, 'arguments');
       const callArguments = isObject(args) ? args : {};
       const tool = isObject(request.tool) ? request.tool : undefined;
+      // The definition judged (hints, pin) must be the one of the tool called: a call of `delete_all`
+      // presented with the definition of `read_file` would be judged as a read (contract section 15).
+      if (tool !== undefined && hasOwn(tool, 'name') && tool.name !== name) {
+        throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'tool.name must equal call.name: the definition judged must be the one of the tool called', [
+          { pointer: '/tool/name', message: 'must equal /call/name' },
+        ]);
+      }
       const id = sessionId(request.session);
       const policies = deps.policies();
       if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
@@ -259,7 +287,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
         tool: toolInfo,
       };
       if (trace !== undefined) answer.trace = trace;
-      if (id !== undefined) answer.session = sessionView(id, await sessions.update(id, { call: { tool: name } }));
+      if (id !== undefined) answer.session = sessionView(id, await merge(id, { call: { tool: name } }));
       const ms = performance.now() - started;
       countCall(outcome, pinStatus);
       input.log?.(callLogEntry(answer, name, callArguments, tool, request.server, id, ms));

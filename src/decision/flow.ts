@@ -1,7 +1,8 @@
 /**
  * What a decision forwarded, as a session takes it in (contract section 12):
  * the labels of the blocks that reach the model (fenced ones included: the
- * model still reads them) and of `structuredContent` when it is forwarded,
+ * model still reads them) and of `structuredContent` when it is forwarded
+ * or when a block that may mirror it is,
  * and the most restrictive verified data class among them. Withheld blocks
  * (dropped, redacted) and withheld structuredContent add nothing.
  */
@@ -24,7 +25,7 @@ export interface ForwardedFlow {
  * as it leaves (also when the answer leaves it out as unchanged: the host
  * then forwards its own, equal copy); `actions` the effect applied per block.
  */
-export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<number, BlockAction>, forwarded: Record<string, unknown>): ForwardedFlow {
+export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<number, BlockAction>, forwarded: Record<string, unknown>, hadStructured = false): ForwardedFlow {
   const flow: ForwardedFlow = { sensitive: false, untrusted: false };
   const reached = new Set<number>();
   for (const b of trust.blocks) {
@@ -40,7 +41,10 @@ export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<numbe
     if (trust.labels.sensitive === true) flow.sensitive = true;
     if (trust.labels.untrusted === true) flow.untrusted = true;
   }
-  const structured = (hasOwn(forwarded, 'structuredContent') && forwarded.structuredContent !== undefined) || odd;
+  // MCP asks a server that returns structuredContent to mirror it in a text block: a block that reaches the
+  // model may hold structuredContent's text even when structuredContent itself is withheld, so its labels
+  // (a result-level claim, a fides label on $['structuredContent']) travel with the blocks (contract section 15).
+  const structured = (hasOwn(forwarded, 'structuredContent') && forwarded.structuredContent !== undefined) || odd || (hadStructured && reached.size > 0);
   if (structured) {
     if (trust.structured.sensitive === true) flow.sensitive = true;
     if (trust.structured.untrusted === true) flow.untrusted = true;

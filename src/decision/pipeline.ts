@@ -269,6 +269,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
         isError: own(result, 'isError') === true,
         blockCount: blocks.length,
         asserted: trust.result.asserted,
+        structured:
+          own(result, 'structuredContent') === undefined
+            ? { sensitive: false, untrusted: false }
+            : { sensitive: trust.structured.sensitive === true, untrusted: trust.structured.untrusted === true },
       },
       tool: req.tool,
       server: req.server,
@@ -328,7 +332,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     actions = out.actions;
     withheld = out.withheld;
     withheldOmitted = out.omitted;
-    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded);
+    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded, own(result, 'structuredContent') !== undefined);
   }
 
   const decision: Decision = {

@@ -26,6 +26,13 @@ export interface RunDeps {
   session?: DecideOptions['session'];
   /** See DecideOptions.flow. */
   flow?: DecideOptions['flow'];
+  /**
+   * Receives the counting of the decision in /metrics instead of it being
+   * done here: a caller whose request can still fail after the decision (the
+   * session merge, 503) counts it only once the decision is answered, so
+   * `trustgate_decisions_total` counts decisions made, never 503s.
+   */
+  deferCount?: ((count: () => void) => void) | undefined;
 }
 
 const POOL_BYTES = 4096;
@@ -74,7 +81,12 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     flow: deps.flow,
   });
   const ms = performance.now() - started;
-  if (deps.metrics) recordDecision(deps.metrics, decision.outcome, decision.evidence, ms / 1000);
+  const metrics = deps.metrics;
+  if (metrics) {
+    const count = (): void => recordDecision(metrics, decision.outcome, decision.evidence, ms / 1000);
+    if (deps.deferCount) deps.deferCount(count);
+    else count();
+  }
   deps.log?.(decisionLogEntry(decision, body.tool, body.server, ms));
   return decision;
 }

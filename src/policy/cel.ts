@@ -84,6 +84,12 @@ export interface ResultVar {
   blockCount: number;
   /** Keys `sensitive`/`untrusted`, present only where some claim asserted that flag. */
   asserted: AssertedVar;
+  /**
+   * The flags that govern `structuredContent` (the result-level claims and
+   * fides labels on `$['structuredContent']`); both false when the result has
+   * none. A label here may be on no block at all (contract section 15).
+   */
+  structured?: { sensitive: boolean; untrusted: boolean };
 }
 
 /** `asserted`: a key per flag that some claim asserted, with the effective value. */
@@ -135,6 +141,8 @@ export type ValidationVar = {
 export interface SessionVar {
   /** `""` without a session id. */
   id: string;
+  /** The store lost what the session was shown (contract section 15); `sensitive` and `untrusted` are then true. */
+  forgotten?: boolean;
   sensitive: boolean;
   untrusted: boolean;
   /** `{ class, regulatory }`, or an empty map when no verified class was forwarded in the session. */
@@ -148,6 +156,7 @@ export interface SessionVar {
 /** `session` without a session id: flags false, counts 0, no data class, no tools. */
 export const NO_SESSION: Readonly<SessionVar> = Object.freeze({
   id: '',
+  forgotten: false,
   sensitive: false,
   untrusted: false,
   dataClass: Object.freeze({}),
@@ -659,6 +668,7 @@ class Shared {
 function sessionToCel(v: SessionVar): Map<string, unknown> {
   return new Map<string, unknown>([
     ['id', v.id],
+    ['forgotten', v.forgotten === true],
     ['sensitive', v.sensitive],
     ['untrusted', v.untrusted],
     ['dataClass', isObject(v.dataClass) ? toCel(v.dataClass) : emptyMap()],

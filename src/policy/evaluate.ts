@@ -197,7 +197,7 @@ export function evaluatePolicies(
   return matches;
 }
 
-const NO_RESULT: ResultVar = Object.freeze({ sensitive: false, untrusted: false, isError: false, blockCount: 0, asserted: Object.freeze({}) });
+const NO_RESULT: ResultVar = Object.freeze({ sensitive: false, untrusted: false, isError: false, blockCount: 0, asserted: Object.freeze({}), structured: Object.freeze({ sensitive: false, untrusted: false }) });
 
 /**
  * Evaluates the `scope: call` rules of `set` (and only those) once, for a

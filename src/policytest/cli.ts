@@ -37,7 +37,8 @@ function defaultPolicyDir(): string {
 }
 
 function usageError(message: string, usage: string): number {
-  process.stderr.write(`trustgate: ${message}\n${usage}`);
+  // One line: the problem and the usage it breaks.
+  process.stderr.write(`trustgate: ${message}; ${usage.split('\n')[0]}\n`);
   return 2;
 }
 

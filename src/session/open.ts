@@ -43,9 +43,9 @@ export function isMemory(config: Pick<Config, 'sessionStore'>): boolean {
   return config.sessionStore === 'memory';
 }
 
-/** Counts evictions and logs them, at most one line every EVICTION_LOG_MS. */
+/** Counts sessions whose TTL ran out (their labels dropped; they read as forgotten) and logs them, at most one line every EVICTION_LOG_MS. */
 class EvictionLog {
-  private counts = { lru: 0, ttl: 0 };
+  private count = 0;
   private last = -Infinity;
   private timer: NodeJS.Timeout | undefined;
 
@@ -54,10 +54,10 @@ class EvictionLog {
     private readonly metrics: Metrics,
   ) {}
 
-  evicted(why: 'lru' | 'ttl', n = 1): void {
+  evicted(why: 'ttl', n = 1): void {
     if (n <= 0) return;
     this.metrics.sessionEvictions.labels({ reason: why }).inc(n);
-    this.counts[why] += n;
+    this.count += n;
     const wait = this.last + EVICTION_LOG_MS - Date.now();
     if (wait <= 0) this.flush();
     else if (!this.timer) {
@@ -69,12 +69,11 @@ class EvictionLog {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const { lru, ttl } = this.counts;
-    if (lru + ttl === 0) return;
-    this.counts = { lru: 0, ttl: 0 };
+    if (this.count === 0) return;
+    const ttl = this.count;
+    this.count = 0;
     this.last = Date.now();
-    // lru evictions mean the bound is too small for the traffic: say so louder.
-    this.log[lru > 0 ? 'warn' : 'info']({ evicted: { lru, ttl } }, lru > 0 ? 'sessions evicted (TRUSTGATE_MAX_SESSIONS reached)' : 'sessions expired');
+    this.log.info({ evicted: { ttl } }, 'sessions expired (a later use reads them as forgotten)');
   }
 }
 
@@ -99,12 +98,13 @@ export class HeldMemoryStore extends MemorySessionStore {
   }
 }
 
-async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSeconds'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
+async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSeconds' | 'maxPins'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   // Loaded only when used: a service on the memory store never loads the Redis client.
   const { RedisSessionStore } = await import('./redis.js');
   return new RedisSessionStore({
     url: config.sessionStore,
     ttlMs: config.sessionTtlSeconds * 1000,
+    maxPins: config.maxPins,
     commandTimeoutMs: STORE_TIMEOUT_MS,
     onError: (operation) => metrics.sessionStoreErrors.labels({ backend: 'redis', operation }).inc(),
     onHealth: (healthy, reason) =>
@@ -112,6 +112,19 @@ async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSecond
         ? log.info({ sessionStore: 'redis' }, 'session store reachable')
         : log.error({ sessionStore: 'redis', reason }, 'session store unreachable: requests that name a session get 503 until it is back'),
   });
+}
+
+/**
+ * What makes the configured store unusable at start-up, in one line, or
+ * undefined: a Redis URL naming a database the server does not have (which
+ * ioredis would silently replace with database 0). A store that cannot be
+ * reached is no reason to refuse: requests fail closed until it answers.
+ */
+export async function sessionStoreProblem(config: Pick<Config, 'sessionStore'>): Promise<string | undefined> {
+  if (isMemory(config)) return undefined;
+  const { missingDatabase } = await import('./redis.js');
+  const missing = await missingDatabase(config.sessionStore, 2_000);
+  return missing === undefined ? undefined : `TRUSTGATE_SESSION_STORE names a database the Redis server does not have (${missing}); use one it has (0 to databases-1 of its configuration)`;
 }
 
 /** The store of a process that serves on its own (TRUSTGATE_WORKERS=1, the stdio bindings). */
@@ -126,7 +139,14 @@ export async function openWorkerStore(config: Config, metrics: Metrics, log: Sto
   const path = env[SHARED_DB_ENV];
   if (!path) throw new Error(`${SHARED_DB_ENV} is not set: a worker on the memory store needs the database of its primary`);
   const { SqliteSessionStore } = await import('./sqlite.js');
-  return new SqliteSessionStore({ path, ttlMs: config.sessionTtlSeconds * 1000, timeoutMs: STORE_TIMEOUT_MS, ...storeReports(metrics, log) });
+  return new SqliteSessionStore({
+    path,
+    ttlMs: config.sessionTtlSeconds * 1000,
+    timeoutMs: STORE_TIMEOUT_MS,
+    maxSessions: config.maxSessions,
+    maxPins: config.maxPins,
+    ...storeReports(metrics, log),
+  });
 }
 
 function storeReports(metrics: Metrics, log: StoreLog): { onError: (operation: string) => void; onHealth: (healthy: boolean, reason: string) => void } {
@@ -150,9 +170,8 @@ export interface PrimaryStore {
 /**
  * The primary's side of the memory store (TRUSTGATE_WORKERS > 1): removes
  * the folders of primaries that are gone, creates the database in a fresh
- * folder, and sweeps it every SHARED_SWEEP_MS (expired sessions, then the
- * least recently used past TRUSTGATE_MAX_SESSIONS, pins past
- * TRUSTGATE_MAX_PINS), counting what it drops. Undefined on Redis.
+ * folder, and sweeps it every SHARED_SWEEP_MS (ids past their forgotten
+ * window), counting the sessions whose TTL ran out. Undefined on Redis.
  */
 export async function openPrimaryStore(config: Config, metrics: Metrics, log: StoreLog, base?: string): Promise<PrimaryStore | undefined> {
   if (!isMemory(config)) return undefined;
@@ -166,7 +185,7 @@ export async function openPrimaryStore(config: Config, metrics: Metrics, log: St
   let store: InstanceType<typeof SqliteSessionStore>;
   try {
     createSessionDb(path, ttlMs);
-    store = new SqliteSessionStore({ path, ttlMs, timeoutMs: STORE_TIMEOUT_MS, ...storeReports(metrics, log) });
+    store = new SqliteSessionStore({ path, ttlMs, timeoutMs: STORE_TIMEOUT_MS, maxSessions: config.maxSessions, maxPins: config.maxPins, ...storeReports(metrics, log) });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -181,9 +200,8 @@ export async function openPrimaryStore(config: Config, metrics: Metrics, log: St
       // The folder is gone: every store on the file says so (it checks that the file is still there).
     }
     try {
-      const r = store.sweep(config.maxSessions, config.maxPins);
+      const r = store.sweep();
       evictions.evicted('ttl', r.ttl);
-      evictions.evicted('lru', r.lru);
       live = r.live;
     } catch {
       // Counted and logged by the store (onError, onHealth); the next sweep tries again.

@@ -8,8 +8,16 @@
  * session at once never lose either update (no read-modify-write in the
  * client). Pins are set-if-absent inside a script too.
  *
+ * Never forget silently (contract section 15): a session key outlives its
+ * TTL by one more TTL (its forgotten window), in which a use reads it as
+ * forgotten; the marker key `trustgate:store` tells when Redis lost its data
+ * (see PRELUDE). Redis's own eviction must not drop keys (`maxmemory-policy
+ * noeviction`): a dropped marker reads as a loss, a dropped session cannot
+ * be noticed.
+ *
  * Keys: `trustgate:session:<id>` (a hash; ids are validated by the routes,
- * and the prefix keeps them apart from anything else) and
+ * and the prefix keeps them apart from anything else), `trustgate:store`,
+ * `trustgate:pins` (how many pins are held) and
  * `trustgate:pin:<JSON of [server, tool]>` (server and tool names are any
  * strings: their JSON text is an unambiguous, injective encoding, so no name
  * can reach another pair's key or another namespace).
@@ -28,10 +36,12 @@
  * connection) until the next success. A ping every few seconds keeps
  * healthy() true to the server's state when no requests come.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseRedisUrl } from './url.js';
 import {
   dataClassRank,
+  SessionStoreFull,
   SessionStoreUnavailable,
   type PinCheck,
   type SessionState,
@@ -52,16 +62,78 @@ export function pinKey(server: string, tool: string): string {
 }
 
 /**
- * Fields of a session hash: s sensitive, u untrusted, c calls, r results,
- * t tools (JSON tokens, newline-separated), tn tool count, dc data class
- * (JSON token), dk its rank, rg regulatory tags (JSON tokens, newline-separated).
+ * The start of every session script: Redis's clock, and the store marker
+ * KEYS[2] (`trustgate:store`, a hash: `epoch`, a random id made when the
+ * marker was created; `lost`, ms until which an id not found reads as
+ * forgotten). ARGV: 1 ttl ms, 2 the epoch this client knows ('' before its
+ * first answer), 3 a fresh epoch for a marker that is missing.
  *
- * ARGV: 1 ttl ms, 2 sensitive, 3 untrusted, 4 call, 5 tool token,
- * 6 result, 7 has data class, 8 its rank (compared), 9 the rank stored with
- * it, 10 class token, 11 regulatory tokens, 12 most tools kept.
+ * A marker that is missing or carries another epoch than a client knew
+ * means the store lost its data (a restart without persistence, FLUSHALL,
+ * or the marker evicted): every session live then would have expired
+ * within one TTL, so until now + TTL every id not found reads as forgotten
+ * (what Trustgate cannot know, it assumes tainted).
  */
-const MERGE_LUA = `
+const PRELUDE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+local known = ARGV[2]
+local epoch = redis.call('HGET', KEYS[2], 'epoch')
+local lost = tonumber(redis.call('HGET', KEYS[2], 'lost') or '0')
+local changed = false
+if not epoch then
+  epoch = ARGV[3]
+  redis.call('HSET', KEYS[2], 'epoch', epoch)
+  changed = known ~= ''
+elseif known ~= '' and epoch ~= known then
+  changed = true
+end
+if changed and lost < now + ttl then
+  lost = now + ttl
+  redis.call('HSET', KEYS[2], 'lost', lost)
+end
+`;
+
+/**
+ * The session KEYS[1] as the store holds it: a key whose expiry (field e,
+ * ms) has passed is in its forgotten window (the key itself lives one more
+ * TTL): its labels are dropped; a key not found while the store's loss is
+ * recent reads as forgotten too. A forgotten session is written as one
+ * (f, s, u set) and is then used like any other.
+ */
+const SESSION = `
 local k = KEYS[1]
+local forgotten = false
+local e = redis.call('HGET', k, 'e')
+if e then
+  if tonumber(e) <= now then
+    redis.call('DEL', k)
+    forgotten = true
+  end
+elseif now < lost and redis.call('EXISTS', k) == 0 then
+  forgotten = true
+end
+if forgotten then
+  redis.call('HSET', k, 'f', '1', 's', '1', 'u', '1', 'c', 0, 'r', 0)
+end
+local function touch()
+  redis.call('HSET', k, 'e', now + ttl)
+  redis.call('PEXPIRE', k, 2 * ttl)
+end
+`;
+
+/**
+ * Fields of a session hash: f forgotten, s sensitive, u untrusted, c calls,
+ * r results, t tools (JSON tokens, newline-separated), tn tool count, dc
+ * data class (JSON token), dk its rank, rg regulatory tags (JSON tokens,
+ * newline-separated), e when the TTL runs out (ms, Redis's clock).
+ *
+ * ARGV (after the prelude's three): 4 sensitive, 5 untrusted, 6 call,
+ * 7 tool token, 8 result, 9 has data class, 10 its rank (compared), 11 the
+ * rank stored with it, 12 class token, 13 regulatory tokens, 14 most tools kept.
+ */
+const MERGE_LUA = `${PRELUDE}${SESSION}
 local function has(list, tok)
   for x in string.gmatch(list, '[^\\n]+') do
     if x == tok then return true end
@@ -70,55 +142,102 @@ local function has(list, tok)
 end
 redis.call('HSETNX', k, 'c', 0)
 redis.call('HSETNX', k, 'r', 0)
-if ARGV[2] == '1' then redis.call('HSET', k, 's', '1') end
-if ARGV[3] == '1' then redis.call('HSET', k, 'u', '1') end
-if ARGV[4] == '1' then
+if ARGV[4] == '1' then redis.call('HSET', k, 's', '1') end
+if ARGV[5] == '1' then redis.call('HSET', k, 'u', '1') end
+if ARGV[6] == '1' then
   redis.call('HINCRBY', k, 'c', 1)
-  local tok = ARGV[5]
-  local t = redis.call('HGET', k, 't') or ''
+  local tok = ARGV[7]
+  local tl = redis.call('HGET', k, 't') or ''
   local n = tonumber(redis.call('HGET', k, 'tn') or '0')
-  if n < tonumber(ARGV[12]) and not has(t, tok) then
-    if t == '' then t = tok else t = t .. '\\n' .. tok end
-    redis.call('HSET', k, 't', t, 'tn', n + 1)
+  if n < tonumber(ARGV[14]) and not has(tl, tok) then
+    if tl == '' then tl = tok else tl = tl .. '\\n' .. tok end
+    redis.call('HSET', k, 't', tl, 'tn', n + 1)
   end
 end
-if ARGV[6] == '1' then redis.call('HINCRBY', k, 'r', 1) end
-if ARGV[7] == '1' then
+if ARGV[8] == '1' then redis.call('HINCRBY', k, 'r', 1) end
+if ARGV[9] == '1' then
   local dk = redis.call('HGET', k, 'dk')
-  if not dk or tonumber(dk) < tonumber(ARGV[8]) then
-    redis.call('HSET', k, 'dc', ARGV[10], 'dk', ARGV[9])
+  if not dk or tonumber(dk) < tonumber(ARGV[10]) then
+    redis.call('HSET', k, 'dc', ARGV[12], 'dk', ARGV[11])
   end
   local rg = redis.call('HGET', k, 'rg') or ''
-  for tok in string.gmatch(ARGV[11], '[^\\n]+') do
+  for tok in string.gmatch(ARGV[13], '[^\\n]+') do
     if not has(rg, tok) then
       if rg == '' then rg = tok else rg = rg .. '\\n' .. tok end
     end
   end
   redis.call('HSET', k, 'rg', rg)
 end
-redis.call('PEXPIRE', k, ARGV[1])
-return redis.call('HGETALL', k)
+touch()
+return {epoch, redis.call('HGETALL', k)}
 `;
 
-/** The session, touching its TTL; an empty list when there is none. ARGV: 1 ttl ms. */
-const GET_LUA = `
+/** The session, touching its TTL; an empty list when there is none. */
+const GET_LUA = `${PRELUDE}${SESSION}
+if redis.call('EXISTS', k) == 0 then return {epoch, {}} end
+touch()
+return {epoch, redis.call('HGETALL', k)}
+`;
+
+/**
+ * End a session (1 when one was held, 0 when none). While the store's loss
+ * is recent, an id not found reads as forgotten: ending it leaves a clean
+ * session of the id, so that it does not read as forgotten again.
+ */
+const DELETE_LUA = `${PRELUDE}
 local k = KEYS[1]
-if redis.call('PEXPIRE', k, ARGV[1]) == 0 then return {} end
-return redis.call('HGETALL', k)
+local n = redis.call('DEL', k)
+if now < lost then
+  redis.call('HSET', k, 'c', 0, 'r', 0, 'e', now + ttl)
+  redis.call('PEXPIRE', k, 2 * ttl)
+  n = 1
+end
+return {epoch, n}
 `;
 
-/** Pin ARGV[1] when nothing is pinned; answers what was pinned before (false when nothing). */
+/** Learn the store's epoch (at connection), noticing a loss while the connection was down. */
+const EPOCH_LUA = `${PRELUDE}
+return {epoch, 0}
+`;
+
+/**
+ * Pin ARGV[1] when nothing is pinned and fewer than ARGV[2] pins are held
+ * (KEYS[2] counts them; pins never expire); answers what was pinned before,
+ * false when it pinned, 0 when the bound refused the pin.
+ */
 const PIN_LUA = `
 local v = redis.call('GET', KEYS[1])
 if v then return v end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[2])
 return false
 `;
 
+/** Set the pin (an operator's): 1, or 0 when the pair is new and ARGV[2] pins are held. */
+const ACCEPT_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return 0 end
+  redis.call('INCR', KEYS[2])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`;
+
+/** The store marker (see PRELUDE). */
+export const STORE_KEY = `${KEY_PREFIX}store`;
+/** How many pins are held. */
+export const PIN_COUNT_KEY = `${KEY_PREFIX}pins`;
+
+type Epoch<T> = [string, T];
+
 interface Scripts {
-  tgMerge(key: string, ...args: (string | number)[]): Promise<string[]>;
-  tgGet(key: string, ttl: number): Promise<string[]>;
-  tgPin(key: string, digest: string): Promise<string | null>;
+  tgMerge(key: string, store: string, ...args: (string | number)[]): Promise<Epoch<string[]>>;
+  tgGet(key: string, store: string, ttl: number, known: string, fresh: string): Promise<Epoch<string[]>>;
+  tgDelete(key: string, store: string, ttl: number, known: string, fresh: string): Promise<Epoch<number>>;
+  tgEpoch(store: string, store2: string, ttl: number, known: string, fresh: string): Promise<Epoch<number>>;
+  tgPin(key: string, count: string, digest: string, max: number): Promise<string | number | null>;
+  tgAccept(key: string, count: string, digest: string, max: number): Promise<number>;
 }
 
 export interface RedisStoreOptions {
@@ -130,6 +249,8 @@ export interface RedisStoreOptions {
   /** How often an idle client checks that the server answers. */
   pingMs?: number;
   maxTools?: number;
+  /** Most pins; a new pin past it is refused. */
+  maxPins?: number;
   /** Called once per failed operation (the store-errors metric). */
   onError?: (operation: string) => void;
   /** Told when the server becomes unreachable and when it is back (never with session content). */
@@ -146,6 +267,7 @@ export function stateFromHash(flat: readonly string[]): SessionState | undefined
     return v === undefined || v === '' ? [] : v.split('\n').map((t) => JSON.parse(t) as string);
   };
   const state: SessionState = {
+    forgotten: h.get('f') === '1',
     sensitive: h.get('s') === '1',
     untrusted: h.get('u') === '1',
     calls: Number(h.get('c') ?? 0),
@@ -158,11 +280,10 @@ export function stateFromHash(flat: readonly string[]): SessionState | undefined
   return state;
 }
 
-/** The script's arguments for an update. */
-export function mergeArgs(u: SessionUpdate, ttlMs: number, maxTools: number): (string | number)[] {
+/** The script's arguments for an update, after the prelude's. */
+export function mergeArgs(u: SessionUpdate, maxTools: number): (string | number)[] {
   const dc = u.dataClass;
   return [
-    ttlMs,
     u.sensitive === true ? '1' : '0',
     u.untrusted === true ? '1' : '0',
     u.call ? '1' : '0',
@@ -177,6 +298,37 @@ export function mergeArgs(u: SessionUpdate, ttlMs: number, maxTools: number): (s
   ];
 }
 
+/**
+ * Whether the Redis server has the database the URL names: ioredis
+ * selects it on connecting and, when the server refuses (`ERR DB index is
+ * out of range`), goes on with database 0, where every replica configured
+ * with another number would meet it. Answers the server's refusal, or
+ * undefined when the database is there or the server cannot be asked in
+ * `timeoutMs` (then requests fail closed until it answers, as ever).
+ */
+export async function missingDatabase(url: string, timeoutMs: number): Promise<string | undefined> {
+  const { db = 0, ...opts } = parseRedisUrl(url);
+  if (db === 0) return undefined;
+  const client = new Redis({ ...opts, db: 0, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, commandTimeout: timeoutMs, protocol: 2 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch {
+    client.disconnect();
+    return undefined;
+  }
+  try {
+    await client.select(db);
+    return undefined;
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    // Only the server's refusal of the number counts; a timeout or a dropped connection says nothing about it.
+    return /\bDB index\b|\bout of range\b|invalid DB/i.test(message) ? `database ${db}: ${message}` : undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
 export class RedisSessionStore implements SessionStore {
   private readonly client: Redis & Scripts;
   private readonly ttlMs: number;
@@ -186,10 +338,14 @@ export class RedisSessionStore implements SessionStore {
   private failing = false;
   private closed = false;
   private lastHealth = true;
+  /** The store marker's epoch as this client last saw it ('' before the first answer). */
+  private epoch = '';
+  private readonly maxPins: number;
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.ttlMs = opts.ttlMs;
     this.maxTools = opts.maxTools ?? 1000;
+    this.maxPins = opts.maxPins ?? Number.MAX_SAFE_INTEGER;
     const timeout = opts.commandTimeoutMs ?? 1_000;
     this.client = new Redis({
       ...parseRedisUrl(opts.url),
@@ -207,15 +363,23 @@ export class RedisSessionStore implements SessionStore {
       connectionName: 'trustgate',
       disableClientInfo: true,
     }) as Redis & Scripts;
-    this.client.defineCommand('tgMerge', { numberOfKeys: 1, lua: MERGE_LUA });
-    this.client.defineCommand('tgGet', { numberOfKeys: 1, lua: GET_LUA });
-    this.client.defineCommand('tgPin', { numberOfKeys: 1, lua: PIN_LUA });
+    this.client.defineCommand('tgMerge', { numberOfKeys: 2, lua: MERGE_LUA });
+    this.client.defineCommand('tgGet', { numberOfKeys: 2, lua: GET_LUA });
+    this.client.defineCommand('tgDelete', { numberOfKeys: 2, lua: DELETE_LUA });
+    this.client.defineCommand('tgEpoch', { numberOfKeys: 2, lua: EPOCH_LUA });
+    this.client.defineCommand('tgPin', { numberOfKeys: 2, lua: PIN_LUA });
+    this.client.defineCommand('tgAccept', { numberOfKeys: 2, lua: ACCEPT_LUA });
     // Without a listener, ioredis reports every connection error on stderr.
     this.client.on('error', (err: Error) => this.health(false, err.message));
     this.client.on('close', () => this.health(false, 'connection closed'));
     this.client.on('ready', () => {
       this.failing = false;
       this.health(true, 'connected');
+      // Learn the epoch at once (a loss while the connection was down is noticed here); a failure waits for the next use.
+      this.client.tgEpoch(STORE_KEY, STORE_KEY, this.ttlMs, this.epoch, randomUUID()).then(
+        (r) => this.learn(r),
+        () => undefined,
+      );
     });
     this.ping = setInterval(() => {
       if (this.client.status !== 'ready') return;
@@ -275,34 +439,41 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  /** Keep the epoch a script answered; answer its payload. */
+  private learn<T>(r: Epoch<T>): T {
+    if (typeof r[0] === 'string' && r[0] !== '') this.epoch = r[0];
+    return r[1];
+  }
+
   get(id: string): Promise<SessionState | undefined> {
-    return this.run('get', async () => stateFromHash(await this.client.tgGet(sessionKey(id), this.ttlMs)));
+    return this.run('get', async () => stateFromHash(this.learn(await this.client.tgGet(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID()))));
   }
 
   update(id: string, update: SessionUpdate): Promise<SessionState> {
     return this.run('update', async () => {
-      const state = stateFromHash(await this.client.tgMerge(sessionKey(id), ...mergeArgs(update, this.ttlMs, this.maxTools)));
+      const r = await this.client.tgMerge(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID(), ...mergeArgs(update, this.maxTools));
+      const state = stateFromHash(this.learn(r));
       if (!state) throw new Error('the merge script answered no state');
       return state;
     });
   }
 
   delete(id: string): Promise<boolean> {
-    return this.run('delete', async () => (await this.client.del(sessionKey(id))) > 0);
+    return this.run('delete', async () => this.learn(await this.client.tgDelete(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID())) > 0);
   }
 
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {
     return this.run('pin', async () => {
-      const before = await this.client.tgPin(pinKey(server, tool), digest);
+      const before = await this.client.tgPin(pinKey(server, tool), PIN_COUNT_KEY, digest, this.maxPins);
       if (before === null) return { status: 'first-seen', pinned: digest };
+      if (typeof before === 'number') return { status: 'unavailable', pinned: digest };
       return { status: before === digest ? 'match' : 'changed', pinned: before };
     });
   }
 
-  acceptPin(server: string, tool: string, digest: string): Promise<void> {
-    return this.run('pin', async () => {
-      await this.client.set(pinKey(server, tool), digest);
-    });
+  async acceptPin(server: string, tool: string, digest: string): Promise<void> {
+    const set = await this.run('pin', () => this.client.tgAccept(pinKey(server, tool), PIN_COUNT_KEY, digest, this.maxPins));
+    if (set === 0) throw new SessionStoreFull(`the store holds TRUSTGATE_MAX_PINS (${this.maxPins}) pins: no new pin`);
   }
 
   getPin(server: string, tool: string): Promise<string | undefined> {

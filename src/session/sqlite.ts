@@ -20,12 +20,16 @@
  * statement itself does: every statement here takes microseconds, and the
  * only long writer, the primary's sweep, deletes in small chunks.
  *
- * TTL and bound: a session expires `ttlMs` after its last use (a read
- * or an update moves the expiry only when it moved more than refreshMs()
- * ago, so most reads write nothing and most updates leave the index alone); an expired session reads as absent and an
- * update starts it over. The primary's sweep() (every second) deletes
- * expired sessions and, past the bound, the least recently used ones, and
- * the least recently pinned pins past theirs.
+ * TTL and bound (never forget silently, contract section 15): a session
+ * expires `ttlMs` after its last use (a read or an update moves the expiry
+ * only when it moved more than refreshMs() ago, so most reads write
+ * nothing and most updates leave the index alone). An expired session's
+ * row is kept for one more `ttlMs` (its forgotten window): a use in that
+ * window reads it as forgotten (untrusted and sensitive) and keeps it,
+ * forgotten, as a live session. The primary's sweep() (every second)
+ * deletes rows past their window. No row is deleted to make room: a new
+ * session while `maxSessions` rows are held is refused (SessionStoreFull),
+ * and a new pin while `maxPins` pins are held is `unavailable`.
  *
  * Fail closed: every failure (locked past the timeout, a database file
  * deleted, replaced or corrupt, a full disk) rejects with
@@ -36,7 +40,7 @@ import { accessSync, chmodSync, constants, lstatSync, mkdtempSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { emptySession, mergeSession, SessionStoreUnavailable, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
+import { emptySession, forgottenSession, mergeSession, SessionStoreFull, SessionStoreUnavailable, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
 
 /** A use moves a session's expiry only when it last moved longer ago than this, or a tenth of the TTL when that is less. */
 export const REFRESH_MS = 1_000;
@@ -58,10 +62,9 @@ const FILE_CHECK_MS = 1_000;
 
 /**
  * The schema. `expires` is in ms since the epoch; the index on it is the
- * sweep's (expired rows, least recently used first). `restarted` counts
- * updates that found their session expired before the sweep did (the
- * trigger; its WHEN holds the TTL of the service, so the primary counts
- * those expiries too). Pins are in pinning order (seq, the rowid).
+ * sweep's (rows past their forgotten window). `restarted` counts uses that
+ * found their session expired (the trigger; its WHEN holds the TTL of the
+ * service, so the primary counts those expiries too). Pins are in pinning order (seq, the rowid).
  */
 function schema(ttlMs: number): string {
   return `
@@ -93,6 +96,10 @@ export interface SqliteStoreOptions {
   ttlMs: number;
   /** The most time one operation waits for the lock; past it, SessionStoreUnavailable. */
   timeoutMs: number;
+  /** Most session rows (live, or in their forgotten window); a new session past it is refused. Unbounded when absent. */
+  maxSessions?: number;
+  /** Most pins; a new pin past it is refused. Unbounded when absent. */
+  maxPins?: number;
   maxTools?: number;
   /** The clock (tests pass their own). */
   now?: () => number;
@@ -103,30 +110,27 @@ export interface SqliteStoreOptions {
 }
 
 export interface SweepResult {
-  /** Sessions dropped for their TTL (by the sweep, or started over by an update first). */
+  /** Sessions whose TTL ran out: rows past their forgotten window deleted by the sweep, and rows a use found expired first. */
   ttl: number;
-  /** Sessions dropped, least recently used first, to bring the count down to the bound. */
-  lru: number;
-  /** Sessions held after the sweep. */
+  /** Session rows held after the sweep (live and forgotten). */
   live: number;
 }
 
 interface Statements {
   get: Database.Statement<[string], { state: string; expires: number }>;
   refresh: Database.Statement<[{ id: string; expires: number; now: number }]>;
-  merge: Database.Statement<[{ id: string; fresh: string; expires: number; now: number; refresh: number }]>;
-  mergeMoving: Database.Statement<[{ id: string; fresh: string; expires: number; now: number }]>;
+  lapse: Database.Statement<[{ id: string; forgotten: string; expires: number; now: number }]>;
+  merge: Database.Statement<[{ id: string; expires: number; now: number; refresh: number }]>;
+  mergeMoving: Database.Statement<[{ id: string; fresh: string; lapsed: string; expires: number; now: number; ttl: number }]>;
   delete: Database.Statement<[string, number]>;
   getPin: Database.Statement<[string], { digest: string }>;
-  addPin: Database.Statement<[string, string]>;
+  addPin: Database.Statement<[string, string, number]>;
   setPin: Database.Statement<[string, string]>;
   expire: Database.Statement<[number, number]>;
   restarted: Database.Statement<[], { n: number }>;
   resetRestarted: Database.Statement<[]>;
   count: Database.Statement<[], { n: number }>;
-  trim: Database.Statement<[number]>;
   countPins: Database.Statement<[], { n: number }>;
-  trimPins: Database.Statement<[number]>;
   probe: Database.Statement<[], unknown>;
 }
 
@@ -155,7 +159,7 @@ export class SqliteSessionStore implements SessionStore {
   /** What that function merged (undefined: the statement inserted, or started an expired session over). */
   private merged: SessionState | undefined;
   /** The merges of one group, in one write transaction (made once per connection). */
-  private mergeGroup: Database.Transaction<(group: ReadonlyArray<{ id: string; update: SessionUpdate }>) => SessionState[]> | undefined;
+  private mergeGroup: Database.Transaction<(group: ReadonlyArray<{ id: string; update: SessionUpdate }>) => Array<SessionState | SessionStoreFull>> | undefined;
   /** Merges waiting for the end of this event-loop turn (see update()). */
   private merges: Array<{ id: string; update: SessionUpdate; resolve: (s: SessionState) => void; reject: (err: Error) => void }> = [];
   private failing = false;
@@ -209,32 +213,34 @@ export class SqliteSessionStore implements SessionStore {
       this.s = {
         get: db.prepare('SELECT state, expires FROM sessions WHERE id = ?'),
         refresh: db.prepare('UPDATE sessions SET expires = max(expires, @expires) WHERE id = @id AND expires > @now'),
+        // A read of a session whose TTL ran out: its labels are dropped for the forgotten state, and the read is a use.
+        lapse: db.prepare('UPDATE sessions SET state = @forgotten, expires = @expires WHERE id = @id AND expires <= @now'),
         // The usual update: the session is live and its expiry moved less than `refresh` ago; the
         // expiry (and so the index on it) is left alone. Changes nothing otherwise (0 changes).
-        merge: db.prepare(
-          `INSERT INTO sessions (id, state, expires) VALUES (@id, @fresh, @expires)
-           ON CONFLICT (id) DO UPDATE SET state = tg_merge(sessions.state)
-           WHERE sessions.expires > @now AND excluded.expires - sessions.expires <= @refresh`,
-        ),
-        // Otherwise: merge into it (or start it over when it expired) and move the expiry.
+        merge: db.prepare('UPDATE sessions SET state = tg_merge(state) WHERE id = @id AND expires > @now AND @expires - expires <= @refresh'),
+        // Otherwise: merge into it, or into the forgotten state when its TTL ran out (in its window), or
+        // start it over (past its window: the id is not held any more), and move the expiry.
         mergeMoving: db.prepare(
           `INSERT INTO sessions (id, state, expires) VALUES (@id, @fresh, @expires)
            ON CONFLICT (id) DO UPDATE SET
-             state = CASE WHEN sessions.expires > @now THEN tg_merge(sessions.state) ELSE excluded.state END,
+             state = CASE WHEN sessions.expires > @now THEN tg_merge(sessions.state)
+                          WHEN sessions.expires + @ttl > @now THEN @lapsed
+                          ELSE excluded.state END,
              expires = excluded.expires`,
         ),
+        // A host ends its session, forgotten ones included (until then they read as forgotten).
         delete: db.prepare('DELETE FROM sessions WHERE id = ? AND expires > ?'),
         getPin: db.prepare('SELECT digest FROM pins WHERE key = ?'),
-        addPin: db.prepare('INSERT INTO pins (key, digest) VALUES (?, ?) ON CONFLICT (key) DO NOTHING'),
+        // A new pin only while fewer than the bound are held (no pin is ever dropped to make room).
+        addPin: db.prepare('INSERT INTO pins (key, digest) SELECT ?, ? WHERE (SELECT count(*) FROM pins) < ? ON CONFLICT (key) DO NOTHING'),
         // REPLACE deletes the old row and inserts a new one: the pin becomes the most recent.
         setPin: db.prepare('REPLACE INTO pins (key, digest) VALUES (?, ?)'),
+        // Rows past their forgotten window (the caller passes now - ttl).
         expire: db.prepare('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires <= ? ORDER BY expires LIMIT ?)'),
         restarted: db.prepare('SELECT n FROM restarted'),
         resetRestarted: db.prepare('UPDATE restarted SET n = 0'),
         count: db.prepare('SELECT count(*) AS n FROM sessions'),
-        trim: db.prepare('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY expires LIMIT ?)'),
         countPins: db.prepare('SELECT count(*) AS n FROM pins'),
-        trimPins: db.prepare('DELETE FROM pins WHERE seq IN (SELECT seq FROM pins ORDER BY seq LIMIT ?)'),
         probe: db.prepare('SELECT 1 FROM restarted'),
       };
       this.file = { dev: st.dev, ino: st.ino };
@@ -284,6 +290,8 @@ export class SqliteSessionStore implements SessionStore {
         }
         return v;
       } catch (err) {
+        // A refusal at the bound is the store working as it should: said as it is, not as a failure.
+        if (err instanceof SessionStoreFull) throw err;
         reason = err instanceof LockedTooLong ? `the session database stayed locked for ${this.opts.timeoutMs} ms` : `the session database failed: ${describe(err)}`;
       }
     }
@@ -320,8 +328,15 @@ export class SqliteSessionStore implements SessionStore {
       const s = this.s!;
       const now = this.now();
       const row = s.get.get(id);
-      if (!row || row.expires <= now) return undefined;
-      const expires = now + this.opts.ttlMs;
+      const ttl = this.opts.ttlMs;
+      if (!row || row.expires + ttl <= now) return undefined;
+      const expires = now + ttl;
+      if (row.expires <= now) {
+        // Its TTL ran out: it reads as forgotten, and this use keeps it so (a lock that holds the write up retries it all).
+        const forgotten = forgottenSession();
+        s.lapse.run({ id, forgotten: JSON.stringify(forgotten), expires, now });
+        return forgotten;
+      }
       if (expires - row.expires > this.refresh) {
         try {
           s.refresh.run({ id, expires, now });
@@ -330,7 +345,7 @@ export class SqliteSessionStore implements SessionStore {
           if (!isBusy(err)) throw err;
         }
       }
-      return JSON.parse(row.state) as SessionState;
+      return stored(row.state);
     });
   }
 
@@ -356,7 +371,7 @@ export class SqliteSessionStore implements SessionStore {
     this.merges = [];
     for (let start = 0; start < all.length; start += MERGE_GROUP) {
       const group = all.slice(start, start + MERGE_GROUP);
-      let states: SessionState[];
+      let states: Array<SessionState | SessionStoreFull>;
       try {
         states = this.exec('update', () => (group.length === 1 ? [this.mergeOne(group[0]!)] : this.mergeGroup!.immediate(group)));
       } catch (err) {
@@ -365,22 +380,50 @@ export class SqliteSessionStore implements SessionStore {
         for (const m of group) m.reject(err as Error);
         continue;
       }
-      group.forEach((m, i) => m.resolve(states[i]!));
+      group.forEach((m, i) => {
+        const st = states[i]!;
+        if (st instanceof SessionStoreFull) m.reject(st);
+        else m.resolve(st);
+      });
     }
   };
 
-  /** One merge: the usual statement, else the one that moves the expiry (or starts an expired session over). */
-  private mergeOne(m: { id: string; update: SessionUpdate }): SessionState {
+  /**
+   * One merge: the usual statement, else the one that moves the expiry (into
+   * the forgotten state when the TTL ran out, or a new session when the id is
+   * not held: refused past maxSessions). Answers the refusal rather than
+   * throwing it, so that one refused merge never rolls back its group.
+   */
+  private mergeOne(m: { id: string; update: SessionUpdate }): SessionState | SessionStoreFull {
     const now = this.now();
+    const ttl = this.opts.ttlMs;
     const fresh = mergeSession(emptySession(), m.update, this.maxTools);
-    const args = { id: m.id, fresh: JSON.stringify(fresh), expires: now + this.opts.ttlMs, now };
+    const expires = now + ttl;
     this.pending = m.update;
     try {
       this.merged = undefined;
-      if (this.s!.merge.run({ ...args, refresh: this.refresh }).changes > 0) return this.merged ?? fresh;
-      this.merged = undefined;
-      this.s!.mergeMoving.run(args);
-      return this.merged ?? fresh;
+      if (this.s!.merge.run({ id: m.id, expires, now, refresh: this.refresh }).changes > 0) return this.merged!;
+      const moving = (): SessionState | SessionStoreFull => {
+        const s = this.s!;
+        const row = s.get.get(m.id);
+        if (row === undefined || row.expires + ttl <= now) {
+          const max = this.opts.maxSessions;
+          if (max !== undefined && s.count.get()!.n >= max) {
+            // Rows past their window free their room first (the sweep may not have run yet).
+            s.expire.run(now - ttl, SWEEP_CHUNK);
+            if (s.count.get()!.n >= max) {
+              return new SessionStoreFull(`the session store holds TRUSTGATE_MAX_SESSIONS (${max}) sessions: no new session until one ends or expires`);
+            }
+          }
+        }
+        const lapsed = mergeSession(forgottenSession(), m.update, this.maxTools);
+        this.merged = undefined;
+        s.mergeMoving.run({ id: m.id, fresh: JSON.stringify(fresh), lapsed: JSON.stringify(lapsed), expires, now, ttl });
+        if (this.merged !== undefined) return this.merged;
+        return row !== undefined && row.expires <= now && row.expires + ttl > now ? lapsed : fresh;
+      };
+      // What the row was decides what is written: read and write in one transaction.
+      return this.db!.inTransaction ? moving() : this.db!.transaction(moving).immediate();
     } finally {
       this.pending = undefined;
       this.merged = undefined;
@@ -388,7 +431,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   delete(id: string): Promise<boolean> {
-    return this.run('delete', () => this.s!.delete.run(id, this.now()).changes > 0);
+    return this.run('delete', () => this.s!.delete.run(id, this.now() - this.opts.ttlMs).changes > 0);
   }
 
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {
@@ -399,8 +442,9 @@ export class SqliteSessionStore implements SessionStore {
       for (let i = 0; i < 10; i++) {
         const pinned = s.getPin.get(key)?.digest;
         if (pinned !== undefined) return { status: pinned === digest ? 'match' : 'changed', pinned };
-        if (s.addPin.run(key, digest).changes > 0) return { status: 'first-seen', pinned: digest };
-        // Another process pinned it between the read and the insert: read what it pinned.
+        if (s.addPin.run(key, digest, this.opts.maxPins ?? Number.MAX_SAFE_INTEGER).changes > 0) return { status: 'first-seen', pinned: digest };
+        // Another process pinned it between the read and the insert (read what it pinned), or the bound is reached.
+        if (s.getPin.get(key) === undefined) return { status: 'unavailable', pinned: digest };
       }
       throw new Error('the pin kept changing');
     });
@@ -408,7 +452,15 @@ export class SqliteSessionStore implements SessionStore {
 
   acceptPin(server: string, tool: string, digest: string): Promise<void> {
     return this.run('pin', () => {
-      this.s!.setPin.run(pinKey(server, tool), digest);
+      const s = this.s!;
+      const key = pinKey(server, tool);
+      const max = this.opts.maxPins;
+      this.db!.transaction(() => {
+        if (max !== undefined && s.getPin.get(key) === undefined && s.countPins.get()!.n >= max) {
+          throw new SessionStoreFull(`the store holds TRUSTGATE_MAX_PINS (${max}) pins: no new pin`);
+        }
+        s.setPin.run(key, digest);
+      }).immediate();
     });
   }
 
@@ -417,19 +469,18 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /**
-   * Drop expired sessions, then the least recently used past `maxSessions`,
-   * and the least recently pinned pins past `maxPins` (the primary, on a
-   * timer). Deletes in chunks of SWEEP_CHUNK rows, one transaction each.
+   * Delete the session rows past their forgotten window (the primary, on a
+   * timer), in chunks of SWEEP_CHUNK rows, one transaction each. Nothing
+   * live is ever deleted, and no pin.
    * @throws SessionStoreUnavailable
    */
-  sweep(maxSessions: number, maxPins: number): SweepResult {
+  sweep(): SweepResult {
     return this.exec('sweep', () => {
       const s = this.s!;
-      const now = this.now();
+      const gone = this.now() - this.opts.ttlMs;
       let ttl = 0;
-      let lru = 0;
       for (;;) {
-        const n = this.retry(() => s.expire.run(now, SWEEP_CHUNK).changes);
+        const n = this.retry(() => s.expire.run(gone, SWEEP_CHUNK).changes);
         ttl += n;
         if (n < SWEEP_CHUNK) break;
       }
@@ -440,16 +491,8 @@ export class SqliteSessionStore implements SessionStore {
           return n;
         }).immediate(),
       );
-      let live = this.retry(() => s.count.get()!.n);
-      while (live > maxSessions) {
-        const n = this.retry(() => s.trim.run(Math.min(live - maxSessions, SWEEP_CHUNK)).changes);
-        if (n === 0) break;
-        lru += n;
-        live -= n;
-      }
-      const pins = this.retry(() => s.countPins.get()!.n);
-      if (pins > maxPins) this.retry(() => s.trimPins.run(pins - maxPins));
-      return { ttl, lru, live };
+      const live = this.retry(() => s.count.get()!.n);
+      return { ttl, live };
     });
   }
 
@@ -476,6 +519,13 @@ export class SqliteSessionStore implements SessionStore {
     }
     this.db = undefined;
   }
+}
+
+/** A stored state; one written before `forgotten` existed has none (it is not forgotten). */
+function stored(text: string): SessionState {
+  const st = JSON.parse(text) as SessionState;
+  st.forgotten = st.forgotten === true;
+  return st;
 }
 
 /** The key of a (server, tool) pin: the JSON text of the pair, so no two pairs share one. */

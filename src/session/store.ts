@@ -9,10 +9,21 @@
  *
  * Fail closed: a backend that cannot read or write rejects with
  * SessionStoreUnavailable; callers answer 503 TG_ERR_SESSION_STORE_UNAVAILABLE.
+ *
+ * Never forget silently (contract section 15): no backend evicts a live
+ * session to make room; one at TRUSTGATE_MAX_SESSIONS refuses a NEW session
+ * with SessionStoreFull (503 TG_ERR_SESSION_STORE_FULL). A session whose
+ * labels the store lost (its TTL ran out; for Redis also a restart without
+ * persistence or a flush) reads as `forgotten`, with `untrusted` and
+ * `sensitive` true, until the host deletes it. Which ids read so, and for
+ * how long: docs/behaviour/forgotten-sessions.md. Pins are never evicted
+ * either: past TRUSTGATE_MAX_PINS a new pin is refused (`unavailable`).
  */
 
 /** What a session has been shown so far (the `session` variable, less `id`). */
 export interface SessionState {
+  /** The store lost what this session was shown (its TTL ran out, the store was flushed or restarted): `sensitive` and `untrusted` read true. */
+  forgotten: boolean;
   sensitive: boolean;
   untrusted: boolean;
   /** The most restrictive verified data class seen, and the union of `regulatory` (lower-cased); absent when none. */
@@ -40,7 +51,8 @@ export interface SessionUpdate {
   result?: boolean;
 }
 
-export type PinStatus = 'first-seen' | 'match' | 'changed';
+/** `unavailable`: nothing was pinned for the pair and the store holds TRUSTGATE_MAX_PINS pins already (the new pin was refused). */
+export type PinStatus = 'first-seen' | 'match' | 'changed' | 'unavailable';
 
 export interface PinCheck {
   status: PinStatus;
@@ -51,13 +63,13 @@ export interface PinCheck {
 export interface SessionStore {
   /** The session, touching its TTL; undefined when it does not exist (or expired). */
   get(id: string): Promise<SessionState | undefined>;
-  /** Merge an update atomically (creating the session) and touch its TTL; resolves to the state after it. */
+  /** Merge an update atomically (creating the session) and touch its TTL; resolves to the state after it. Rejects with SessionStoreFull when the session is new and the store is at capacity. */
   update(id: string, update: SessionUpdate): Promise<SessionState>;
   /** End a session; false when there was none. */
   delete(id: string): Promise<boolean>;
   /** Trust on first use: pin `digest` for (server, tool) if nothing is pinned, else compare. Atomic. */
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck>;
-  /** Operator: pin `digest` for (server, tool), replacing what was pinned. */
+  /** Operator: pin `digest` for (server, tool), replacing what was pinned. Rejects with SessionStoreFull for a new pair past the pin bound. */
   acceptPin(server: string, tool: string, digest: string): Promise<void>;
   /** The digest pinned for (server, tool), if any. */
   getPin(server: string, tool: string): Promise<string | undefined>;
@@ -71,6 +83,19 @@ export class SessionStoreUnavailable extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SessionStoreUnavailable';
+  }
+}
+
+/**
+ * The store is at capacity (TRUSTGATE_MAX_SESSIONS sessions, or
+ * TRUSTGATE_MAX_PINS pins for an operator's new pin): it refuses a new one
+ * rather than evicting a live one. A kind of SessionStoreUnavailable, so
+ * that every binding that fails closed on the store fails closed on this.
+ */
+export class SessionStoreFull extends SessionStoreUnavailable {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SessionStoreFull';
   }
 }
 
@@ -98,7 +123,16 @@ export const SESSION_ID_PATTERN = '^[A-Za-z0-9._:-]{1,256}$';
 
 /** The state of a session that does not exist yet. */
 export function emptySession(): SessionState {
-  return { sensitive: false, untrusted: false, calls: 0, results: 0, tools: [] };
+  return { forgotten: false, sensitive: false, untrusted: false, calls: 0, results: 0, tools: [] };
+}
+
+/**
+ * The state of a session whose labels the store lost: what it was shown
+ * cannot be known, so it is assumed tainted (untrusted and sensitive) until
+ * the host deletes the session. Its counts start over.
+ */
+export function forgottenSession(): SessionState {
+  return { forgotten: true, sensitive: true, untrusted: true, calls: 0, results: 0, tools: [] };
 }
 
 /**
@@ -108,6 +142,8 @@ export function emptySession(): SessionState {
  */
 export function mergeSession(s: SessionState, u: SessionUpdate, maxTools = 1000): SessionState {
   const next: SessionState = {
+    // Stored states written before `forgotten` existed have none: they are not forgotten.
+    forgotten: s.forgotten === true,
     sensitive: s.sensitive || u.sensitive === true,
     untrusted: s.untrusted || u.untrusted === true,
     calls: s.calls + (u.call ? 1 : 0),

@@ -57,3 +57,49 @@ describe('interceptor/invoke with hostile params', () => {
     );
   });
 });
+
+describe('trustgate-call judges the tool called', () => {
+  it('a definition whose name is not the call name is -32602, whatever the two names', async () => {
+    const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
+    await store.load();
+    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) });
+    const registry = new InterceptorRegistry(trustgateInterceptors({ core, policies: () => store.current, version: '0' }));
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createInterceptorServer(registry, '0').connect(a);
+    const client = new Client({ name: 'hostile', version: '0' });
+    await client.connect(b);
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), async (called, defined) => {
+          fc.pre(called !== defined);
+          const invoke = (tool: string) =>
+            client.request(
+              {
+                method: 'interceptor/invoke',
+                params: {
+                  name: 'trustgate-call',
+                  event: 'tools/call',
+                  phase: 'request',
+                  payload: { method: 'tools/call', params: { name: called, arguments: {} } },
+                  config: { tool: { name: tool, annotations: { readOnlyHint: true } } },
+                },
+              },
+              ResultSchema,
+            );
+          const err = await invoke(defined).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(err).toBeInstanceOf(McpError);
+          expect((err as McpError).code).toBe(-32602);
+          expect((err as McpError).message).toContain('tool.name must equal call.name');
+          // The same call with its own definition is judged.
+          expect(await invoke(called)).toMatchObject({ type: 'validation' });
+        }),
+        { numRuns: 50 },
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -151,6 +151,7 @@ describe('the other operations', () => {
       'consent-write-after-untrusted call consent',
       'consent-open-world-after-sensitive call consent',
       'deny-changed-definition call deny',
+      'deny-unpinned-definition call deny',
     ]);
   });
 

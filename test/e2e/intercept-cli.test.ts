@@ -102,10 +102,14 @@ describe('trustgate intercept', () => {
   it('fails closed on a bad setting or an unknown argument', () => {
     expectWithheld(intercept('{"content":[]}', { TRUSTGATE_BODY_LIMIT: '-1' }).stdout, 'TRUSTGATE_BODY_LIMIT');
     const r = intercept('{"content":[]}', {}, ['--polices', 'x']);
-    expect(r.code).toBe(0);
+    // A usage error: one line, exit 2, and still a withheld answer for the gateway.
+    expect(r.code).toBe(2);
     expectWithheld(r.stdout, 'TG_ERR_SERVER_NOT_READY');
     expect(r.stderr).toContain('usage: trustgate intercept [--policies DIR]');
-    expectWithheld(intercept('{"content":[]}', {}, ['--policies']).stdout, 'TG_ERR_SERVER_NOT_READY');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const noFolder = intercept('{"content":[]}', {}, ['--policies']);
+    expect(noFolder.code).toBe(2);
+    expectWithheld(noFolder.stdout, 'TG_ERR_SERVER_NOT_READY');
   });
 
   it('fails closed on input over the body limit', () => {

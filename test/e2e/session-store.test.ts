@@ -5,7 +5,9 @@
  * removes), and for every replica on one Redis. Many requests of one
  * session at once lose no update; a Redis that stops, or a shared
  * database that is gone, makes requests that name a session 503 and
- * /readyz 503.
+ * /readyz 503; a full store refuses new sessions (503) and evicts none; a
+ * Redis restarted without persistence leaves its sessions forgotten
+ * (untrusted, sensitive), never clean.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -125,27 +127,36 @@ describe('the memory store with worker processes', () => {
     expect(await s.stop()).toBe(0);
   }, 90_000);
 
-  it.each(['1', '2'])('TRUSTGATE_WORKERS=%s: counts and logs evictions past TRUSTGATE_MAX_SESSIONS, never naming the session', async (workers) => {
+  it.each(['1', '2'])('TRUSTGATE_WORKERS=%s: past TRUSTGATE_MAX_SESSIONS a new session is 503 TG_ERR_SESSION_STORE_FULL (counted), and no session is evicted', async (workers) => {
     const s = await start({ TRUSTGATE_WORKERS: workers, TRUSTGATE_MAX_SESSIONS: '3' });
     if (workers === '2') await waitFor(() => s.stdout().includes('serving with 2 worker processes'));
-    for (let i = 0; i < 6; i++) {
-      const r = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: `secret-conv-${i}` } });
+    for (let i = 0; i < 3; i++) {
+      const r = await call(s, 'POST', '/v1/evaluate', { result: i === 0 ? untrusted : plain, session: { id: `secret-conv-${i}` } });
       expect(r.status, JSON.stringify(r.json)).toBe(200);
     }
+    for (let i = 3; i < 6; i++) {
+      const r = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: `secret-conv-${i}` } });
+      expect(r.status).toBe(503);
+      expect(r.json.code).toBe('TG_ERR_SESSION_STORE_FULL');
+      expect(JSON.stringify(r.json)).not.toContain('secret-conv');
+    }
+    // Every session held is still held, labels intact, on every worker.
+    for (let i = 0; i < 4; i++) {
+      const r = await call(s, 'GET', '/v1/sessions/secret-conv-0');
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ untrusted: true, forgotten: false });
+    }
+    expect((await call(s, 'GET', '/v1/sessions/secret-conv-5')).status).toBe(404);
     const scrape = async () => (await call(s, 'GET', '/metrics')).json as string;
-    // With worker processes the primary's sweep keeps the bound, every second.
-    await waitFor(async () => /^trustgate_session_evictions_total\{reason="lru"\} 3$/m.test(await scrape()), 10_000);
+    // With worker processes each worker's counts reach /metrics through the primary: wait for them.
+    await waitFor(async () => /^trustgate_sessions_refused_total 3$/m.test(await scrape()), 10_000);
     const metrics = await scrape();
-    expect(metrics).toMatch(/^trustgate_session_evictions_total\{reason="lru"\} 3$/m);
-    expect(gauge(metrics, 'trustgate_sessions_live')).toBe(3);
-    expect((await call(s, 'GET', '/v1/sessions/secret-conv-0')).status).toBe(404);
-    expect((await call(s, 'GET', '/v1/sessions/secret-conv-5')).status).toBe(200);
-    await waitFor(() => lines(s).some((l) => String(l.msg).startsWith('sessions evicted')));
-    const evicted = lines(s).filter((l) => String(l.msg).startsWith('sessions evicted'));
-    expect(evicted.reduce((n, l) => n + l.evicted.lru, 0)).toBeGreaterThanOrEqual(1);
-    // Rate-limited: fewer lines than evictions, and never the ids.
-    expect(evicted.length).toBeLessThan(3);
-    expect(JSON.stringify(evicted)).not.toContain('secret-conv');
+    expect(metrics).not.toMatch(/^trustgate_session_evictions_total\{reason="lru"\}/m);
+    // 503s are no decisions made.
+    expect(metrics).toMatch(/^trustgate_decisions_total\{outcome="allow"\} 3$/m);
+    await waitFor(async () => gauge(await scrape(), 'trustgate_sessions_live') === 3, 10_000);
+    // A refused session is named in no line (secret-conv-3 and -4 were only ever refused).
+    expect(lines(s).map((l) => JSON.stringify(l)).join('\n')).not.toMatch(/secret-conv-[34]/);
     expect(await s.stop()).toBe(0);
   }, 90_000);
 });
@@ -213,8 +224,18 @@ describe.skipIf(!withRedis)('TRUSTGATE_SESSION_STORE=redis://', () => {
     }, 30_000);
     const back = await call(s, 'POST', '/v1/evaluate', { result: plain, session: { id: 'conv-down' } });
     expect(back.status).toBe(200);
-    // Redis ran without persistence: the session started over.
-    expect(back.json.session).toMatchObject({ id: 'conv-down', results: 1 });
+    // Redis ran without persistence: the session's labels are gone, so it reads as forgotten (untrusted, sensitive), never clean.
+    expect(back.json.session).toMatchObject({ id: 'conv-down', results: 1, forgotten: true, untrusted: true, sensitive: true });
+    // On every worker, and so is an id never seen before the restart (what Trustgate cannot know, it assumes tainted).
+    for (let i = 0; i < 4; i++) {
+      const write = await call(s, 'POST', '/v1/evaluate-call', { call: { name: 'send' }, tool: { name: 'send' }, server: { name: 'mail' }, session: { id: i % 2 ? 'conv-down' : `conv-unseen-${i}` } });
+      expect(write.status).toBe(200);
+      expect(write.json.requiresConsent).toBe(true);
+      expect(write.json.session).toMatchObject({ forgotten: true, untrusted: true, sensitive: true });
+    }
+    // The host ends the session: it starts clean.
+    expect((await call(s, 'DELETE', '/v1/sessions/conv-down')).status).toBe(204);
+    expect((await call(s, 'GET', '/v1/sessions/conv-down')).json).toMatchObject({ forgotten: false, untrusted: false });
     expect(await s.stop()).toBe(0);
   }, 120_000);
 });

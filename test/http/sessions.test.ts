@@ -20,7 +20,8 @@ afterEach(async () => {
 });
 
 async function appWith(sessions: MemorySessionStore, env: Record<string, string> = {}) {
-  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', ...env });
+  // No event-loop shedding: these tests are about sessions and pins, on machines of any load.
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', ...env });
   const store = new PolicyStore(config.policyDir);
   await store.load();
   const app = await buildApp({ config, store, sessions, logger: pino({ level: 'silent' }) });
@@ -28,37 +29,106 @@ async function appWith(sessions: MemorySessionStore, env: Record<string, string>
   return app;
 }
 
-describe('session TTL', () => {
-  it('a session lives TRUSTGATE_SESSION_TTL after its last use, then starts afresh', async () => {
+describe('session TTL: never forgotten silently', () => {
+  it('a session lives TRUSTGATE_SESSION_TTL after its last use, then reads as forgotten (untrusted, sensitive) until the host deletes it', async () => {
     let now = 1_000_000;
     const sessions = new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000, now: () => now });
     const app = await appWith(sessions);
     expect(app.trustgate.sessions).toBe(sessions);
-    expect((await post(app, '/v1/evaluate', { result: untrusted, session: { id: 's' } })).json.session.untrusted).toBe(true);
+    const first = await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'public' }] }, session: { id: 's' } });
+    expect(first.json.session).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
     now += 59_000;
     // A use within the TTL keeps it alive for another TTL.
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/s' })).statusCode).toBe(200);
-    now += 59_000;
-    const again = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
-    expect(again.json.session).toMatchObject({ untrusted: true, calls: 1, results: 1 });
-    expect(again.json.requiresConsent).toBe(true);
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' })).json).toMatchObject({ forgotten: false, results: 1 });
     now += 60_001;
-    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' })).json.code).toBe('TG_ERR_SESSION_NOT_FOUND');
+    // The TTL ran out (a host that paused longer than the TTL): never clean, the write asks first.
+    const shown = answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' }));
+    expect(shown.status).toBe(200);
+    expect(shown.json).toMatchObject({ id: 's', forgotten: true, untrusted: true, sensitive: true, calls: 0, results: 0 });
+    const call = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
+    expect(call.json.requiresConsent).toBe(true);
+    expect(call.json.session).toMatchObject({ forgotten: true, untrusted: true, sensitive: true, calls: 1 });
+    // However long the host goes on using it, it stays forgotten.
+    for (let i = 0; i < 3; i++) {
+      now += 59_000;
+      expect((await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'x' }] }, session: { id: 's' } })).json.session).toMatchObject({ forgotten: true, untrusted: true });
+    }
+    // The host ends it: the id starts a new, clean session.
+    expect((await app.inject({ method: 'DELETE', url: '/v1/sessions/s' })).statusCode).toBe(204);
     const fresh = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
-    expect(fresh.json.session).toMatchObject({ untrusted: false, calls: 1, results: 0 });
+    expect(fresh.json.session).toMatchObject({ forgotten: false, untrusted: false, calls: 1, results: 0 });
     expect(fresh.json.requiresConsent).toBe(false);
+    // Unused for two TTLs: the id is not held any more.
+    now += 120_001;
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' })).json.code).toBe('TG_ERR_SESSION_NOT_FOUND');
   });
 
-  it('the default store is built from TRUSTGATE_SESSION_TTL and TRUSTGATE_MAX_SESSIONS (least recently used evicted)', async () => {
-    const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
+  it('the default store is built from TRUSTGATE_SESSION_TTL and TRUSTGATE_MAX_SESSIONS: past the bound a new session is 503 TG_ERR_SESSION_STORE_FULL (counted), none is evicted', async () => {
+    const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
     expect(config).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 30, maxSessions: 2 });
     const store = new PolicyStore(config.policyDir);
     await store.load();
     const app = await buildApp({ config, store, logger: pino({ level: 'silent' }) });
     opened.push(app);
-    for (const id of ['a', 'b', 'c']) await post(app, '/v1/evaluate', { result: untrusted, session: { id } });
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/a' })).statusCode).toBe(404);
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/c' })).statusCode).toBe(200);
+    for (const id of ['a', 'b']) expect((await post(app, '/v1/evaluate', { result: untrusted, session: { id } })).status).toBe(200);
+    for (const url of ['/v1/evaluate', '/v1/evaluate-call']) {
+      const full = await post(app, url, url === '/v1/evaluate' ? { result: untrusted, session: { id: 'c' } } : { call: { name: 'send' }, session: { id: 'c' } });
+      expect(full.status).toBe(503);
+      expect(full.json).toMatchObject({ code: 'TG_ERR_SESSION_STORE_FULL', type: 'urn:trustgate:problem:TG_ERR_SESSION_STORE_FULL', status: 503 });
+      expect(full.headers['retry-after']).toBe('1');
+    }
+    // The live sessions go on, labels intact.
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/a' })).json).toMatchObject({ untrusted: true, forgotten: false });
+    expect((await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 'b' } })).json.requiresConsent).toBe(true);
+    expect((await app.inject({ method: 'GET', url: '/v1/sessions/c' })).statusCode).toBe(404);
+    // A request without a session is still judged.
+    expect((await post(app, '/v1/evaluate', { result: untrusted })).status).toBe(200);
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^trustgate_sessions_refused_total 2$/m);
+    // 503s are no decisions made: one per answered /v1/evaluate (two with a session, one without).
+    expect(metrics).toMatch(/^trustgate_decisions_total\{outcome="allow"\} 3$/m);
+  });
+});
+
+describe('the tool judged is the tool called', () => {
+  it('/v1/evaluate-call with tool.name other than call.name is a 400 pointing at /tool/name, whatever the names', async () => {
+    const app = await appWith(new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }));
+    for (const [call, tool] of [
+      ['delete_all', 'read_file'],
+      ['read_file', 'Read_file'],
+      ['read_file', 'read_file '],
+      ['a', 1],
+      ['a', null],
+    ] as const) {
+      const r = await post(app, '/v1/evaluate-call', { call: { name: call }, tool: { name: tool, annotations: { readOnlyHint: true } } });
+      expect(r.status).toBe(400);
+      expect(r.json.code).toBe('TG_ERR_BODY_SCHEMA');
+      expect(JSON.stringify(r.json.errors)).toContain('/tool/name');
+    }
+    // Nothing was pinned for the pair of the refused requests.
+    expect(answerOf(await app.inject({ method: 'GET', url: '/v1/pins?tool=read_file' })).status).toBe(404);
+    expect((await post(app, '/v1/evaluate-call', { call: { name: 'read_file' }, tool: { name: 'read_file' } })).status).toBe(200);
+  });
+});
+
+describe('pins are never evicted', () => {
+  it('past TRUSTGATE_MAX_PINS a new pin is refused: pin "unavailable", the call denied by the shipped policy, counted; an operator cannot add one either', async () => {
+    const app = await appWith(new MemorySessionStore({ maxSessions: 10, maxPins: 2, ttlMs: 60_000 }));
+    const call = (name: string, description = 'v1') => post(app, '/v1/evaluate-call', { call: { name }, tool: { name, description, annotations: { readOnlyHint: true } }, server: { name: 'fs' } });
+    expect((await call('a')).json.tool.pin).toBe('first-seen');
+    expect((await call('b')).json.tool.pin).toBe('first-seen');
+    const refused = await call('c');
+    expect(refused.json).toMatchObject({ outcome: 'deny', tool: { pin: 'unavailable' } });
+    expect(refused.json.findings).toContainEqual(expect.objectContaining({ policy: 'session', rule: 'deny-unpinned-definition', effect: 'deny', applied: true }));
+    // The pinned ones still hold: a changed definition of a is still caught.
+    expect((await call('a')).json.tool.pin).toBe('match');
+    expect((await call('a', 'v2')).json).toMatchObject({ outcome: 'deny', tool: { pin: 'changed' } });
+    const put = answerOf(await app.inject({ method: 'PUT', url: '/v1/pins', payload: { server: 'fs', tool: 'c', digest: 'sha256:' + 'a'.repeat(64) } }));
+    expect(put.status).toBe(503);
+    expect(put.json.code).toBe('TG_ERR_SESSION_STORE_FULL');
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^trustgate_pins_refused_total 1$/m);
+    expect(metrics).toMatch(/^trustgate_tool_pins_total\{status="unavailable"\} 1$/m);
   });
 });
 

@@ -73,15 +73,15 @@ export function interceptGuard(args: readonly string[]): void {
   let child: ChildProcess | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  /** Write the answer (an empty string passes the original), end the child, exit 0. */
-  const answer = (text: string): void => {
+  /** Write the answer (an empty string passes the original), end the child, exit (0, or 2 after a usage error). */
+  const answer = (text: string, code = 0): void => {
     if (answered) return;
     answered = true;
     if (timer !== undefined) clearTimeout(timer);
     if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     process.stdin.destroy();
-    if (text.length === 0) process.exit(0);
-    process.stdout.write(text, () => process.exit(0));
+    if (text.length === 0) process.exit(code);
+    process.stdout.write(text, () => process.exit(code));
   };
   const fail = (code: string, detail: string): void => answer(isErrorText(code, detail));
 
@@ -94,8 +94,9 @@ export function interceptGuard(args: readonly string[]): void {
 
   const opts = parseInterceptArgs(args);
   if ('error' in opts) {
-    process.stderr.write(opts.error + '\n');
-    fail('TG_ERR_SERVER_NOT_READY', 'the command line is wrong (see the log)');
+    // One line and exit 2, as for every verb; the gateway still reads a withheld result (fail closed).
+    process.stderr.write(`trustgate intercept: ${opts.error}\n`);
+    answer(isErrorText('TG_ERR_SERVER_NOT_READY', 'the command line is wrong (see the log)'), 2);
     return;
   }
   let config: Config;

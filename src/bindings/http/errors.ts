@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../../errors.js';
 import { interceptError } from '../docker/answer.js';
-import { SessionStoreUnavailable } from '../../session/store.js';
+import { SessionStoreFull, SessionStoreUnavailable } from '../../session/store.js';
 import { routeOf } from './auth.js';
 import { INTERCEPTOR_PATH } from './paths.js';
 
@@ -58,6 +58,10 @@ export interface Mapped {
 export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (err instanceof TrustgateError) {
     return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
+  }
+  // A store at capacity refuses a new session rather than evicting a live one (contract section 15).
+  if (err instanceof SessionStoreFull) {
+    return { code: 'TG_ERR_SESSION_STORE_FULL', detail: err.message, headers: { 'retry-after': '1' } };
   }
   // Fail closed: never judged without the session; the store's own message (host, operation) stays in the log.
   if (err instanceof SessionStoreUnavailable) {

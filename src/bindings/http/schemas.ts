@@ -148,9 +148,14 @@ export const sharedSchemas = [
     type: 'object',
     description:
       'What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
-    required: ['id', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
+    required: ['id', 'forgotten', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
     properties: {
       id: { type: 'string' },
+      forgotten: {
+        type: 'boolean',
+        description:
+          'The store lost what this session was shown, so it is assumed tainted: `untrusted` and `sensitive` are true, the counts started over, and it stays so until the host ends it (DELETE /v1/sessions/{id}). It reads so: (1) an id whose TRUSTGATE_SESSION_TTL ran out, when it is used again within one more TTL (the store keeps the id, not its labels, that long; every use keeps it, forgotten, like a live session); (2) with Redis, every id the store does not hold, for one TTL after Trustgate noticed that Redis lost its data (its marker key `trustgate:store` vanished or changed: a restart without persistence, FLUSHALL, an eviction). An id unused for two TTLs, or ended by the host, starts a new, clean session. See docs/behaviour/forgotten-sessions.md.',
+      },
       sensitive: { type: 'boolean' },
       untrusted: { type: 'boolean' },
       dataClass: {
@@ -232,7 +237,7 @@ const problemDescriptions: Record<number, string> = {
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session, or no pin for that server and tool',
   422: 'Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error',
-  503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), or the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it); sent with `Retry-After`',
+  503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After`',
 };
 
 export const problemReplies = (...statuses: number[]) => {

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
 import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
-import { SessionStoreUnavailable } from '../../../src/session/store.js';
+import { SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
@@ -117,14 +117,14 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     expect(await a.getPin('nobody', 'nothing')).toBeUndefined();
   });
 
-  it('keeps a session TTL seconds after its last use, and ends it on delete', async () => {
+  it('keeps a session key TTL seconds after its last use and one TTL more (its forgotten window), and ends it on delete', async () => {
     const store = await open({ ttlMs: 30_000 });
     const raw = new Redis({ port: redis.port, host: '127.0.0.1', lazyConnect: true });
     try {
       await store.update('ttl', { result: true });
       const ttl = await raw.pttl(sessionKey('ttl'));
-      expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(30_000);
+      expect(ttl).toBeGreaterThan(30_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
       await raw.pexpire(sessionKey('ttl'), 5_000);
       await store.get('ttl');
       expect(await raw.pttl(sessionKey('ttl'))).toBeGreaterThan(5_000);
@@ -136,6 +136,58 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     } finally {
       raw.disconnect();
     }
+  });
+
+  it('reads a session whose TTL ran out as forgotten (untrusted, sensitive), never clean, until the host deletes it', async () => {
+    const store = await open({ ttlMs: 400 });
+    await store.update('lapse', { result: true, dataClass: { class: 'public', rank: 0, regulatory: [] } });
+    expect(await store.get('lapse')).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await store.get('lapse')).toEqual({ forgotten: true, untrusted: true, sensitive: true, calls: 0, results: 0, tools: [] });
+    // Used while forgotten, it stays forgotten however long it is used.
+    expect(await store.update('lapse', { call: { tool: 't' } })).toMatchObject({ forgotten: true, untrusted: true, calls: 1 });
+    expect(await store.delete('lapse')).toBe(true);
+    expect(await store.update('lapse', { result: true })).toMatchObject({ forgotten: false, untrusted: false, sensitive: false, results: 1 });
+  });
+
+  it('notices a FLUSHALL by its marker: every session then reads as forgotten for one TTL, on every replica, a deleted one excepted', async () => {
+    const [a, b] = [await open(), await open()];
+    await a.update('conv-1', { result: true });
+    await b.update('conv-2', { result: true });
+    const raw = new Redis({ port: redis.port, host: '127.0.0.1', lazyConnect: true });
+    try {
+      await raw.flushall();
+    } finally {
+      raw.disconnect();
+    }
+    expect(await a.get('conv-1')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true });
+    // The other replica, and a process started after the loss, read their ids so too: the marker records the loss.
+    expect(await b.update('conv-2', { result: true })).toMatchObject({ forgotten: true, untrusted: true, results: 1 });
+    const later = await open();
+    expect(await later.get('never-seen-here')).toMatchObject({ forgotten: true });
+    // The host ends a forgotten session: its id starts clean.
+    expect(await later.delete('conv-1')).toBe(true);
+    expect(await b.get('conv-1')).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
+    expect(await a.update('conv-1', { untrusted: true })).toMatchObject({ forgotten: false, untrusted: true });
+  });
+
+  it('never evicts a pin: past maxPins a new pin is unavailable (every replica), accepting a new pair is refused', async () => {
+    const raw = new Redis({ port: redis.port, host: '127.0.0.1', lazyConnect: true });
+    try {
+      await raw.flushall();
+    } finally {
+      raw.disconnect();
+    }
+    const [a, b] = [await open({ maxPins: 2 }), await open({ maxPins: 2 })];
+    expect((await a.checkPin('srv', 'one', 'd1')).status).toBe('first-seen');
+    expect((await b.checkPin('srv', 'two', 'd2')).status).toBe('first-seen');
+    expect(await a.checkPin('srv', 'three', 'd3')).toEqual({ status: 'unavailable', pinned: 'd3' });
+    expect(await b.checkPin('srv', 'three', 'd3')).toEqual({ status: 'unavailable', pinned: 'd3' });
+    expect(await b.getPin('srv', 'three')).toBeUndefined();
+    expect((await b.checkPin('srv', 'one', 'd1')).status).toBe('match');
+    await a.acceptPin('srv', 'two', 'd2b');
+    await expect(a.acceptPin('srv', 'three', 'd3')).rejects.toBeInstanceOf(SessionStoreFull);
+    expect(await b.checkPin('srv', 'two', 'd2')).toEqual({ status: 'changed', pinned: 'd2b' });
   });
 
   it('fails closed while the server is down, and recovers when it is back on the same port', async () => {
@@ -152,8 +204,8 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     const deadline = Date.now() + 10_000;
     while (!store.healthy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(store.healthy()).toBe(true);
-    // The data went with the server (no persistence): the session starts over.
-    expect(await store.update('down', { result: true })).toMatchObject({ results: 1 });
+    // The data went with the server (no persistence): the session reads as forgotten, never clean.
+    expect(await store.update('down', { result: true })).toMatchObject({ results: 1, forgotten: true, untrusted: true, sensitive: true });
   });
 
   it('fails closed within the command timeout on a server that hangs, operations asked together included, and recovers when it answers again', async () => {

@@ -1,8 +1,9 @@
 /**
  * The memory store that worker processes share, a SQLite database: the
  * merge inside the statement is mergeSession() (property test), sessions
- * expire their TTL after their last use and the sweep keeps the bound
- * (least recently used first), pins are set once, two processes writing
+ * expire their TTL after their last use and then read as forgotten for one
+ * more TTL, a new session past the bound is refused and none evicted, pins
+ * are set once and never evicted, two processes writing
  * one session at once lose nothing, and a database that is locked past the
  * timeout, deleted or corrupt fails every operation with
  * SessionStoreUnavailable, never a crash. Also the folder the primary
@@ -20,7 +21,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { openPrimaryStore, openWorkerStore, SHARED_DB_ENV } from '../../../src/session/open.js';
 import { createSessionDb, DIR_PREFIX, makeStoreDir, MERGE_GROUP, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
-import { emptySession, SessionStoreUnavailable } from '../../../src/session/store.js';
+import { emptySession, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
 const WRITER = fileURLToPath(new URL('../../fixtures/session/sqlite-writer.ts', import.meta.url));
@@ -91,35 +92,59 @@ describe('SqliteSessionStore', () => {
     expect(await store.delete('a')).toBe(true);
     expect(await store.delete('a')).toBe(false);
     expect(await store.get('a')).toBeUndefined();
-    expect(store.sweep(100, 100).live).toBe(0);
+    expect(store.sweep().live).toBe(0);
   });
 
-  it('expires a session its TTL after its last use; an expired session reads as absent and starts over; the sweep counts each once', async () => {
+  it('a session whose TTL ran out reads as forgotten (untrusted, sensitive) for one more TTL, never clean; the sweep drops it after that', async () => {
     const { store, advance, path } = fresh({ ttlMs: 10_000 });
-    await store.update('a', { untrusted: true });
+    await store.update('a', { result: true });
     await store.update('b', { result: true });
     await store.update('c', { sensitive: true });
     advance(6_000);
     // A read is a use: it moves the expiry (its last refresh is more than REFRESH_MS old).
-    expect(await store.get('a')).toMatchObject({ untrusted: true });
+    expect(await store.get('a')).toMatchObject({ forgotten: false, results: 1 });
     await store.update('c', { result: true });
     advance(6_000);
-    expect(await store.get('b')).toBeUndefined();
-    expect(await store.delete('b')).toBe(false);
-    expect(await store.get('a')).toMatchObject({ untrusted: true });
+    expect(await store.get('b')).toEqual({ forgotten: true, sensitive: true, untrusted: true, calls: 0, results: 0, tools: [] });
+    expect(await store.get('a')).toMatchObject({ forgotten: false, untrusted: false });
     advance(10_000);
-    // Expired, not swept yet: an update starts it over (nothing of it is merged into).
+    // Expired, not swept: an update merges into the forgotten state (nothing of the old labels, nothing clean).
+    expect(await store.update('a', { result: true })).toEqual({ forgotten: true, sensitive: true, untrusted: true, calls: 0, results: 1, tools: [] });
+    expect(await store.get('a')).toMatchObject({ forgotten: true, results: 1 });
+    // b was read forgotten 10 s ago (a use): still held, still forgotten. c: last used 16 s ago, in its window.
+    expect(await store.get('c')).toMatchObject({ forgotten: true, sensitive: true });
+    advance(25_000);
+    // Every id unused for two TTLs: the sweep drops them, and an id not held starts a new session.
+    expect(store.sweep()).toMatchObject({ live: 0 });
+    expect(await store.get('a')).toBeUndefined();
     expect(await store.update('a', { result: true })).toEqual({ ...emptySession(), results: 1 });
-    expect(await store.get('c')).toBeUndefined();
-    // b and c expired, a started over: three expiries, each counted once.
-    expect(store.sweep(100, 100)).toEqual({ ttl: 3, lru: 0, live: 1 });
-    expect(store.sweep(100, 100)).toEqual({ ttl: 0, lru: 0, live: 1 });
+    expect(await store.delete('a')).toBe(true);
     const raw = new Database(path, { readonly: true });
     try {
-      expect(raw.prepare('SELECT id FROM sessions').pluck().all()).toEqual(['a']);
+      expect(raw.prepare('SELECT id FROM sessions').pluck().all()).toEqual([]);
     } finally {
       raw.close();
     }
+  });
+
+  it('refuses a new session past maxSessions and evicts none; a forgotten id counts until its window is over; delete ends a forgotten one', async () => {
+    const { store, advance } = fresh({ ttlMs: 10_000, maxSessions: 2 });
+    await store.update('a', { untrusted: true });
+    await store.update('b', { result: true });
+    await expect(store.update('c', { result: true })).rejects.toBeInstanceOf(SessionStoreFull);
+    // Refused in a group of merges too, and only the new one: the others in the group are merged.
+    const group = await Promise.allSettled([store.update('a', { result: true }), store.update('d', {}), store.update('b', { result: true })]);
+    expect(group.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((group[1] as PromiseRejectedResult).reason).toBeInstanceOf(SessionStoreFull);
+    expect(await store.get('a')).toMatchObject({ untrusted: true, results: 1 });
+    advance(15_000);
+    await expect(store.update('c', {})).rejects.toBeInstanceOf(SessionStoreFull);
+    expect(await store.get('a')).toMatchObject({ forgotten: true });
+    expect(await store.delete('a')).toBe(true);
+    expect(await store.update('c', {})).toMatchObject({ forgotten: false });
+    advance(10_000);
+    // b is past its window now: its room is free without a sweep.
+    expect(await store.update('e', {})).toMatchObject({ forgotten: false });
   });
 
   it('moves the expiry on a use only when it moved more than a second (or a tenth of the TTL) ago: most uses write no expiry', async () => {
@@ -147,53 +172,38 @@ describe('SqliteSessionStore', () => {
     }
   });
 
-  it('with the shortest TTL (1 s), a session used every 0.9 s lives on, and one left alone expires', async () => {
+  it('with the shortest TTL (1 s), a session used every 0.9 s lives on, and one left alone reads as forgotten', async () => {
     const { store, advance } = fresh({ ttlMs: 1_000 });
     await store.update('kept', { result: true });
     await store.update('left', { result: true });
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 2; i++) {
       advance(900);
-      expect(await store.update('kept', { result: true })).toMatchObject({ results: i + 2 });
+      expect(await store.update('kept', { result: true })).toMatchObject({ results: i + 2, forgotten: false });
     }
-    expect(await store.get('left')).toBeUndefined();
-    expect(store.sweep(100, 100)).toEqual({ ttl: 1, lru: 0, live: 1 });
+    // 1.8 s unused: past its TTL, inside its forgotten window.
+    expect(await store.get('left')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true });
   });
 
-  it('keeps the bound on the sweep: the least recently used go first; a read counts as use', async () => {
-    const { store, advance } = fresh({ ttlMs: 60_000 });
-    for (const id of ['a', 'b', 'c', 'd']) {
-      await store.update(id, { result: true });
-      advance(2 * REFRESH_MS);
-    }
-    await store.get('a');
-    advance(2 * REFRESH_MS);
-    await store.update('b', { result: true });
-    expect(store.sweep(2, 100)).toEqual({ ttl: 0, lru: 2, live: 2 });
-    expect(await store.get('c')).toBeUndefined();
-    expect(await store.get('d')).toBeUndefined();
-    expect(await store.get('a')).toMatchObject({ results: 1 });
-    expect(await store.get('b')).toMatchObject({ results: 2 });
-  });
-
-  it('drops many sessions in chunks', async () => {
+  it('drops many rows past their window in chunks', async () => {
     const { store, advance } = fresh({ ttlMs: 1_000 });
     for (let i = 0; i < 1_234; i++) await store.update(`s${i}`, { result: true });
-    advance(500);
+    advance(1_500);
     for (let i = 0; i < 100; i++) await store.update(`t${i}`, { result: true });
     advance(600);
-    expect(store.sweep(50, 100)).toEqual({ ttl: 1_234, lru: 50, live: 50 });
+    expect(store.sweep()).toEqual({ ttl: 1_234, live: 100 });
   });
 
-  it('keeps the bound on pins: the least recently pinned go first (accepting a pin pins it again)', async () => {
-    const { store } = fresh();
-    for (const t of ['a', 'b', 'c']) await store.checkPin('srv', t, `d-${t}`);
+  it('never evicts a pin: past maxPins a new pin is unavailable, and accepting a new pair is refused', async () => {
+    const { store, open } = fresh({ maxPins: 2 });
+    for (const t of ['a', 'b']) expect((await store.checkPin('srv', t, `d-${t}`)).status).toBe('first-seen');
+    expect(await store.checkPin('srv', 'c', 'd-c')).toEqual({ status: 'unavailable', pinned: 'd-c' });
+    expect(await open().checkPin('srv', 'c', 'd-c')).toEqual({ status: 'unavailable', pinned: 'd-c' });
     await store.acceptPin('srv', 'a', 'd-a2');
-    // A check that matches is no new pin.
-    await store.checkPin('srv', 'b', 'd-b');
-    store.sweep(100, 2);
-    expect(await store.getPin('srv', 'b')).toBeUndefined();
-    expect(await store.getPin('srv', 'c')).toBe('d-c');
+    await expect(store.acceptPin('srv', 'c', 'd-c')).rejects.toBeInstanceOf(SessionStoreFull);
+    store.sweep();
     expect(await store.getPin('srv', 'a')).toBe('d-a2');
+    expect(await store.getPin('srv', 'b')).toBe('d-b');
+    expect(await store.getPin('srv', 'c')).toBeUndefined();
   });
 
   it('loses no update and pins once when two processes write one session at once', async () => {
@@ -381,9 +391,9 @@ describe('the folder of the database', () => {
 });
 
 describe('the primary and worker sides (src/session/open.ts)', () => {
-  it('the primary makes the database, the workers open it, the sweep counts and logs, and close removes the folder', async () => {
+  it('the primary makes the database, the workers open it and refuse a session past the bound, the sweep counts and logs, and close removes the folder', async () => {
     const base = mkdtempSync(join(work, 'primary-'));
-    const config = loadConfig({ TRUSTGATE_MAX_SESSIONS: '2', LOG_LEVEL: 'silent' });
+    const config = loadConfig({ TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '1', LOG_LEVEL: 'silent' });
     const metrics = createMetrics(false);
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
@@ -391,15 +401,17 @@ describe('the primary and worker sides (src/session/open.ts)', () => {
     const path = primary.env[SHARED_DB_ENV]!;
     expect(path.startsWith(join(base, DIR_PREFIX))).toBe(true);
     const workers = [await openWorkerStore(config, createMetrics(false), log, primary.env), await openWorkerStore(config, createMetrics(false), log, primary.env)];
-    for (let i = 0; i < 5; i++) await workers[i % 2]!.update(`secret-${i}`, { result: true });
+    await workers[0]!.update('secret-0', { result: true });
+    await workers[1]!.update('secret-1', { result: true });
+    await expect(workers[0]!.update('secret-2', { result: true })).rejects.toBeInstanceOf(SessionStoreFull);
     expect(await workers[1]!.get('secret-0')).toMatchObject({ results: 1 });
-    // Swept every second: the bound is kept there.
-    const deadline = Date.now() + 5_000;
-    const evicted = async () => (await metrics.registry.getSingleMetric('trustgate_session_evictions_total')!.get()).values.find((v) => v.labels.reason === 'lru')?.value ?? 0;
-    while ((await evicted()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(await evicted()).toBe(3);
-    expect(metrics.sessionCount?.()).toBe(2);
-    expect(lines.some((l) => l.includes('sessions evicted (TRUSTGATE_MAX_SESSIONS reached)'))).toBe(true);
+    // Two TTLs unused: the sweep (every second) drops both rows and counts them.
+    const deadline = Date.now() + 10_000;
+    const expired = async () => (await metrics.registry.getSingleMetric('trustgate_session_evictions_total')!.get()).values.find((v) => v.labels.reason === 'ttl')?.value ?? 0;
+    while ((await expired()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await expired()).toBe(2);
+    expect(metrics.sessionCount?.()).toBe(0);
+    expect(lines.some((l) => l.includes('sessions expired'))).toBe(true);
     expect(lines.join('')).not.toContain('secret-');
     for (const w of workers) await w.close();
     primary.close();

@@ -31,7 +31,7 @@ export const evaluateCallBody = {
     tool: {
       type: 'object',
       description:
-        'The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none).',
+        'The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called.',
       properties: { name: { type: 'string' }, annotations: { type: 'object', additionalProperties: true } },
       additionalProperties: true,
     },
@@ -89,9 +89,9 @@ export const evaluateCallReply = {
         },
         pin: {
           type: 'string',
-          enum: ['first-seen', 'match', 'changed', 'none'],
+          enum: ['first-seen', 'match', 'changed', 'unavailable', 'none'],
           description:
-            '`first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `none`: the request has no `tool`',
+            '`first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `unavailable`: nothing was pinned and the store already holds TRUSTGATE_MAX_PINS pins, so this one was refused (pins are never evicted; counted in `trustgate_pins_refused_total`; the shipped session policy denies the call); `none`: the request has no `tool`',
         },
       },
     },
@@ -115,7 +115,7 @@ export function evaluateCallRoutes(app: FastifyInstance): void {
           'Runs the `scope: call` rules (and only those; result and block rules never run here). Their effects are deny, consent and flag. Outcome as for /v1/evaluate: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.',
           'Policies see `call`, `tool` (with `hints`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).',
           'The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.',
-          'Every request reads the pins, so when the session store cannot be read or written it fails closed (503).',
+          'Every request reads the pins, so when the session store cannot be read or written it fails closed (503). A request that names a session the store does not hold while it holds TRUSTGATE_MAX_SESSIONS is refused (503 `TG_ERR_SESSION_STORE_FULL`): no live session is evicted to make room.',
         ].join('\n\n'),
         body: evaluateCallBody,
         response: { 200: evaluateCallReply, ...problemReplies(400, 401, 413, 415, 503) },

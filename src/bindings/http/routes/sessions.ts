@@ -34,7 +34,7 @@ const pinReply = {
 } as const;
 
 function notFound(id: string): TrustgateError {
-  return new TrustgateError('TG_ERR_SESSION_NOT_FOUND', `no session has id ${JSON.stringify(id)} (never used, ended, expired or evicted)`);
+  return new TrustgateError('TG_ERR_SESSION_NOT_FOUND', `no session has id ${JSON.stringify(id)} (never used, ended, or unused for two TTLs)`);
 }
 
 export function sessionRoutes(app: FastifyInstance): void {
@@ -49,7 +49,7 @@ export function sessionRoutes(app: FastifyInstance): void {
         tags: ['sessions'],
         summary: 'Show what a session has been shown',
         description:
-          'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, expired or evicted (the memory store holds at most TRUSTGATE_MAX_SESSIONS).',
+          'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true, until it is ended. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, or unused for two TTLs. No store evicts a session to make room.',
         params: idParams,
         response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 404, 503) },
       },
@@ -70,7 +70,7 @@ export function sessionRoutes(app: FastifyInstance): void {
         tags: ['sessions'],
         summary: 'End a session',
         description:
-          'Its labels and counts are forgotten; a later request naming the same id starts a new session. Tool pins are not per session and stay. 204 when a session was ended, 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.',
+          'Its labels and counts are dropped; a later request naming the same id starts a new, clean session (this is how a host clears a `forgotten` session). Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.',
         params: idParams,
         response: { 204: { type: 'null', description: 'The session was ended' }, ...problemReplies(400, 401, 404, 503) },
       },
@@ -123,6 +123,7 @@ export function sessionRoutes(app: FastifyInstance): void {
           },
         },
         response: { 200: pinReply, ...problemReplies(400, 401, 415, 503) },
+        // 503 TG_ERR_SESSION_STORE_FULL: a new pair while TRUSTGATE_MAX_PINS pins are held (no pin is evicted).
       },
     },
     async (request) => {
