@@ -20,6 +20,8 @@ export interface Metrics {
   callDecisions: Counter<'outcome'>;
   /** Tool pin checks, by status (first-seen, match, changed). */
   toolPins: Counter<'status'>;
+  /** Messages the MCP proxy did not pass on (an answer nobody waits for, a method it does not pass, withheld), by reason. */
+  proxyDropped: Counter<'reason'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -81,6 +83,12 @@ export function createMetrics(defaultMetrics = true): Metrics {
       name: 'trustgate_tool_pins_total',
       help: 'Tool definitions checked against their pin, by status (first-seen, match, changed)',
       labelNames: ['status'],
+      registers: [registry],
+    }),
+    proxyDropped: new Counter({
+      name: 'trustgate_proxy_dropped_total',
+      help: 'Messages the MCP proxy did not pass on, by reason (unknown-id, repeated, method, withheld, malformed, host-unknown-id)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
   };

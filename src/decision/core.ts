@@ -24,7 +24,7 @@ import type { Metrics } from '../metrics.js';
 import { isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
 import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
-import { NO_SESSION } from '../policy/cel.js';
+import { NO_SESSION, type CallVar } from '../policy/cel.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
@@ -56,7 +56,7 @@ export interface CallDecision {
   requiresConsent: boolean;
   policyRevision: string;
   findings: FindingOut[];
-  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' };
+  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' | 'unlisted' };
   /** After this request; present when the request named a session. */
   session?: SessionView;
 }
@@ -73,12 +73,16 @@ export interface ResultInput {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
+  /** What the judged message is (`call.method`, `call.name`): the proxy's messages other than tools/call results. */
+  call?: CallVar | undefined;
 }
 
 export interface CallInput {
   request: EvaluateCallRequest;
   /** Receives the decision log line (argument names only, never their values); left out when the log level would drop it. */
   log?: ((entry: CallLogEntry) => void) | undefined;
+  /** The server did not list the tool called (the proxy): its pin reads `unlisted`, and nothing is pinned. */
+  unlisted?: boolean;
 }
 
 export interface DecisionCore {
@@ -175,6 +179,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           resultRepeatsNames: input.resultRepeatsNames,
           log: log === undefined ? undefined : id === undefined ? log : (entry) => (line = { ...entry, session: id }),
           session: sessionVar(id, before),
+          call: input.call,
           // What was forwarded matters only to a session that takes it in.
           flow: id === undefined ? undefined : flow,
         },
@@ -206,12 +211,12 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const started = performance.now();
       const hints = toolHints(tool);
       const digest = tool === undefined ? undefined : toolDigest(tool);
-      const key = tool === undefined ? undefined : pinKey(request.server, tool, name);
+      const key = tool === undefined || input.unlisted === true ? undefined : pinKey(request.server, tool, name);
       const [before, pin] = await Promise.all([
         id === undefined ? undefined : sessions.get(id),
         key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
       ]);
-      const pinStatus: PinStatus | 'none' = pin?.status ?? 'none';
+      const pinStatus: PinStatus | 'none' | 'unlisted' = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
       const toolInfo: CallDecision['tool'] = { hints, pin: pinStatus };
       if (digest !== undefined) toolInfo.digest = digest;
 

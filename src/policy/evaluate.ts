@@ -48,6 +48,8 @@ export interface EvaluationInput {
   /** One entry per content block, in content order. */
   blocks: readonly BlockScopeInput[];
   /** The `session` variable (before this request); no session when absent. */
+  /** `call` of scopes block and result: the method the judged message answers or is (the proxy); a tools/call result by default. */
+  call?: CallVar | undefined;
   session?: SessionVar | undefined;
 }
 
