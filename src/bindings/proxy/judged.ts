@@ -53,6 +53,17 @@ const KEYWORDS = new Set([
   'icons',
 ]);
 
+/** The members passed on of the messages whose shape MCP defines (results, and the server's requests' params). */
+const MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  'resources/read': ['contents', '_meta'],
+  'prompts/get': ['description', 'messages', '_meta'],
+  'completion/complete': ['completion', '_meta'],
+  'sampling/createMessage': ['messages', 'systemPrompt', 'includeContext', 'temperature', 'maxTokens', 'stopSequences', 'metadata', 'modelPreferences', 'tools', 'toolChoice', 'task', '_meta'],
+  'elicitation/create': ['message', 'requestedSchema', 'mode', 'url', 'elicitationId', 'task', '_meta'],
+  'notifications/message': ['level', 'logger', 'data', '_meta'],
+  'notifications/progress': ['progressToken', 'progress', 'total', 'message', '_meta'],
+};
+
 /** One judged piece of a message: its block, and how the forwarded block goes back in its place. */
 interface Slot {
   block: Msg;
@@ -166,7 +177,10 @@ function messages(b: Builder, list: unknown): void {
  * what `rebuild` fills in.
  */
 export function judgeable(method: string, payload: Msg): Judgeable {
-  const copy = clone(payload);
+  const members = MEMBERS[method];
+  const copy: Msg = members ? {} : clone(payload);
+  // Of a message MCP defines, only its own members pass: a member the server adds could hold anything.
+  if (members) for (const k of members) if (hasOwn(payload, k) && payload[k] !== undefined) copy[k] = clone(payload[k]);
   const b = new Builder();
   switch (method) {
     case 'resources/read':

@@ -37,7 +37,7 @@
  * policy, rule and decision id; consent: asked with `elicitation/create`
  * when the host declared `elicitation`, otherwise denied.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore } from '../../decision/core.js';
@@ -153,12 +153,14 @@ export class McpProxy {
   /** Tools the server listed (exact names), frozen: what calls are judged and pinned against. */
   readonly #tools = new Map<string, Record<string, unknown>>();
   /** Requests sent to the server, by Trustgate's id. */
-  readonly #sent = new Map<number, Sent>();
+  readonly #sent = new Map<Id, Sent>();
   /** The host's id of each request sent -> Trustgate's (for the host's cancellations). */
-  readonly #byHostId = new Map<Id, number>();
+  readonly #byHostId = new Map<Id, string>();
   /** Progress tokens of the host's requests in flight. */
-  readonly #tokens = new Map<Id, number>();
+  readonly #tokens = new Map<Id, string>();
   #upNext = 1;
+  /** The last ids answered (to tell a repeat from an unknown id in the count; bounded). */
+  readonly #done = new Set<string>();
   /** Tasks created by judged tools/call requests. */
   readonly #tasks = new Map<string, CallInfo>();
   /** tools/call requests being judged before they are sent on (by the host's id); `true` once the host cancelled one. */
@@ -269,7 +271,8 @@ export class McpProxy {
 
   /** Send a request of the host's to the server under a fresh id of Trustgate's. */
   #send(s: Sent): void {
-    const id = this.#upNext++;
+    // `t<n>.<random>`: never used before (n counts up), and not guessable, so a server cannot answer a request before it has it.
+    const id = `t${this.#upNext++}.${randomBytes(6).toString('hex')}`;
     this.#sent.set(id, s);
     this.#byHostId.set(s.hostId, id);
     const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
@@ -278,17 +281,19 @@ export class McpProxy {
   }
 
   /** Forget a request sent; its entry, or undefined when it was not outstanding. */
-  #take(id: number): Sent | undefined {
+  #take(id: Id): Sent | undefined {
     const s = this.#sent.get(id);
     if (!s) return undefined;
     this.#sent.delete(id);
+    this.#done.add(id as string);
+    if (this.#done.size > 1024) this.#done.delete(this.#done.values().next().value!);
     if (this.#byHostId.get(s.hostId) === id) this.#byHostId.delete(s.hostId);
     const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
     if (isId(token) && this.#tokens.get(token) === id) this.#tokens.delete(token);
     return s;
   }
 
-  #toUpstream(m: Msg, ours?: number): void {
+  #toUpstream(m: Msg, ours?: string): void {
     if (this.#closed) return;
     this.#o.onActivity?.();
     this.#o.upstream.send(m as unknown as JSONRPCMessage).catch((err: unknown) => {
@@ -382,9 +387,9 @@ export class McpProxy {
     if (!('id' in m)) return this.#drop('malformed');
     // An answer: taken only for an id of Trustgate's that is outstanding, exactly (a Map key: same type and value).
     const id = m.id;
-    const s = typeof id === 'number' ? this.#take(id) : undefined;
+    const s = isId(id) ? this.#take(id) : undefined;
     if (!s) {
-      const repeated = typeof id === 'number' && Number.isInteger(id) && id > 0 && id < this.#upNext;
+      const repeated = typeof id === 'string' && this.#done.has(id);
       return this.#drop(repeated ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
     }
     void this.#answered(s, m);
@@ -399,7 +404,7 @@ export class McpProxy {
       const j = await this.#judge(s.method, this.#subject(s), { message }, { ask: false });
       const text = j.ok ? String(j.payload.message) : j.text;
       // The server's `data` is never forwarded: only the judged message, or Trustgate's own words.
-      if (isCall) return this.#answer(s.hostId, isErrorResult(j.ok ? `The server answered with an error (${code}): ${text}` : text));
+      if (isCall) return this.#answer(s.hostId, isErrorResult(text));
       return this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code, message: text } });
     }
     if (!isRecord(m.result)) {
