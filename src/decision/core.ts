@@ -90,6 +90,8 @@ export interface DecisionCore {
   evaluateResult(input: ResultInput): Promise<Decision & { session?: SessionView }>;
   /** Judge a tool call before it runs (section 12): scope-call rules, hints, pins, session. */
   evaluateCall(input: CallInput): Promise<CallDecision>;
+  /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (section 15). */
+  touchSession(id: string): Promise<void>;
 }
 
 /** What the core needs. */
@@ -158,6 +160,11 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   };
 
   return {
+    async touchSession(id) {
+      // Reading a session starts its TTL again, in every store.
+      await sessions.get(sessionId({ id })!);
+    },
+
     async evaluateResult(input) {
       const request = input.request;
       const id = sessionId(request.session);

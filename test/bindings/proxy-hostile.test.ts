@@ -284,3 +284,21 @@ describe('proxy pins, many tools', () => {
     }
   }, 120_000);
 });
+
+describe('proxy sessions while connected', () => {
+  it('the proxy keeps its session alive: a TTL shorter than the connection never makes it forget untrusted text', async () => {
+    const r = await start(['untrusted'], { TRUSTGATE_SESSION_TTL: '1' });
+    try {
+      await r.client.listTools();
+      await r.client.callTool({ name: 'read', arguments: {} });
+      // Three TTLs pass inside the connection.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const w = await r.client.callTool({ name: 'write', arguments: {} });
+      expect(w.isError).toBe(true);
+      expect(JSON.stringify(w)).toMatch(/consent-write-after-untrusted/);
+      expect(r.serverLog().some((m) => m.params?.name === 'write')).toBe(false);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});

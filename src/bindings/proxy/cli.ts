@@ -72,6 +72,11 @@ export function storeName(store: string): string {
   }
 }
 
+/** A third of the session TTL, at most a minute: the session is touched well before it could run out. */
+export function keepAliveMs(ttlSeconds: number): number {
+  return Math.max(250, Math.min(60_000, (ttlSeconds * 1000) / 3));
+}
+
 function usage(problem: string): never {
   process.stderr.write(`trustgate proxy: ${problem} (trustgate proxy --help)\n`);
   process.exit(2);
@@ -111,6 +116,7 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
     ...(a.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
     pinTools: b.pinTools,
     decisionLog: b.decisionLog,
+    keepAliveMs: keepAliveMs(config.sessionTtlSeconds),
     onActivity: () => poll.touch(),
     onDrop: drop,
     describeFailure: (err) => describeFailure(err, spec),

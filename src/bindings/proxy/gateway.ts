@@ -33,7 +33,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BindingProcess } from '../process.js';
-import { describeFailure, upstreamOf } from './cli.js';
+import { describeFailure, keepAliveMs, upstreamOf } from './cli.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason } from './relay.js';
@@ -102,6 +102,7 @@ export class Gateway {
       ...(this.#o.args.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
       pinTools: b.pinTools,
       decisionLog: b.decisionLog,
+      keepAliveMs: keepAliveMs(b.config.sessionTtlSeconds),
       onActivity: () => this.#o.poll.touch(),
       onDrop: this.#o.onDrop,
       describeFailure: (err) => describeFailure(err, spec),

@@ -85,6 +85,8 @@ export interface ProxyOptions {
   decisionLog?: (entry: object) => void;
   /** How long a consent question may stay unanswered before it counts as declined (ms). */
   consentTimeoutMs?: number;
+  /** How often the session is touched while connected (ms), so its TTL never runs out inside a live connection; off when absent. */
+  keepAliveMs?: number;
   /** Called once when either side has closed and the other was closed too. */
   onClose?: () => void;
   /** Called on every message that comes in or goes out (the process's idle strategy hooks here: poll.ts). */
@@ -173,6 +175,7 @@ export class McpProxy {
   readonly #prefix = `trustgate-${randomUUID()}-`;
   #next = 0;
   #closed = false;
+  #keepAlive: NodeJS.Timeout | undefined;
 
   constructor(options: ProxyOptions) {
     this.#o = options;
@@ -202,11 +205,18 @@ export class McpProxy {
     upstream.onerror = (err) => this.#o.log.warn({ side: 'upstream', err: this.#describe(err) }, 'transport error');
     await upstream.start();
     await host.start();
+    if (this.#o.keepAliveMs !== undefined && this.#o.keepAliveMs > 0) {
+      this.#keepAlive = setInterval(() => {
+        this.#o.core.touchSession(this.sessionId).catch((err: unknown) => this.#o.log.warn({ err: errorDetail(err) }, 'could not keep the session alive'));
+      }, this.#o.keepAliveMs);
+      this.#keepAlive.unref();
+    }
   }
 
   async close(side = 'proxy'): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#o.log.info({ side, session: this.sessionId }, 'connection closed');
     for (const resolve of this.#asked.values()) resolve(undefined);
     this.#asked.clear();
