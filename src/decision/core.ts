@@ -23,7 +23,7 @@ import type { JsonScan } from '../json/scan.js';
 import type { Metrics } from '../metrics.js';
 import { isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
-import { evaluateCallPolicies, type SessionVar } from '../policy/evaluate.js';
+import { evaluateCallPolicies, evaluateToolPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION, type CallVar } from '../policy/cel.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
@@ -90,8 +90,20 @@ export interface DecisionCore {
   evaluateResult(input: ResultInput): Promise<Decision & { session?: SessionView }>;
   /** Judge a tool call before it runs (section 12): scope-call rules, hints, pins, session. */
   evaluateCall(input: CallInput): Promise<CallDecision>;
+  /**
+   * Judge the definitions of a tools/list answer by the `scope: tool` rules
+   * (section 15): for each, in order, whether an applied rule drops it from
+   * the list, and the findings.
+   */
+  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown> }): ToolJudgement[];
   /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (section 15). */
   touchSession(id: string): Promise<void>;
+}
+
+/** What the `scope: tool` rules made of one listed definition. */
+export interface ToolJudgement {
+  dropped: boolean;
+  findings: FindingOut[];
 }
 
 /** What the core needs. */
@@ -160,6 +172,30 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   };
 
   return {
+    judgeTools(input) {
+      const policies = deps.policies();
+      if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+      return input.tools.map((tool) => {
+        const started = performance.now();
+        const deadline = started + config.evalBudgetMs;
+        const matches = evaluateToolPolicies(
+          policies,
+          { tool, toolMembers: { hints: toolHints(tool) }, server: input.server, context: input.context },
+          config.modeOverride,
+          { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
+        );
+        let dropped = false;
+        const findings: FindingOut[] = matches.map((m) => {
+          const applied = m.mode === 'enforce';
+          if (applied && m.effect === 'drop') dropped = true;
+          const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
+          if (m.error !== undefined) f.error = m.error;
+          return f;
+        });
+        return { dropped, findings };
+      });
+    },
+
     async touchSession(id) {
       // Reading a session starts its TTL again, in every store.
       await sessions.get(sessionId({ id })!);

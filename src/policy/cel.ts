@@ -57,6 +57,9 @@ export type CelVariable = (typeof CEL_VARIABLES)[number];
 /** The variables a `scope: call` rule reads (contract section 12): a call has no result, blocks, evidence or validation. */
 export const CALL_SCOPE_VARIABLES: readonly CelVariable[] = ['call', 'tool', 'server', 'context', 'session'];
 
+/** The variables a `scope: tool` rule reads (contract section 15): one listed definition (`tool`, with `description` and `hints`). */
+export const TOOL_SCOPE_VARIABLES: readonly CelVariable[] = ['tool', 'server', 'context', 'session'];
+
 /**
  * The variables of scopes `block` and `result`: all of them. There `call`
  * says what the judged message is (`call.method`: "tools/call" for a tool

@@ -40,7 +40,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { CallDecision, DecisionCore } from '../../decision/core.js';
+import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/pipeline.js';
 import { TrustgateError } from '../../errors.js';
 import { errorDetail, isErrorResult, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
@@ -497,8 +497,26 @@ export class McpProxy {
       if (!LISTED_PINS.has(pin)) withheld.push(name);
       else listed.push(t);
     }
+    // Rules of scope tool see each definition left (its description, its hints): drop takes it off the list, flag is logged.
+    let judged: ToolJudgement[];
+    try {
+      judged = this.#o.core.judgeTools({ tools: listed, server: this.#server, ...(this.#o.context ? { context: this.#o.context } : {}) });
+    } catch (err) {
+      this.#o.log.error({ err: errorDetail(err) }, 'tool definitions could not be checked');
+      return this.#withhold(s, `Trustgate withheld the list of tools: ${errorDetail(err)}`);
+    }
+    const kept = listed.filter((t, i) => {
+      const j = judged[i]!;
+      const rules = j.findings.map((f) => `${f.policy}/${f.rule}`);
+      if (j.dropped) {
+        this.#tools.delete(t.name as string);
+        withheld.push(t.name as string);
+        this.#o.log.info({ server: this.#server.name, tool: t.name, rules }, 'tool dropped from the list by a policy');
+      } else if (rules.length > 0) this.#o.log.warn({ server: this.#server.name, tool: t.name, rules }, 'tool definition flagged by a policy');
+      return !j.dropped;
+    });
     if (withheld.length > 0) this.#o.log.warn({ server: this.#server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
-    const out: Msg = { tools: listed };
+    const out: Msg = { tools: kept };
     if (typeof result.nextCursor === 'string') out.nextCursor = result.nextCursor;
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: out });
   }
