@@ -45,7 +45,7 @@ async function start(plan: string[], env: Record<string, string> = {}, args: str
   writeFileSync(log, '');
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'proxy', '--policies', FENCE, ...args, '--', process.execPath, HOSTILE],
+    args: [CLI, 'proxy', ...(args.includes('--policies') ? [] : ['--policies', FENCE]), ...args, '--', process.execPath, HOSTILE],
     env: { ...ENV, HOSTILE_PLAN: JSON.stringify(plan), HOSTILE_LOG: log, ...env },
     cwd: ROOT,
     stderr: 'pipe',

@@ -33,7 +33,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BindingProcess } from '../process.js';
-import { describeFailure, keepAliveMs, upstreamOf } from './cli.js';
+import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason } from './relay.js';
