@@ -109,7 +109,7 @@ const TRICKS = [
   'answer-twice',
 ] as const;
 // (A result that is not an object is not JSON-RPC: the SDK's transport drops it before the relay sees it; test/bindings/relay.test.ts covers the relay.)
-const FINALS = ['plain', 'untrusted', 'task', 'error'] as const;
+const FINALS = ['plain', 'untrusted', 'task', 'error', 'input-required'] as const;
 
 /** Read (with the tricks), then write; the property checks. */
 async function readThenWrite(plan: string[]): Promise<void> {

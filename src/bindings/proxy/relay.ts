@@ -137,7 +137,7 @@ const SERVER_NOTIFICATIONS = new Set([
   'notifications/elicitation/complete',
 ]);
 /** Members of a CallToolResult passed on (section 11 judges these); anything else a server adds is not. */
-const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta', 'resultType', 'toolResult'];
+const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta', 'resultType', 'toolResult', 'inputRequests', 'requestState'];
 
 /** Methods whose answers describe the server rather than carry what the conversation reads. */
 const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
