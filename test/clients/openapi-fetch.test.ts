@@ -151,6 +151,8 @@ describe('the other operations', () => {
       'consent-write-after-untrusted call consent',
       'consent-open-world-after-sensitive call consent',
       'deny-changed-definition call deny',
+      'deny-unlisted-tool call deny',
+      'deny-sampling-context result deny',
     ]);
   });
 
