@@ -332,7 +332,7 @@ export interface components {
             /** @enum {string} */
             effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
             /** @enum {string} */
-            scope?: "block" | "result" | "call";
+            scope?: "block" | "result" | "call" | "tool";
             /** @description `/content/<i>` for a block rule, `` for a result or call rule */
             pointer: string;
             message: string;
@@ -346,7 +346,7 @@ export interface components {
             policy: string;
             rule: string;
             /** @enum {string} */
-            scope: "block" | "result" | "call";
+            scope: "block" | "result" | "call" | "tool";
             /** @description `/content/<i>` for a block rule, `` for a result or call rule */
             pointer: string;
             value: boolean | string;
@@ -657,7 +657,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result" | "call";
+                                scope: "block" | "result" | "call" | "tool";
                                 /**
                                  * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
                                  * @enum {string}
@@ -738,7 +738,7 @@ export interface operations {
                             ruleDetails: {
                                 id: string;
                                 /** @enum {string} */
-                                scope: "block" | "result" | "call";
+                                scope: "block" | "result" | "call" | "tool";
                                 /**
                                  * @description The rule's own mode, when the file gives one: the rule runs under the milder of it and the policy's mode (audit < warn < enforce), then TRUSTGATE_MODE
                                  * @enum {string}

@@ -30,6 +30,8 @@ export interface Metrics {
   sessionsRefused: Counter;
   /** New pins refused because the store held TRUSTGATE_MAX_PINS (the call was `pin: "unavailable"`). */
   pinsRefused: Counter;
+  /** Messages the MCP proxy did not pass on (an answer nobody waits for, a method it does not pass, withheld), by reason. */
+  proxyDropped: Counter<'reason'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -105,7 +107,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
       collect() {
         this.set(m.inflight?.() ?? 0);
       },
-      }),
+    }),
     sessionsRefused: new Counter({
       name: 'trustgate_sessions_refused_total',
       help: 'New sessions refused because the store held TRUSTGATE_MAX_SESSIONS (503 TG_ERR_SESSION_STORE_FULL); no live session is ever evicted',
@@ -114,6 +116,12 @@ export function createMetrics(defaultMetrics = true): Metrics {
     pinsRefused: new Counter({
       name: 'trustgate_pins_refused_total',
       help: 'New tool pins refused because the store held TRUSTGATE_MAX_PINS (pin "unavailable", the call denied); no pin is ever evicted',
+      registers: [registry],
+    }),
+    proxyDropped: new Counter({
+      name: 'trustgate_proxy_dropped_total',
+      help: 'Messages the MCP proxy did not pass on, by reason (unknown-id, repeated, method, withheld, malformed, host-unknown-id)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
   };

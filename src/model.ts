@@ -52,11 +52,14 @@ export type Tri = boolean | null;
 export const MODES = ['audit', 'warn', 'enforce'] as const;
 export type Mode = (typeof MODES)[number];
 
-export const SCOPES = ['block', 'result', 'call'] as const;
+export const SCOPES = ['block', 'result', 'call', 'tool'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Effects a `scope: call` rule may have (contract section 12): a call is allowed, stopped or put to the user, never edited. */
 export const CALL_EFFECTS = ['deny', 'consent', 'flag'] as const;
+
+/** Effects a `scope: tool` rule may have (contract section 15): a listed definition is dropped from the list or flagged. */
+export const TOOL_EFFECTS = ['drop', 'flag'] as const;
 
 export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag'] as const;
 export type Effect = (typeof EFFECTS)[number];

@@ -8,11 +8,12 @@
  */
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { TrustgateError } from '../errors.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/store.js';
 import { openSessionStore, sessionStoreProblem } from '../session/open.js';
-import { createMetrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
 
@@ -22,8 +23,10 @@ export interface BindingProcess {
   store: PolicyStore;
   sessions: SessionStore;
   core: DecisionCore;
+  /** The process's metrics (not served over HTTP by a stdio binding). */
+  metrics: Metrics;
   /** Pin the definitions of a tools/list answer (trust on first use), as /v1/evaluate-call would. */
-  pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<void>;
+  pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
   /** Writes a decision log line; undefined when the log level drops them (the core then builds none). */
   decisionLog: ((entry: object) => void) | undefined;
 }
@@ -46,10 +49,10 @@ export function takePolicies(args: string[]): string | undefined {
 }
 
 /** Start-up of a stdio binding; exits 2 on a configuration error and 1 when the policies do not load (fail closed). */
-export async function startBinding(policiesArg: string | undefined, shippedPolicies: string, what: string): Promise<BindingProcess> {
+export async function startBinding(policiesArg: string | undefined, shippedPolicies: string, what: string, overrides: Record<string, string> = {}): Promise<BindingProcess> {
   let config: Config;
   try {
-    const env = { ...process.env };
+    const env = { ...process.env, ...overrides };
     if (policiesArg !== undefined) env.TRUSTGATE_POLICY_DIR = policiesArg;
     else if (!env.TRUSTGATE_POLICY_DIR) env.TRUSTGATE_POLICY_DIR = shippedPolicies;
     config = loadConfig(env);
@@ -79,15 +82,26 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
     process.stderr.write(`trustgate ${what}: refusing to start: ${storeProblem}\n`);
     process.exit(1);
   }
-  const sessions = await openSessionStore(config, createMetrics(false), log);
+  const metrics = createMetrics(false);
+  const sessions = await openSessionStore(config, metrics, log);
   const core = createDecisionCore({ config, policies: () => store.current, sessions });
-  const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<void> => {
+  const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<Map<string, string>> => {
+    const statuses = new Map<string, string>();
     for (const tool of tools) {
       if (typeof tool.name !== 'string') continue;
       const key = pinKey({ name: server }, tool, tool.name);
-      const pin = await sessions.checkPin(key.server, key.tool, toolDigest(tool));
-      if (pin.status === 'changed') log.warn({ server: key.server, tool: key.tool }, 'tool definition changed since it was pinned');
+      let status: string;
+      try {
+        status = (await sessions.checkPin(key.server, key.tool, toolDigest(tool))).status;
+      } catch (err) {
+        // A definition without a digest (TG_ERR_BODY_SCHEMA) cannot be pinned: it is not listed.
+        if (!(err instanceof TrustgateError)) throw err;
+        status = 'unavailable';
+      }
+      if (status === 'changed') log.warn({ server: key.server, tool: key.tool }, 'tool definition changed since it was pinned');
+      statuses.set(tool.name, status);
     }
+    return statuses;
   };
-  return { config, log, store, sessions, core, pinTools, decisionLog: decisionLines(log) };
+  return { config, log, store, sessions, core, pinTools, metrics, decisionLog: decisionLines(log) };
 }

@@ -30,8 +30,8 @@ import type { JsonScan } from '../json/scan.js';
 import type { Metrics } from '../metrics.js';
 import { hasOwn, isObject, own } from '../model.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
-import { evaluateCallPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
-import { NO_SESSION } from '../policy/cel.js';
+import { evaluateCallPolicies, evaluateToolPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
+import { NO_SESSION, type CallVar } from '../policy/cel.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
@@ -65,7 +65,7 @@ export interface CallDecision {
   requiresConsent: boolean;
   policyRevision: string;
   findings: FindingOut[];
-  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' };
+  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' | 'unlisted' };
   /** After this request; present when the request named a session. */
   session?: SessionView;
   /** With `options.explain`: every call rule evaluated, with its value. */
@@ -84,12 +84,16 @@ export interface ResultInput {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
+  /** What the judged message is (`call.method`, `call.name`): the proxy's messages other than tools/call results. */
+  call?: CallVar | undefined;
 }
 
 export interface CallInput {
   request: EvaluateCallRequest;
   /** Receives the decision log line (argument names only, never their values); left out when the log level would drop it. */
   log?: ((entry: CallLogEntry) => void) | undefined;
+  /** The server did not list the tool called (the proxy): its pin reads `unlisted`, and nothing is pinned. */
+  unlisted?: boolean;
 }
 
 export interface DecisionCore {
@@ -97,6 +101,20 @@ export interface DecisionCore {
   evaluateResult(input: ResultInput): Promise<Decision & { session?: SessionView }>;
   /** Judge a tool call before it runs (section 12): scope-call rules, hints, pins, session. */
   evaluateCall(input: CallInput): Promise<CallDecision>;
+  /**
+   * Judge the definitions of a tools/list answer by the `scope: tool` rules
+   * (section 15): for each, in order, whether an applied rule drops it from
+   * the list, and the findings.
+   */
+  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown> }): ToolJudgement[];
+  /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (section 15). */
+  touchSession(id: string): Promise<void>;
+}
+
+/** What the `scope: tool` rules made of one listed definition. */
+export interface ToolJudgement {
+  dropped: boolean;
+  findings: FindingOut[];
 }
 
 /** What the core needs. */
@@ -175,6 +193,35 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   };
 
   return {
+    judgeTools(input) {
+      const policies = deps.policies();
+      if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+      return input.tools.map((tool) => {
+        const started = performance.now();
+        const deadline = started + config.evalBudgetMs;
+        const matches = evaluateToolPolicies(
+          policies,
+          { tool, toolMembers: { hints: toolHints(tool) }, server: input.server, context: input.context },
+          config.modeOverride,
+          { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
+        );
+        let dropped = false;
+        const findings: FindingOut[] = matches.map((m) => {
+          const applied = m.mode === 'enforce';
+          if (applied && m.effect === 'drop') dropped = true;
+          const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
+          if (m.error !== undefined) f.error = m.error;
+          return f;
+        });
+        return { dropped, findings };
+      });
+    },
+
+    async touchSession(id) {
+      // Reading a session starts its TTL again, in every store.
+      await sessions.get(sessionId({ id })!);
+    },
+
     async evaluateResult(input) {
       const request = input.request;
       const id = sessionId(request.session);
@@ -197,6 +244,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           resultRepeatsNames: input.resultRepeatsNames,
           log: log === undefined ? undefined : id === undefined ? log : (entry) => (line = { ...entry, session: id }),
           session: sessionVar(id, before),
+          call: input.call,
           // What was forwarded matters only to a session that takes it in.
           flow: id === undefined ? undefined : flow,
           // With a session, the decision is counted once the merge is done: a 503 is no decision made.
@@ -238,12 +286,12 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const started = performance.now();
       const hints = toolHints(tool);
       const digest = tool === undefined ? undefined : toolDigest(tool);
-      const key = tool === undefined ? undefined : pinKey(request.server, tool, name);
+      const key = tool === undefined || input.unlisted === true ? undefined : pinKey(request.server, tool, name);
       const [before, pin] = await Promise.all([
         id === undefined ? undefined : sessions.get(id),
         key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
       ]);
-      const pinStatus: PinStatus | 'none' = pin?.status ?? 'none';
+      const pinStatus: PinStatus | 'none' | 'unlisted' = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
       const toolInfo: CallDecision['tool'] = { hints, pin: pinStatus };
       if (digest !== undefined) toolInfo.digest = digest;
 

@@ -11,7 +11,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { isObject, own, pointer, type Effect, type Mode, type Revision, type Scope, type Tri, type ValidationFinding } from '../model.js';
-import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
@@ -64,6 +64,8 @@ export interface DecideOptions {
   budget?: EvaluationBudget | undefined;
   /** Label dialects read (TRUSTGATE_DIALECTS); all of them when absent. */
   dialects?: readonly Dialect[] | undefined;
+  /** The `call` variable of block and result rules: what the judged message is (the proxy); a tools/call result when absent. */
+  call?: CallVar | undefined;
   /** The `session` variable (what the session was shown before this request); no session when absent. */
   session?: SessionVar | undefined;
   /** When given, receives what the decision forwarded (left unset on deny), for the session to take in. */
@@ -287,6 +289,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
         dataClass: t.dataClass,
       })),
       session: opts.session,
+      call: opts.call,
     },
     opts.modeOverride,
     opts.budget,

@@ -22,6 +22,8 @@ export interface RunDeps {
   resultRepeatsNames?: (() => boolean) | undefined;
   /** Receives the decision log line; left out when the log level would drop it anyway. */
   log?: ((entry: DecisionLogEntry) => void) | undefined;
+  /** See DecideOptions.call. */
+  call?: DecideOptions['call'];
   /** See DecideOptions.session. */
   session?: DecideOptions['session'];
   /** See DecideOptions.flow. */
@@ -77,6 +79,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
     resultRepeatsNames: deps.resultRepeatsNames,
     dialects: deps.config.dialects,
+    call: deps.call,
     session: deps.session,
     flow: deps.flow,
   });

@@ -57,8 +57,18 @@ export type CelVariable = (typeof CEL_VARIABLES)[number];
 /** The variables a `scope: call` rule reads (contract section 12): a call has no result, blocks, evidence or validation. */
 export const CALL_SCOPE_VARIABLES: readonly CelVariable[] = ['call', 'tool', 'server', 'context', 'session'];
 
-/** The variables of scopes `block` and `result`: every one but `call`. */
-export const RESULT_SCOPE_VARIABLES: readonly CelVariable[] = CEL_VARIABLES.filter((v) => v !== 'call');
+/** The variables a `scope: tool` rule reads (contract section 15): one listed definition (`tool`, with `description` and `hints`). */
+export const TOOL_SCOPE_VARIABLES: readonly CelVariable[] = ['tool', 'server', 'context', 'session'];
+
+/**
+ * The variables of scopes `block` and `result`: all of them. There `call`
+ * says what the judged message is (`call.method`: "tools/call" for a tool
+ * result, "resources/read", "prompts/get", "sampling/createMessage", ... in
+ * the proxy, contract section 15) and `call.name` the tool, resource URI or
+ * prompt name; its `arguments` are `{}` but for `sampling/createMessage`
+ * (`includeContext`).
+ */
+export const RESULT_SCOPE_VARIABLES: readonly CelVariable[] = CEL_VARIABLES;
 
 /**
  * A `when` that cannot be used: syntax error, unknown variable or function,
@@ -165,9 +175,11 @@ export const NO_SESSION: Readonly<SessionVar> = Object.freeze({
   tools: Object.freeze([]) as readonly string[],
 });
 
-/** The value of `call` (scope `call` only): the tool call about to run. */
+/** The value of `call`: the tool call about to run (scope `call`), or what the judged message is (scopes block and result). */
 export interface CallVar {
   name: string;
+  /** The MCP method: "tools/call" when absent. */
+  method?: string;
   /** The call's arguments as sent; `{}` when absent. */
   arguments: Record<string, unknown>;
 }
@@ -181,7 +193,7 @@ export interface SharedVarsInput {
   validation: readonly ValidationVar[];
   /** Before this request; NO_SESSION when absent. */
   session?: SessionVar | undefined;
-  /** Scope `call` only; `{ name: "", arguments: {} }` when absent. */
+  /** `{ name: "", method: "tools/call", arguments: {} }` when absent. */
   call?: CallVar | undefined;
   /** Members computed for `tool` (scope `call`: `hints`, `digest`, `pin`), replacing the request's members of those names. */
   toolMembers?: Readonly<Record<string, unknown>> | undefined;
@@ -606,7 +618,7 @@ class Shared {
   }
 
   get call(): unknown {
-    return (this.#call ??= mapWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: () => '', arguments: emptyMap }));
+    return (this.#call ??= mapWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: () => '', method: () => 'tools/call', arguments: emptyMap }));
   }
 
   get plainSession(): unknown {
@@ -614,7 +626,7 @@ class Shared {
   }
 
   get plainCall(): unknown {
-    return (this.#plainCall ??= plainWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: '', arguments: {} }));
+    return (this.#plainCall ??= plainWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: '', method: 'tools/call', arguments: {} }));
   }
 
   get server(): unknown {

@@ -47,6 +47,8 @@ export interface EvaluationInput {
   resultScope: { evidence: readonly EvidenceVar[]; dataClass: DataClassVar };
   /** One entry per content block, in content order. */
   blocks: readonly BlockScopeInput[];
+  /** `call` of scopes block and result: the method the judged message answers or is (the proxy); a tools/call result by default. */
+  call?: CallVar | undefined;
   /** The `session` variable (before this request); no session when absent. */
   session?: SessionVar | undefined;
 }
@@ -159,7 +161,7 @@ export function evaluatePolicies(
     const policyMode = effectiveMode(policy.mode, modeOverride);
     for (const rule of policy.rules) {
       // Call rules run before a tool runs (evaluateCallPolicies), never on its result.
-      if (rule.scope === 'call') continue;
+      if (rule.scope === 'call' || rule.scope === 'tool') continue;
       const mode = rule.mode === undefined ? policyMode : effectiveMode(milderMode(policy.mode, rule.mode), modeOverride);
       if (rule.scope === 'result') {
         const r =
@@ -229,6 +231,39 @@ export function evaluateCallPolicies(
               )),
             );
       if (trace !== undefined) trace.push({ policy: policy.id, rule: rule.id, scope: 'call', pointer: '', value: traceValue(r) });
+      if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
+    }
+  }
+  return matches;
+}
+
+/** Everything the `scope: tool` rules see of one listed definition (contract section 15). */
+export interface ToolEvaluationInput {
+  tool: Record<string, unknown>;
+  /** Computed members of `tool` (`hints`). */
+  toolMembers?: Readonly<Record<string, unknown>> | undefined;
+  server?: Record<string, unknown> | undefined;
+  context?: Record<string, unknown> | undefined;
+  session?: SessionVar | undefined;
+}
+
+/** Evaluates the `scope: tool` rules of `set` on one listed tool definition. */
+export function evaluateToolPolicies(set: PolicySet, input: ToolEvaluationInput, modeOverride?: ModeOverride, budget?: EvaluationBudget): Match[] {
+  let activation: CelActivation | undefined;
+  const matches: Match[] = [];
+  for (const policy of set.policies) {
+    const mode = effectiveMode(policy.mode, modeOverride);
+    for (const rule of policy.rules) {
+      if (rule.scope !== 'tool') continue;
+      const r: CelResult =
+        budget !== undefined && budget.exceeded()
+          ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
+          : rule.compiled.evaluate(
+              (activation ??= buildActivation(
+                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, validation: [], session: input.session }),
+                { block: emptyBlock, evidence: [], dataClass: emptyBlock },
+              )),
+            );
       if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
     }
   }

@@ -10,8 +10,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
-import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
-import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
+import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
+import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, TOOL_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
 
 /** One rule of a policy, with its `when` compiled. */
 export interface Rule {
@@ -256,7 +256,10 @@ function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: 
   if (scope === 'call' && !(CALL_EFFECTS as readonly string[]).includes(effect)) {
     throw new PolicyLoadError(`effect ${JSON.stringify(effect)} is not valid in scope call; valid effects there: ${CALL_EFFECTS.join(', ')}`, where);
   }
-  const allowed: readonly string[] = scope === 'call' ? CALL_SCOPE_VARIABLES : RESULT_SCOPE_VARIABLES;
+  if (scope === 'tool' && !(TOOL_EFFECTS as readonly string[]).includes(effect)) {
+    throw new PolicyLoadError(`effect ${JSON.stringify(effect)} is not valid in scope tool; valid effects there: ${TOOL_EFFECTS.join(', ')}`, where);
+  }
+  const allowed: readonly string[] = scope === 'call' ? CALL_SCOPE_VARIABLES : scope === 'tool' ? TOOL_SCOPE_VARIABLES : RESULT_SCOPE_VARIABLES;
   for (const v of compiled.variables) {
     if (!allowed.includes(v)) {
       throw new PolicyLoadError(`when: variable ${v} does not exist in scope ${scope}; variables there: ${allowed.join(', ')}`, where);
@@ -433,7 +436,7 @@ const resultSessionReaders = new WeakMap<PolicySet, boolean>();
 export function resultRulesReadSession(set: PolicySet): boolean {
   let reads = resultSessionReaders.get(set);
   if (reads === undefined) {
-    reads = set.policies.some((p) => p.rules.some((r) => r.scope !== 'call' && r.compiled.variables.has('session')));
+    reads = set.policies.some((p) => p.rules.some((r) => (r.scope === 'block' || r.scope === 'result') && r.compiled.variables.has('session')));
     resultSessionReaders.set(set, reads);
   }
   return reads;

@@ -290,8 +290,11 @@ function ownServerSuite(kind: 'stdio' | 'http') {
         const before = Number(text(await c.callTool({ name: 'calls', arguments: {} }))[0]);
         await c.callTool({ name: 'change-greet', arguments: {} });
         await expect.poll(() => changed).toBe(true);
+        // The changed definition is withheld from the list until an operator accepts it; the other tools stay listed.
         const list = await c.listTools();
-        expect(list.tools.find((t) => t.name === 'greet')?.description).toMatch(/ignore all previous/);
+        expect(list.tools.map((t) => t.name)).not.toContain('greet');
+        expect(list.tools.map((t) => t.name)).toContain('calls');
+        expect(JSON.stringify(list)).not.toMatch(/ignore all previous/);
         const r = await c.callTool({ name: 'greet', arguments: {} });
         expect(r.isError).toBe(true);
         expect(text(r)[0]).toMatch(/calls\/deny-changed-definition/);
@@ -368,13 +371,13 @@ describe('proxy in front of a Streamable HTTP server that needs a token', () => 
     await expect(viaProxy(['--header', 'Authorization: Bearer wrong'], { TRUSTGATE_UPSTREAM_AUTHORIZATION: TOKEN })).rejects.toThrow();
   });
 
-  it('refuses a malformed --header at start-up, with its usage', async () => {
+  it('refuses a malformed --header at start-up, in one line that names the problem', async () => {
     const { spawnSync } = await import('node:child_process');
     const { CLI, ENV } = await import('../helpers/mcp.js');
     for (const bad of [['--header'], ['--header', 'no colon'], ['--header', 'Bad Name: x'], ['--what']]) {
       const r = spawnSync(process.execPath, [CLI, 'proxy', '--upstream', s.url, ...bad], { env: ENV, encoding: 'utf8', input: '' });
       expect(r.status, bad.join(' ')).toBe(2);
-      expect(r.stderr).toContain('usage: trustgate proxy');
+      expect(r.stderr).toMatch(/^trustgate proxy: .*(--header|--what).*\(trustgate proxy --help\)\n$/);
     }
   });
 });
@@ -432,7 +435,7 @@ describe('proxy process', () => {
     const { CLI } = await import('../helpers/mcp.js');
     const r = spawnSync(process.execPath, [CLI, 'proxy'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/usage: trustgate proxy/);
+    expect(r.stderr).toMatch(/^trustgate proxy: name the server to start.*\n$/);
     expect(r.stdout).toBe('');
   });
 });

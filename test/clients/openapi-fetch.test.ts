@@ -152,6 +152,8 @@ describe('the other operations', () => {
       'consent-open-world-after-sensitive call consent',
       'deny-changed-definition call deny',
       'deny-unpinned-definition call deny',
+      'deny-unlisted-tool call deny',
+      'deny-sampling-context result deny',
     ]);
   });
 

@@ -1,33 +1,51 @@
 /**
- * The transparent MCP proxy (contract section 14): a relay between two SDK
+ * The MCP proxy's relay (contract sections 14 and 15): between two SDK
  * transports, the host's (Trustgate is its MCP server) and the real
  * server's (Trustgate is its client). Framing and transports are the
- * SDK's; the relay sees whole JSON-RPC messages and passes every one
- * unchanged, except:
+ * SDK's; the relay sees whole JSON-RPC messages.
  *
- * - `tools/list` answers: the definitions are remembered (they are what
- *   each later call is judged and pinned against);
- * - `tools/call` requests: judged by the core first (section 12). deny:
- *   the server never sees the call and the host gets an `isError` result
- *   naming the policy, rule and decision id. consent: asked with
- *   `elicitation/create` when the host declared `elicitation`, the call
- *   goes on only on `accept`; otherwise denied;
- * - `tools/call` results (and `tasks/result` answers of a task a judged
- *   call created): judged by the core (section 3) and forwarded as the
- *   core's `result` (section 11), never the original; deny: `isError`.
+ * Ids are Trustgate's own on both sides. Every request sent to the server
+ * carries an id the relay made (a number never used before on this
+ * connection), and so does every request of the server's passed to the
+ * host (a string never used before). An answer is taken only when its id
+ * equals an outstanding id exactly (a Map key: same JSON type and value),
+ * once (the entry is gone when it is taken), and only for a request that
+ * was sent (a tools/call being judged has no id yet); it then goes back
+ * with the asker's own id. Anything else is dropped and counted
+ * (`trustgate_proxy_dropped_total{reason}`), never forwarded.
  *
- * Everything else (notifications, progress, cancellation, resources,
- * prompts, completion, logging, and the server's own requests to the host:
- * sampling, elicitation, roots, ping) passes through as it came. One
- * Trustgate session per proxied connection.
+ * Nothing of the server's text reaches the host unjudged. Every message
+ * toward the host goes through one path, `#judge`: the core (section 3)
+ * decides on it under the connection's session and what is forwarded is
+ * built from the core's answer (section 11, judged.ts). That holds for
+ * `tools/call` results (a `task` answer only for a call that asked for a
+ * task), JSON-RPC errors (their message judged, their `data` never
+ * forwarded), answers to every other request, the server's own requests
+ * (`sampling/createMessage`, `elicitation/create`, also inside a 2026-07-28
+ * `inputRequests`) and its notifications. Methods the relay does not know
+ * are not passed on: a server request is answered with an error, a
+ * notification dropped. Policies see the method as `call.method`, with
+ * `tool.name` the tool, resource URI or prompt name.
+ *
+ * `tools/list` answers list only tools whose definition is pinned and
+ * unchanged (under the operator's name for the server, never the name the
+ * server reports); a call to a tool the server did not list is judged with
+ * `tool.pin == "unlisted"`.
+ *
+ * `tools/call` requests are judged first (section 12): deny: the server
+ * never sees the call, and the host gets an `isError` result naming the
+ * policy, rule and decision id; consent: asked with `elicitation/create`
+ * when the host declared `elicitation`, otherwise denied.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { CallDecision, DecisionCore } from '../../decision/core.js';
+import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
+import type { FindingOut } from '../../decision/pipeline.js';
 import { TrustgateError } from '../../errors.js';
-import { errorDetail, isErrorResult, uncheckedText, withheldText, type Withheld } from '../answers.js';
+import { errorDetail, isErrorResult, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
 import { deepFreeze } from '../../json/frozen.js';
+import { judgeable } from './judged.js';
 
 type Msg = Record<string, unknown>;
 type Id = string | number;
@@ -38,6 +56,12 @@ export interface ProxyLog {
   error(obj: object, msg?: string): void;
 }
 
+/** Why a message from the server (or an answer from the host) was not passed on. */
+export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id';
+
+/** Pin statuses the relay lists a tool under; any other (changed, unavailable) withholds it. */
+const LISTED_PINS = new Set(['first-seen', 'match']);
+
 export interface ProxyOptions {
   core: DecisionCore;
   /** Toward the host (the MCP client): Trustgate is its server. */
@@ -45,18 +69,32 @@ export interface ProxyOptions {
   /** Toward the real server: Trustgate is its client. */
   upstream: Transport;
   log: ProxyLog;
+  /** The operator's name for the server: what pins are keyed by, and `server.name` for policies. */
+  serverName?: string;
+  /** `context` of every result judged (e.g. `hostShowsUserAudience`: the host shows audience-user blocks to its user only). */
+  context?: Record<string, unknown>;
   /** The Trustgate session of this connection; a fresh one by default. */
   sessionId?: string;
-  /** Pin tool definitions as a tools/list answer passes (the store's trust on first use). */
-  pinTools?: (server: string, tools: Record<string, unknown>[]) => Promise<void>;
+  /**
+   * Pin tool definitions as a tools/list answer passes (the store's trust on
+   * first use); the pin status of each tool by name. Without it every tool is
+   * listed as it came.
+   */
+  pinTools?: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
   /** Receives the decision log lines. */
   decisionLog?: (entry: object) => void;
   /** How long a consent question may stay unanswered before it counts as declined (ms). */
   consentTimeoutMs?: number;
+  /** How often the session is touched while connected (ms), so its TTL never runs out inside a live connection; off when absent. */
+  keepAliveMs?: number;
   /** Called once when either side has closed and the other was closed too. */
   onClose?: () => void;
   /** Called on every message that comes in or goes out (the process's idle strategy hooks here: poll.ts). */
   onActivity?: () => void;
+  /** Counts what was dropped (the metric `trustgate_proxy_dropped_total`). */
+  onDrop?: (reason: DropReason) => void;
+  /** Describes why the upstream could not be reached (the transport's own error when it has none). */
+  describeFailure?: (err: unknown) => string;
 }
 
 interface CallInfo {
@@ -64,36 +102,90 @@ interface CallInfo {
   tool: Record<string, unknown> | undefined;
 }
 
-const key = (id: Id): string => `${typeof id}:${id}`;
+/** A request of the host's, sent to the server under Trustgate's id. */
+interface Sent {
+  hostId: Id;
+  method: string;
+  params: Msg;
+  /** tools/call and tasks/result of a judged task. */
+  call?: CallInfo;
+  /** The call asked for a task (params.task). */
+  task?: boolean;
+}
+
+/** A request of the server's, passed to the host under Trustgate's id. */
+interface Passed {
+  serverId: Id;
+  method: string;
+}
+
 const isRecord = (v: unknown): v is Msg => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'number';
+const isId = (v: unknown): v is Id => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+/** Server requests the relay passes to the host (judged when they carry text); any other is refused. */
+const SERVER_REQUESTS = new Set(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']);
+/** Server notifications the relay passes to the host (judged when they carry text); any other is dropped. */
+const SERVER_NOTIFICATIONS = new Set([
+  'notifications/message',
+  'notifications/progress',
+  'notifications/cancelled',
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/updated',
+  'notifications/tasks/status',
+  'notifications/elicitation/complete',
+]);
+/** Members of a CallToolResult passed on (section 11 judges these); anything else a server adds is not. */
+const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta', 'resultType', 'toolResult', 'inputRequests', 'requestState'];
+
+/** Methods whose answers describe the server rather than carry what the conversation reads. */
+const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
+
+/** The outcome of judging one message: what to forward, or why nothing is. */
+type Judged = { ok: true; payload: Msg } | { ok: false; text: string };
 
 export class McpProxy {
   readonly sessionId: string;
   readonly #o: ProxyOptions;
-  /** `server` of every request judged: the upstream's name (from its initialize answer), frozen. */
-  #server: Readonly<{ name: string }> = deepFreeze({ name: '' });
+  /** `server` of every decision: the operator's name, and what the server reports of itself, frozen. */
+  #server: Readonly<{ name: string; reported?: string }>;
   #protocolVersion: string | undefined;
   #elicitation = false;
-  #initId: string | undefined;
+  /** Tools the server listed (exact names), frozen: what calls are judged and pinned against. */
   readonly #tools = new Map<string, Record<string, unknown>>();
-  /** Upstream request ids (host's ids) of tools/list requests in flight. */
-  readonly #lists = new Set<string>();
-  /** Upstream request ids of forwarded tools/call requests, and of tasks/result requests for judged tasks. */
-  readonly #calls = new Map<string, CallInfo>();
+  /** Requests sent to the server, by Trustgate's id. */
+  readonly #sent = new Map<Id, Sent>();
+  /** The host's id of each request sent -> Trustgate's (for the host's cancellations). */
+  readonly #byHostId = new Map<Id, string>();
+  /** Progress tokens of the host's requests in flight. */
+  readonly #tokens = new Map<Id, string>();
+  #upNext = 1;
+  /** The last ids answered (to tell a repeat from an unknown id in the count; bounded). */
+  readonly #done = new Set<string>();
   /** Tasks created by judged tools/call requests. */
   readonly #tasks = new Map<string, CallInfo>();
-  /** tools/call requests being judged before they are sent on; `true` once the host cancelled one. */
-  readonly #judging = new Map<string, boolean>();
-  /** Trustgate's own requests to the host (elicitation/create). */
+  /** tools/call requests being judged before they are sent on (by the host's id); `true` once the host cancelled one. */
+  readonly #judging = new Map<Id, boolean>();
+  /** Requests to the host, by Trustgate's id: the server's (passed on) and Trustgate's own (consent). */
+  readonly #passed = new Map<string, Passed>();
   readonly #asked = new Map<string, (answer: Msg | undefined) => void>();
+  /** The server's id of each request passed to the host -> Trustgate's (for the server's cancellations). */
+  readonly #byServerId = new Map<Id, string>();
   readonly #prefix = `trustgate-${randomUUID()}-`;
   #next = 0;
   #closed = false;
+  #keepAlive: NodeJS.Timeout | undefined;
 
   constructor(options: ProxyOptions) {
     this.#o = options;
     this.sessionId = options.sessionId ?? `proxy-${randomUUID()}`;
+    this.#server = deepFreeze({ name: options.serverName ?? '' });
+  }
+
+  /** The name the server reported for itself (serverInfo.name), once it answered initialize. */
+  get reportedName(): string | undefined {
+    return this.#server.reported;
   }
 
   async start(): Promise<void> {
@@ -110,14 +202,21 @@ export class McpProxy {
     host.onclose = () => void this.close('host');
     upstream.onclose = () => void this.close('upstream');
     host.onerror = (err) => this.#o.log.warn({ side: 'host', err: err.message }, 'transport error');
-    upstream.onerror = (err) => this.#o.log.warn({ side: 'upstream', err: err.message }, 'transport error');
+    upstream.onerror = (err) => this.#o.log.warn({ side: 'upstream', err: this.#describe(err) }, 'transport error');
     await upstream.start();
     await host.start();
+    if (this.#o.keepAliveMs !== undefined && this.#o.keepAliveMs > 0) {
+      this.#keepAlive = setInterval(() => {
+        this.#o.core.touchSession(this.sessionId).catch((err: unknown) => this.#o.log.warn({ err: errorDetail(err) }, 'could not keep the session alive'));
+      }, this.#o.keepAliveMs);
+      this.#keepAlive.unref();
+    }
   }
 
   async close(side = 'proxy'): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#o.log.info({ side, session: this.sessionId }, 'connection closed');
     for (const resolve of this.#asked.values()) resolve(undefined);
     this.#asked.clear();
@@ -125,59 +224,101 @@ export class McpProxy {
     this.#o.onClose?.();
   }
 
+  #describe(err: unknown): string {
+    return this.#o.describeFailure?.(err) ?? (err instanceof Error ? err.message : String(err));
+  }
+
+  #drop(reason: DropReason, detail: object = {}): void {
+    this.#o.onDrop?.(reason);
+    this.#o.log.warn({ reason, ...detail }, 'message not passed on');
+  }
+
   // ---- host -> upstream
 
   #fromHost(m: Msg): void {
-    if (isId(m.id) && typeof m.method !== 'string') {
-      // A response: to one of Trustgate's questions, or to the server's own request.
-      const mine = typeof m.id === 'string' ? this.#asked.get(m.id) : undefined;
+    if (typeof m.method !== 'string') {
+      if (!isId(m.id)) return this.#drop('malformed', { side: 'host' });
+      // An answer: to one of Trustgate's questions, or to a server request passed on.
+      if (typeof m.id !== 'string') return this.#drop('host-unknown-id');
+      const mine = this.#asked.get(m.id);
       if (mine) {
-        this.#asked.delete(m.id as string);
-        mine(m);
-        return;
+        this.#asked.delete(m.id);
+        return mine(m);
+      }
+      const passed = this.#passed.get(m.id);
+      if (!passed) return this.#drop('host-unknown-id');
+      this.#passed.delete(m.id);
+      this.#byServerId.delete(passed.serverId);
+      const out: Msg = { jsonrpc: '2.0', id: passed.serverId };
+      if ('error' in m) out.error = m.error;
+      else out.result = m.result;
+      return this.#toUpstream(out);
+    }
+    const params = isRecord(m.params) ? m.params : {};
+    if (!('id' in m)) {
+      if (m.method === 'notifications/cancelled' && isId(params.requestId)) {
+        if (this.#judging.has(params.requestId)) return void this.#judging.set(params.requestId, true);
+        const ours = this.#byHostId.get(params.requestId);
+        if (ours === undefined) return;
+        return this.#toUpstream({ ...m, params: { ...params, requestId: ours } });
       }
       return this.#toUpstream(m);
     }
-    if (typeof m.method === 'string' && isId(m.id)) {
-      const params = isRecord(m.params) ? m.params : {};
-      if (m.method === 'initialize') {
-        this.#initId = key(m.id);
-        const caps = isRecord(params.capabilities) ? params.capabilities : {};
-        this.#elicitation = isRecord(caps.elicitation);
-      } else if (m.method === 'tools/list') {
-        this.#lists.add(key(m.id));
-      } else if (m.method === 'tools/call') {
-        void this.#judgeCall(m, params);
-        return;
-      } else if (m.method === 'tasks/result') {
-        // A task's result is judged like a call's, also for a task this connection did not see created.
-        const task = typeof params.taskId === 'string' ? this.#tasks.get(params.taskId) : undefined;
-        this.#calls.set(key(m.id), task ?? { name: '', tool: undefined });
-      }
-      return this.#toUpstream(m);
+    if (!isId(m.id)) return this.#drop('malformed', { side: 'host' });
+    if (m.method === 'initialize') {
+      const caps = isRecord(params.capabilities) ? params.capabilities : {};
+      this.#elicitation = isRecord(caps.elicitation);
+    } else if (m.method === 'tools/call') {
+      return void this.#judgeCall(m.id, params);
     }
-    if (m.method === 'notifications/cancelled' && isRecord(m.params) && isId(m.params.requestId)) {
-      const k = key(m.params.requestId);
-      if (this.#judging.has(k)) this.#judging.set(k, true);
+    let call: CallInfo | undefined;
+    if (m.method === 'tasks/result') {
+      // A task's result is judged like a call's, also for a task this connection did not see created.
+      call = (typeof params.taskId === 'string' ? this.#tasks.get(params.taskId) : undefined) ?? { name: '', tool: undefined };
     }
-    this.#toUpstream(m);
+    this.#send({ hostId: m.id, method: m.method, params, ...(call ? { call } : {}) });
   }
 
-  #toUpstream(m: Msg): void {
+  /** Send a request of the host's to the server under a fresh id of Trustgate's. */
+  #send(s: Sent): void {
+    // `t<n>.<random>`: never used before (n counts up), and not guessable, so a server cannot answer a request before it has it.
+    const id = `t${this.#upNext++}.${randomBytes(6).toString('hex')}`;
+    this.#sent.set(id, s);
+    this.#byHostId.set(s.hostId, id);
+    const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
+    if (isId(token)) this.#tokens.set(token, id);
+    this.#toUpstream({ jsonrpc: '2.0', id, method: s.method, params: s.params }, id);
+  }
+
+  /** Forget a request sent; its entry, or undefined when it was not outstanding. */
+  #take(id: Id): Sent | undefined {
+    const s = this.#sent.get(id);
+    if (!s) return undefined;
+    this.#sent.delete(id);
+    this.#done.add(id as string);
+    if (this.#done.size > 1024) this.#done.delete(this.#done.values().next().value!);
+    if (this.#byHostId.get(s.hostId) === id) this.#byHostId.delete(s.hostId);
+    const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
+    if (isId(token) && this.#tokens.get(token) === id) this.#tokens.delete(token);
+    return s;
+  }
+
+  #toUpstream(m: Msg, ours?: string): void {
+    if (this.#closed) return;
     this.#o.onActivity?.();
     this.#o.upstream.send(m as unknown as JSONRPCMessage).catch((err: unknown) => {
-      this.#o.log.warn({ err: (err as Error)?.message, method: m.method }, 'could not send to the server');
-      if (isId(m.id) && typeof m.method === 'string') {
-        this.#calls.delete(key(m.id));
-        this.#lists.delete(key(m.id));
-        this.#toHost({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'Trustgate could not reach the server' } });
+      const why = this.#describe(err);
+      this.#o.log.warn({ err: why, method: m.method }, 'could not send to the server');
+      const s = ours === undefined ? undefined : this.#take(ours);
+      if (s) {
+        const text = `Trustgate could not reach the server: ${why}`;
+        if (s.method === 'tools/call') this.#answer(s.hostId, isErrorResult(text));
+        else this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code: -32603, message: text } });
       }
     });
   }
 
-  async #judgeCall(m: Msg, params: Msg): Promise<void> {
-    const id = m.id as Id;
-    const k = key(id);
+  async #judgeCall(id: Id, params: Msg): Promise<void> {
     if (typeof params.name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
       // What the policies would see must be what the server gets: a call they cannot read is not forwarded.
       return this.#toHost({ jsonrpc: '2.0', id, error: { code: -32602, message: 'tools/call needs a string name and an arguments object' } });
@@ -185,7 +326,7 @@ export class McpProxy {
     const name = params.name;
     const args = params.arguments as Msg | undefined;
     const tool = this.#tools.get(name);
-    this.#judging.set(k, false);
+    this.#judging.set(id, false);
     let d: CallDecision;
     try {
       d = await this.#o.core.evaluateCall({
@@ -195,10 +336,11 @@ export class McpProxy {
           server: this.#server,
           session: { id: this.sessionId },
         },
+        ...(tool ? {} : { unlisted: true }),
         log: this.#o.decisionLog,
       });
     } catch (err) {
-      this.#judging.delete(k);
+      this.#judging.delete(id);
       this.#o.log.error({ tool: name, err: errorDetail(err) }, 'call could not be checked');
       return this.#answer(id, isErrorResult(uncheckedText('call', err)));
     }
@@ -209,19 +351,18 @@ export class McpProxy {
       if (!this.#elicitation) {
         withheld = 'call-consent';
         how = 'the client cannot ask (it did not declare elicitation)';
-      } else if (!(await this.#consent(`The tool "${name}" needs your consent before it runs (${d.findings.filter((f) => f.applied && f.effect === 'consent').map((f) => `${f.policy}/${f.rule}: ${f.message}`).join('; ')}). Run it?`))) {
+      } else if (!(await this.#consent(`The tool ${quoted(name)} needs your consent before it runs (${reasons(d.findings)}). Run it?`))) {
         withheld = 'call-declined';
       }
     }
-    const cancelled = this.#judging.get(k) === true;
-    this.#judging.delete(k);
+    const cancelled = this.#judging.get(id) === true;
+    this.#judging.delete(id);
     if (withheld) {
       this.#o.log.info({ tool: name, decisionId: d.decisionId, withheld }, 'tool call withheld');
       return this.#answer(id, isErrorResult(withheldText(withheld, d.findings, d.decisionId, how)));
     }
     if (cancelled || this.#closed) return;
-    this.#calls.set(k, { name, tool });
-    this.#toUpstream(m);
+    this.#send({ hostId: id, method: 'tools/call', params, call: { name, tool }, task: params.task !== undefined });
   }
 
   /** Ask the host's user; true only on `accept`. */
@@ -249,59 +390,150 @@ export class McpProxy {
   // ---- upstream -> host
 
   #fromUpstream(m: Msg): void {
-    if (isId(m.id) && typeof m.method !== 'string') {
-      const k = key(m.id);
-      if (k === this.#initId && isRecord(m.result)) {
-        this.#initId = undefined;
-        const info = isRecord(m.result.serverInfo) ? m.result.serverInfo : {};
-        this.#server = deepFreeze({ name: typeof info.name === 'string' ? info.name : '' });
-        if (typeof m.result.protocolVersion === 'string') {
-          this.#protocolVersion = m.result.protocolVersion;
-          this.#o.upstream.setProtocolVersion?.(m.result.protocolVersion);
-        }
-        this.#o.log.info({ server: this.#server.name, protocolVersion: this.#protocolVersion, session: this.sessionId }, 'connected');
-      } else if (this.#lists.delete(k)) {
-        if (isRecord(m.result) && Array.isArray(m.result.tools)) void this.#listed(m, m.result.tools);
-        else this.#toHost(m);
-        return;
-      } else {
-        const call = this.#calls.get(k);
-        if (call) {
-          this.#calls.delete(k);
-          if (isRecord(m.result)) {
-            void this.#judgeResult(m.id, m.result, call);
-            return;
-          }
-          if ('result' in m) {
-            // Not a CallToolResult object: nothing that was not judged is passed on.
-            const why = new TrustgateError('TG_ERR_BODY_SCHEMA', 'the server answered tools/call with a result that is not an object');
-            return this.#answer(m.id, isErrorResult(uncheckedText('result', why)));
-          }
-        }
-      }
+    if (typeof m.method === 'string') {
+      if ('id' in m) return void this.#serverRequest(m);
+      return void this.#serverNotification(m);
     }
-    this.#toHost(m);
+    if (!('id' in m)) return this.#drop('malformed');
+    // An answer: taken only for an id of Trustgate's that is outstanding, exactly (a Map key: same type and value).
+    const id = m.id;
+    const s = isId(id) ? this.#take(id) : undefined;
+    if (!s) {
+      const repeated = typeof id === 'string' && this.#done.has(id);
+      return this.#drop(repeated ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
+    }
+    void this.#answered(s, m);
   }
 
-  async #listed(m: Msg, tools: unknown[]): Promise<void> {
-    const defs = tools.filter(isRecord);
-    // Frozen, each definition is canonicalized for its pin once, not on every call judged against it.
-    for (const t of defs) if (typeof t.name === 'string') this.#tools.set(t.name, deepFreeze(t));
+  async #answered(s: Sent, m: Msg): Promise<void> {
+    const isCall = s.call !== undefined;
+    if ('error' in m && !('result' in m)) {
+      const e = isRecord(m.error) ? m.error : {};
+      const code = typeof e.code === 'number' && Number.isInteger(e.code) ? e.code : -32603;
+      const message = typeof e.message === 'string' ? e.message : '';
+      const j = await this.#judge(s.method, this.#subject(s), { message }, { ask: false });
+      const text = j.ok ? String(j.payload.message) : j.text;
+      // The server's `data` is never forwarded: only the judged message, or Trustgate's own words.
+      if (isCall) return this.#answer(s.hostId, isErrorResult(text));
+      return this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code, message: text } });
+    }
+    if (!isRecord(m.result)) {
+      const why = new TrustgateError('TG_ERR_BODY_SCHEMA', `the server answered ${s.method} with a result that is not an object`);
+      if (isCall) return this.#answer(s.hostId, isErrorResult(uncheckedText('result', why)));
+      return this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code: -32603, message: `Trustgate withheld this answer: ${errorDetail(why)}` } });
+    }
+    let result: Msg = m.result;
+    if (isRecord(result.inputRequests)) {
+      const inner = await this.#judgeInputRequests(result.inputRequests);
+      if (!inner.ok) return this.#withhold(s, inner.text);
+      result = { ...result, inputRequests: inner.payload };
+    }
+    if (s.method === 'initialize') return this.#initialized(s, result);
+    if (s.method === 'tools/list') return this.#listed(s, result);
+    if (isCall) return this.#callResult(s, result);
+    const j = await this.#judge(s.method, this.#subject(s), result, { ask: true });
+    if (!j.ok) return this.#withhold(s, j.text);
+    this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
+  }
+
+  /** `tool.name` for policies: the tool, resource URI or prompt name the request is about. */
+  #subject(s: Sent): string {
+    if (s.call) return s.call.name;
+    const p = s.params;
+    if (typeof p.uri === 'string') return p.uri;
+    if (typeof p.name === 'string') return p.name;
+    if (isRecord(p.ref)) return typeof p.ref.name === 'string' ? p.ref.name : typeof p.ref.uri === 'string' ? p.ref.uri : '';
+    return '';
+  }
+
+  #withhold(s: Sent, text: string): void {
+    if (s.call) return this.#answer(s.hostId, isErrorResult(text));
+    this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code: -32603, message: text } });
+  }
+
+  async #initialized(s: Sent, result: Msg): Promise<void> {
+    const info = isRecord(result.serverInfo) ? result.serverInfo : {};
+    const reported = typeof info.name === 'string' ? info.name : '';
+    this.#server = deepFreeze({ name: this.#server.name, reported });
+    if (typeof result.protocolVersion === 'string') {
+      this.#protocolVersion = result.protocolVersion;
+      this.#o.upstream.setProtocolVersion?.(result.protocolVersion);
+    }
+    this.#o.log.info({ server: this.#server.name, reported, protocolVersion: this.#protocolVersion, session: this.sessionId }, 'connected');
+    // The instructions and descriptions are read by the host's model: judged like any text of the server's.
+    const j = await this.#judge('initialize', '', result, { ask: false });
+    if (!j.ok) return this.#withhold(s, j.text);
+    this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
+  }
+
+  async #listed(s: Sent, result: Msg): Promise<void> {
+    if (!Array.isArray(result.tools)) return this.#withhold(s, 'Trustgate withheld this answer: the server answered tools/list without a list of tools');
+    const defs = result.tools.filter((t): t is Msg => isRecord(t) && typeof t.name === 'string');
+    const frozen = defs.map((t) => deepFreeze(t));
+    let pins: Map<string, string> | undefined;
     try {
-      await this.#o.pinTools?.(this.#server.name, defs);
+      pins = this.#o.pinTools ? await this.#o.pinTools(this.#server.name, frozen) : undefined;
     } catch (err) {
-      // Pins are checked again on every call, which fails closed when the store is away.
+      // No pin, no listing: fail closed.
       this.#o.log.warn({ err: errorDetail(err) }, 'tool definitions could not be pinned');
+      return this.#withhold(s, `Trustgate withheld the list of tools: ${errorDetail(err)}`);
     }
-    this.#toHost(m);
+    const seen = new Set<string>();
+    const twice = new Set<string>();
+    for (const t of frozen) (seen.has(t.name as string) ? twice : seen).add(t.name as string);
+    const listed: Msg[] = [];
+    const withheld: string[] = [];
+    for (const t of frozen) {
+      const name = t.name as string;
+      const pin = pins?.get(name) ?? (pins ? 'none' : 'match');
+      // A name listed twice is ambiguous: which definition would a call be judged against? Neither is callable.
+      if (twice.has(name)) {
+        this.#tools.delete(name);
+        withheld.push(name);
+        continue;
+      }
+      // A call is judged against the definition the server listed last: a changed one is denied by its pin.
+      this.#tools.set(name, t);
+      if (!LISTED_PINS.has(pin)) withheld.push(name);
+      else listed.push(t);
+    }
+    // Rules of scope tool see each definition left (its description, its hints): drop takes it off the list, flag is logged.
+    let judged: ToolJudgement[];
+    try {
+      judged = this.#o.core.judgeTools({ tools: listed, server: this.#server, ...(this.#o.context ? { context: this.#o.context } : {}) });
+    } catch (err) {
+      this.#o.log.error({ err: errorDetail(err) }, 'tool definitions could not be checked');
+      return this.#withhold(s, `Trustgate withheld the list of tools: ${errorDetail(err)}`);
+    }
+    const kept = listed.filter((t, i) => {
+      const j = judged[i]!;
+      const rules = j.findings.map((f) => `${f.policy}/${f.rule}`);
+      if (j.dropped) {
+        this.#tools.delete(t.name as string);
+        withheld.push(t.name as string);
+        this.#o.log.info({ server: this.#server.name, tool: t.name, rules }, 'tool dropped from the list by a policy');
+      } else if (rules.length > 0) this.#o.log.warn({ server: this.#server.name, tool: t.name, rules }, 'tool definition flagged by a policy');
+      return !j.dropped;
+    });
+    if (withheld.length > 0) this.#o.log.warn({ server: this.#server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
+    const out: Msg = { tools: kept };
+    if (typeof result.nextCursor === 'string') out.nextCursor = result.nextCursor;
+    this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: out });
   }
 
-  async #judgeResult(id: Id, result: Msg, call: CallInfo): Promise<void> {
-    // A task-augmented call answers with the task; its result comes later through tasks/result.
-    if (isRecord(result.task) && typeof result.task.taskId === 'string' && !Array.isArray(result.content)) {
-      this.#tasks.set(result.task.taskId, call);
-      return this.#answer(id, result);
+  async #callResult(s: Sent, raw: Msg): Promise<void> {
+    const call = s.call!;
+    // A task answer only for a call that asked for a task; its result comes later through tasks/result.
+    if (s.task && isRecord(raw.task) && typeof raw.task.taskId === 'string' && !('content' in raw)) {
+      const j = await this.#judge('tools/call', call.name, { task: raw.task, ...(isRecord(raw._meta) ? { _meta: raw._meta } : {}) }, { ask: false });
+      if (!j.ok) return this.#withhold(s, j.text);
+      this.#tasks.set(raw.task.taskId, call);
+      return this.#answer(s.hostId, j.payload);
     }
+    // Otherwise the result is judged as the CallToolResult it is: members the host would read as something else are not passed on.
+    const result: Msg = {};
+    for (const k of CALL_RESULT_MEMBERS) if (k in raw) result[k] = raw[k];
+    if (!Array.isArray(result.content)) result.content = [];
     try {
       const d = await this.#o.core.evaluateResult({
         request: {
@@ -310,25 +542,140 @@ export class McpProxy {
           ...(call.tool ? { tool: call.tool } : { tool: { name: call.name } }),
           server: this.#server,
           session: { id: this.sessionId },
+          ...(this.#o.context ? { context: this.#o.context } : {}),
         },
+        call: { method: 'tools/call', name: call.name, arguments: {} },
         log: this.#o.decisionLog,
       });
-      if (d.outcome === 'deny') return this.#answer(id, isErrorResult(withheldText('result-denied', d.findings, d.decisionId)));
+      if (d.outcome === 'deny') return this.#answer(s.hostId, isErrorResult(withheldText('result-denied', d.findings, d.decisionId)));
       if (d.requiresConsent) {
         if (!this.#elicitation) {
-          return this.#answer(id, isErrorResult(withheldText('result-consent', d.findings, d.decisionId, 'the client cannot ask (it did not declare elicitation)')));
+          return this.#answer(s.hostId, isErrorResult(withheldText('result-consent', d.findings, d.decisionId, 'the client cannot ask (it did not declare elicitation)')));
         }
-        const why = d.findings.filter((f) => f.applied && f.effect === 'consent').map((f) => `${f.policy}/${f.rule}: ${f.message}`).join('; ');
-        if (!(await this.#consent(`The result of the tool "${call.name}" needs your consent before it is passed on (${why}). Pass it on?`))) {
-          return this.#answer(id, isErrorResult(withheldText('result-declined', d.findings, d.decisionId)));
+        if (!(await this.#consent(`The result of the tool ${quoted(call.name)} needs your consent before it is passed on (${reasons(d.findings)}). Pass it on?`))) {
+          return this.#answer(s.hostId, isErrorResult(withheldText('result-declined', d.findings, d.decisionId)));
         }
       }
       if (!d.result) throw new Error('no result to forward');
-      return this.#answer(id, d.result);
+      return this.#answer(s.hostId, d.result);
     } catch (err) {
       this.#o.log.error({ tool: call.name, err: errorDetail(err) }, 'result could not be checked');
-      return this.#answer(id, isErrorResult(uncheckedText('result', err)));
+      return this.#answer(s.hostId, isErrorResult(uncheckedText('result', err)));
     }
+  }
+
+  /**
+   * The one judged path of every message toward the host but a tools/call
+   * result: the core decides on the message's text (judged.ts) under the
+   * connection's session; what is forwarded is rebuilt from its answer.
+   * `ask`: whether a consent can be asked (an answer to the host's request);
+   * elsewhere a consent withholds.
+   */
+  async #judge(method: string, subject: string, payload: Msg, how: { ask: boolean; args?: Msg }): Promise<Judged> {
+    const j = judgeable(method, payload);
+    // Nothing of the server's text: nothing to judge (a ping, an empty list).
+    if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result) };
+    try {
+      const d = await this.#o.core.evaluateResult({
+        request: {
+          result: j.result,
+          ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
+          tool: { name: subject },
+          server: this.#server,
+          // Discovery (initialize, lists) is judged, but is not what the conversation was shown: it leaves the session as it is.
+          ...(DISCOVERY.test(method) ? {} : { session: { id: this.sessionId } }),
+          ...(this.#o.context ? { context: this.#o.context } : {}),
+        },
+        call: { method, name: subject, arguments: how.args ?? {} },
+        log: this.#o.decisionLog,
+      });
+      if (d.outcome === 'deny') return { ok: false, text: withheldMessage(method, 'denied by', d.findings, 'deny', d.decisionId) };
+      if (d.requiresConsent) {
+        const asked =
+          how.ask &&
+          this.#elicitation &&
+          (await this.#consent(`What the server sent for ${method} ${quoted(subject)} needs your consent before it is passed on (${reasons(d.findings)}). Pass it on?`));
+        if (!asked) return { ok: false, text: withheldMessage(method, 'it needs the consent of the user, who was not asked or did not give it:', d.findings, 'consent', d.decisionId) };
+      }
+      if (!d.result) throw new Error('no result to forward');
+      return { ok: true, payload: j.rebuild(d.result) };
+    } catch (err) {
+      this.#o.log.error({ method, err: errorDetail(err) }, 'message could not be checked');
+      return { ok: false, text: `Trustgate could not check what the server sent for ${method}, so it is withheld: ${errorDetail(err)}.` };
+    }
+  }
+
+  /** The server's own requests: passed to the host under Trustgate's id once judged; any other method refused. */
+  async #serverRequest(m: Msg): Promise<void> {
+    const serverId = m.id;
+    if (!isId(serverId)) return this.#drop('malformed');
+    const method = m.method as string;
+    if (!SERVER_REQUESTS.has(method)) {
+      this.#drop('method', { method: method.slice(0, 64) });
+      return this.#toUpstream({ jsonrpc: '2.0', id: serverId, error: { code: -32601, message: 'Trustgate does not pass this request to the client' } });
+    }
+    const params = isRecord(m.params) ? m.params : {};
+    const j = await this.#judgeServerRequest(method, params);
+    if (!j.ok) {
+      this.#o.log.info({ method }, 'server request withheld');
+      if (method === 'elicitation/create') return this.#toUpstream({ jsonrpc: '2.0', id: serverId, result: { action: 'decline' } });
+      return this.#toUpstream({ jsonrpc: '2.0', id: serverId, error: { code: -32600, message: j.text } });
+    }
+    if (this.#closed) return;
+    const id = `${this.#prefix}${this.#next++}`;
+    this.#passed.set(id, { serverId, method });
+    this.#byServerId.set(serverId, id);
+    const out: Msg = { jsonrpc: '2.0', id, method };
+    if (m.params !== undefined || method !== 'ping') out.params = j.payload;
+    this.#toHost(out);
+  }
+
+  /** A server request's params judged: sampling messages fenced when untrusted, its includeContext shown to policies. */
+  #judgeServerRequest(method: string, params: Msg): Promise<Judged> {
+    if (method === 'ping' || method === 'roots/list') return Promise.resolve({ ok: true, payload: params });
+    const args: Msg | undefined = method === 'sampling/createMessage' ? { includeContext: typeof params.includeContext === 'string' ? params.includeContext : 'none' } : undefined;
+    return this.#judge(method, '', params, { ask: false, ...(args ? { args } : {}) });
+  }
+
+  /** A 2026-07-28 `inputRequests` map: each request judged as the server's request it is; one withheld withholds the answer. */
+  async #judgeInputRequests(map: Msg): Promise<Judged> {
+    const out: Msg = {};
+    for (const [k, v] of Object.entries(map)) {
+      if (!isRecord(v) || typeof v.method !== 'string' || !SERVER_REQUESTS.has(v.method)) {
+        return { ok: false, text: 'Trustgate withheld this answer: it asks the client for something Trustgate does not pass on' };
+      }
+      const j = await this.#judgeServerRequest(v.method, isRecord(v.params) ? v.params : {});
+      if (!j.ok) return j;
+      out[k] = { ...v, params: j.payload };
+    }
+    return { ok: true, payload: out };
+  }
+
+  async #serverNotification(m: Msg): Promise<void> {
+    const method = m.method as string;
+    if (!SERVER_NOTIFICATIONS.has(method)) return this.#drop('method', { method: method.slice(0, 64) });
+    const params = isRecord(m.params) ? m.params : {};
+    if (method === 'notifications/cancelled') {
+      // The server cancels one of its own requests passed to the host: under Trustgate's id for it.
+      const ours = isId(params.requestId) ? this.#byServerId.get(params.requestId) : undefined;
+      if (ours === undefined) return this.#drop('unknown-id', { method });
+      this.#byServerId.delete(params.requestId as Id);
+      this.#passed.delete(ours);
+      const out: Msg = { requestId: ours };
+      if (typeof params.reason === 'string') {
+        const j = await this.#judge(method, '', { reason: params.reason }, { ask: false });
+        if (j.ok) out.reason = j.payload.reason;
+      }
+      return this.#toHost({ jsonrpc: '2.0', method, params: out });
+    }
+    if (method === 'notifications/progress') {
+      // Progress only for a request of the host's in flight, by its token exactly.
+      const token = params.progressToken;
+      if (!isId(token) || !this.#tokens.has(token)) return this.#drop('unknown-id', { method });
+    }
+    const j = await this.#judge(method, '', params, { ask: false });
+    if (!j.ok) return this.#drop('withheld', { method });
+    this.#toHost({ jsonrpc: '2.0', method, params: j.payload });
   }
 
   #answer(id: Id, result: Record<string, unknown>): void {
@@ -342,4 +689,20 @@ export class McpProxy {
       this.#o.log.warn({ err: (err as Error)?.message }, 'could not send to the host');
     });
   }
+}
+
+/** A name as a consent question quotes it: JSON-escaped, clipped to 128 characters. */
+function quoted(name: string): string {
+  return JSON.stringify(name.length > 128 ? `${name.slice(0, 128)}…` : name);
+}
+
+function reasons(findings: readonly FindingOut[]): string {
+  return findings
+    .filter((f) => f.applied && f.effect === 'consent')
+    .map((f) => `${f.policy}/${f.rule}: ${f.message}`)
+    .join('; ');
+}
+
+function withheldMessage(method: string, how: string, findings: readonly FindingOut[], effect: string, decisionId: string): string {
+  return `Trustgate withheld what the server sent for ${method}: ${how} ${rulesOf(findings, effect)} (decision ${decisionId}).`;
 }

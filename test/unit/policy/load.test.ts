@@ -353,9 +353,31 @@ describe('loadPolicyDir: scope call (contract section 12)', () => {
     },
   );
 
-  it.each(['block', 'result'])('a %s rule cannot read call', async (scope) => {
-    const err = await loadError(await withRule({ scope, when: 'call.name == "x"', effect: 'flag' }));
-    expect(err.detail).toBe(`when: variable call does not exist in scope ${scope}; variables there: result, block, tool, server, context, evidence, dataClass, validation, session`);
+  it.each(['block', 'result'])('a %s rule reads call (what the judged message is: call.method, contract section 15)', async (scope) => {
+    const set = await loadPolicyDir(await withRule({ scope, when: 'call.method == "resources/read"', effect: 'flag' }));
+    expect(set.policies[0]!.rules[0]).toMatchObject({ scope });
+  });
+
+  it.each(['deny', 'consent', 'redact', 'spotlight'])('scope tool: effect %s is a load error naming the valid effects', async (effect) => {
+    const err = await loadError(await withRule({ scope: 'tool', when: 'true', effect }));
+    expect(err.detail).toBe(`effect "${effect}" is not valid in scope tool; valid effects there: drop, flag`);
+  });
+
+  it.each(['call.name == "x"', 'result.untrusted', 'block.sensitive'])('scope tool reads only a listed definition: %s is a load error', async (when) => {
+    const err = await loadError(await withRule({ scope: 'tool', when, effect: 'drop' }));
+    expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope tool; variables there: tool, server, context, session$/);
+  });
+
+  it('scope tool rules are not evaluated as block or result rules', async () => {
+    const { evaluatePolicies } = await import('../../../src/policy/evaluate.js');
+    const set = await loadPolicyDir(await withRule({ scope: 'tool', when: 'true', effect: 'drop' }));
+    const matches = evaluatePolicies(set, {
+      result: { isError: false, untrusted: false, sensitive: false, audience: [], audienceMalformed: false, text: '' } as never,
+      validation: [],
+      resultScope: { evidence: [], dataClass: {} },
+      blocks: [],
+    } as never);
+    expect(matches).toEqual([]);
   });
 
   it('comprehension variables and type names are not variables', async () => {

@@ -1,0 +1,241 @@
+/**
+ * Gateway mode (contract section 15): `trustgate proxy --config <file>`
+ * serves every server of an `mcpServers` file to the host as one MCP
+ * server, on stdio or (with `--listen host:port`) Streamable HTTP at `/mcp`.
+ *
+ * Each server sits behind a relay of its own (relay.ts: Trustgate's ids,
+ * every message judged, pins under the server's key in the file); the
+ * gateway speaks to each relay with the SDK Client over an in-memory pair,
+ * and to the host with the SDK Server. Every relay of one host connection
+ * judges under one session, so untrusted text read through one server gates
+ * a write on another. Tools are named `<name>__<tool>`; the server's own
+ * requests (sampling, elicitation, roots), Trustgate's consent questions,
+ * log lines and progress reach the host through the Server, after the relay
+ * judged them.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ListToolsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { BindingProcess } from '../process.js';
+import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
+import type { ProxyArgs, ServerSpec } from './options.js';
+import type { IdlePoll } from './poll.js';
+import { McpProxy, type DropReason } from './relay.js';
+
+export interface GatewayOptions {
+  args: ProxyArgs;
+  binding: BindingProcess;
+  poll: IdlePoll;
+  onDrop: (reason: DropReason) => void;
+}
+
+/** `<name>__<tool>`: server names hold no `__` (options.ts), so the first `__` splits. */
+export const SEPARATOR = '__';
+
+interface Member {
+  spec: ServerSpec;
+  client: Client;
+  proxy: McpProxy;
+}
+
+/** One host connection: the servers of the file, each behind its relay, all under one session. */
+export class Gateway {
+  readonly sessionId: string;
+  readonly server: Server;
+  readonly #o: GatewayOptions;
+  readonly #members = new Map<string, Member>();
+  #closed = false;
+  #onClose: (() => void) | undefined;
+
+  constructor(o: GatewayOptions, onClose?: () => void) {
+    this.#o = o;
+    this.#onClose = onClose;
+    this.sessionId = o.args.session ?? `gateway-${randomUUID()}`;
+    this.server = new Server({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
+    this.server.setRequestHandler(ListToolsRequestSchema, () => this.#listTools());
+    this.server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.#callTool(req.params, extra));
+    this.server.onclose = () => void this.close();
+  }
+
+  /** Start every server (failures are logged and that server left out), then serve the host. */
+  async connect(host: Transport): Promise<void> {
+    const log = this.#o.binding.log;
+    await Promise.all(
+      this.#o.args.servers.map(async (spec) => {
+        try {
+          this.#members.set(spec.name, await this.#member(spec));
+        } catch (err) {
+          log.error({ server: spec.name, err: describeFailure(err, spec) }, 'could not start the server; its tools are left out');
+        }
+      }),
+    );
+    if (this.#members.size === 0) throw new Error('no server of the config file could be started');
+    await this.server.connect(host);
+  }
+
+  async #member(spec: ServerSpec): Promise<Member> {
+    const b = this.#o.binding;
+    const [relaySide, clientSide] = InMemoryTransport.createLinkedPair();
+    const proxy = new McpProxy({
+      core: b.core,
+      host: relaySide,
+      upstream: upstreamOf(spec, b.log),
+      log: b.log,
+      serverName: spec.name,
+      sessionId: this.sessionId,
+      ...(this.#o.args.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
+      pinTools: b.pinTools,
+      decisionLog: b.decisionLog,
+      keepAliveMs: keepAliveMs(b.config.sessionTtlSeconds),
+      onActivity: () => this.#o.poll.touch(),
+      onDrop: this.#o.onDrop,
+      describeFailure: (err) => describeFailure(err, spec),
+    });
+    await proxy.start();
+    const client = new Client({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {}, roots: {} } });
+    // What the relay passes on (judged) goes on to the host; a host that lacks the capability answers with an error.
+    client.setRequestHandler(CreateMessageRequestSchema, (req) => this.server.createMessage(req.params));
+    client.setRequestHandler(ElicitRequestSchema, (req) => this.server.elicitInput(req.params));
+    client.setRequestHandler(ListRootsRequestSchema, () => this.server.listRoots());
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.server.sendLoggingMessage({ ...n.params, logger: spec.name }));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.server.sendToolListChanged());
+    await client.connect(clientSide);
+    return { spec, client, proxy };
+  }
+
+  async #listTools(): Promise<{ tools: Tool[] }> {
+    const lists = await Promise.all(
+      [...this.#members.values()].map(async (m) => {
+        const tools: Tool[] = [];
+        try {
+          let cursor: string | undefined;
+          do {
+            const page = await m.client.listTools(cursor === undefined ? undefined : { cursor });
+            for (const t of page.tools) tools.push({ ...t, name: `${m.spec.name}${SEPARATOR}${t.name}` });
+            cursor = page.nextCursor;
+          } while (cursor !== undefined);
+        } catch (err) {
+          this.#o.binding.log.warn({ server: m.spec.name, err: (err as Error).message }, 'tools/list failed; that server is left out of the list');
+        }
+        return tools;
+      }),
+    );
+    return { tools: lists.flat() };
+  }
+
+  async #callTool(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: never) => Promise<void> }) {
+    const at = params.name.indexOf(SEPARATOR);
+    const m = at > 0 ? this.#members.get(params.name.slice(0, at)) : undefined;
+    if (m === undefined) {
+      return { content: [{ type: 'text' as const, text: `Trustgate: no server of this gateway offers the tool ${JSON.stringify(params.name.slice(0, 128))}` }], isError: true };
+    }
+    const token = params._meta?.progressToken;
+    return m.client.request(
+      { method: 'tools/call', params: { ...params, name: params.name.slice(at + SEPARATOR.length) } },
+      CallToolResultSchema,
+      {
+        signal: extra.signal,
+        timeout: 24 * 3600_000,
+        ...(token !== undefined
+          ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } } as never) }
+          : {}),
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#members.values()].map((m) => m.proxy.close()));
+    await this.server.close().catch(() => {});
+    this.#onClose?.();
+  }
+}
+
+export async function runGateway(o: GatewayOptions): Promise<void> {
+  const log = o.binding.log;
+  if (o.args.listen === undefined) {
+    const g = new Gateway(o, () => {
+      o.poll.stop();
+      process.exit(0);
+    });
+    process.stdin.once('end', () => void g.close());
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void g.close());
+    try {
+      await g.connect(new StdioServerTransport());
+    } catch (err) {
+      process.stderr.write(`trustgate proxy: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+    log.info({ session: g.sessionId, servers: o.args.servers.map((s) => s.name) }, 'gateway ready on stdio');
+    return;
+  }
+  // Streamable HTTP: one gateway (and one session, unless --session) per host connection.
+  const { host, port } = o.args.listen;
+  const connections = new Map<string, { transport: StreamableHTTPServerTransport; gateway: Gateway }>();
+  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/mcp') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const c = connections.get(sid);
+      if (!c) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'unknown session' } }));
+        return;
+      }
+      void c.transport.handleRequest(req, res);
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'start a session with initialize' } }));
+      return;
+    }
+    const gateway = new Gateway(o);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void connections.set(id, { transport, gateway }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) connections.delete(transport.sessionId);
+      void gateway.close();
+    };
+    gateway
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res))
+      .catch((err: unknown) => {
+        log.error({ err: (err as Error).message }, 'could not start a gateway connection');
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: (err as Error).message } }));
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => resolve());
+  });
+  const address = http.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  log.info({ url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`, servers: o.args.servers.map((s) => s.name) }, 'gateway listening');
+  process.stderr.write(`trustgate proxy: gateway listening on http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp\n`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.on(signal, () => {
+      void Promise.allSettled([...connections.values()].map((c) => c.gateway.close())).then(() => process.exit(0));
+    });
+}

@@ -1,0 +1,214 @@
+/**
+ * What the proxy judges of a message that carries server text toward the
+ * host (contract section 15), as one shape the core already judges: a
+ * CallToolResult whose blocks are the message's text.
+ *
+ * A message is taken apart into slots: content blocks where MCP has them
+ * (a prompt message's `content`, a sampling message's `content`, a
+ * `resources/read` item as an embedded resource block) and one text block
+ * for every other string a reader would see (a completion value, an
+ * elicitation message, a log line, a description, an error message). The
+ * core judges them together, under the connection's session, with the
+ * message's trust claim (`_meta`) as the result's. The message the host gets
+ * is rebuilt from the forwarded blocks, slot by slot: a withheld block
+ * becomes Trustgate's placeholder, a fenced one its fenced text. Strings
+ * left out of the slots are only those MCP uses as identifiers and
+ * keywords (`uri`, `mimeType`, `type`, `role`, `name`, cursors, tokens,
+ * levels, ids): never free text.
+ *
+ * Pure: no transport, no session; the relay owns both.
+ */
+import { hasOwn, isObject } from '../../model.js';
+
+type Msg = Record<string, unknown>;
+
+/** Members whose strings are identifiers or keywords of the protocol, not text shown to a reader. */
+const KEYWORDS = new Set([
+  'uri',
+  'uriTemplate',
+  'mimeType',
+  'type',
+  'role',
+  'name',
+  'nextCursor',
+  'cursor',
+  'progressToken',
+  'level',
+  'taskId',
+  'status',
+  'createdAt',
+  'lastUpdatedAt',
+  'protocolVersion',
+  'version',
+  'includeContext',
+  'action',
+  'mode',
+  'format',
+  'elicitationId',
+  'requestId',
+  'model',
+  'stopReason',
+  'data', // base64 of image and audio blocks; a log line's data is slotted by its own adapter
+  'blob',
+  'icons',
+]);
+
+/** The members passed on of the messages whose shape MCP defines (results, and the server's requests' params). */
+const MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  'resources/read': ['contents', '_meta'],
+  'prompts/get': ['description', 'messages', '_meta'],
+  'completion/complete': ['completion', '_meta'],
+  'sampling/createMessage': ['messages', 'systemPrompt', 'includeContext', 'temperature', 'maxTokens', 'stopSequences', 'metadata', 'modelPreferences', 'tools', 'toolChoice', 'task', '_meta'],
+  'elicitation/create': ['message', 'requestedSchema', 'mode', 'url', 'elicitationId', 'task', '_meta'],
+  'notifications/message': ['level', 'logger', 'data', '_meta'],
+  'notifications/progress': ['progressToken', 'progress', 'total', 'message', '_meta'],
+};
+
+/** One judged piece of a message: its block, and how the forwarded block goes back in its place. */
+interface Slot {
+  block: Msg;
+  put(forwarded: Msg | undefined): void;
+}
+
+export interface Judgeable {
+  /** The CallToolResult the core judges: one block per slot, the message's trust claim as its `_meta`. */
+  result: Msg;
+  /** The message rebuilt from the forwarded result (the core's), slot by slot. */
+  rebuild(forwarded: Msg): Msg;
+  /** How many slots it has; 0: nothing of the server's text to judge. */
+  slots: number;
+}
+
+const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b.type === 'text' && typeof b.text === 'string' ? b.text : undefined);
+
+/** A withheld block's words, or Trustgate's own when it has none. */
+const placeholder = (b: Msg | undefined): string => textOf(b) ?? '[content withheld by Trustgate]';
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+class Builder {
+  readonly slots: Slot[] = [];
+
+  /** A content block in place (`holder[key]`). */
+  block(holder: Msg | unknown[], key: string | number): void {
+    const b = (holder as Record<string | number, unknown>)[key];
+    if (!isObject(b)) {
+      // A block that is not an object is not forwarded (the core would withhold it too).
+      (holder as Record<string | number, unknown>)[key] = { type: 'text', text: '[content withheld by Trustgate]' };
+      return;
+    }
+    this.slots.push({ block: b, put: (f) => ((holder as Record<string | number, unknown>)[key] = isObject(f) ? f : { type: 'text', text: placeholder(f) }) });
+  }
+
+  /** A `resources/read` item, judged as an embedded resource block. */
+  resource(holder: unknown[], index: number): void {
+    const item = holder[index];
+    const uri = isObject(item) && typeof item.uri === 'string' ? item.uri : '';
+    if (!isObject(item)) {
+      holder[index] = { uri, mimeType: 'text/plain', text: '[content withheld by Trustgate]' };
+      return;
+    }
+    const block: Msg = { type: 'resource', resource: item };
+    if (isObject(item._meta)) block._meta = item._meta;
+    this.slots.push({
+      block,
+      put: (f) => {
+        holder[index] = isObject(f) && f.type === 'resource' && isObject(f.resource) ? f.resource : { uri, mimeType: 'text/plain', text: placeholder(f) };
+      },
+    });
+  }
+
+  /** One string in place, as a text block. */
+  text(holder: Msg | unknown[], key: string | number): void {
+    const s = (holder as Record<string | number, unknown>)[key];
+    if (typeof s !== 'string') return;
+    this.slots.push({ block: { type: 'text', text: s }, put: (f) => ((holder as Record<string | number, unknown>)[key] = textOf(f) ?? placeholder(f)) });
+  }
+
+  /** Every string under `v` that is not a keyword, as text; `skip` names members an adapter slotted already. */
+  strings(v: unknown, skip: ReadonlySet<string> = new Set()): void {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (typeof v[i] === 'string') this.text(v, i);
+        else this.strings(v[i]);
+      }
+      return;
+    }
+    if (!isObject(v)) return;
+    for (const k of Object.keys(v)) {
+      if (skip.has(k) || KEYWORDS.has(k) || k === '_meta') continue;
+      if (typeof v[k] === 'string') this.text(v, k);
+      else this.strings(v[k]);
+    }
+  }
+
+  /** A log line's `data`: a string as text; anything else as its JSON, forwarded as the judged text only when judging changed it. */
+  json(holder: Msg, key: string): void {
+    const v = holder[key];
+    if (v === undefined) return;
+    if (typeof v === 'string') return this.text(holder, key);
+    const s = JSON.stringify(v);
+    this.slots.push({
+      block: { type: 'text', text: s },
+      put: (f) => {
+        const t = textOf(f);
+        if (t !== s) holder[key] = t ?? placeholder(f);
+      },
+    });
+  }
+}
+
+/** Messages of `role` + `content` (a block, or from 2025-11-25 a list of blocks). */
+function messages(b: Builder, list: unknown): void {
+  if (!Array.isArray(list)) return;
+  for (const m of list) {
+    if (!isObject(m)) continue;
+    if (Array.isArray(m.content)) for (let i = 0; i < m.content.length; i++) b.block(m.content, i);
+    else if (m.content !== undefined) b.block(m, 'content');
+    b.strings(m, new Set(['content']));
+  }
+}
+
+/**
+ * The judgeable form of `payload` (a result, or a server request's or
+ * notification's params) of `method`. The payload is copied; the copy is
+ * what `rebuild` fills in.
+ */
+export function judgeable(method: string, payload: Msg): Judgeable {
+  const members = MEMBERS[method];
+  const copy: Msg = members ? {} : clone(payload);
+  // Of a message MCP defines, only its own members pass: a member the server adds could hold anything.
+  if (members) for (const k of members) if (hasOwn(payload, k) && payload[k] !== undefined) copy[k] = clone(payload[k]);
+  const b = new Builder();
+  switch (method) {
+    case 'resources/read':
+      if (Array.isArray(copy.contents)) for (let i = 0; i < copy.contents.length; i++) b.resource(copy.contents, i);
+      b.strings(copy, new Set(['contents']));
+      break;
+    case 'prompts/get':
+    case 'sampling/createMessage':
+      messages(b, copy.messages);
+      b.strings(copy, new Set(['messages']));
+      break;
+    case 'notifications/message':
+      b.json(copy, 'data');
+      b.strings(copy, new Set(['data']));
+      break;
+    default:
+      b.strings(copy);
+  }
+  const result: Msg = { content: b.slots.map((s) => s.block) };
+  if (isObject(copy._meta)) result._meta = copy._meta;
+  return {
+    result,
+    slots: b.slots.length,
+    rebuild(forwarded) {
+      const blocks = Array.isArray(forwarded.content) ? forwarded.content : [];
+      b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isObject(blocks[i]) ? blocks[i] : undefined));
+      if (hasOwn(copy, '_meta') && !hasOwn(forwarded, '_meta')) delete copy._meta;
+      return copy;
+    },
+  };
+}

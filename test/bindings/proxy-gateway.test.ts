@@ -1,0 +1,135 @@
+/**
+ * `trustgate proxy --config <mcpServers file>`: several real servers served
+ * as one (server-filesystem, server-everything, and the tests' hostile
+ * server as a source of text it labels untrusted), on stdio and Streamable
+ * HTTP, with one session across all of them.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, ENV, EVERYTHING, FILESYSTEM, MCP_POLICIES } from '../helpers/mcp.js';
+import { freePort, ROOT } from '../helpers/process.js';
+
+const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'tg-gateway-'));
+const files = join(dir, 'files');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function config(extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `servers-${Math.random().toString(36).slice(2)}.json`);
+  mkdirSync(files, { recursive: true });
+  writeFileSync(
+    path,
+    JSON.stringify({
+      mcpServers: {
+        fs: { command: FILESYSTEM[0], args: [...FILESYSTEM.slice(1), files] },
+        everything: { command: EVERYTHING[0], args: EVERYTHING.slice(1) },
+        pages: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_PLAN: '["untrusted"]' } },
+      },
+      trustgate: { policies: join(MCP_POLICIES, 'gateway'), ...extra },
+    }),
+  );
+  return path;
+}
+
+const text = (r: unknown): string => JSON.stringify(r);
+
+describe('gateway: several servers as one, one session', () => {
+  it('lists every server tools as <name>__<tool>; untrusted text read through one makes a write on another ask first', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--config', config()], env: { ...ENV, LOG_LEVEL: 'info' }, cwd: ROOT, stderr: 'pipe' });
+    let err = '';
+    transport.stderr?.on('data', (d) => (err += String(d)));
+    const client = new Client({ name: 'gateway-tests', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(String(req.params.message));
+      return { action: 'decline' };
+    });
+    try {
+      await client.connect(transport);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('fs__write_file');
+      expect(names).toContain('everything__echo');
+      expect(names).toContain('pages__read');
+      expect(names.every((n) => /^(fs|everything|pages)__/.test(n))).toBe(true);
+
+      const echo = await client.callTool({ name: 'everything__echo', arguments: { message: 'hello gateway' } });
+      expect(text(echo)).toContain('hello gateway');
+
+      // Before anything untrusted: the write runs.
+      const first = await client.callTool({ name: 'fs__write_file', arguments: { path: join(files, 'a.txt'), content: 'one' } });
+      expect(first.isError).toBeFalsy();
+      expect(readFileSync(join(files, 'a.txt'), 'utf8')).toBe('one');
+
+      // Untrusted text read through another server of the same gateway.
+      const read = await client.callTool({ name: 'pages__read', arguments: {} });
+      expect(text(read)).toContain('HOSTILE-U');
+
+      const second = await client.callTool({ name: 'fs__write_file', arguments: { path: join(files, 'b.txt'), content: 'two' } });
+      expect(second.isError).toBe(true);
+      expect(text(second)).toMatch(/consent-write-after-untrusted/);
+      expect(asked.some((m) => /consent/.test(m))).toBe(true);
+      expect(existsSync(join(files, 'b.txt'))).toBe(false);
+
+      const unknown = await client.callTool({ name: 'nosuch__tool', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      // The start-up log names the store, the policy folder and the session mode.
+      expect(err).toMatch(/"store":"memory","policies":"[^"]*gateway","session":"one per host connection"/);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it('serves Streamable HTTP with --listen, one session per host connection', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [CLI, 'proxy', '--config', config(), '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      const a = new Client({ name: 'a', version: '1' }, { capabilities: { elicitation: {} } });
+      a.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+      const b = new Client({ name: 'b', version: '1' }, { capabilities: { elicitation: {} } });
+      b.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+      await a.connect(new StreamableHTTPClientTransport(url));
+      await b.connect(new StreamableHTTPClientTransport(url));
+      try {
+        await a.listTools();
+        await b.listTools();
+        await a.callTool({ name: 'pages__read', arguments: {} });
+        // Connection a has seen untrusted text; connection b has not: each is its own session.
+        const wa = await a.callTool({ name: 'fs__write_file', arguments: { path: join(files, 'c.txt'), content: 'a' } });
+        const wb = await b.callTool({ name: 'fs__write_file', arguments: { path: join(files, 'd.txt'), content: 'b' } });
+        expect(wa.isError).toBe(true);
+        expect(wb.isError).toBeFalsy();
+        expect(existsSync(join(files, 'c.txt'))).toBe(false);
+        expect(readFileSync(join(files, 'd.txt'), 'utf8')).toBe('b');
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+
+  it('refuses a config file it cannot use, in one line, exit 2', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const bad = join(dir, 'bad.json');
+    for (const body of ['{', '{"mcpServers": {}}', '{"mcpServers": {"a__b": {"command": "x"}}}', '{"mcpServers": {"a": {}}}', '{"mcpServers": {"a": {"command": "x"}}, "trustgate": {"what": 1}}']) {
+      writeFileSync(bad, body);
+      const r = spawnSync(process.execPath, [CLI, 'proxy', '--config', bad], { env: ENV, encoding: 'utf8', input: '' });
+      expect(r.status, body).toBe(2);
+      expect(r.stderr, body).toMatch(/^trustgate proxy: --config [^\n]*\n$/);
+    }
+  });
+});
