@@ -41,12 +41,17 @@ function escapeUnits(c: string): string {
   return out;
 }
 
-/** The question a binding asks the user before a call runs, or before a result is passed on, when a policy asks for consent. */
-export function consentQuestion(what: 'call' | 'result', name: string, findings: readonly FindingOut[]): string {
-  const why = findings
+/** Why a decision asks for consent: each applied consent finding's policy, rule and message. */
+export function consentReasons(findings: readonly FindingOut[]): string {
+  return findings
     .filter((f) => f.applied && f.effect === 'consent')
     .map((f) => `${f.policy}/${f.rule}: ${f.message}`)
     .join('; ');
+}
+
+/** The question a binding asks the user before a call runs, or before a result is passed on, when a policy asks for consent. */
+export function consentQuestion(what: 'call' | 'result', name: string, findings: readonly FindingOut[]): string {
+  const why = consentReasons(findings);
   return what === 'call'
     ? `The tool ${quotedName(name)} needs your consent before it runs (${why}). Run it?`
     : `The result of the tool ${quotedName(name)} needs your consent before it is passed on (${why}). Pass it on?`;

@@ -43,7 +43,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/pipeline.js';
 import { TrustgateError } from '../../errors.js';
-import { errorDetail, isErrorResult, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
+import { consentQuestion, consentReasons, errorDetail, isErrorResult, quotedName, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { judgeable } from './judged.js';
 
@@ -351,7 +351,7 @@ export class McpProxy {
       if (!this.#elicitation) {
         withheld = 'call-consent';
         how = 'the client cannot ask (it did not declare elicitation)';
-      } else if (!(await this.#consent(`The tool ${quoted(name)} needs your consent before it runs (${reasons(d.findings)}). Run it?`))) {
+      } else if (!(await this.#consent(consentQuestion('call', name, d.findings)))) {
         withheld = 'call-declined';
       }
     }
@@ -552,7 +552,7 @@ export class McpProxy {
         if (!this.#elicitation) {
           return this.#answer(s.hostId, isErrorResult(withheldText('result-consent', d.findings, d.decisionId, 'the client cannot ask (it did not declare elicitation)')));
         }
-        if (!(await this.#consent(`The result of the tool ${quoted(call.name)} needs your consent before it is passed on (${reasons(d.findings)}). Pass it on?`))) {
+        if (!(await this.#consent(consentQuestion('result', call.name, d.findings)))) {
           return this.#answer(s.hostId, isErrorResult(withheldText('result-declined', d.findings, d.decisionId)));
         }
       }
@@ -594,7 +594,7 @@ export class McpProxy {
         const asked =
           how.ask &&
           this.#elicitation &&
-          (await this.#consent(`What the server sent for ${method} ${quoted(subject)} needs your consent before it is passed on (${reasons(d.findings)}). Pass it on?`));
+          (await this.#consent(`What the server sent for ${method} ${quotedName(subject)} needs your consent before it is passed on (${consentReasons(d.findings)}). Pass it on?`));
         if (!asked) return { ok: false, text: withheldMessage(method, 'it needs the consent of the user, who was not asked or did not give it:', d.findings, 'consent', d.decisionId) };
       }
       if (!d.result) throw new Error('no result to forward');
@@ -692,17 +692,6 @@ export class McpProxy {
 }
 
 /** A name as a consent question quotes it: JSON-escaped, clipped to 128 characters. */
-function quoted(name: string): string {
-  return JSON.stringify(name.length > 128 ? `${name.slice(0, 128)}…` : name);
-}
-
-function reasons(findings: readonly FindingOut[]): string {
-  return findings
-    .filter((f) => f.applied && f.effect === 'consent')
-    .map((f) => `${f.policy}/${f.rule}: ${f.message}`)
-    .join('; ');
-}
-
 function withheldMessage(method: string, how: string, findings: readonly FindingOut[], effect: string, decisionId: string): string {
   return `Trustgate withheld what the server sent for ${method}: ${how} ${rulesOf(findings, effect)} (decision ${decisionId}).`;
 }
