@@ -58,7 +58,7 @@ export type Scope = (typeof SCOPES)[number];
 /** Effects a `scope: call` rule may have (contract section 12): a call is allowed, stopped or put to the user, never edited. */
 export const CALL_EFFECTS = ['deny', 'consent', 'flag'] as const;
 
-export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag'] as const;
+export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag', 'label', 'mask'] as const;
 export type Effect = (typeof EFFECTS)[number];
 
 export const CANONICALIZATIONS = ['jcs/rfc8785', 'cbor/rfc8949'] as const;

@@ -173,13 +173,14 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
   if (Number.isFinite(budget)) {
     // The members around the lists: ids, labels, flags (a few hundred characters).
     const rest = 600 + d.policyRevision.length;
-    const [f, v, e, b, w] = cutLists(budget - rest, [
+    const [f, v, e, b, w, m] = cutLists(budget - rest, [
       { items: d.findings, size: findingSize, kind: findingKind },
       { items: d.validation, size: validationSize, kind: validationKind },
       { items: d.evidence, size: evidenceSize },
       { items: d.blocks, size: blockSize },
       // A pointer repeats every member name above it: 1000 of them under one long name would be 1000 copies of it.
       { items: d.withheld, size: (p: string) => p.length + 3 },
+      { items: d.masked, size: (x: { pointer: string; kind: string; policy: string; rule: string }) => 50 + x.pointer.length + x.kind.length + x.policy.length + x.rule.length },
     ]);
     d.findings = f!.items;
     findingsOmitted += f!.omitted;
@@ -191,6 +192,8 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     if (b!.omitted > 0) d.blocksOmitted = b!.omitted;
     d.withheld = w!.items;
     if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
+    d.masked = m!.items;
+    if (m!.omitted > 0) d.maskedOmitted = (d.maskedOmitted ?? 0) + m!.omitted;
   }
   if (findingsOmitted > 0) d.findingsOmitted = findingsOmitted;
 }

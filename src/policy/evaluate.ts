@@ -117,12 +117,15 @@ const emptyBlock: Readonly<Record<string, unknown>> = Object.freeze({});
  * bool, counts as matched and the match carries `error`.
  *
  * Matches come in policy (file) order, then rule order, then block order.
+ * With `phase`, only the `label` rules (`'label'`) or only the others
+ * (`'rest'`) run.
  */
 export function evaluatePolicies(
   set: PolicySet,
   input: EvaluationInput,
   modeOverride?: ModeOverride,
   budget?: EvaluationBudget,
+  phase?: 'label' | 'rest',
 ): Match[] {
   const shared = prepareShared(input);
   // Activations are built on first use: a set with no rule of a scope
@@ -138,6 +141,8 @@ export function evaluatePolicies(
     for (const rule of policy.rules) {
       // Call rules run before a tool runs (evaluateCallPolicies), never on its result.
       if (rule.scope === 'call') continue;
+      // Label rules run first, over the claims the result carries; the other rules then read what they raised (contract section 16).
+      if (phase !== undefined && (rule.effect === 'label') !== (phase === 'label')) continue;
       const mode = rule.mode === undefined ? policyMode : effectiveMode(milderMode(policy.mode, rule.mode), modeOverride);
       if (rule.scope === 'result') {
         const r =

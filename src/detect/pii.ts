@@ -1,0 +1,234 @@
+/**
+ * `pii(string)` (contract section 16): personal data in text, found in one
+ * left-to-right pass with hand-written scanners, checksums and formats
+ * checked: Luhn for card numbers, ISO 13616 length and mod-97 for IBANs,
+ * the SSA's area/group/serial rules for US SSNs, and libphonenumber-js
+ * (Google's libphonenumber metadata, `max` set) for phone numbers.
+ */
+import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import { codeAt, isAlnum, isDigit, isLetter, isUpper, isUpperDigit, run, type Span } from './chars.js';
+
+/** Every kind `pii()` reports, and `mask: [pii]` covers. */
+export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
+
+/** IBAN length per country (ISO 13616 registry, SWIFT release 99). */
+const IBAN_LENGTHS: Readonly<Record<string, number>> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BI: 27, BR: 29, BY: 28, CH: 21, CR: 22, CY: 28,
+  CZ: 24, DE: 22, DJ: 27, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FK: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23,
+  GL: 18, GR: 27, GT: 28, HN: 28, HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28,
+  LC: 32, LI: 21, LT: 20, LU: 20, LV: 21, LY: 25, MC: 27, MD: 24, ME: 22, MK: 19, MN: 20, MR: 27, MT: 31, MU: 30, NI: 28,
+  NL: 18, NO: 15, OM: 23, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33, SA: 24, SC: 31, SD: 18, SE: 24,
+  SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20, YE: 30,
+};
+
+/** Characters of an email's local part (dot-atom, the common subset). */
+function isLocal(c: number): boolean {
+  return isAlnum(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
+}
+
+function isLabel(c: number): boolean {
+  return isAlnum(c) || c === 45;
+}
+
+/** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
+function email(s: string, i: number, from: number): [number, number] | undefined {
+  let a = i;
+  while (a > from && i - a < 64 && isLocal(s.charCodeAt(a - 1))) a--;
+  while (a < i && s.charCodeAt(a) === 46) a++;
+  if (a === i || s.charCodeAt(i - 1) === 46) return undefined;
+  // `user:password@host` in a URL is user info, not an address (mailto: excepted).
+  const before = codeAt(s, a - 1);
+  if ((before === 58 || before === 47) && !(before === 58 && s.slice(Math.max(0, a - 7), a).toLowerCase() === 'mailto:')) return undefined;
+  let pos = i + 1;
+  let labels = 0;
+  let lastStart = pos;
+  for (;;) {
+    const n = run(s, pos, isLabel, 63);
+    if (n === 0 || n > 63 || s.charCodeAt(pos) === 45 || s.charCodeAt(pos + n - 1) === 45) return undefined;
+    lastStart = pos;
+    pos += n;
+    labels++;
+    if (codeAt(s, pos) === 46 && isAlnum(codeAt(s, pos + 1))) pos++;
+    else break;
+  }
+  if (labels < 2 || pos - (i + 1) > 253) return undefined;
+  for (let k = lastStart; k < pos; k++) if (!isLetter(s.charCodeAt(k))) return undefined;
+  if (pos - lastStart < 2) return undefined;
+  return [a, pos];
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  let dbl = false;
+  for (let k = digits.length - 1; k >= 0; k--) {
+    let d = digits.charCodeAt(k) - 48;
+    if (dbl) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    dbl = !dbl;
+  }
+  return sum % 10 === 0;
+}
+
+/** `ddd-dd-dddd` at `i` with the SSA's rules: area not 000, 666 or 900-999; group not 00; serial not 0000. */
+function ssn(s: string, i: number): number {
+  for (let k = 0; k < 11; k++) {
+    const c = codeAt(s, i + k);
+    if (k === 3 || k === 6 ? c !== 45 : !isDigit(c)) return -1;
+  }
+  const next = codeAt(s, i + 11);
+  if (isAlnum(next) || (next === 45 && isDigit(codeAt(s, i + 12)))) return -1;
+  const area = s.slice(i, i + 3);
+  if (area === '000' || area === '666' || area[0] === '9' || s.slice(i + 4, i + 6) === '00' || s.slice(i + 7, i + 11) === '0000') return -1;
+  return i + 11;
+}
+
+/**
+ * A run of digits with single spaces or dashes between groups, from `i`:
+ * its end (after the last digit) and its digits, stopping past 19 digits.
+ */
+function digitRun(s: string, i: number): { end: number; digits: string; long: boolean } {
+  let pos = i;
+  let digits = '';
+  let end = i;
+  for (;;) {
+    const c = codeAt(s, pos);
+    if (isDigit(c)) {
+      digits += s[pos];
+      pos++;
+      end = pos;
+      if (digits.length > 19) return { end, digits, long: true };
+      continue;
+    }
+    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1)) && pos > i) {
+      pos++;
+      continue;
+    }
+    break;
+  }
+  return { end, digits, long: false };
+}
+
+function creditCard(s: string, i: number): { end: number; found: boolean } {
+  const r = digitRun(s, i);
+  if (r.long) {
+    // Skip the rest of an over-long number, so that no part of it is read as a card.
+    let e = r.end;
+    while (isDigit(codeAt(s, e)) || ((codeAt(s, e) === 32 || codeAt(s, e) === 45) && isDigit(codeAt(s, e + 1)))) e++;
+    return { end: e, found: false };
+  }
+  const d = r.digits;
+  if (d.length < 13 || isAlnum(codeAt(s, r.end))) return { end: r.end, found: false };
+  // Issuer industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro);
+  // 13-digit millisecond timestamps and other ids starting with 1, 7, 8, 9 or 0 are not cards.
+  const first = d.charCodeAt(0) - 48;
+  if (first < 2 || first > 6 || /^(\d)\1*$/.test(d)) return { end: r.end, found: false };
+  return { end: r.end, found: luhn(d) };
+}
+
+function ibanAt(s: string, i: number): number {
+  if (!isUpper(codeAt(s, i)) || !isUpper(codeAt(s, i + 1)) || !isDigit(codeAt(s, i + 2)) || !isDigit(codeAt(s, i + 3))) return -1;
+  const len = IBAN_LENGTHS[s.slice(i, i + 2)];
+  if (len === undefined) return -1;
+  let chars = s.slice(i, i + 4);
+  let pos = i + 4;
+  while (chars.length < len) {
+    const c = codeAt(s, pos);
+    if (c === 32 && chars.length % 4 === 0 && isUpperDigit(codeAt(s, pos + 1))) {
+      pos++;
+      continue;
+    }
+    if (!isUpperDigit(c)) return -1;
+    chars += s[pos];
+    pos++;
+  }
+  if (isAlnum(codeAt(s, pos))) return -1;
+  // ISO 7064 mod 97-10 over the rearranged number, letters as 10..35.
+  const moved = chars.slice(4) + chars.slice(0, 4);
+  let rem = 0;
+  for (let k = 0; k < moved.length; k++) {
+    const c = moved.charCodeAt(k);
+    if (c <= 57) rem = (rem * 10 + (c - 48)) % 97;
+    else rem = (rem * 100 + (c - 55)) % 97;
+  }
+  return rem === 1 ? pos : -1;
+}
+
+function isPhonePart(c: number): boolean {
+  return isDigit(c) || c === 32 || c === 45 || c === 46 || c === 40 || c === 41;
+}
+
+/** An international number from the `+` at `i`, valid for its country: its end, or -1; `skip` is where scanning may go on. */
+function phone(s: string, i: number): { end: number; skip: number } {
+  if (isAlnum(codeAt(s, i - 1)) || !isDigit(codeAt(s, i + 1))) return { end: -1, skip: i + 1 };
+  // Candidate ends: after each digit group, with 8 to 15 digits so far.
+  const ends: number[] = [];
+  let digits = 0;
+  let seps = 0;
+  let pos = i + 1;
+  for (; pos < s.length && pos - i < 32; pos++) {
+    const c = s.charCodeAt(pos);
+    if (!isPhonePart(c)) break;
+    if (isDigit(c)) {
+      digits++;
+      seps = 0;
+      if (digits > 15) break;
+      if (!isDigit(codeAt(s, pos + 1)) && digits >= 8) ends.push(pos + 1);
+    } else if (++seps > 2) break;
+  }
+  for (let k = ends.length - 1; k >= 0; k--) {
+    const end = ends[k]!;
+    if (isAlnum(codeAt(s, end))) continue;
+    if (isValidPhoneNumber(s.slice(i, end))) return { end, skip: end };
+  }
+  return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
+}
+
+/** Every piece of personal data in `s`, left to right, not overlapping. */
+export function scanPii(s: string): Span[] {
+  const out: Span[] = [];
+  const n = s.length;
+  let lastEnd = 0;
+  const push = (kind: string, start: number, end: number) => {
+    out.push({ kind, start, end });
+    lastEnd = end;
+  };
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 64) {
+      // @
+      const m = email(s, i, lastEnd);
+      if (m !== undefined) {
+        push('email', m[0], m[1]);
+        i = m[1] - 1;
+      }
+    } else if (c >= 48 && c <= 57) {
+      if (isAlnum(codeAt(s, i - 1))) continue;
+      const e = ssn(s, i);
+      if (e > 0) {
+        push('us-ssn', i, e);
+        i = e - 1;
+        continue;
+      }
+      const cc = creditCard(s, i);
+      if (cc.found) push('credit-card', i, cc.end);
+      // The whole number was read: go on after it (an email's local part may still end in it).
+      i = Math.max(i, cc.end - 1);
+    } else if (c === 43) {
+      // +
+      const p = phone(s, i);
+      if (p.end > 0) push('phone', i, p.end);
+      i = Math.max(i, p.skip - 1);
+    } else if (c >= 65 && c <= 90) {
+      if (isAlnum(codeAt(s, i - 1))) continue;
+      const e = ibanAt(s, i);
+      if (e > 0) {
+        push('iban', i, e);
+        i = e - 1;
+      }
+    }
+  }
+  return out;
+}
