@@ -6,7 +6,7 @@
  * (Google's libphonenumber metadata, `max` set) for phone numbers.
  */
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
-import { codeAt, isAlnum, isDigit, isLetter, isUpper, isUpperDigit, run, type Span } from './chars.js';
+import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
 export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
@@ -39,6 +39,15 @@ function email(s: string, i: number, from: number): [number, number] | undefined
   // `user:password@host` in a URL is user info, not an address (mailto: excepted).
   const before = codeAt(s, a - 1);
   if ((before === 58 || before === 47) && !(before === 58 && s.slice(Math.max(0, a - 7), a).toLowerCase() === 'mailto:')) return undefined;
+  // A password with characters an address cannot hold (`scheme://user:pa#ss@host`): still user info (looked for within 300 characters).
+  for (let k = a; k > 0 && a - k < 300; k--) {
+    const c = s.charCodeAt(k - 1);
+    if (isSpace(c) || c === 34 || c === 39 || c === 60 || c === 62) break;
+    if (c === 47) {
+      if (codeAt(s, k - 2) === 47 && codeAt(s, k - 3) === 58) return undefined;
+      break;
+    }
+  }
   let pos = i + 1;
   let labels = 0;
   let lastStart = pos;
