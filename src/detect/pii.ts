@@ -94,47 +94,74 @@ function ssn(s: string, i: number): number {
   return i + 11;
 }
 
-/**
- * A run of digits with single spaces or dashes between groups, from `i`:
- * its end (after the last digit) and its digits, stopping past 19 digits.
- */
-function digitRun(s: string, i: number): { end: number; digits: string; long: boolean } {
-  let pos = i;
-  let digits = '';
-  let end = i;
-  for (;;) {
-    const c = codeAt(s, pos);
-    if (isDigit(c)) {
-      digits += s[pos];
-      pos++;
-      end = pos;
-      if (digits.length > 19) return { end, digits, long: true };
-      continue;
-    }
-    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1)) && pos > i) {
-      pos++;
-      continue;
-    }
-    break;
-  }
-  return { end, digits, long: false };
+/** One group of digits of a number token: where it is. */
+interface Group {
+  start: number;
+  end: number;
 }
 
-function creditCard(s: string, i: number): { end: number; found: boolean } {
-  const r = digitRun(s, i);
-  if (r.long) {
-    // Skip the rest of an over-long number, so that no part of it is read as a card.
-    let e = r.end;
-    while (isDigit(codeAt(s, e)) || ((codeAt(s, e) === 32 || codeAt(s, e) === 45) && isDigit(codeAt(s, e + 1)))) e++;
-    return { end: e, found: false };
+/** The digit groups of the number token at `i` (digits with single spaces or dashes between groups) and where it ends. */
+function numberToken(s: string, i: number): Group[] {
+  const groups: Group[] = [];
+  let pos = i;
+  for (;;) {
+    const g0 = pos;
+    while (isDigit(codeAt(s, pos))) pos++;
+    groups.push({ start: g0, end: pos });
+    const c = codeAt(s, pos);
+    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
+    else return groups;
   }
-  const d = r.digits;
-  if (d.length < 13 || isAlnum(codeAt(s, r.end))) return { end: r.end, found: false };
+}
+
+function cardDigits(s: string, groups: readonly Group[], from: number, to: number): string {
+  let d = '';
+  for (let k = from; k <= to; k++) d += s.slice(groups[k]!.start, groups[k]!.end);
+  return d;
+}
+
+function isCard(d: string): boolean {
   // Issuer industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro);
   // 13-digit millisecond timestamps and other ids starting with 1, 7, 8, 9 or 0 are not cards.
   const first = d.charCodeAt(0) - 48;
-  if (first < 2 || first > 6 || /^(\d)\1*$/.test(d)) return { end: r.end, found: false };
-  return { end: r.end, found: luhn(d) };
+  return d.length >= 13 && d.length <= 19 && first >= 2 && first <= 6 && !/^(\d)\1*$/.test(d) && luhn(d);
+}
+
+/**
+ * US SSNs and card numbers in the number token at `i`. Cards: runs of whole groups with 13 to
+ * 19 digits, Luhn-valid, the longest from each group on (so `x=1 3782 8224
+ * 6310 005` finds the card after the `1`). Each start tries at most the 19
+ * groups that can follow it: linear in the token.
+ */
+function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void): number {
+  const groups = numberToken(s, i);
+  const end = groups[groups.length - 1]!.end;
+  if (isAlnum(codeAt(s, end))) return end;
+  let g = 0;
+  while (g < groups.length) {
+    // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`).
+    const at = groups[g]!.start;
+    if (g === 0 || s.charCodeAt(at - 1) === 32) {
+      const e = ssn(s, at);
+      if (e > 0 && g + 2 < groups.length && groups[g + 2]!.end === e) {
+        push('us-ssn', at, e);
+        g += 3;
+        continue;
+      }
+    }
+    let found = -1;
+    let digits = 0;
+    for (let j = g; j < groups.length; j++) {
+      digits += groups[j]!.end - groups[j]!.start;
+      if (digits > 19) break;
+      if (digits >= 13 && isCard(cardDigits(s, groups, g, j))) found = j;
+    }
+    if (found >= 0) {
+      push('credit-card', groups[g]!.start, groups[found]!.end);
+      g = found + 1;
+    } else g++;
+  }
+  return end;
 }
 
 function ibanAt(s: string, i: number): number {
@@ -215,16 +242,9 @@ export function scanPii(s: string): Span[] {
       }
     } else if (c >= 48 && c <= 57) {
       if (isAlnum(codeAt(s, i - 1))) continue;
-      const e = ssn(s, i);
-      if (e > 0) {
-        push('us-ssn', i, e);
-        i = e - 1;
-        continue;
-      }
-      const cc = creditCard(s, i);
-      if (cc.found) push('credit-card', i, cc.end);
-      // The whole number was read: go on after it (an email's local part may still end in it).
-      i = Math.max(i, cc.end - 1);
+      // The whole number is read: go on after it (an email's local part may still end in it).
+      const end = numbers(s, i, push);
+      i = Math.max(i, end - 1);
     } else if (c === 43) {
       // +
       const p = phone(s, i);
