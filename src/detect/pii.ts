@@ -5,7 +5,7 @@
  * the SSA's area/group/serial rules for US SSNs, and libphonenumber-js
  * (Google's libphonenumber metadata, `max` set) for phone numbers.
  */
-import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
 import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
@@ -192,12 +192,45 @@ function ibanAt(s: string, i: number): number {
   return rem === 1 ? pos : -1;
 }
 
+/** Country calling codes libphonenumber knows (`1`, `44`, `353`, ...). */
+const CALLING_CODES = new Set(getCountries().map((c) => String(getCountryCallingCode(c))));
+
+/** Numbers already judged, by their digits (most texts repeat the same few); bounded. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 4096;
+
+/**
+ * Library validations per scanned string. libphonenumber takes tens of µs a
+ * number; past this many in one string, a candidate whose country calling
+ * code exists counts as a phone number without the library (fail closed: a
+ * text made of thousands of numbers is treated as personal data), so the
+ * scan stays linear with a small constant.
+ */
+export const PHONE_VALIDATIONS_PER_STRING = 256;
+
+function validPhone(candidate: string, budget: { left: number }): boolean {
+  let digits = '';
+  for (let k = 1; k < candidate.length; k++) {
+    const c = candidate.charCodeAt(k);
+    if (c >= 48 && c <= 57) digits += candidate[k];
+  }
+  if (!CALLING_CODES.has(digits.slice(0, 1)) && !CALLING_CODES.has(digits.slice(0, 2)) && !CALLING_CODES.has(digits.slice(0, 3))) return false;
+  const known = verdicts.get(digits);
+  if (known !== undefined) return known;
+  if (budget.left <= 0) return true;
+  budget.left--;
+  const v = isValidPhoneNumber(candidate);
+  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+  verdicts.set(digits, v);
+  return v;
+}
+
 function isPhonePart(c: number): boolean {
   return isDigit(c) || c === 32 || c === 45 || c === 46 || c === 40 || c === 41;
 }
 
 /** An international number from the `+` at `i`, valid for its country: its end, or -1; `skip` is where scanning may go on. */
-function phone(s: string, i: number): { end: number; skip: number } {
+function phone(s: string, i: number, budget: { left: number }): { end: number; skip: number } {
   if (isAlnum(codeAt(s, i - 1)) || !isDigit(codeAt(s, i + 1))) return { end: -1, skip: i + 1 };
   // Candidate ends: after each digit group, with 8 to 15 digits so far.
   const ends: number[] = [];
@@ -217,7 +250,7 @@ function phone(s: string, i: number): { end: number; skip: number } {
   for (let k = ends.length - 1; k >= 0; k--) {
     const end = ends[k]!;
     if (isAlnum(codeAt(s, end))) continue;
-    if (isValidPhoneNumber(s.slice(i, end))) return { end, skip: end };
+    if (validPhone(s.slice(i, end), budget)) return { end, skip: end };
   }
   return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
 }
@@ -227,6 +260,7 @@ export function scanPii(s: string): Span[] {
   const out: Span[] = [];
   const n = s.length;
   let lastEnd = 0;
+  const budget = { left: PHONE_VALIDATIONS_PER_STRING };
   const push = (kind: string, start: number, end: number) => {
     out.push({ kind, start, end });
     lastEnd = end;
@@ -247,7 +281,7 @@ export function scanPii(s: string): Span[] {
       i = Math.max(i, end - 1);
     } else if (c === 43) {
       // +
-      const p = phone(s, i);
+      const p = phone(s, i, budget);
       if (p.end > 0) push('phone', i, p.end);
       i = Math.max(i, p.skip - 1);
     } else if (c >= 65 && c <= 90) {
