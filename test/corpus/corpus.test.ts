@@ -24,7 +24,8 @@ const CLOSED_WORLD = { openWorldHint: false };
 const closedTool = (f: CorpusFixture) => ({ name: f.tool, annotations: CLOSED_WORLD });
 let t: TestApp;
 beforeAll(async () => {
-  t = await testApp({ LOG_LEVEL: 'warn' });
+  // About decisions, not overload: a busy machine must not turn answers into 503s.
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
 });
 afterAll(() => t.close());
 
