@@ -21,6 +21,11 @@ const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20, YE: 30,
 };
 
+/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
+function isB64(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 47 || c === 61;
+}
+
 /** Characters of an email's local part (dot-atom, the common subset). */
 function isLocal(c: number): boolean {
   return isAlnum(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
@@ -267,6 +272,17 @@ export function scanPii(s: string): Span[] {
   };
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
+    // A run of 64 or more base64 characters with no break is encoded data (an image, a key, a digest), not prose:
+    // it is passed over whole, so that digits or letters inside it are never read as a card, an IBAN or a phone.
+    if ((isAlnum(c) || c === 43 || c === 47) && !isB64(codeAt(s, i - 1))) {
+      const len = run(s, i, isB64, 64);
+      if (len >= 64) {
+        let e = i + len;
+        while (isB64(codeAt(s, e))) e++;
+        i = e - 1;
+        continue;
+      }
+    }
     if (c === 64) {
       // @
       const m = email(s, i, lastEnd);

@@ -154,6 +154,11 @@ function placeholderPassword(p: string): boolean {
   return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p);
 }
 
+/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
+function isB64(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 47 || c === 61;
+}
+
 function isSchemeChar(c: number): boolean {
   return isAlnum(c) || c === 43 || c === 45 || c === 46;
 }
@@ -190,6 +195,18 @@ export function scanSecrets(s: string): Span[] {
   let lastEnd = 0;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
+    // 64 or more base64 characters with no break are encoded data (an image, a blob): passed over whole. Every
+    // credential format above holds a character outside that alphabet (`_`, `-`, `:`) or is shorter, except a
+    // JWT, whose run starts with `eyJ` and is never skipped.
+    if (isB64(c) && c !== 101 && !isB64(codeAt(s, i - 1))) {
+      const len = run(s, i, isB64, 64);
+      if (len >= 64) {
+        let e = i + len;
+        while (isB64(codeAt(s, e))) e++;
+        i = e - 1;
+        continue;
+      }
+    }
     let end = -1;
     let kind = '';
     switch (c) {
