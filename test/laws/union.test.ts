@@ -201,7 +201,7 @@ describe.each(which)('union laws with the %s policies', (set) => {
         const req = buildRequest(parts);
         req.result = strip(req.result!, flag);
         // The shipped label rule raises untrusted for open-world tools (section 16): a policy's label, not a claim's.
-        if (set === 'shipped') req.tool = { ...(req.tool ?? { name: 'fetch' }), annotations: { openWorldHint: false } };
+        if (set === 'shipped') req.tool = { ...((req.tool as Obj | undefined) ?? { name: 'fetch' }), annotations: { openWorldHint: false } };
         const a = (await evaluate(app(), JSON.stringify(req))).json;
         if (set === 'inline') expectReadBack(a, 'stripped');
         const absent: Flag[] = flag === 'all' ? [...FLAGS] : [flag];
@@ -352,8 +352,6 @@ describe('union laws for the ifc and fides dialects', () => {
       fc.asyncProperty(partsArb, fc.constantFrom<Flag>(...FLAGS), labelsArb, async (parts, flag, labels) => {
         const req = buildRequest(parts);
         req.result = strip(req.result!, flag);
-        // The shipped label rule raises untrusted for open-world tools (section 16): a policy's label, not a claim's.
-        if (set === 'shipped') req.tool = { ...(req.tool ?? { name: 'fetch' }), annotations: { openWorldHint: false } };
         const result = req.result as Obj;
         const blocks = result.content as Obj[];
         // Labels that mention only the other flag; fides entries always mention sensitive, so they only speak of it.
