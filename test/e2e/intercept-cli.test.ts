@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -83,7 +84,8 @@ describe('trustgate intercept', () => {
   });
 
   it('writes nothing when nothing applies', () => {
-    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'fine' }] }));
+    // The shipped set labels every result of a command that names no tool (contract section 16); without that rule nothing applies here.
+    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'fine' }] }), { TRUSTGATE_POLICY_DIR: shippedWithoutOpenWorldLabel() });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('"msg":"decision"');
