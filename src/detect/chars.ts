@@ -21,6 +21,27 @@ const UPPER_DIGIT_T = table((c) => /[A-Z0-9]/.test(c));
 
 const at = (t: Uint8Array, c: number): boolean => c < 128 && t[c] === 1;
 
+const B64_T = table((c) => /[A-Za-z0-9+/=]/.test(c));
+/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
+export const isB64 = (c: number): boolean => c >= 0 && c < 128 && B64_T[c] === 1;
+
+/**
+ * Where the run of base64 characters from `i` ends, when it is at least
+ * `min` long (encoded data: the detectors pass over it whole); -1 when it
+ * is shorter. One table lookup per character, no callback.
+ */
+export function b64RunEnd(s: string, i: number, min: number): number {
+  const n = s.length;
+  let e = i;
+  while (e < n) {
+    const c = s.charCodeAt(e);
+    if (c >= 128 || B64_T[c] !== 1) break;
+    e++;
+    if (e - i < min) continue;
+  }
+  return e - i >= min ? e : -1;
+}
+
 export const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 export const isUpper = (c: number): boolean => at(UPPER_T, c);
 export const isLower = (c: number): boolean => at(LOWER_T, c);

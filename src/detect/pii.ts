@@ -6,7 +6,7 @@
  * (Google's libphonenumber metadata, `max` set) for phone numbers.
  */
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
-import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, type Span } from './chars.js';
+import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
 export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
@@ -20,11 +20,6 @@ const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   NL: 18, NO: 15, OM: 23, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33, SA: 24, SC: 31, SD: 18, SE: 24,
   SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20, YE: 30,
 };
-
-/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
-function isB64(c: number): boolean {
-  return isAlnum(c) || c === 43 || c === 47 || c === 61;
-}
 
 /** Characters of an email's local part (dot-atom, the common subset). */
 function isLocal(c: number): boolean {
@@ -275,10 +270,8 @@ export function scanPii(s: string): Span[] {
     // A run of 64 or more base64 characters with no break is encoded data (an image, a key, a digest), not prose:
     // it is passed over whole, so that digits or letters inside it are never read as a card, an IBAN or a phone.
     if ((isAlnum(c) || c === 43 || c === 47) && !isB64(codeAt(s, i - 1))) {
-      const len = run(s, i, isB64, 64);
-      if (len >= 64) {
-        let e = i + len;
-        while (isB64(codeAt(s, e))) e++;
+      const e = b64RunEnd(s, i, 64);
+      if (e > 0) {
         i = e - 1;
         continue;
       }

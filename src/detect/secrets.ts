@@ -7,7 +7,7 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, isAlnum, isB64url, isLetter, isSpace, isUpperDigit, isWord, run, type Span } from './chars.js';
+import { codeAt, isAlnum, isB64url, isLetter, isSpace, isUpperDigit, isWord, run, b64RunEnd, isB64, type Span } from './chars.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
 export const SECRET_KINDS = [
@@ -154,11 +154,6 @@ function placeholderPassword(p: string): boolean {
   return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p);
 }
 
-/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
-function isB64(c: number): boolean {
-  return isAlnum(c) || c === 43 || c === 47 || c === 61;
-}
-
 function isSchemeChar(c: number): boolean {
   return isAlnum(c) || c === 43 || c === 45 || c === 46;
 }
@@ -199,10 +194,8 @@ export function scanSecrets(s: string): Span[] {
     // credential format above holds a character outside that alphabet (`_`, `-`, `:`) or is shorter, except a
     // JWT, whose run starts with `eyJ` and is never skipped.
     if (isB64(c) && c !== 101 && !isB64(codeAt(s, i - 1))) {
-      const len = run(s, i, isB64, 64);
-      if (len >= 64) {
-        let e = i + len;
-        while (isB64(codeAt(s, e))) e++;
+      const e = b64RunEnd(s, i, 64);
+      if (e > 0) {
         i = e - 1;
         continue;
       }
