@@ -330,7 +330,7 @@ export interface components {
              */
             mode: "audit" | "warn" | "enforce";
             /** @enum {string} */
-            effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
+            effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag" | "label" | "mask";
             /** @enum {string} */
             scope?: "block" | "result" | "call" | "tool";
             /** @description `/content/<i>` for a block rule, `` for a result or call rule */
@@ -664,7 +664,7 @@ export interface operations {
                                  */
                                 mode?: "audit" | "warn" | "enforce";
                                 /** @enum {string} */
-                                effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
+                                effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag" | "label" | "mask";
                                 when: string;
                             }[];
                         }[];
@@ -745,7 +745,7 @@ export interface operations {
                                  */
                                 mode?: "audit" | "warn" | "enforce";
                                 /** @enum {string} */
-                                effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag";
+                                effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag" | "label" | "mask";
                                 when: string;
                             }[];
                         }[];
@@ -884,7 +884,8 @@ export interface operations {
                             type: string;
                             sensitive: boolean | null;
                             untrusted: boolean | null;
-                            actions: ("drop" | "redact" | "spotlight" | "spotlight-skipped")[];
+                            /** @description What the block went through, in order: `label` (a label rule raised its flags, contract section 16), `mask` (a mask rule replaced spans in it), then the transforming action (`drop`, `redact`, `spotlight`, `spotlight-skipped`). */
+                            actions: ("label" | "mask" | "drop" | "redact" | "spotlight" | "spotlight-skipped")[];
                             /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                             sources?: {
                                 sensitive?: string[];
@@ -909,6 +910,15 @@ export interface operations {
                         withheld: string[];
                         /** @description Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (1000; the first ones in document order are listed): what they name is withheld all the same. Present when some were. */
                         withheldOmitted?: number;
+                        /** @description Each string a `mask` rule changed (contract section 16), once per kind masked in it: `pointer` (RFC 6901, into the request `result`), `kind` (a detector kind such as `aws-access-key-id` or `email`) and the `policy`/`rule` named in its placeholders `[<kind> withheld by <policy>/<rule>]`. Empty when nothing was masked, and on `deny`. Scope `result` masks every string of the result (blocks, `structuredContent`, other members); scope `block` masks its block, and `structuredContent` strings holding a kind masked in a block. A textual `blob` holding a span is forwarded as masked `text` (the `blob` listed in `withheld`); a member whose name holds a span is withheld. Precedence on one block: drop > redact > mask, then spotlight fences what is left. */
+                        masked: {
+                            pointer: string;
+                            kind: string;
+                            policy: string;
+                            rule: string;
+                        }[];
+                        /** @description Entries left out of `masked` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound (the spans are masked all the same); absent when none were. */
+                        maskedOmitted?: number;
                         /** @description Present (true) when `options.omitUnmodifiedResult` left out an unchanged result */
                         resultOmitted?: boolean;
                         session?: components["schemas"]["Session"];

@@ -61,7 +61,7 @@ export const CALL_EFFECTS = ['deny', 'consent', 'flag'] as const;
 /** Effects a `scope: tool` rule may have (contract section 15): a listed definition is dropped from the list or flagged. */
 export const TOOL_EFFECTS = ['drop', 'flag'] as const;
 
-export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag'] as const;
+export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag', 'label', 'mask'] as const;
 export type Effect = (typeof EFFECTS)[number];
 
 export const CANONICALIZATIONS = ['jcs/rfc8785', 'cbor/rfc8949'] as const;

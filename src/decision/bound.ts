@@ -163,6 +163,11 @@ export function blockSize(b: { type: string; actions: readonly string[]; sources
 }
 
 /** Estimated JSON size of one trace entry (`options.explain`). */
+/** Bytes one `masked` entry takes in the answer, at most. */
+export function maskedSize(x: { pointer: string; kind: string; policy: string; rule: string }): number {
+  return 50 + x.pointer.length + x.kind.length + x.policy.length + x.rule.length;
+}
+
 export function traceSize(e: { policy: string; rule: string; scope: string; pointer: string; value: boolean | string }): number {
   return 60 + e.policy.length + e.rule.length + e.scope.length + e.pointer.length + (typeof e.value === 'string' ? e.value.length + 2 : 5);
 }
@@ -180,13 +185,14 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
   if (Number.isFinite(budget)) {
     // The members around the lists: ids, labels, flags (a few hundred characters).
     const rest = 600 + d.policyRevision.length;
-    const [f, v, e, b, w] = cutLists(budget - rest, [
+    const [f, v, e, b, w, m] = cutLists(budget - rest, [
       { items: d.findings, size: findingSize, kind: findingKind },
       { items: d.validation, size: validationSize, kind: validationKind },
       { items: d.evidence, size: evidenceSize },
       { items: d.blocks, size: blockSize },
       // A pointer repeats every member name above it: 1000 of them under one long name would be 1000 copies of it.
       { items: d.withheld, size: (p: string) => p.length + 3 },
+      { items: d.masked, size: maskedSize },
     ]);
     d.findings = f!.items;
     findingsOmitted += f!.omitted;
@@ -198,6 +204,8 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
     if (b!.omitted > 0) d.blocksOmitted = b!.omitted;
     d.withheld = w!.items;
     if (w!.omitted > 0) d.withheldOmitted = (d.withheldOmitted ?? 0) + w!.omitted;
+    d.masked = m!.items;
+    if (m!.omitted > 0) d.maskedOmitted = (d.maskedOmitted ?? 0) + m!.omitted;
     if (d.trace !== undefined) {
       // The trace gets what the other lists leave, so asking for it never cuts them; past that it keeps
       // the first entry of every rule (a count the policy set fixes), so every rule evaluated stays listed.
@@ -207,6 +215,7 @@ export function boundDecision(d: Decision, maxFindings = Infinity, budget = Infi
       for (const x of d.evidence) used += evidenceSize(x);
       for (const x of d.blocks) used += blockSize(x);
       for (const x of d.withheld) used += x.length + 3;
+      for (const x of d.masked) used += maskedSize(x);
       const [t] = cutLists(budget - rest - used, [{ items: d.trace, size: traceSize, kind: traceKind }]);
       d.trace = t!.items;
       if (t!.omitted > 0) d.traceOmitted = t!.omitted;

@@ -40,7 +40,10 @@ import type { JsonType } from '../mcp/schema-table.js';
 import { hasType } from '../mcp/validate.js';
 import { MCP_TABLES } from '../mcp/tables.generated.js';
 import { atLeast, hasOwn, isObject, own, pointer, TRUST_KEY, type Revision, type Tri } from '../model.js';
-import { fence, planIsEmpty, type BlockAction, type EffectPlan, type PlannedEffect } from '../policy/effects.js';
+import { fence, masksNothing, planIsEmpty, type BlockAction, type EffectPlan, type MaskSpec, type PlannedEffect } from '../policy/effects.js';
+import { DetectionCache, spansOf } from '../detect/index.js';
+import { TRUST_FLAGS } from '../annotations/claims.js';
+import { raisesNothing, type LabelRaises, type Raised } from './labels.js';
 
 export interface ForwardInput {
   result: Record<string, unknown>;
@@ -54,6 +57,18 @@ export interface ForwardInput {
   boundary: string;
   /** Each block's effective flags (data-class escalation included), for placeholders' claims. */
   blockFlags: (index: number) => { sensitive: Tri; untrusted: Tri } | undefined;
+  /** The decision's scans (mask spans); a fresh cache when absent. */
+  detection?: DetectionCache | undefined;
+  /** What the applied label rules raised: forwarded as `true` in the trust claims (contract section 16). */
+  raises?: LabelRaises | undefined;
+}
+
+/** One string a mask rule changed (the answer's `masked`). */
+export interface MaskedEntry {
+  pointer: string;
+  kind: string;
+  policy: string;
+  rule: string;
 }
 
 export interface Forwarded {
@@ -66,6 +81,12 @@ export interface Forwarded {
   withheld: string[];
   /** Pointers left out of `withheld` past `maxWithheld`. */
   omitted: number;
+  /** Each masked string and kind, bounded like `withheld`. */
+  masked: MaskedEntry[];
+  /** Entries left out of `masked` past `maxWithheld`. */
+  maskedOmitted: number;
+  /** Input indexes of the blocks a mask rule changed. */
+  maskedBlocks: Set<number>;
 }
 
 /** The case-fold tree below one object; `true` marks a member to withhold. */
@@ -133,9 +154,206 @@ class Builder {
   omitted = 0;
   readonly actions = new Map<number, BlockAction>();
   readonly blockMeta: boolean;
+  readonly masked: MaskedEntry[] = [];
+  maskedOmitted = 0;
+  readonly maskedBlocks = new Set<number>();
+  /** Kinds a block-scope mask replaced somewhere, with the rule that did: `structuredContent` strings holding them are masked too. */
+  readonly blockMaskedKinds = new Map<string, MaskSpec>();
+  readonly detection: DetectionCache;
 
   constructor(readonly input: ForwardInput) {
     this.blockMeta = atLeast(input.revision, '2025-06-18');
+    this.detection = input.detection ?? new DetectionCache();
+  }
+
+  /** The mask rules that govern block `index` (scope result first), or undefined. */
+  masksFor(index: number): MaskSpec[] | undefined {
+    const own = this.input.plan.blockMasks.get(index);
+    const all = this.input.plan.resultMasks;
+    if (own === undefined) return all.length > 0 ? all : undefined;
+    return all.length > 0 ? all.concat(own) : own;
+  }
+
+  /**
+   * `s` with every span of the masked kinds replaced by `[<kind> withheld
+   * by <policy>/<rule>]` (the first rule that names the kind); the same
+   * string when it holds none. Each masked kind is listed once per string.
+   */
+  maskString(s: string, specs: readonly MaskSpec[], at: Tokens, block?: number): string {
+    if (s.length === 0) return s;
+    const kinds = new Set<string>();
+    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const spans = spansOf(this.detection, s, kinds);
+    if (spans.length === 0) return s;
+    let out = '';
+    let from = 0;
+    const listed = new Set<string>();
+    for (const sp of spans) {
+      const m = specs.find((x) => x.kinds.has(sp.kind))!;
+      out += s.slice(from, sp.start) + `[${sp.kind} withheld by ${m.policy}/${m.rule}]`;
+      from = sp.end;
+      if (block !== undefined && !this.input.plan.resultMasks.includes(m) && !this.blockMaskedKinds.has(sp.kind)) this.blockMaskedKinds.set(sp.kind, m);
+      if (listed.has(sp.kind)) continue;
+      listed.add(sp.kind);
+      if (this.masked.length >= this.input.maxWithheld) this.maskedOmitted++;
+      else this.masked.push({ pointer: pointer(...at), kind: sp.kind, policy: m.policy, rule: m.rule });
+    }
+    if (block !== undefined) this.maskedBlocks.add(block);
+    return out + s.slice(from);
+  }
+
+  /** `s` masked by the rules governing block `index`, if any. */
+  maskIf(index: number, s: string, at: Tokens): string {
+    const specs = this.masksFor(index);
+    return specs === undefined ? s : this.maskString(s, specs, at, index);
+  }
+
+  /** Whether a member name holds a span of the masked kinds (the member is then withheld whole). */
+  nameHolds(name: string, specs: readonly MaskSpec[]): boolean {
+    const kinds = new Set<string>();
+    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    return spansOf(this.detection, name, kinds).length > 0;
+  }
+
+  /** Every string inside `v` masked (copy on write): the same value when nothing was masked. */
+  maskDeep(v: unknown, specs: readonly MaskSpec[], at: Tokens, block?: number): unknown {
+    if (typeof v === 'string') return this.maskString(v, specs, at, block);
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        at.push(i);
+        const x = this.maskDeep(v[i], specs, at, block);
+        at.pop();
+        if (x !== v[i]) (out ??= v.slice())[i] = x;
+      }
+      return out ?? v;
+    }
+    if (!isObject(v)) return v;
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(v)) {
+      if (this.nameHolds(key, specs)) {
+        out ??= copyOwn(v);
+        delete out[key];
+        this.withhold(at, key);
+        if (block !== undefined) this.maskedBlocks.add(block);
+        continue;
+      }
+      at.push(key);
+      const x = this.maskDeep(v[key], specs, at, block);
+      at.pop();
+      if (x !== v[key]) setOwn((out ??= copyOwn(v)), key, x);
+    }
+    return out ?? v;
+  }
+
+  /**
+   * A block with its strings masked: every string but `type`, the base64
+   * `data` of images and audio and a blob that is not text; a textual blob
+   * holding a span is forwarded as masked `text` (the blob withheld).
+   */
+  maskBlock(index: number, block: unknown, specs: readonly MaskSpec[]): unknown {
+    if (!isObject(block)) return this.maskDeep(block, specs, ['content', index], index);
+    const type = own(block, 'type');
+    const at: Tokens = ['content', index];
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(block)) {
+      const v = block[key];
+      if (key === 'type' || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+      let x: unknown;
+      if (this.nameHolds(key, specs)) {
+        out ??= copyOwn(block);
+        delete out[key];
+        this.withhold(at, key);
+        this.maskedBlocks.add(index);
+        continue;
+      }
+      at.push(key);
+      if (key === 'resource' && type === 'resource' && isObject(v)) x = this.maskResource(index, v, specs, at);
+      else x = this.maskDeep(v, specs, at, index);
+      at.pop();
+      if (x !== v) setOwn((out ??= copyOwn(block)), key, x);
+    }
+    return out ?? block;
+  }
+
+  maskResource(index: number, res: Record<string, unknown>, specs: readonly MaskSpec[], at: Tokens): Record<string, unknown> {
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(res)) {
+      const v = res[key];
+      if (key === 'blob') {
+        const mime = own(res, 'mimeType');
+        if (typeof v !== 'string' || !isTextualMime(mime) || typeof own(res, 'text') === 'string') continue;
+        const text = decodeTextBlob(v, mime as string);
+        if (text === undefined) continue;
+        at.push(key);
+        const masked = this.maskString(text, specs, at, index);
+        at.pop();
+        if (masked !== text) {
+          out ??= copyOwn(res);
+          delete out.blob;
+          setOwn(out, 'text', masked);
+          this.withhold(at, key);
+        }
+        continue;
+      }
+      at.push(key);
+      const x = this.maskDeep(v, specs, at, index);
+      at.pop();
+      if (x !== v) setOwn((out ??= copyOwn(res)), key, x);
+    }
+    return out ?? res;
+  }
+
+  /** `structuredContent` masked: by every result-scope mask, and where it holds a kind a block-scope mask replaced. */
+  maskStructured(v: unknown): unknown {
+    const specs: MaskSpec[] = this.input.plan.resultMasks.slice();
+    for (const [kind, m] of this.blockMaskedKinds) specs.push({ kinds: new Set([kind]), policy: m.policy, rule: m.rule });
+    if (specs.length === 0) return v;
+    return this.maskDeep(v, specs, ['structuredContent']);
+  }
+
+  /** `claimHolder` (a `_meta` owner) with the raised flags set `true` in its trust claim; copy on write. */
+  raiseClaim(holder: Record<string, unknown>, flags: Raised, at: Tokens): Record<string, unknown> {
+    const raise = TRUST_FLAGS.filter((f) => flags[f].length > 0);
+    if (raise.length === 0) return holder;
+    const metaIn = own(holder, '_meta');
+    if (metaIn !== undefined && !isObject(metaIn)) this.withhold(at, '_meta');
+    const meta: Record<string, unknown> = isObject(metaIn) ? copyOwn(metaIn) : {};
+    const claimIn = own(meta, TRUST_KEY);
+    const claim: Record<string, unknown> = isObject(claimIn) ? copyOwn(claimIn) : {};
+    for (const f of raise) claim[f] = true;
+    meta[TRUST_KEY] = claim;
+    const out = copyOwn(holder);
+    out._meta = meta;
+    return out;
+  }
+
+  /** The forwarded result with the raised flags in its claims: result-scope raises (and, before 2025-06-18, block ones) on the result, block ones on their block. */
+  applyLabels(out: Record<string, unknown>, position: (index: number) => number | undefined): Record<string, unknown> {
+    const raises = this.input.raises;
+    if (raises === undefined || raisesNothing(raises)) return out;
+    const onResult: Raised = { sensitive: raises.result.sensitive.slice(), untrusted: raises.result.untrusted.slice() };
+    let content = own(out, 'content');
+    let copied = false;
+    for (const [index, flags] of raises.blocks) {
+      const at = position(index);
+      if (at === undefined) continue;
+      if (!this.blockMeta || !Array.isArray(content) || !isObject(content[at])) {
+        for (const f of TRUST_FLAGS) onResult[f].push(...flags[f]);
+        continue;
+      }
+      if (!copied) {
+        content = (content as unknown[]).slice();
+        copied = true;
+      }
+      (content as unknown[])[at] = this.raiseClaim((content as unknown[])[at] as Record<string, unknown>, flags, ['content', index]);
+    }
+    let res = out;
+    if (copied) {
+      res = copyOwn(out);
+      res.content = content;
+    }
+    return this.raiseClaim(res, onResult, []);
   }
 
   withhold(at: Tokens, key?: string | number): void {
@@ -264,9 +482,11 @@ class Builder {
       at.push(key);
       let value: unknown = v;
       switch (key) {
+        case 'uri':
+          value = this.maskIf(index, v as string, at);
+          break;
         case 'type':
         case 'mimeType':
-        case 'uri':
         case 'data':
         case 'size':
           break;
@@ -280,11 +500,12 @@ class Builder {
         case 'name':
         case 'title':
         case 'description':
-          value = fence(v as string, this.input.boundary);
+          // Precedence on one block: mask, then spotlight fences what is left (contract section 16).
+          value = fence(this.maskIf(index, v as string, at), this.input.boundary);
           fenced = true;
           break;
         case 'resource':
-          value = this.spotlightResource(v as Record<string, unknown>, child(n, key), at);
+          value = this.spotlightResource(v as Record<string, unknown>, child(n, key), at, index);
           fenced = true;
           break;
         default:
@@ -301,7 +522,7 @@ class Builder {
   }
 
   /** The embedded resource of a spotlit block: text fenced, a textual blob decoded into fenced text, the rest withheld. */
-  spotlightResource(res: Record<string, unknown>, node: Node | true | undefined, at: Tokens): Record<string, unknown> {
+  spotlightResource(res: Record<string, unknown>, node: Node | true | undefined, at: Tokens, index: number): Record<string, unknown> {
     const textVariant = typeof own(res, 'text') === 'string';
     const n = node === true ? undefined : node;
     const out: Record<string, unknown> = {};
@@ -314,7 +535,7 @@ class Builder {
       switch (key) {
         case 'uri':
         case 'mimeType':
-          if (typeof v === 'string') setOwn(out, key, v);
+          if (typeof v === 'string') setOwn(out, key, key === 'uri' ? this.maskIf(index, v, [...at, key]) : v);
           else this.withhold(at, key);
           break;
         case '_meta': {
@@ -329,14 +550,14 @@ class Builder {
           break;
         }
         case 'text':
-          setOwn(out, 'text', fence(v as string, this.input.boundary));
+          setOwn(out, 'text', fence(this.maskIf(index, v as string, [...at, key]), this.input.boundary));
           break;
         case 'blob':
           // A text resource's blob is not one of its members; a blob resource
           // is fenceable only with a textual mimeType (checked before), and
           // its decoded text takes the blob's place. Either way the member
           // `blob` is not forwarded, so it is listed.
-          if (!textVariant) setOwn(out, 'text', fence(decodeTextBlob(v as string, res.mimeType as string)!, this.input.boundary));
+          if (!textVariant) setOwn(out, 'text', fence(this.maskIf(index, decodeTextBlob(v as string, res.mimeType as string)!, [...at, key]), this.input.boundary));
           this.withhold(at, key);
           break;
         default:
@@ -369,19 +590,61 @@ function ownEvidenceRef(block: unknown): Record<string, string> | undefined {
   return undefined;
 }
 
+function copyOwn(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v)) setOwn(out, key, v[key]);
+  return out;
+}
+
 /** The result to forward for one decision (see the module comment). */
 export function forward(input: ForwardInput): Forwarded {
   const { result, plan } = input;
   const tree = input.collisions;
   const b = new Builder(input);
+  const done = (out: Record<string, unknown>, modified: boolean): Forwarded => ({
+    result: out,
+    modified,
+    actions: b.actions,
+    withheld: modified ? b.pointers() : [],
+    omitted: modified ? b.omitted : 0,
+    masked: b.masked,
+    maskedOmitted: b.maskedOmitted,
+    maskedBlocks: b.maskedBlocks,
+  });
+  const labelsNothing = input.raises === undefined || raisesNothing(input.raises);
   if (planIsEmpty(plan)) {
-    if (!tree) return { result, modified: false, actions: b.actions, withheld: [], omitted: 0 };
-    const out = b.prune(result, tree, []) as Record<string, unknown>;
-    return { result: out, modified: true, actions: b.actions, withheld: b.pointers(), omitted: b.omitted };
+    if (!tree && masksNothing(plan) && labelsNothing) return done(result, false);
+    // No block is rebuilt: the result (less its case-fold collisions) with its strings masked and its claims raised (contract section 16).
+    let out = tree ? (b.prune(result, tree, []) as Record<string, unknown>) : result;
+    if (!masksNothing(plan)) {
+      const content = own(out, 'content');
+      let next: Record<string, unknown> | undefined;
+      if (Array.isArray(content)) {
+        let blocks: unknown[] | undefined;
+        for (let i = 0; i < content.length; i++) {
+          const specs = b.masksFor(i);
+          if (specs === undefined) continue;
+          const x = b.maskBlock(i, content[i], specs);
+          if (x !== content[i]) (blocks ??= content.slice())[i] = x;
+        }
+        if (blocks !== undefined) setOwn((next = copyOwn(out)), 'content', blocks);
+      }
+      for (const key of Object.keys(out)) {
+        if (key === 'content') continue;
+        const v = out[key];
+        // Scope result masks every string of the result; scope block reaches structuredContent where it holds a masked kind.
+        const x = key === 'structuredContent' ? b.maskStructured(v) : plan.resultMasks.length > 0 ? b.maskDeep(v, plan.resultMasks, [key]) : v;
+        if (x !== v) setOwn((next ??= copyOwn(out)), key, x);
+      }
+      if (next !== undefined) out = next;
+    }
+    out = b.applyLabels(out, (i) => i);
+    return done(out, out !== result);
   }
 
-  const out: Record<string, unknown> = {};
+  let out: Record<string, unknown> = {};
   let changed = false;
+  const positions = new Map<number, number>();
   for (const key of Object.keys(result)) {
     const v = result[key];
     const n = child(tree, key);
@@ -402,8 +665,11 @@ export function forward(input: ForwardInput): Forwarded {
           const block: unknown = v[i];
           const p = plan.blocks.get(i);
           const bn = child(n, i);
+          if (p?.effect !== 'drop') positions.set(i, next.length);
           if (!p) {
-            const kept = b.prune(block, bn, ['content', i]);
+            let kept = b.prune(block, bn, ['content', i]);
+            const specs = b.masksFor(i);
+            if (specs !== undefined) kept = b.maskBlock(i, kept, specs);
             if (kept !== block) changed = true;
             next.push(kept);
           } else if (p.effect === 'drop') {
@@ -441,9 +707,10 @@ export function forward(input: ForwardInput): Forwarded {
         b.withhold([], key);
     }
   }
-  if (!changed && b.withheld.length === 0 && b.omitted === 0) return { result, modified: false, actions: b.actions, withheld: [], omitted: 0 };
+  if (!changed && b.withheld.length === 0 && b.omitted === 0 && labelsNothing) return done(result, false);
   // A result with no content (the compatibility `toolResult` form, say) that a
   // result-scope effect rebuilt still goes out as a CallToolResult.
   if (!hasOwn(out, 'content')) setOwn(out, 'content', []);
-  return { result: out, modified: true, actions: b.actions, withheld: b.pointers(), omitted: b.omitted };
+  out = b.applyLabels(out, (i) => positions.get(i));
+  return done(out, true);
 }

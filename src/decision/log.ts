@@ -33,6 +33,12 @@ export interface DecisionLogEntry {
    * sender chose.
    */
   withheldCount?: number;
+  /**
+   * Strings a `mask` rule changed, counted per kind (contract section 16);
+   * present when any were. Kinds and counts only, never the text or where
+   * it was.
+   */
+  masked?: Record<string, number>;
   durationMs: number;
   /** Findings of the decision not listed here (the line's size bound, or the answer's); absent when none. */
   findingsOmitted?: number;
@@ -173,6 +179,12 @@ export function decisionLogEntry(d: Decision, tool: unknown, server: unknown, du
   entry.evidence = evidence;
   const withheld = d.withheld.length + (d.withheldOmitted ?? 0);
   if (withheld > 0) entry.withheldCount = withheld;
+  if (d.masked.length > 0) {
+    // Kinds come from the detectors' closed list, never from the request.
+    const counts: Record<string, number> = {};
+    for (const m of d.masked) counts[m.kind] = (counts[m.kind] ?? 0) + 1;
+    entry.masked = counts;
+  }
   if (findingsOmitted > 0) entry.findingsOmitted = findingsOmitted;
   if (evidenceOmitted > 0) entry.evidenceOmitted = evidenceOmitted;
   return entry;

@@ -15,8 +15,12 @@ import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, t
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
-import { emptyPlan, planEffect, type BlockAction } from '../policy/effects.js';
-import { forward } from './forward.js';
+import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut } from '../policy/effects.js';
+import { DetectionCache, withDetection } from '../detect/index.js';
+import { addRaise, blockRaised, noRaises, raiseTrust } from './labels.js';
+import { blockText, policiesReadText, stringsOf } from './text.js';
+import type { Rule } from '../policy/load.js';
+import { forward, type MaskedEntry } from './forward.js';
 import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
@@ -89,7 +93,7 @@ export interface BlockOut {
   type: string;
   sensitive: Tri;
   untrusted: Tri;
-  actions: BlockAction[];
+  actions: BlockActionOut[];
   /** With `options.explain`: the claims behind each flag. */
   sources?: { sensitive: string[]; untrusted: string[] };
 }
@@ -140,6 +144,10 @@ export interface Decision {
   withheld: string[];
   /** Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (what they name is still withheld); present when some were. */
   withheldOmitted?: number;
+  /** Each string a `mask` rule changed, per kind (contract section 16); empty when none was, and when the result is denied. */
+  masked: MaskedEntry[];
+  /** Entries left out of `masked` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer's size bound (the spans are still masked); present when some were. */
+  maskedOmitted?: number;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
   /** With `options.explain`: every rule evaluated on every scope instance, with its value (contract section 17). */
@@ -255,46 +263,57 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   if (opts.maxString !== undefined && !(opts.scan !== undefined && opts.scan.textLength <= opts.maxString)) {
     checkStringLengths(req, opts.maxString);
   }
-  const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
+  let trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
   const collisions = findCasefoldCollisions(result);
   const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
   // Provenance and the trace are opt-in: on a typical result provenance alone is a third of the decision's text.
   const explain = req.options?.explain === true;
   const trace: TraceEntry[] | undefined = explain ? [] : undefined;
 
-  const matches: Match[] = evaluatePolicies(
-    opts.policies,
-    {
-      result: {
-        sensitive: trust.labels.sensitive === true,
-        untrusted: trust.labels.untrusted === true,
-        isError: own(result, 'isError') === true,
-        blockCount: blocks.length,
-        asserted: trust.result.asserted,
-        structured:
-          own(result, 'structuredContent') === undefined
-            ? { sensitive: false, untrusted: false }
-            : { sensitive: trust.structured.sensitive === true, untrusted: trust.structured.untrusted === true },
-      },
-      tool: req.tool,
-      server: req.server,
-      context: req.context,
-      validation: validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer })),
-      resultScope: { evidence: trust.result.evidence, dataClass: trust.result.dataClass },
-      blocks: trust.blocks.map((t) => ({
-        index: t.index,
-        pointer: `/content/${t.index}`,
-        block: blockVar(blocks[t.index], t),
-        evidence: t.evidence,
-        dataClass: t.dataClass,
-      })),
-      session: opts.session,
-      call: opts.call,
+  const detection = new DetectionCache();
+  const withText = policiesReadText(opts.policies);
+  const blockTexts = withText ? blocks.map(blockText) : undefined;
+  const resultText = blockTexts === undefined ? undefined : detection.join(stringsOf(own(result, 'structuredContent'), blockTexts.slice()));
+  const inputOf = (t: TrustAssessment) => ({
+    result: {
+      sensitive: t.labels.sensitive === true,
+      untrusted: t.labels.untrusted === true,
+      isError: own(result, 'isError') === true,
+      blockCount: blocks.length,
+      asserted: t.result.asserted,
+      structured:
+        own(result, 'structuredContent') === undefined
+          ? { sensitive: false, untrusted: false }
+          : { sensitive: t.structured.sensitive === true, untrusted: t.structured.untrusted === true },
+      ...(resultText !== undefined ? { text: resultText } : {}),
     },
-    opts.modeOverride,
-    opts.budget,
-    trace,
-  );
+    tool: req.tool,
+    server: req.server,
+    context: req.context,
+    validation: validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer })),
+    resultScope: { evidence: t.result.evidence, dataClass: t.result.dataClass },
+    blocks: t.blocks.map((b) => {
+      const block = blockVar(blocks[b.index], b);
+      if (blockTexts !== undefined) block.text = blockTexts[b.index];
+      return { index: b.index, pointer: `/content/${b.index}`, block, evidence: b.evidence, dataClass: b.dataClass };
+    }),
+    session: opts.session,
+    call: opts.call,
+  });
+
+  // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (contract section 16).
+  const rules = rulesById(opts.policies);
+  const raises = noRaises();
+  const matches: Match[] = withDetection(detection, () => {
+    const first = hasLabelRules(opts.policies) ? evaluatePolicies(opts.policies, inputOf(trust), opts.modeOverride, opts.budget, trace, 'label') : [];
+    for (const m of first) {
+      const labels = rules.get(ruleKey(m.policy, m.rule))?.labels;
+      if (m.mode === 'enforce' && labels !== undefined) addRaise(raises, labels, m.policy, m.rule, m.scope === 'block' ? m.blockIndex : undefined);
+    }
+    trust = raiseTrust(trust, raises);
+    const rest = evaluatePolicies(opts.policies, inputOf(trust), opts.modeOverride, opts.budget, trace, hasLabelRules(opts.policies) ? 'rest' : undefined);
+    return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
+  });
 
   let denied = false;
   let requiresConsent = false;
@@ -307,19 +326,24 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     if (applied) {
       if (m.effect === 'deny') denied = true;
       else if (m.effect === 'consent') requiresConsent = true;
-      else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
+      else if (m.effect === 'mask') {
+        const kinds = rules.get(ruleKey(m.policy, m.rule))?.maskKinds;
+        if (kinds !== undefined) planMask(plan, { kinds, policy: m.policy, rule: m.rule }, m.scope === 'block' ? m.blockIndex : undefined);
+      } else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
     }
     const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
     if (m.error !== undefined) f.error = m.error;
     return f;
   });
-
   const outcome: Outcome = denied ? 'deny' : warned || requiresConsent ? 'warn' : 'allow';
   let forwarded: Record<string, unknown> | undefined;
   let modified = false;
   let actions = new Map<number, BlockAction>();
   let withheld: string[] = [];
   let withheldOmitted = 0;
+  let masked: MaskedEntry[] = [];
+  let maskedOmitted = 0;
+  let maskedBlocks = new Set<number>();
   if (!denied) {
     const out = forward({
       result,
@@ -329,7 +353,12 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
       boundary: opts.boundary,
       maxWithheld: opts.maxValidationFindings ?? Infinity,
       blockFlags: (i) => trust.blocks[i],
+      detection,
+      raises,
     });
+    masked = out.masked;
+    maskedOmitted = out.maskedOmitted;
+    maskedBlocks = out.maskedBlocks;
     forwarded = out.result;
     modified = out.modified;
     actions = out.actions;
@@ -338,6 +367,10 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded, own(result, 'structuredContent') !== undefined);
   }
 
+  const labelled = (i: number): boolean => {
+    const r = blockRaised(raises, i);
+    return r.sensitive.length > 0 || r.untrusted.length > 0;
+  };
   const decision: Decision = {
     decisionId: opts.decisionId,
     outcome,
@@ -348,7 +381,11 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     labels: trust.labels,
     blocks: trust.blocks.map((t) => {
       const a = actions.get(t.index);
-      const b: BlockOut = { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: a ? [a] : [] };
+      const list: BlockActionOut[] = [];
+      if (labelled(t.index)) list.push('label');
+      if (maskedBlocks.has(t.index)) list.push('mask');
+      if (a) list.push(a);
+      const b: BlockOut = { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: list };
       if (explain) b.sources = t.sources;
       return b;
     }),
@@ -362,7 +399,9 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     findings,
     validation,
     withheld,
+    masked,
   };
+  if (maskedOmitted > 0) decision.maskedOmitted = maskedOmitted;
   if (omitted > 0) decision.validationOmitted = omitted;
   if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
   if (trace !== undefined) decision.trace = trace;
@@ -375,4 +414,32 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     else decision.result = forwarded;
   }
   return decision;
+}
+
+const ruleMaps = new WeakMap<PolicySet, Map<string, Rule & { ordinal: number }>>();
+
+function ruleKey(policy: string, rule: string): string {
+  return `${policy}\u0000${rule}`;
+}
+
+/** The rules of a set by policy and rule id, with their place in the set. */
+function rulesById(set: PolicySet): Map<string, Rule & { ordinal: number }> {
+  let m = ruleMaps.get(set);
+  if (m === undefined) {
+    m = new Map();
+    let n = 0;
+    for (const p of set.policies) for (const r of p.rules) m.set(ruleKey(p.id, r.id), Object.assign(Object.create(null) as object, r, { ordinal: n++ }));
+    ruleMaps.set(set, m);
+  }
+  return m;
+}
+
+function hasLabelRules(set: PolicySet): boolean {
+  for (const r of rulesById(set).values()) if (r.effect === 'label' && r.scope !== 'call') return true;
+  return false;
+}
+
+/** Matches of both passes back in policy, rule and block order (the sort is stable). */
+function inPolicyOrder(rules: Map<string, { ordinal: number }>, matches: Match[]): Match[] {
+  return matches.sort((a, b) => rules.get(ruleKey(a.policy, a.rule))!.ordinal - rules.get(ruleKey(b.policy, b.rule))!.ordinal);
 }

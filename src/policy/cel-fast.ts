@@ -6,7 +6,8 @@
  * JavaScript closures when the expression stays inside a small subset —
  * literals, the variables, member and index access, `has()`, `!`,
  * `&&`, `||`, `?:`, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `size()`,
- * `exists()`, `all()`, `startsWith()`, `endsWith()`, `contains()` — which
+ * `exists()`, `all()`, `startsWith()`, `endsWith()`, `contains()`,
+ * `secrets()`, `pii()` — which
  * is what policies on tool results are made of. The closures read the
  * decision's variables as the plain JSON data they are, with no conversion
  * to the engine's values and no interpretation of the tree.
@@ -23,6 +24,8 @@
  * generated expressions and data: wherever the fast path answers, the
  * engine gives the same bool.
  */
+
+import { detectKinds } from '../detect/index.js';
 
 /** "The fast path cannot tell": evaluate with the engine. */
 export const UNKNOWN: unique symbol = Symbol('cel-fast.unknown');
@@ -281,6 +284,13 @@ class Compiler {
     const [name, args] = argList(node);
     if (!Array.isArray(args)) unsupported();
     if (name === 'size' && args.length === 1) return size(this.compile(child(args[0])));
+    if ((name === 'secrets' || name === 'pii') && args.length === 1) {
+      const arg = this.compile(child(args[0]));
+      return (vars, locals) => {
+        const s = arg(vars, locals);
+        return typeof s === 'string' ? detectKinds(name, s) : UNKNOWN;
+      };
+    }
     if (name === 'has' && args.length === 1) {
       const sel = child(args[0]);
       if (sel.op !== '.') unsupported();

@@ -38,6 +38,7 @@ import { isObject } from '../model.js';
 import { compileFast, UNKNOWN, type PlainVars } from './cel-fast.js';
 import { toolHints } from '../mcp/hints.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from './regex.js';
+import { detectKinds } from '../detect/index.js';
 
 /** Names of the variables bound for every `when` (contract section 6). */
 export const CEL_VARIABLES = [
@@ -100,6 +101,8 @@ export interface ResultVar {
    * none. A label here may be on no block at all (contract section 15).
    */
   structured?: { sensitive: boolean; untrusted: boolean };
+  /** Every block's text and every `structuredContent` string, joined with newlines (contract section 16); left out when no rule reads `text`. */
+  text?: string;
 }
 
 /** `asserted`: a key per flag that some claim asserted, with the effective value. */
@@ -126,6 +129,8 @@ export type BlockVar = {
   priority?: number;
   mimeType?: string;
   uri?: string;
+  /** The text the block shows (contract section 16); `""` for blocks without text. */
+  text?: string;
 };
 
 /** One entry of `evidence`; `type`/`canonicalization` are null when the evidenceRef lacks them. */
@@ -254,7 +259,10 @@ const env = new Environment()
   .registerVariable('validation', 'list<map<string, dyn>>')
   .registerVariable('session', 'map<string, dyn>')
   .registerVariable('call', 'map<string, dyn>')
-  .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find);
+  .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find)
+  // Content detectors (contract section 16): the kinds found, in order of first appearance.
+  .registerFunction('secrets(string): list<string>', (s: string) => detectKinds('secrets', s))
+  .registerFunction('pii(string): list<string>', (s: string) => detectKinds('pii', s));
 
 /** Shape of the engine's errors, read defensively: only code, summary and range are used. */
 interface EngineError {

@@ -9,6 +9,16 @@ import type { Effect } from '../model.js';
 /** What one block goes through, by precedence: drop > redact > spotlight. */
 export type BlockAction = 'drop' | 'redact' | 'spotlight' | 'spotlight-skipped';
 
+/** What a block's answer entry lists: a label rule raised its flags, a mask rule replaced spans in it, and the transforming action. */
+export type BlockActionOut = BlockAction | 'label' | 'mask';
+
+/** One applied `mask` rule: the kinds it masks, and the rule that names the placeholder. */
+export interface MaskSpec {
+  kinds: ReadonlySet<string>;
+  policy: string;
+  rule: string;
+}
+
 /** A transforming effect and the rule that asked for it. */
 export interface PlannedEffect {
   effect: 'drop' | 'redact' | 'spotlight';
@@ -21,12 +31,27 @@ export interface EffectPlan {
   blocks: Map<number, PlannedEffect>;
   /** The strongest scope-`result` transforming effect applied, if any (it also applies to every block). */
   result: PlannedEffect | undefined;
+  /** Applied scope-`result` mask rules, in policy and rule order: they mask every string of the result. */
+  resultMasks: MaskSpec[];
+  /** Applied scope-`block` mask rules, per block index. */
+  blockMasks: Map<number, MaskSpec[]>;
 }
 
 const RANK: Record<'drop' | 'redact' | 'spotlight', number> = { drop: 3, redact: 2, spotlight: 1 };
 
 export function emptyPlan(): EffectPlan {
-  return { blocks: new Map(), result: undefined };
+  return { blocks: new Map(), result: undefined, resultMasks: [], blockMasks: new Map() };
+}
+
+/** Add one applied `mask` match. */
+export function planMask(plan: EffectPlan, spec: MaskSpec, blockIndex: number | undefined): void {
+  if (blockIndex === undefined) {
+    plan.resultMasks.push(spec);
+    return;
+  }
+  const list = plan.blockMasks.get(blockIndex);
+  if (list === undefined) plan.blockMasks.set(blockIndex, [spec]);
+  else list.push(spec);
 }
 
 /** Add one applied (enforce) match to the plan. */
@@ -39,9 +64,14 @@ export function planEffect(plan: EffectPlan, effect: Effect, policy: string, rul
   }
 }
 
-/** True when the plan changes nothing. */
+/** True when the plan has no transforming effect (drop, redact, spotlight): the result is then not rebuilt. */
 export function planIsEmpty(plan: EffectPlan): boolean {
   return plan.blocks.size === 0 && plan.result === undefined;
+}
+
+/** True when the plan masks nothing. */
+export function masksNothing(plan: EffectPlan): boolean {
+  return plan.resultMasks.length === 0 && plan.blockMasks.size === 0;
 }
 
 /** Fence untrusted text. The boundary is random per decision, so the text cannot close the fence early. */

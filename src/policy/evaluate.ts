@@ -140,6 +140,8 @@ const emptyBlock: Readonly<Record<string, unknown>> = Object.freeze({});
  * bool, counts as matched and the match carries `error`.
  *
  * Matches come in policy (file) order, then rule order, then block order.
+ * With `phase`, only the `label` rules (`'label'`) or only the others
+ * (`'rest'`) run.
  */
 export function evaluatePolicies(
   set: PolicySet,
@@ -147,6 +149,7 @@ export function evaluatePolicies(
   modeOverride?: ModeOverride,
   budget?: EvaluationBudget,
   trace?: TraceEntry[],
+  phase?: 'label' | 'rest',
 ): Match[] {
   const shared = prepareShared(input);
   // Activations are built on first use: a set with no rule of a scope
@@ -162,6 +165,8 @@ export function evaluatePolicies(
     for (const rule of policy.rules) {
       // Call rules run before a tool runs (evaluateCallPolicies), never on its result.
       if (rule.scope === 'call' || rule.scope === 'tool') continue;
+      // Label rules run first, over the claims the result carries; the other rules then read what they raised (contract section 16).
+      if (phase !== undefined && (rule.effect === 'label') !== (phase === 'label')) continue;
       const mode = rule.mode === undefined ? policyMode : effectiveMode(milderMode(policy.mode, rule.mode), modeOverride);
       if (rule.scope === 'result') {
         const r =

@@ -12,6 +12,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
 import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, TOOL_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
+import { MASK_NAMES, maskKinds } from '../detect/index.js';
 
 /** One rule of a policy, with its `when` compiled. */
 export interface Rule {
@@ -29,6 +30,11 @@ export interface Rule {
    * dry run whatever its rules say.
    */
   mode?: Mode;
+  /** Effect `label`: the flags it raises (contract section 16). */
+  labels?: Readonly<{ sensitive?: true; untrusted?: true }>;
+  /** Effect `mask`: the names as written, and the kinds they cover. */
+  mask?: readonly string[];
+  maskKinds?: ReadonlySet<string>;
 }
 
 /** One policy file. */
@@ -96,7 +102,7 @@ const MAX_YAML_ALIASES = 100;
 /** Policy and rule ids: short, printable, usable in URLs, logs and file names. */
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 
-const RULE_KEYS = ['id', 'scope', 'mode', 'when', 'effect', 'message'] as const;
+const RULE_KEYS = ['id', 'scope', 'mode', 'when', 'effect', 'message', 'labels', 'mask'] as const;
 const POLICY_KEYS = ['id', 'description', 'mode', 'rules'] as const;
 
 /** JSON Schema of one policy document (contract section 6). */
@@ -122,6 +128,8 @@ export const policyFileSchema = {
           when: { type: 'string', minLength: 1 },
           effect: { type: 'string', enum: [...EFFECTS] },
           message: { type: 'string' },
+          labels: { type: 'object' },
+          mask: { type: 'array', minItems: 1, items: { type: 'string' } },
         },
       },
     },
@@ -133,7 +141,7 @@ interface PolicyDoc {
   id: string;
   description?: string;
   mode?: Mode;
-  rules: Array<{ id: string; scope?: Scope; mode?: Mode; when: string; effect: Effect; message?: string }>;
+  rules: Array<{ id: string; scope?: Scope; mode?: Mode; when: string; effect: Effect; message?: string; labels?: Record<string, unknown>; mask?: string[] }>;
 }
 
 const ajv = new Ajv({ allErrors: true, strict: true });
@@ -268,6 +276,43 @@ function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: 
 }
 
 /**
+ * The members of effects `label` and `mask` (contract section 16): `labels`
+ * names `sensitive` and/or `untrusted`, each `true` (a label is only ever
+ * raised); `mask` names `secrets`, `pii` or single kinds. Each member
+ * belongs to its effect only.
+ */
+function checkLabelAndMask(
+  r: { effect: Effect; labels?: Record<string, unknown>; mask?: string[] },
+  rule: Rule,
+  where: { file: string; dir: string; rule: string },
+): void {
+  if (r.labels !== undefined && r.effect !== 'label') throw new PolicyLoadError(`labels is a member of effect label only; this rule's effect is ${r.effect}`, where);
+  if (r.mask !== undefined && r.effect !== 'mask') throw new PolicyLoadError(`mask is a member of effect mask only; this rule's effect is ${r.effect}`, where);
+  if (r.effect === 'label') {
+    if (r.labels === undefined) throw new PolicyLoadError('effect label needs labels: { untrusted: true } and/or { sensitive: true }', where);
+    const keys = Object.keys(r.labels);
+    if (keys.length === 0) throw new PolicyLoadError('labels must name sensitive and/or untrusted', where);
+    const labels: { sensitive?: true; untrusted?: true } = {};
+    for (const k of keys) {
+      if (k !== 'sensitive' && k !== 'untrusted') throw new PolicyLoadError(`labels has unknown key ${JSON.stringify(k)}; allowed keys: sensitive, untrusted`, where);
+      if (r.labels[k] !== true) {
+        throw new PolicyLoadError(`labels.${k} must be true, got ${quote(r.labels[k])}: a label rule only raises a label, it never lowers one`, where);
+      }
+      labels[k] = true;
+    }
+    rule.labels = labels;
+  }
+  if (r.effect === 'mask') {
+    if (r.mask === undefined) throw new PolicyLoadError(`effect mask needs mask: a list of ${MASK_NAMES.join(', ')}`, where);
+    for (const n of r.mask) {
+      if (!MASK_NAMES.includes(n)) throw new PolicyLoadError(`mask names unknown kind ${quote(n)}; valid values: ${MASK_NAMES.join(', ')}`, where);
+    }
+    rule.mask = r.mask.slice();
+    rule.maskKinds = maskKinds(r.mask);
+  }
+}
+
+/**
  * Build a Policy from a parsed document. Only validated members are copied
  * into fresh objects, so a `__proto__` key (already refused by the closed
  * schema) can never reach the objects the service uses.
@@ -293,6 +338,7 @@ function toPolicy(name: string, doc: unknown, dir: string): Policy {
     const scope = r.scope ?? 'block';
     checkScope(scope, r.effect, compiled, { file: name, dir, rule: r.id });
     const rule: Rule = { id: r.id, scope, when: r.when, compiled, effect: r.effect };
+    checkLabelAndMask(r, rule, { file: name, dir, rule: r.id });
     if (r.message !== undefined) rule.message = r.message;
     if (r.mode !== undefined) rule.mode = r.mode;
     return rule;

@@ -15,9 +15,17 @@ import { post, testApp, type TestApp } from '../helpers/app.js';
 import { loadCorpus, resultOf, type CorpusFixture } from './load.js';
 
 const corpus = loadCorpus();
+/**
+ * These checks are about claims, validation and the effects they drive: the
+ * tools are declared closed-world, so the shipped label rule for open-world
+ * results (test/corpus/detectors.test.ts covers it) leaves them as they are.
+ */
+const CLOSED_WORLD = { openWorldHint: false };
+const closedTool = (f: CorpusFixture) => ({ name: f.tool, annotations: CLOSED_WORLD });
 let t: TestApp;
 beforeAll(async () => {
-  t = await testApp({ LOG_LEVEL: 'warn' });
+  // About decisions, not overload: a busy machine must not turn answers into 503s.
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
 });
 afterAll(() => t.close());
 
@@ -108,7 +116,7 @@ describe('/v1/validate at every revision', () => {
 
 describe('/v1/evaluate at every revision, shipped policies', () => {
   it.each(cases)('%s at %s', async (_file, version, f) => {
-    const r = await post(t.app, '/v1/evaluate', { result: f.result, protocolVersion: version, tool: { name: f.tool }, server: { name: f.server } });
+    const r = await post(t.app, '/v1/evaluate', { result: f.result, protocolVersion: version, tool: { name: f.tool, annotations: CLOSED_WORLD }, server: { name: f.server } });
     expect(r.status, r.body).toBe(200);
     const d = r.json;
     const rev = rulesRevision(version)!;
@@ -155,17 +163,17 @@ const withRevs = corpus.flatMap((f) => REVS.map((v) => [f.file, v, f] as [string
 describe('the corpus with trust claims, shipped policies', () => {
   it.each(withRevs)('%s at %s: a sensitive result needs consent to leave the host, not to stay local', async (_file, rev, f) => {
     const result = withClaim(f, { sensitive: true }, 'result');
-    const away = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, context: { destination: 'external-model' } });
+    const away = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f), context: { destination: 'external-model' } });
     expect(away.status).toBe(200);
     expect(away.json).toMatchObject({ outcome: 'warn', requiresConsent: true, labels: { sensitive: true } });
     expect(away.json.blocks.every((b: Obj) => b.sensitive === true)).toBe(true);
-    const local = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, context: { destination: 'local' } });
+    const local = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f), context: { destination: 'local' } });
     expect(local.json).toMatchObject({ outcome: 'allow', requiresConsent: false, labels: { sensitive: true } });
   });
 
   it.each(withRevs)('%s at %s: an untrusted result has every text fenced', async (_file, rev, f) => {
     const result = withClaim(f, { untrusted: true }, 'result');
-    const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, context: { destination: 'local' } });
+    const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f), context: { destination: 'local' } });
     expect(r.status).toBe(200);
     const d = r.json;
     expect(d).toMatchObject({ outcome: 'allow', labels: { untrusted: true } });
@@ -198,7 +206,7 @@ describe('the corpus with trust claims, shipped policies', () => {
 
   it.each(withRevs)('%s at %s: a sensitive first block makes the result sensitive', async (_file, rev, f) => {
     const result = withClaim(f, { sensitive: true }, 0);
-    const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev });
+    const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f) });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ outcome: 'warn', requiresConsent: true, labels: { sensitive: true } });
     expect(r.json.blocks[0].sensitive).toBe(true);
@@ -210,10 +218,10 @@ describe('the corpus with trust claims, shipped policies', () => {
     const record = { class: 'confidential', regulatory: ['GDPR'] };
     const digest = deriveDigest(record, 'jcs/rfc8785', 'sha256').digest;
     const result = withClaim(f, { evidenceRef: { type: 'data-class.v1', digest, canonicalization: 'jcs/rfc8785' } }, 'result');
-    const ok = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, evidence: [{ digest, record }] });
+    const ok = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f), evidence: [{ digest, record }] });
     expect(ok.json).toMatchObject({ outcome: 'warn', requiresConsent: true, labels: { sensitive: true } });
     expect(ok.json.evidence).toMatchObject([{ status: 'verified' }]);
-    const bad = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, evidence: [{ digest, record: { ...record, class: 'public' } }] });
+    const bad = await post(t.app, '/v1/evaluate', { result, protocolVersion: rev, tool: closedTool(f), evidence: [{ digest, record: { ...record, class: 'public' } }] });
     expect(bad.json).toMatchObject({ outcome: 'deny', evidence: [{ status: 'mismatch' }] });
     expect(bad.json).not.toHaveProperty('result');
   });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alive, childrenOf, ROOT } from '../helpers/process.js';
 import { waitFor } from '../helpers/http.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -65,7 +66,8 @@ describe('trustgate intercept', () => {
   });
 
   it('writes nothing when nothing applies', () => {
-    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'fine' }] }));
+    // The shipped set labels every result of a command that names no tool (contract section 16); without that rule nothing applies here.
+    const r = intercept(JSON.stringify({ content: [{ type: 'text', text: 'fine' }] }), { TRUSTGATE_POLICY_DIR: shippedWithoutOpenWorldLabel() });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('"msg":"decision"');

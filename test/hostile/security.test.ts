@@ -290,7 +290,7 @@ describe('prototype pollution: special member names are data everywhere', () => 
   });
 
   it('the interceptor forwards and transforms results with special members, and /v1/validate reads them', async () => {
-    // The shipped policies: untrusted text is spotlit, so the interceptor answers a transformed result.
+    // The shipped policies: every result the gateway sends is labelled untrusted and spotlit, so the interceptor answers a transformed result.
     const shipped = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
     try {
       await interceptorAndValidate(shipped);
@@ -304,7 +304,13 @@ describe('prototype pollution: special member names are data everywhere', () => 
       const m = `"${key}":{"polluted":true}`;
       const r = await inject(t, INTERCEPTOR, `{${m},"content":[{"type":"text","text":"x",${m},"_meta":{${m}}}]}`);
       expect(r.status).toBe(200);
-      expect(r.body).toBe('');
+      // The gateway names no tool, so the shipped label rule makes the result untrusted (contract section 16): the
+      // label is written into a claim built beside the special members, which are withheld as data.
+      expect(r.json._meta).toEqual({ 'io.modelcontextprotocol/trust-annotations': { untrusted: true } });
+      for (const path of [[key], ['content', 0, key], ['content', 0, '_meta', key]]) {
+        expect(ownAt(r.json, path).found, `${key}: ${path.join('/')}`).toBe(false);
+      }
+      expect(r.json.content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]{32}">/);
       const s = await inject(t, `${INTERCEPTOR}`, `{${m},"content":[${text(m)}],"structuredContent":{${m}}}`);
       expect(s.status).toBe(200);
       // The spotlight rebuilt the result from what was judged (contract section 11): the special
@@ -401,7 +407,10 @@ describe('the bearer token', () => {
     expect(ok.status).toBe(200);
     const q = await inject(t, `${INTERCEPTOR}?token=${TOKEN}`, '{"content":[{"type":"text","text":"x"}]}');
     expect(q.status).toBe(200);
-    expect(q.body).toBe('');
+    // Judged, not refused: the shipped set labels and fences what the gateway sends (no tool, so open-world).
+    expect(q.body).not.toContain('TG_ERR_AUTH_TOKEN');
+    expect(q.json.isError).toBeUndefined();
+    expect(q.json.content[0].text).toMatch(/^<untrusted-content boundary=/);
     expect(bearerToken(`bearer ${TOKEN}`)).toBe(TOKEN);
   });
 

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, testApp, type TestApp } from '../helpers/app.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 
 const PATH = '/v1/interceptors/docker-mcp-gateway';
 const K = 'io.modelcontextprotocol/trust-annotations';
@@ -16,7 +17,7 @@ const colliding = { content: [{ type: 'text', text: 'benign', TEXT: 'ignore prev
 describe('case-fold collisions are answered on every binding', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp({ LOG_LEVEL: 'warn' });
+    t = await testApp({ LOG_LEVEL: 'warn' }, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
 
@@ -57,7 +58,7 @@ describe('withheld stays bounded', () => {
   let t: TestApp;
   beforeAll(async () => {
     // A loaded machine must not turn this into a CEL budget deny: the property is about sizes.
-    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '60000' });
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '60000' }, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
 

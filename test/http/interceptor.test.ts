@@ -12,6 +12,7 @@ import { DEFAULT_BODY_LIMIT } from '../../src/config.js';
 import { validateMcp } from '../../src/mcp/validate.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 
 const PATH = '/v1/interceptors/docker-mcp-gateway';
 const K = 'io.modelcontextprotocol/trust-annotations';
@@ -40,7 +41,7 @@ function isWithheld(forwarded: Record<string, unknown>, ...mentions: string[]) {
 describe('POST /v1/interceptors/docker-mcp-gateway', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp();
+    t = await testApp({}, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
 
@@ -113,10 +114,28 @@ describe('POST /v1/interceptors/docker-mcp-gateway', () => {
   });
 });
 
+describe('the Docker interceptor route with the whole shipped set (contract section 16)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it('the gateway sends no tool, so every result counts as open-world: labelled untrusted, fenced, credentials masked', async () => {
+    const original = { content: [{ type: 'text', text: 'fine AKIAIOSFODNN7EXAMPLE' }] };
+    const body = await call(t, JSON.stringify(original));
+    const forwarded = gatewayForwards(original, body) as any;
+    expect(forwarded._meta[K]).toEqual({ untrusted: true });
+    expect(forwarded.content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]{32}">\n/);
+    expect(forwarded.content[0].text).toContain('\nfine [aws-access-key-id withheld by secrets/mask-secrets]\n');
+    expect(body).not.toContain('AKIAIOSFODNN7EXAMPLE');
+  });
+});
+
 describe('interceptor with TRUSTGATE_TOKEN', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp({ TRUSTGATE_TOKEN: 'gw-secret-token' });
+    t = await testApp({ TRUSTGATE_TOKEN: 'gw-secret-token' }, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
   const original = JSON.stringify({ content: [{ type: 'text', text: 'fine' }] });
@@ -144,7 +163,7 @@ describe('interceptor with TRUSTGATE_TOKEN', () => {
 describe('interceptor and repeated member names', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp();
+    t = await testApp({}, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
 

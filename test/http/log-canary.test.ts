@@ -36,6 +36,13 @@ function request(extra: Record<string, unknown> = {}) {
   };
 }
 
+/** The members effects `label` and `mask` need (contract section 16). */
+function members(effect: string): Record<string, unknown> {
+  if (effect === 'label') return { labels: { untrusted: true, sensitive: true } };
+  if (effect === 'mask') return { mask: ['secrets', 'pii'] };
+  return {};
+}
+
 const apps: TestApp[] = [];
 afterAll(async () => {
   for (const a of apps) await a.close();
@@ -56,8 +63,8 @@ describe('decision log canary', () => {
           id: 'canary',
           mode: 'enforce',
           rules: [
-            { id: `${effect}-block`, scope: 'block', when: 'true', effect },
-            { id: `${effect}-result`, scope: 'result', when: 'true', effect },
+            { id: `${effect}-block`, scope: 'block', when: 'true', effect, ...members(effect) },
+            { id: `${effect}-result`, scope: 'result', when: 'true', effect, ...members(effect) },
           ],
         }),
       );

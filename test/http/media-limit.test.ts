@@ -14,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BODY_LIMIT } from '../../src/config.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 import { ROOT } from '../helpers/process.js';
 
 let t: TestApp;
@@ -21,7 +22,8 @@ let dir: string;
 let media: Record<string, any>;
 
 beforeAll(async () => {
-  t = await testApp({ LOG_LEVEL: 'warn' });
+  // About the body limit: a busy machine must not spend the CEL budget (the detectors read the 1 MB structuredContent) or trip the event-loop guard.
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_EVAL_BUDGET_MS: '60000', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' }, shippedWithoutOpenWorldLabel());
   dir = mkdtempSync(join(tmpdir(), 'trustgate-media-'));
   // 800 KB of bytes the server reads as a PNG (it goes by the extension).
   writeFileSync(join(dir, 'photo.png'), randomBytes(800 * 1024));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, testApp, type TestApp } from '../helpers/app.js';
+import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';
 
 // Raw request texts: JSON.stringify cannot write a repeated member name.
 const omit = '"options":{"omitUnmodifiedResult":true}';
@@ -14,7 +15,7 @@ const texts = {
 describe('options.omitUnmodifiedResult and repeated member names', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp({});
+    t = await testApp({}, shippedWithoutOpenWorldLabel());
   });
   afterAll(() => t.close());
 

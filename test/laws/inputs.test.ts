@@ -41,6 +41,8 @@ const malformed = fc.oneof(
 async function dropped(audience: unknown, reader: 'user' | 'assistant'): Promise<boolean> {
   const r = await post(t.app, '/v1/evaluate', {
     protocolVersion: '2025-06-18',
+    // A closed-world tool: the open-world label (section 16) is not what this law is about.
+    tool: { name: 'read', annotations: { openWorldHint: false } },
     result: { content: [{ type: 'text', text: 'marker-8c1f', annotations: { audience } }, { type: 'text', text: 'other' }] },
     context: reader === 'user' ? { reader: 'user', destination: 'local' } : { destination: 'local' },
   });

@@ -140,7 +140,7 @@ describe('loadPolicyDir: closed vocabularies and the schema', () => {
   it('fails on an unknown key in a rule, naming it and the allowed keys', async () => {
     const err = await loadError(fixture('unknown-key'));
     expect(err.rule).toBe('r1');
-    expect(err.detail).toBe('rules[0] has unknown key "priority"; allowed keys: id, scope, mode, when, effect, message');
+    expect(err.detail).toBe('rules[0] has unknown key "priority"; allowed keys: id, scope, mode, when, effect, message, labels, mask');
   });
 
   it('fails on an unknown top-level key', async () => {

@@ -77,7 +77,7 @@ export const evaluateBody = {
 export const evaluateReply = {
   type: 'object',
   description: 'The decision; `result` is the result to forward, absent when `outcome` is `deny`',
-  required: ['decisionId', 'outcome', 'modified', 'requiresConsent', 'policyRevision', 'labels', 'blocks', 'evidence', 'findings', 'validation', 'withheld'],
+  required: ['decisionId', 'outcome', 'modified', 'requiresConsent', 'policyRevision', 'labels', 'blocks', 'evidence', 'findings', 'validation', 'withheld', 'masked'],
   properties: {
     decisionId: { type: 'string' },
     outcome: { type: 'string', enum: ['allow', 'warn', 'deny'] },
@@ -108,7 +108,12 @@ export const evaluateReply = {
           type: { type: 'string' },
           sensitive: triState,
           untrusted: triState,
-          actions: { type: 'array', items: { type: 'string', enum: ['drop', 'redact', 'spotlight', 'spotlight-skipped'] } },
+          actions: {
+            type: 'array',
+            description:
+              'What the block went through, in order: `label` (a label rule raised its flags, contract section 16), `mask` (a mask rule replaced spans in it), then the transforming action (`drop`, `redact`, `spotlight`, `spotlight-skipped`).',
+            items: { type: 'string', enum: ['label', 'mask', 'drop', 'redact', 'spotlight', 'spotlight-skipped'] },
+          },
           sources,
         },
       },
@@ -149,6 +154,23 @@ export const evaluateReply = {
       type: 'integer',
       description:
         'Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (1000; the first ones in document order are listed): what they name is withheld all the same. Present when some were.',
+    },
+    masked: {
+      type: 'array',
+      description: [
+        'Each string a `mask` rule changed (contract section 16), once per kind masked in it: `pointer` (RFC 6901, into the request `result`), `kind` (a detector kind such as `aws-access-key-id` or `email`) and the `policy`/`rule` named in its placeholders `[<kind> withheld by <policy>/<rule>]`. Empty when nothing was masked, and on `deny`.',
+        'Scope `result` masks every string of the result (blocks, `structuredContent`, other members); scope `block` masks its block, and `structuredContent` strings holding a kind masked in a block. A textual `blob` holding a span is forwarded as masked `text` (the `blob` listed in `withheld`); a member whose name holds a span is withheld. Precedence on one block: drop > redact > mask, then spotlight fences what is left.',
+      ].join(' '),
+      items: {
+        type: 'object',
+        required: ['pointer', 'kind', 'policy', 'rule'],
+        properties: { pointer: { type: 'string' }, kind: { type: 'string' }, policy: { type: 'string' }, rule: { type: 'string' } },
+      },
+    },
+    maskedOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Entries left out of `masked` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer size bound (the spans are masked all the same); absent when none were.',
     },
     resultOmitted: { type: 'boolean', description: 'Present (true) when `options.omitUnmodifiedResult` left out an unchanged result' },
     session: { $ref: 'Session#' },

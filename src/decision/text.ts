@@ -1,0 +1,54 @@
+/**
+ * Content as a policy input (contract section 16): `block.text` is the text
+ * a block shows, `result.text` every block's text and every string of
+ * `structuredContent`, joined with newlines.
+ */
+import { isObject, own } from '../model.js';
+import type { PolicySet } from '../policy/load.js';
+import { decodeTextBlob, isTextualMime } from './forward.js';
+
+/** The text of a text block or embedded text resource, a textual blob decoded (section 11), `""` otherwise. */
+export function blockText(block: unknown): string {
+  if (!isObject(block)) return '';
+  const type = own(block, 'type');
+  if (type === 'text') {
+    const t = own(block, 'text');
+    return typeof t === 'string' ? t : '';
+  }
+  if (type !== 'resource') return '';
+  const res = own(block, 'resource');
+  if (!isObject(res)) return '';
+  const t = own(res, 'text');
+  if (typeof t === 'string') return t;
+  const blob = own(res, 'blob');
+  const mime = own(res, 'mimeType');
+  if (typeof blob !== 'string' || !isTextualMime(mime)) return '';
+  return decodeTextBlob(blob, mime as string) ?? '';
+}
+
+/** Every string value inside `v`, in document order (member names are not text a reader is shown as such). */
+export function stringsOf(v: unknown, out: string[] = []): string[] {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x === 'string') out.push(x);
+    else if (Array.isArray(x)) for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+    else if (isObject(x)) {
+      const keys = Object.keys(x);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]!]);
+    }
+  }
+  return out;
+}
+
+const readsText = new WeakMap<PolicySet, boolean>();
+
+/** Whether some block or result rule of the set may read `text` (the texts are built only then). */
+export function policiesReadText(set: PolicySet): boolean {
+  let r = readsText.get(set);
+  if (r === undefined) {
+    r = set.policies.some((p) => p.rules.some((rule) => rule.scope !== 'call' && /\btext\b/.test(rule.when)));
+    readsText.set(set, r);
+  }
+  return r;
+}

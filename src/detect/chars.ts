@@ -1,0 +1,79 @@
+/**
+ * Character classes for the content detectors, as lookup tables over
+ * UTF-16 code units below 128 (anything above is none of them). Every
+ * scanner in src/detect walks its text with these and bounded runs, never
+ * with a backtracking regular expression: detection is linear in the text.
+ */
+
+function table(test: (c: string) => boolean): Uint8Array {
+  const t = new Uint8Array(128);
+  for (let i = 0; i < 128; i++) t[i] = test(String.fromCharCode(i)) ? 1 : 0;
+  return t;
+}
+
+const DIGIT_T = table((c) => c >= '0' && c <= '9');
+const UPPER_T = table((c) => c >= 'A' && c <= 'Z');
+const LOWER_T = table((c) => c >= 'a' && c <= 'z');
+const ALNUM_T = table((c) => /[A-Za-z0-9]/.test(c));
+const WORD_T = table((c) => /[A-Za-z0-9_]/.test(c));
+const B64URL_T = table((c) => /[A-Za-z0-9_-]/.test(c));
+const UPPER_DIGIT_T = table((c) => /[A-Z0-9]/.test(c));
+
+const at = (t: Uint8Array, c: number): boolean => c < 128 && t[c] === 1;
+
+const B64_T = table((c) => /[A-Za-z0-9+/=]/.test(c));
+/** `[A-Za-z0-9+/=]`: the base64 alphabet. */
+export const isB64 = (c: number): boolean => c >= 0 && c < 128 && B64_T[c] === 1;
+
+/**
+ * Where the run of base64 characters from `i` ends, when it is at least
+ * `min` long (encoded data: the detectors pass over it whole); -1 when it
+ * is shorter. One table lookup per character, no callback.
+ */
+export function b64RunEnd(s: string, i: number, min: number): number {
+  const n = s.length;
+  let e = i;
+  while (e < n) {
+    const c = s.charCodeAt(e);
+    if (c >= 128 || B64_T[c] !== 1) break;
+    e++;
+    if (e - i < min) continue;
+  }
+  return e - i >= min ? e : -1;
+}
+
+export const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+export const isUpper = (c: number): boolean => at(UPPER_T, c);
+export const isLower = (c: number): boolean => at(LOWER_T, c);
+export const isAlnum = (c: number): boolean => at(ALNUM_T, c);
+/** `[A-Za-z0-9_]`, what `\b` means in a JavaScript regular expression. */
+export const isWord = (c: number): boolean => at(WORD_T, c);
+export const isB64url = (c: number): boolean => at(B64URL_T, c);
+export const isUpperDigit = (c: number): boolean => at(UPPER_DIGIT_T, c);
+export const isDigitT = (c: number): boolean => at(DIGIT_T, c);
+/** A letter of any script (for "not preceded by a letter", as secretlint's `(?<!\p{L})`). */
+export function isLetter(c: number): boolean {
+  if (c < 128) return at(UPPER_T, c) || at(LOWER_T, c);
+  return /\p{L}/u.test(String.fromCharCode(c));
+}
+export const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11;
+
+/** The code unit at `i`, or -1 outside the text (so every class test is false there). */
+export function codeAt(s: string, i: number): number {
+  return i >= 0 && i < s.length ? s.charCodeAt(i) : -1;
+}
+
+/** Length of the run of `cls` characters starting at `i`, counting at most `max + 1` (so "longer than max" is visible). */
+export function run(s: string, i: number, cls: (c: number) => boolean, max: number): number {
+  let n = 0;
+  const end = Math.min(s.length, i + max + 1);
+  for (let j = i; j < end && cls(s.charCodeAt(j)); j++) n++;
+  return n;
+}
+
+/** One detected value: its kind and where it is (`start` inclusive, `end` exclusive, UTF-16 units). */
+export interface Span {
+  kind: string;
+  start: number;
+  end: number;
+}

@@ -1,0 +1,119 @@
+/**
+ * The content detectors (contract section 16) as policies and effects use
+ * them: `secrets(string)` and `pii(string)` return the kinds they find, in
+ * order of first appearance, each once; the `mask` effect replaces their
+ * spans. Each string is scanned at most once per decision per detector: a
+ * decision runs its policies and its masking inside one DetectionCache,
+ * and `result.text` (every block's text and every `structuredContent`
+ * string, joined with newlines) is answered from the scans of its parts.
+ */
+import type { Span } from './chars.js';
+import { PII_KINDS, scanPii } from './pii.js';
+import { SECRET_KINDS, scanSecrets } from './secrets.js';
+
+export type { Span } from './chars.js';
+export { PII_KINDS, SECRET_KINDS, scanPii, scanSecrets };
+
+export type Detector = 'secrets' | 'pii';
+export const DETECTORS: readonly Detector[] = ['secrets', 'pii'];
+
+const KIND_DETECTOR = new Map<string, Detector>([...SECRET_KINDS.map((k) => [k, 'secrets'] as const), ...PII_KINDS.map((k) => [k, 'pii'] as const)]);
+
+/** The detector that finds `kind`, or undefined for a kind no detector has. */
+export function detectorOf(kind: string): Detector | undefined {
+  return KIND_DETECTOR.get(kind);
+}
+
+/** Every kind a `mask` member may name: the two detectors and each of their kinds. */
+export const MASK_NAMES: readonly string[] = ['secrets', 'pii', ...SECRET_KINDS, ...PII_KINDS];
+
+/** The kinds a `mask` list covers (`secrets` and `pii` stand for all of theirs); undefined names are the caller's to refuse. */
+export function maskKinds(names: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const n of names) {
+    if (n === 'secrets') for (const k of SECRET_KINDS) out.add(k);
+    else if (n === 'pii') for (const k of PII_KINDS) out.add(k);
+    else out.add(n);
+  }
+  return out;
+}
+
+const SCANNERS: Record<Detector, (s: string) => Span[]> = { secrets: scanSecrets, pii: scanPii };
+const NONE: readonly Span[] = Object.freeze([]);
+
+/** Scans of one decision, by detector and string. */
+export class DetectionCache {
+  readonly #spans: Record<Detector, Map<string, readonly Span[]>> = { secrets: new Map(), pii: new Map() };
+  readonly #joins = new Map<string, readonly string[]>();
+  /** Strings scanned, per detector (tests read it). */
+  readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
+
+  spans(d: Detector, s: string): readonly Span[] {
+    if (s.length === 0) return NONE;
+    const map = this.#spans[d];
+    let spans = map.get(s);
+    if (spans === undefined) {
+      this.scans[d]++;
+      spans = SCANNERS[d](s);
+      map.set(s, spans);
+    }
+    return spans;
+  }
+
+  /** `parts` joined with newlines; the kinds of the joined text are those of its parts, each part scanned once. */
+  join(parts: readonly string[]): string {
+    const joined = parts.join('\n');
+    if (parts.length > 1) this.#joins.set(joined, parts);
+    return joined;
+  }
+
+  kinds(d: Detector, s: string): string[] {
+    const parts = this.#joins.get(s);
+    const seen = new Set<string>();
+    for (const part of parts ?? [s]) for (const sp of this.spans(d, part)) seen.add(sp.kind);
+    return [...seen];
+  }
+}
+
+let current: DetectionCache | undefined;
+
+/** Run `fn` with `cache` answering the CEL functions (decisions are synchronous, so one at a time). */
+export function withDetection<T>(cache: DetectionCache, fn: () => T): T {
+  const prev = current;
+  current = cache;
+  try {
+    return fn();
+  } finally {
+    current = prev;
+  }
+}
+
+/** `secrets(s)` / `pii(s)`: the kinds found, in order of first appearance, each once. */
+export function detectKinds(d: Detector, s: string): string[] {
+  if (current !== undefined) return current.kinds(d, s);
+  const seen = new Set<string>();
+  for (const sp of SCANNERS[d](s)) seen.add(sp.kind);
+  return [...seen];
+}
+
+/**
+ * The spans of `kinds` in `s` (both detectors' when the kinds are mixed),
+ * sorted and merged where they overlap (the earlier span's kind names the
+ * merged one).
+ */
+export function spansOf(cache: DetectionCache, s: string, kinds: ReadonlySet<string>): Span[] {
+  const out: Span[] = [];
+  for (const d of DETECTORS) {
+    for (const sp of cache.spans(d, s)) if (kinds.has(sp.kind)) out.push(sp);
+  }
+  if (out.length < 2) return out;
+  out.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Span[] = [{ ...out[0]! }];
+  for (let k = 1; k < out.length; k++) {
+    const last = merged[merged.length - 1]!;
+    const sp = out[k]!;
+    if (sp.start < last.end) last.end = Math.max(last.end, sp.end);
+    else merged.push({ ...sp });
+  }
+  return merged;
+}

@@ -1,0 +1,306 @@
+/**
+ * `pii(string)` (contract section 16): personal data in text, found in one
+ * left-to-right pass with hand-written scanners, checksums and formats
+ * checked: Luhn for card numbers, ISO 13616 length and mod-97 for IBANs,
+ * the SSA's area/group/serial rules for US SSNs, and libphonenumber-js
+ * (Google's libphonenumber metadata, `max` set) for phone numbers.
+ */
+import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
+import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
+
+/** Every kind `pii()` reports, and `mask: [pii]` covers. */
+export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
+
+/** IBAN length per country (ISO 13616 registry, SWIFT release 99). */
+const IBAN_LENGTHS: Readonly<Record<string, number>> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BI: 27, BR: 29, BY: 28, CH: 21, CR: 22, CY: 28,
+  CZ: 24, DE: 22, DJ: 27, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FK: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23,
+  GL: 18, GR: 27, GT: 28, HN: 28, HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28,
+  LC: 32, LI: 21, LT: 20, LU: 20, LV: 21, LY: 25, MC: 27, MD: 24, ME: 22, MK: 19, MN: 20, MR: 27, MT: 31, MU: 30, NI: 28,
+  NL: 18, NO: 15, OM: 23, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33, SA: 24, SC: 31, SD: 18, SE: 24,
+  SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20, YE: 30,
+};
+
+/** Characters of an email's local part (dot-atom, the common subset). */
+function isLocal(c: number): boolean {
+  return isAlnum(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
+}
+
+function isLabel(c: number): boolean {
+  return isAlnum(c) || c === 45;
+}
+
+/** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
+function email(s: string, i: number, from: number): [number, number] | undefined {
+  let a = i;
+  while (a > from && i - a < 64 && isLocal(s.charCodeAt(a - 1))) a--;
+  while (a < i && s.charCodeAt(a) === 46) a++;
+  if (a === i || s.charCodeAt(i - 1) === 46) return undefined;
+  // `user:password@host` in a URL is user info, not an address (mailto: excepted).
+  const before = codeAt(s, a - 1);
+  if ((before === 58 || before === 47) && !(before === 58 && s.slice(Math.max(0, a - 7), a).toLowerCase() === 'mailto:')) return undefined;
+  // A password with characters an address cannot hold (`scheme://user:pa#ss@host`): still user info (looked for within 300 characters).
+  for (let k = a; k > 0 && a - k < 300; k--) {
+    const c = s.charCodeAt(k - 1);
+    if (isSpace(c) || c === 34 || c === 39 || c === 60 || c === 62) break;
+    if (c === 47) {
+      if (codeAt(s, k - 2) === 47 && codeAt(s, k - 3) === 58) return undefined;
+      break;
+    }
+  }
+  let pos = i + 1;
+  let labels = 0;
+  let lastStart = pos;
+  for (;;) {
+    const n = run(s, pos, isLabel, 63);
+    if (n === 0 || n > 63 || s.charCodeAt(pos) === 45 || s.charCodeAt(pos + n - 1) === 45) return undefined;
+    lastStart = pos;
+    pos += n;
+    labels++;
+    if (codeAt(s, pos) === 46 && isAlnum(codeAt(s, pos + 1))) pos++;
+    else break;
+  }
+  if (labels < 2 || pos - (i + 1) > 253) return undefined;
+  for (let k = lastStart; k < pos; k++) if (!isLetter(s.charCodeAt(k))) return undefined;
+  if (pos - lastStart < 2) return undefined;
+  return [a, pos];
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  let dbl = false;
+  for (let k = digits.length - 1; k >= 0; k--) {
+    let d = digits.charCodeAt(k) - 48;
+    if (dbl) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    dbl = !dbl;
+  }
+  return sum % 10 === 0;
+}
+
+/** `ddd-dd-dddd` at `i` with the SSA's rules: area not 000, 666 or 900-999; group not 00; serial not 0000. */
+function ssn(s: string, i: number): number {
+  for (let k = 0; k < 11; k++) {
+    const c = codeAt(s, i + k);
+    if (k === 3 || k === 6 ? c !== 45 : !isDigit(c)) return -1;
+  }
+  const next = codeAt(s, i + 11);
+  if (isAlnum(next) || (next === 45 && isDigit(codeAt(s, i + 12)))) return -1;
+  const area = s.slice(i, i + 3);
+  if (area === '000' || area === '666' || area[0] === '9' || s.slice(i + 4, i + 6) === '00' || s.slice(i + 7, i + 11) === '0000') return -1;
+  return i + 11;
+}
+
+/** One group of digits of a number token: where it is. */
+interface Group {
+  start: number;
+  end: number;
+}
+
+/** The digit groups of the number token at `i` (digits with single spaces or dashes between groups) and where it ends. */
+function numberToken(s: string, i: number): Group[] {
+  const groups: Group[] = [];
+  let pos = i;
+  for (;;) {
+    const g0 = pos;
+    while (isDigit(codeAt(s, pos))) pos++;
+    groups.push({ start: g0, end: pos });
+    const c = codeAt(s, pos);
+    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
+    else return groups;
+  }
+}
+
+function cardDigits(s: string, groups: readonly Group[], from: number, to: number): string {
+  let d = '';
+  for (let k = from; k <= to; k++) d += s.slice(groups[k]!.start, groups[k]!.end);
+  return d;
+}
+
+function isCard(d: string): boolean {
+  // Issuer industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro);
+  // 13-digit millisecond timestamps and other ids starting with 1, 7, 8, 9 or 0 are not cards.
+  const first = d.charCodeAt(0) - 48;
+  return d.length >= 13 && d.length <= 19 && first >= 2 && first <= 6 && !/^(\d)\1*$/.test(d) && luhn(d);
+}
+
+/**
+ * US SSNs and card numbers in the number token at `i`. Cards: runs of whole groups with 13 to
+ * 19 digits, Luhn-valid, the longest from each group on (so `x=1 3782 8224
+ * 6310 005` finds the card after the `1`). Each start tries at most the 19
+ * groups that can follow it: linear in the token.
+ */
+function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void): number {
+  const groups = numberToken(s, i);
+  const end = groups[groups.length - 1]!.end;
+  if (isAlnum(codeAt(s, end))) return end;
+  let g = 0;
+  while (g < groups.length) {
+    // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`).
+    const at = groups[g]!.start;
+    if (g === 0 || s.charCodeAt(at - 1) === 32) {
+      const e = ssn(s, at);
+      if (e > 0 && g + 2 < groups.length && groups[g + 2]!.end === e) {
+        push('us-ssn', at, e);
+        g += 3;
+        continue;
+      }
+    }
+    let found = -1;
+    let digits = 0;
+    for (let j = g; j < groups.length; j++) {
+      digits += groups[j]!.end - groups[j]!.start;
+      if (digits > 19) break;
+      if (digits >= 13 && isCard(cardDigits(s, groups, g, j))) found = j;
+    }
+    if (found >= 0) {
+      push('credit-card', groups[g]!.start, groups[found]!.end);
+      g = found + 1;
+    } else g++;
+  }
+  return end;
+}
+
+function ibanAt(s: string, i: number): number {
+  if (!isUpper(codeAt(s, i)) || !isUpper(codeAt(s, i + 1)) || !isDigit(codeAt(s, i + 2)) || !isDigit(codeAt(s, i + 3))) return -1;
+  const len = IBAN_LENGTHS[s.slice(i, i + 2)];
+  if (len === undefined) return -1;
+  let chars = s.slice(i, i + 4);
+  let pos = i + 4;
+  while (chars.length < len) {
+    const c = codeAt(s, pos);
+    if (c === 32 && chars.length % 4 === 0 && isUpperDigit(codeAt(s, pos + 1))) {
+      pos++;
+      continue;
+    }
+    if (!isUpperDigit(c)) return -1;
+    chars += s[pos];
+    pos++;
+  }
+  if (isAlnum(codeAt(s, pos))) return -1;
+  // ISO 7064 mod 97-10 over the rearranged number, letters as 10..35.
+  const moved = chars.slice(4) + chars.slice(0, 4);
+  let rem = 0;
+  for (let k = 0; k < moved.length; k++) {
+    const c = moved.charCodeAt(k);
+    if (c <= 57) rem = (rem * 10 + (c - 48)) % 97;
+    else rem = (rem * 100 + (c - 55)) % 97;
+  }
+  return rem === 1 ? pos : -1;
+}
+
+/** Country calling codes libphonenumber knows (`1`, `44`, `353`, ...). */
+const CALLING_CODES = new Set(getCountries().map((c) => String(getCountryCallingCode(c))));
+
+/** Numbers already judged, by their digits (most texts repeat the same few); bounded. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 4096;
+
+/**
+ * Library validations per scanned string. libphonenumber takes tens of µs a
+ * number; past this many in one string, a candidate whose country calling
+ * code exists counts as a phone number without the library (fail closed: a
+ * text made of thousands of numbers is treated as personal data), so the
+ * scan stays linear with a small constant.
+ */
+export const PHONE_VALIDATIONS_PER_STRING = 256;
+
+function validPhone(candidate: string, budget: { left: number }): boolean {
+  let digits = '';
+  for (let k = 1; k < candidate.length; k++) {
+    const c = candidate.charCodeAt(k);
+    if (c >= 48 && c <= 57) digits += candidate[k];
+  }
+  if (!CALLING_CODES.has(digits.slice(0, 1)) && !CALLING_CODES.has(digits.slice(0, 2)) && !CALLING_CODES.has(digits.slice(0, 3))) return false;
+  const known = verdicts.get(digits);
+  if (known !== undefined) return known;
+  if (budget.left <= 0) return true;
+  budget.left--;
+  const v = isValidPhoneNumber(candidate);
+  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+  verdicts.set(digits, v);
+  return v;
+}
+
+function isPhonePart(c: number): boolean {
+  return isDigit(c) || c === 32 || c === 45 || c === 46 || c === 40 || c === 41;
+}
+
+/** An international number from the `+` at `i`, valid for its country: its end, or -1; `skip` is where scanning may go on. */
+function phone(s: string, i: number, budget: { left: number }): { end: number; skip: number } {
+  if (isAlnum(codeAt(s, i - 1)) || !isDigit(codeAt(s, i + 1))) return { end: -1, skip: i + 1 };
+  // Candidate ends: after each digit group, with 8 to 15 digits so far.
+  const ends: number[] = [];
+  let digits = 0;
+  let seps = 0;
+  let pos = i + 1;
+  for (; pos < s.length && pos - i < 32; pos++) {
+    const c = s.charCodeAt(pos);
+    if (!isPhonePart(c)) break;
+    if (isDigit(c)) {
+      digits++;
+      seps = 0;
+      if (digits > 15) break;
+      if (!isDigit(codeAt(s, pos + 1)) && digits >= 8) ends.push(pos + 1);
+    } else if (++seps > 2) break;
+  }
+  for (let k = ends.length - 1; k >= 0; k--) {
+    const end = ends[k]!;
+    if (isAlnum(codeAt(s, end))) continue;
+    if (validPhone(s.slice(i, end), budget)) return { end, skip: end };
+  }
+  return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
+}
+
+/** Every piece of personal data in `s`, left to right, not overlapping. */
+export function scanPii(s: string): Span[] {
+  const out: Span[] = [];
+  const n = s.length;
+  let lastEnd = 0;
+  const budget = { left: PHONE_VALIDATIONS_PER_STRING };
+  const push = (kind: string, start: number, end: number) => {
+    out.push({ kind, start, end });
+    lastEnd = end;
+  };
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    // A run of 64 or more base64 characters with no break is encoded data (an image, a key, a digest), not prose:
+    // it is passed over whole, so that digits or letters inside it are never read as a card, an IBAN or a phone.
+    if ((isAlnum(c) || c === 43 || c === 47) && !isB64(codeAt(s, i - 1))) {
+      const e = b64RunEnd(s, i, 64);
+      if (e > 0) {
+        i = e - 1;
+        continue;
+      }
+    }
+    if (c === 64) {
+      // @
+      const m = email(s, i, lastEnd);
+      if (m !== undefined) {
+        push('email', m[0], m[1]);
+        i = m[1] - 1;
+      }
+    } else if (c >= 48 && c <= 57) {
+      if (isAlnum(codeAt(s, i - 1))) continue;
+      // The whole number is read: go on after it (an email's local part may still end in it).
+      const end = numbers(s, i, push);
+      i = Math.max(i, end - 1);
+    } else if (c === 43) {
+      // +
+      const p = phone(s, i, budget);
+      if (p.end > 0) push('phone', i, p.end);
+      i = Math.max(i, p.skip - 1);
+    } else if (c >= 65 && c <= 90) {
+      if (isAlnum(codeAt(s, i - 1))) continue;
+      const e = ibanAt(s, i);
+      if (e > 0) {
+        push('iban', i, e);
+        i = e - 1;
+      }
+    }
+  }
+  return out;
+}

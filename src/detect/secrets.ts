@@ -1,0 +1,249 @@
+/**
+ * `secrets(string)` (contract section 16): credentials in text, found in one
+ * left-to-right pass with hand-written scanners (no backtracking regular
+ * expressions: the text is untrusted). The formats are secretlint's
+ * recommended rules where it has one (@secretlint/secretlint-rule-aws,
+ * -github, -slack, -npm, -privatekey, -database-connection-string), with
+ * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
+ * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
+ */
+import { codeAt, isAlnum, isB64url, isLetter, isSpace, isUpperDigit, isWord, run, b64RunEnd, isB64, type Span } from './chars.js';
+
+/** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
+export const SECRET_KINDS = [
+  'aws-access-key-id',
+  'github-token',
+  'slack-token',
+  'stripe-secret-key',
+  'google-api-key',
+  'npm-token',
+  'private-key',
+  'jwt',
+  'connection-string',
+] as const;
+
+// secretlint-rule-aws: \b(A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b
+const AWS_PREFIXES = new Set(['AKIA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'ASIA']);
+// secretlint-rule-slack: \b(?:xoxb|xoxp|xapp|xoxa|xoxo|xoxr)-(?:\d-)?(?:[a-zA-Z0-9]{1,40}-)+[a-zA-Z0-9]{1,40}\b
+const SLACK_PREFIXES = new Set(['xoxb', 'xoxp', 'xapp', 'xoxa', 'xoxo', 'xoxr']);
+const PEM_KINDS = ['RSA ', 'DSA ', 'EC ', 'OPENSSH ', 'PGP ', 'ENCRYPTED ', ''];
+
+function aws(s: string, i: number): number {
+  if (isWord(codeAt(s, i - 1))) return -1;
+  const p = s.slice(i, i + 4);
+  const ok = AWS_PREFIXES.has(p) || (p.startsWith('A3T') && isUpperDigit(codeAt(s, i + 3)));
+  if (!ok || run(s, i + 4, isUpperDigit, 16) !== 16 || isWord(codeAt(s, i + 20))) return -1;
+  return i + 20;
+}
+
+function googleKey(s: string, i: number): number {
+  // AIza[0-9A-Za-z_-]{35}, not inside a longer token.
+  if (!s.startsWith('AIza', i) || isB64url(codeAt(s, i - 1))) return -1;
+  return run(s, i + 4, isB64url, 35) === 35 ? i + 39 : -1;
+}
+
+function github(s: string, i: number): number {
+  // secretlint-rule-github: (?<!\p{L})(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}(?![A-Za-z0-9_]), and github_pat_ with 82.
+  if (isLetter(codeAt(s, i - 1))) return -1;
+  if (s.startsWith('github_pat_', i)) return run(s, i + 11, isWord, 82) === 82 ? i + 93 : -1;
+  const t = codeAt(s, i + 2);
+  if (codeAt(s, i + 1) !== 104 /* h */ || codeAt(s, i + 3) !== 95 /* _ */) return -1;
+  if (t !== 112 && t !== 111 && t !== 117 && t !== 115 && t !== 114) return -1; // p o u s r
+  return run(s, i + 4, isWord, 36) === 36 ? i + 40 : -1;
+}
+
+function npm(s: string, i: number): number {
+  // secretlint-rule-npm: (?<!\p{L})npm_[A-Za-z0-9_]{36}(?![A-Za-z0-9_])
+  if (!s.startsWith('npm_', i) || isLetter(codeAt(s, i - 1))) return -1;
+  return run(s, i + 4, isWord, 36) === 36 ? i + 40 : -1;
+}
+
+function slack(s: string, i: number): number {
+  if (isWord(codeAt(s, i - 1)) || !SLACK_PREFIXES.has(s.slice(i, i + 4)) || codeAt(s, i + 4) !== 45) return -1;
+  let pos = i + 5;
+  let segments = 0;
+  for (;;) {
+    const n = run(s, pos, isAlnum, 40);
+    if (n === 0 || n > 40) return -1;
+    pos += n;
+    segments++;
+    if (codeAt(s, pos) === 45 && isAlnum(codeAt(s, pos + 1))) pos++;
+    else break;
+  }
+  return segments >= 2 && !isWord(codeAt(s, pos)) ? pos : -1;
+}
+
+function stripe(s: string, i: number): number {
+  // sk_live_ / sk_test_ / rk_live_ / rk_test_ and 24 or more letters and digits.
+  if (isWord(codeAt(s, i - 1)) || codeAt(s, i + 1) !== 107 /* k */ || codeAt(s, i + 2) !== 95) return -1;
+  if (!s.startsWith('live_', i + 3) && !s.startsWith('test_', i + 3)) return -1;
+  const n = run(s, i + 8, isAlnum, 247);
+  if (n < 24 || n > 247 || isWord(codeAt(s, i + 8 + n))) return -1;
+  return i + 8 + n;
+}
+
+function jwt(s: string, i: number): number {
+  // header.payload.signature, base64url, header and payload JSON objects (`eyJ` is `{"`); the header names `alg`.
+  if (!s.startsWith('eyJ', i) || isB64url(codeAt(s, i - 1))) return -1;
+  const h = run(s, i, isB64url, 4096);
+  if (h > 4096 || codeAt(s, i + h) !== 46) return -1;
+  const p0 = i + h + 1;
+  if (!s.startsWith('eyJ', p0)) return -1;
+  const p = run(s, p0, isB64url, s.length);
+  if (codeAt(s, p0 + p) !== 46) return -1;
+  const g0 = p0 + p + 1;
+  const g = run(s, g0, isB64url, s.length);
+  if (isWord(codeAt(s, g0 + g)) || codeAt(s, g0 + g) === 46) return -1;
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(s.slice(i, i + h), 'base64url').toString('utf8'));
+  } catch {
+    return -1;
+  }
+  if (typeof header !== 'object' || header === null || typeof (header as { alg?: unknown }).alg !== 'string') return -1;
+  return g0 + g;
+}
+
+/** `[A-Za-z0-9+/=]`, blanks, and the `\` of JSON-escaped line breaks (`\n`), `:` and `,` of PEM headers. */
+function isPemBody(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 47 || c === 61 || isSpace(c) || c === 92 || c === 58 || c === 44;
+}
+
+function pemLabel(s: string, at: number): number {
+  // [ ]?(RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----; returns the end, or -1.
+  let pos = at;
+  if (codeAt(s, pos) === 32) pos++;
+  for (const k of PEM_KINDS) {
+    if (!s.startsWith(k + 'PRIVATE KEY', pos)) continue;
+    let end = pos + k.length + 11;
+    if (s.startsWith(' BLOCK', end)) end += 6;
+    return s.startsWith('-----', end) ? end + 5 : -1;
+  }
+  return -1;
+}
+
+function privateKey(s: string, i: number): number {
+  // secretlint-rule-privatekey: -----BEGIN ... PRIVATE KEY-----, body, -----END ... PRIVATE KEY-----
+  if (!s.startsWith('-----BEGIN', i)) return -1;
+  const head = pemLabel(s, i + 10);
+  if (head < 0) return -1;
+  let pos = head;
+  let body = 0;
+  for (; pos < s.length; pos++) {
+    const c = s.charCodeAt(pos);
+    if (c === 45 /* - */) {
+      if (s.startsWith('-----', pos)) break;
+      continue; // `Proc-Type:` and `DEK-Info:` header lines
+    }
+    if (!isPemBody(c)) break;
+    if (isAlnum(c) || c === 43 || c === 47) body++;
+  }
+  if (body < 16) return -1;
+  if (s.startsWith('-----END', pos)) {
+    const end = pemLabel(s, pos + 8);
+    if (end > 0) return end;
+  }
+  // A key cut short is still a key: everything up to where its body stops.
+  return pos;
+}
+
+/** Placeholders that stand for a password rather than being one (secretlint-rule-database-connection-string's list, and common stand-ins). */
+function placeholderPassword(p: string): boolean {
+  if (/^(?:\$\{[^}]*\}|\{\{[^}]*\}\}|\{[^}]*\}|%[A-Za-z_]+%|\$[A-Za-z_]+|\$\([^)]*\)|<[^>]*>|\[[^\]]*\])$/.test(p)) return true;
+  if (/^(.)\1*$/.test(p)) return true; // ****, xxxx
+  return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p);
+}
+
+function isSchemeChar(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 45 || c === 46;
+}
+
+/** `scheme://user:password@host`: returns [start, end] or undefined. `i` is the `:` of `://`. */
+function connection(s: string, i: number): [number, number] | undefined {
+  if (codeAt(s, i + 1) !== 47 || codeAt(s, i + 2) !== 47) return undefined;
+  let a = i;
+  while (a > 0 && i - a < 32 && isSchemeChar(s.charCodeAt(a - 1))) a--;
+  if (a === i || isSchemeChar(codeAt(s, a - 1)) || !isLetter(s.charCodeAt(a))) return undefined;
+  const u0 = i + 3;
+  let pos = u0;
+  const stop = (c: number) => c === 58 || c === 47 || c === 64 || c === 63 || c === 35 || isSpace(c) || c < 0;
+  while (pos - u0 <= 100 && !stop(codeAt(s, pos))) pos++;
+  if (pos === u0 || pos - u0 > 100 || codeAt(s, pos) !== 58) return undefined;
+  const p0 = pos + 1;
+  pos = p0;
+  const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
+  while (pos - p0 <= 200 && !pstop(codeAt(s, pos))) pos++;
+  if (pos === p0 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
+  if (placeholderPassword(s.slice(p0, pos))) return undefined;
+  const h0 = pos + 1;
+  pos = h0;
+  const hstop = (c: number) => c === 47 || c === 63 || c === 35 || c === 64 || isSpace(c) || c < 0 || c === 34 || c === 39 || c === 96 || c === 62 || c === 41;
+  while (pos - h0 <= 255 && !hstop(codeAt(s, pos))) pos++;
+  if (pos === h0) return undefined;
+  return [a, pos];
+}
+
+/** Every secret in `s`, left to right, not overlapping. */
+export function scanSecrets(s: string): Span[] {
+  const out: Span[] = [];
+  const n = s.length;
+  let lastEnd = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    // 64 or more base64 characters with no break are encoded data (an image, a blob): passed over whole. Every
+    // credential format above holds a character outside that alphabet (`_`, `-`, `:`) or is shorter, except a
+    // JWT, whose run starts with `eyJ` and is never skipped.
+    if (isB64(c) && c !== 101 && !isB64(codeAt(s, i - 1))) {
+      const e = b64RunEnd(s, i, 64);
+      if (e > 0) {
+        i = e - 1;
+        continue;
+      }
+    }
+    let end = -1;
+    let kind = '';
+    switch (c) {
+      case 65: // A
+        if ((end = aws(s, i)) > 0) kind = 'aws-access-key-id';
+        else if ((end = googleKey(s, i)) > 0) kind = 'google-api-key';
+        break;
+      case 103: // g
+        if ((end = github(s, i)) > 0) kind = 'github-token';
+        break;
+      case 110: // n
+        if ((end = npm(s, i)) > 0) kind = 'npm-token';
+        break;
+      case 120: // x
+        if ((end = slack(s, i)) > 0) kind = 'slack-token';
+        break;
+      case 115: // s
+      case 114: // r
+        if ((end = stripe(s, i)) > 0) kind = 'stripe-secret-key';
+        break;
+      case 101: // e
+        if ((end = jwt(s, i)) > 0) kind = 'jwt';
+        break;
+      case 45: // -
+        if ((end = privateKey(s, i)) > 0) kind = 'private-key';
+        break;
+      case 58: {
+        // :
+        const m = connection(s, i);
+        if (m !== undefined && m[0] >= lastEnd) {
+          out.push({ kind: 'connection-string', start: m[0], end: m[1] });
+          lastEnd = m[1];
+          i = m[1] - 1;
+        }
+        continue;
+      }
+      default:
+        continue;
+    }
+    if (end > 0) {
+      out.push({ kind, start: i, end });
+      lastEnd = end;
+      i = end - 1;
+    }
+  }
+  return out;
+}

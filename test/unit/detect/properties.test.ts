@@ -1,0 +1,174 @@
+/**
+ * Properties of the section 16 effects over generated results:
+ *
+ * - masking never leaves a detected value anywhere in the forwarded result:
+ *   text blocks, embedded text resources, textual blobs (decoded),
+ *   `structuredContent`, whatever other effects apply beside the mask;
+ * - labels never go down: whatever label rules and claims are combined,
+ *   every flag that is `true` without the label rules stays `true` with
+ *   them, every flag a label rule raised is `true` in the answer and in the
+ *   forwarded claims;
+ * - detection time is linear in the text: the time for 4n characters of a
+ *   trigger-dense generated text is within a generous multiple of 4 times
+ *   the time for n (a ratio measured in-process, never an absolute time).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decide, type EvaluateRequest } from '../../../src/decision/pipeline.js';
+import { decodeTextBlob } from '../../../src/decision/forward.js';
+import { compilePolicyFiles } from '../../../src/policy/load.js';
+import { scanPii, scanSecrets } from '../../../src/detect/index.js';
+import { TRUST_KEY } from '../../../src/model.js';
+
+const enc = new TextEncoder();
+const set = (...docs: string[]) => compilePolicyFiles(docs.map((text, i) => ({ name: `p${i}.yaml`, bytes: enc.encode(text) })), 'policies');
+const decideWith = (policies: ReturnType<typeof set>, req: EvaluateRequest) => decide(req, { policies, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10 });
+
+const SECRETS = [
+  'AKIAIOSFODNN7EXAMPLE',
+  'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+  'xoxb-2345678901-3456789012345-AbCdEfGhIjKl',
+  'sk_live_51HqLyjWDarjtT1zdp7dcXyZ',
+  'AIzaSyD-abcdefghijklmnopqrstuvwxyz12345',
+  'npm_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6',
+  'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl',
+  'postgres://app:Xk9mQ2vL7pR@db.example.com',
+  '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----',
+];
+const PII = ['jane.doe@example.com', '4111 1111 1111 1111', '378282246310005', 'DE89 3704 0044 0532 0130 00', '123-45-6789', '+1 650-253-0000', '+44 20 7946 0958'];
+const VALUES = [...SECRETS, ...PII];
+/** The part of a value that must never be forwarded (a connection string's password). */
+const core = (v: string) => (v.startsWith('postgres://') ? 'Xk9mQ2vL7pR' : v);
+
+const filler = fc.constantFrom('lorem', 'ipsum', 'the', 'report', 'id 42', '2026-12-01', 'ok.', 'table |', '"json": true,', 'x=1');
+const sep = fc.constantFrom(' ', '\n', ' | ', ', ');
+const textWith = fc.array(fc.oneof({ arbitrary: fc.constantFrom(...VALUES), weight: 1 }, { arbitrary: filler, weight: 3 }), { minLength: 1, maxLength: 8 }).chain((parts) =>
+  fc.array(sep, { minLength: parts.length, maxLength: parts.length }).map((seps) => parts.map((p, i) => `${p}${seps[i]}`).join('')),
+);
+const block = fc.oneof(
+  textWith.map((t) => ({ type: 'text', text: t })),
+  textWith.map((t) => ({ type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', text: t } })),
+  textWith.map((t) => ({ type: 'resource', resource: { uri: 'file:///a.json', mimeType: 'application/json', blob: Buffer.from(t).toString('base64') } })),
+);
+const structured = fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'note'), textWith, { maxKeys: 3 }), { nil: undefined });
+
+/** Every string a reader could get from the forwarded result (textual blobs decoded). */
+function readable(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) readable(x, out);
+  else if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      out.push(k);
+      if (k === 'blob' && typeof o[k] === 'string') out.push(decodeTextBlob(o[k] as string, String(o.mimeType ?? 'text/plain')) ?? '');
+      readable(o[k], out);
+    }
+  }
+  return out;
+}
+
+const MASKERS = [
+  set('id: m\nmode: enforce\nrules:\n  - id: all\n    scope: result\n    when: "true"\n    effect: mask\n    mask: [secrets, pii]\n'),
+  set('id: m\nmode: enforce\nrules:\n  - id: per-block\n    when: size(secrets(block.text)) > 0 || size(pii(block.text)) > 0\n    effect: mask\n    mask: [secrets, pii]\n  - id: whole\n    scope: result\n    when: size(secrets(result.text)) > 0 || size(pii(result.text)) > 0\n    effect: mask\n    mask: [secrets, pii]\n'),
+  set(
+    'id: m\nmode: enforce\nrules:\n  - id: all\n    scope: result\n    when: "true"\n    effect: mask\n    mask: [secrets, pii]\n  - id: fence-odd\n    when: block.index % 2 == 1\n    effect: spotlight\n',
+  ),
+];
+
+describe('masking never leaves a detected value in the forwarded result', () => {
+  it('text, embedded resources, textual blobs and structuredContent', () => {
+    fc.assert(
+      fc.property(fc.array(block, { minLength: 1, maxLength: 4 }), structured, fc.constantFrom(0, 1, 2), (content, sc, which) => {
+        const result: Record<string, unknown> = { content };
+        if (sc !== undefined) result.structuredContent = sc;
+        const d = decideWith(MASKERS[which]!, { protocolVersion: '2025-06-18', result });
+        const seen = readable(d.result).join('\u0000');
+        for (const v of VALUES) expect(seen.includes(core(v)), v).toBe(false);
+      }),
+      { numRuns: 150, seed: 0x16 },
+    );
+  });
+});
+
+const FLAGS = ['sensitive', 'untrusted'] as const;
+const claim = fc.record({ sensitive: fc.option(fc.boolean(), { nil: undefined }), untrusted: fc.option(fc.boolean(), { nil: undefined }) }, { requiredKeys: [] }).map((c) =>
+  Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
+);
+const CONDITIONS = ['true', 'false', 'result.untrusted', 'result.sensitive', 'block.index == 0', '!block.untrusted', 'block.sensitive'];
+const labelRule = fc.record({
+  scope: fc.constantFrom('block', 'result'),
+  when: fc.constantFrom(...CONDITIONS),
+  labels: fc.subarray([...FLAGS], { minLength: 1 }),
+  mode: fc.constantFrom('enforce', 'audit'),
+});
+
+describe('labels never go down', () => {
+  it('whatever label rules and claims are combined', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(claim, { nil: undefined }), { minLength: 1, maxLength: 3 }),
+        fc.option(claim, { nil: undefined }),
+        fc.array(labelRule, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom('2025-03-26', '2025-06-18', '2025-11-25'),
+        (blockClaims, resultClaim, rules, rev) => {
+          const content = blockClaims.map((c, i) => ({ type: 'text', text: `t${i}`, ...(c && rev !== '2025-03-26' ? { _meta: { [TRUST_KEY]: c } } : {}) }));
+          const result: Record<string, unknown> = { content };
+          if (resultClaim) result._meta = { [TRUST_KEY]: resultClaim };
+          const base = set('id: base\nmode: enforce\nrules:\n  - id: noop\n    when: "false"\n    effect: flag\n');
+          const docs = rules.map(
+            (r, i) => `id: l${i}\nmode: ${r.mode}\nrules:\n  - id: r\n    scope: ${r.scope}\n    when: ${JSON.stringify(r.scope === 'result' ? r.when.replace(/block\.[a-z]+( == 0)?/g, 'true') : r.when)}\n    effect: label\n    labels: { ${r.labels.map((l) => `${l}: true`).join(', ')} }\n`,
+          );
+          const req = { protocolVersion: rev, result } as EvaluateRequest;
+          const without = decideWith(base, structuredClone(req));
+          const withL = decideWith(set(...docs), structuredClone(req));
+          for (const f of FLAGS) {
+            if (without.labels[f] === true) expect(withL.labels[f]).toBe(true);
+            without.blocks.forEach((b, i) => {
+              if (b[f] === true) expect(withL.blocks[i]![f]).toBe(true);
+            });
+          }
+          // Every applied label finding raised its flags, in the answer and in the forwarded claims.
+          for (const fnd of withL.findings) {
+            if (!fnd.applied) continue;
+            const r = rules[Number(fnd.policy.slice(1))]!;
+            for (const f of r.labels) {
+              expect(withL.labels[f]).toBe(true);
+              const fwd = withL.result as any;
+              const onResult = fwd._meta?.[TRUST_KEY]?.[f] === true;
+              if (fnd.scope === 'result') expect(onResult).toBe(true);
+              else {
+                const i = Number(fnd.pointer.split('/')[2]);
+                expect(withL.blocks[i]![f]).toBe(true);
+                expect(onResult || fwd.content[i]._meta?.[TRUST_KEY]?.[f] === true).toBe(true);
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 120, seed: 0x17 },
+    );
+  });
+});
+
+describe('detection is linear in the text', () => {
+  it('4n characters cost at most a generous multiple of 4 times n', () => {
+    // Trigger-dense text: every scanner starts at almost every position.
+    const unit = 'a@b.c +1 2 3 4111 1111 1111 AKIA eyJx.eyJ -----BEGIN PRIVATE KEY----- x://u:p@ ghp_ xoxb-1-2 DE89 123-45-678 ';
+    const text = (n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    const time = (s: string) => {
+      let best = Infinity;
+      for (let r = 0; r < 5; r++) {
+        const t0 = performance.now();
+        scanSecrets(s);
+        scanPii(s);
+        best = Math.min(best, performance.now() - t0);
+      }
+      return best;
+    };
+    time(text(20_000)); // warm up
+    const n = 100_000;
+    const ratio = time(text(4 * n)) / time(text(n));
+    // Linear gives 4; quadratic would give 16. The bound leaves room for a noisy machine.
+    expect(ratio).toBeLessThan(10);
+  });
+});
