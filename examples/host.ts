@@ -49,8 +49,13 @@ export type TrustgateClient = Client<paths>;
 export type AskUser = (findings: Finding[]) => boolean | Promise<boolean>;
 
 export interface ForwardOptions {
-  /** Name of the tool that produced the result. */
-  tool: string;
+  /**
+   * The tool that produced the result: its definition from `tools/list`
+   * (policies read its hints: a tool that does not declare
+   * `openWorldHint: false` counts as open-world, its results untrusted), or
+   * only its name when the host has no definition.
+   */
+  tool: string | ToolDefinition;
   /** Name of the MCP server the tool belongs to. */
   server: string;
   /** Where the result goes next, handed to policies as `context.destination` ("local", "external-model", ...). */
@@ -95,7 +100,9 @@ function withheld(tool: string, why: string): CallToolResult {
 const describeFinding = (f: Finding) => `${f.policy}/${f.rule} (${f.mode} ${f.effect}${f.pointer ? ` at ${f.pointer}` : ''}): ${f.message}`;
 
 export async function forwardToolResult(result: CallToolResult, options: ForwardOptions): Promise<Forwarded> {
-  const { tool, server, destination } = options;
+  const { server, destination } = options;
+  const definition = typeof options.tool === 'string' ? { name: options.tool } : options.tool;
+  const tool = definition.name;
   const client = options.client ?? trustgateClient();
   const log = options.log ?? ((line: string) => console.warn(line));
 
@@ -103,7 +110,7 @@ export async function forwardToolResult(result: CallToolResult, options: Forward
     .POST('/v1/evaluate', {
       body: {
         result,
-        tool: { name: tool },
+        tool: definition,
         server: { name: server },
         context: { destination },
         options: { omitUnmodifiedResult: true },
@@ -250,7 +257,7 @@ export async function callTool(
   if (!verdict.run) return { call: verdict, toModel: withheld(call.name, `the call did not run: ${verdict.reason ?? verdict.outcome}`) };
   const result = await options.run(call.arguments ?? {});
   const forwarded = await forwardToolResult(result, {
-    tool: options.tool.name,
+    tool: options.tool,
     server: options.server,
     destination: options.destination,
     ...(options.session !== undefined ? { session: options.session } : {}),

@@ -159,7 +159,7 @@ describe('answer amplification (contract sections 3 and 8)', () => {
       const r = await small.app.inject({
         method: 'POST',
         url: '/v1/evaluate',
-        payload: JSON.stringify({ result: { _meta: { [K]: { untrusted: true, sensitive: true } }, content }, context: { destination: 'remote' } }),
+        payload: JSON.stringify({ result: { _meta: { [K]: { untrusted: true, sensitive: true } }, content }, tool: { name: 'read', annotations: { openWorldHint: false } }, context: { destination: 'remote' } }),
         headers: JSON_HEADERS,
       });
       const d = JSON.parse(r.body);
@@ -211,10 +211,11 @@ describe('web pages cannot drive the sidecar (contract section 8)', () => {
       expect(JSON.parse(i.body)).toMatchObject({ isError: true });
       expect(i.body).toContain('TG_ERR_MEDIA_TYPE');
     }
-    // The gateway sends its body with no content type: still judged.
+    // The gateway sends its body with no content type: still judged (the gateway names no tool, so the
+    // shipped open-world label fences the text).
     const gateway = await inject('POST', INTERCEPTOR, {}, '{"content":[{"type":"text","text":"x"}]}');
     expect(gateway.statusCode).toBe(200);
-    expect(gateway.body).toBe('');
+    expect(JSON.parse(gateway.body).content[0].text).toMatch(/^<untrusted-content boundary="[0-9a-f]+">/);
     const foreign = await inject('POST', INTERCEPTOR, { origin: 'https://evil.example' }, '{"content":[]}');
     expect(JSON.parse(foreign.body)).toMatchObject({ isError: true });
     expect(foreign.body).toContain('TG_ERR_CROSS_ORIGIN');

@@ -142,7 +142,9 @@ const evaluateCallStructured: fc.Arbitrary<Case> = fc
         context: fc.dictionary(fc.string({ maxLength: 8 }), randomJsonArb, { maxKeys: 3 }),
       },
       { requiredKeys: ['call'] },
-    ),
+    )
+      // Valid means a definition, when named, is the called tool's (a name of another tool is a 400).
+      .map((req) => (req.tool?.name === undefined ? req : { ...req, tool: { ...req.tool, name: req.call.name } })),
     mutationsOften,
     textAttackArb,
     contentTypeArb,

@@ -47,11 +47,11 @@ export function interceptAnswer(decision: Decision, reparse = false): InterceptA
       ),
     };
   }
-  if (decision.modified && decision.result) return { kind: 'replace', result: decision.result };
-  if (reparse && decision.result) {
-    // Without a content array the re-serialized result would not be a CallToolResult the gateway can use.
+  if ((decision.modified || reparse) && decision.result) {
+    // Without a content array the result as judged is not a CallToolResult the gateway can use (an effect such
+    // as a result-scope label changed it, or its text repeats a member name): answer why, never the original.
     if (!Array.isArray(decision.result.content)) {
-      return interceptError('TG_ERR_BODY_SCHEMA', 'the result repeats a member name and has no content array');
+      return interceptError('TG_ERR_BODY_SCHEMA', reparse ? 'the result repeats a member name and has no content array' : 'the result has no content array, so the result as judged cannot replace it');
     }
     return { kind: 'replace', result: decision.result };
   }
