@@ -73,7 +73,7 @@ const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxP
 const STEP_KEYS = ['evaluate', 'call', 'expect', 'proxy'];
 const PROXY_RESULT_KEYS = ['method', 'arguments'];
 const PROXY_CALL_KEYS = ['unlisted'];
-/** A case's pin store, as the service's store (TRUSTGATE_MAX_PINS) holds by default at most 10000 pins; a case makes a few. */
+/** The most pins a case's store holds without `maxPins`: far more than a case makes, so no case meets a full store unless it asks for one. */
 export const DEFAULT_MAX_PINS = 1024;
 /** The largest `maxPins`: the largest TRUSTGATE_MAX_PINS. */
 const MAX_MAX_PINS = 10_000_000;
