@@ -32,6 +32,15 @@ export interface Expect {
   result?: Record<string, unknown>;
 }
 
+/**
+ * What the MCP proxy passes to the decision core beside the body (contract
+ * section 15), which no HTTP body can state: for a judged server message
+ * (an `evaluate` step), the `call` policies read (`method`, `arguments`;
+ * `call.name` is the body's `tool.name`, as the proxy sends both); for a
+ * tool call (a `call` step), whether the server listed the tool.
+ */
+export type ProxyInput = { method: string; arguments: Record<string, unknown> } | { unlisted: boolean };
+
 /** One decision of a case. */
 export interface Step {
   kind: 'evaluate' | 'call';
@@ -40,6 +49,8 @@ export interface Step {
   expect: Expect;
   /** 1-based line of the step. */
   line: number;
+  /** The step's `proxy`: the decision is the one the proxy would ask for. */
+  proxy?: ProxyInput;
 }
 
 export interface TestCase {
@@ -54,10 +65,18 @@ export interface TestCase {
   steps: Step[];
   /** True for `steps` cases: every step names the case's session. */
   session: boolean;
+  /** The most pins the case's store holds (TRUSTGATE_MAX_PINS); 0 is a store that is already full. */
+  maxPins: number;
 }
 
-const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect'];
-const STEP_KEYS = ['evaluate', 'call', 'expect'];
+const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxPins'];
+const STEP_KEYS = ['evaluate', 'call', 'expect', 'proxy'];
+const PROXY_RESULT_KEYS = ['method', 'arguments'];
+const PROXY_CALL_KEYS = ['unlisted'];
+/** The most pins a case's store holds without `maxPins`: far more than a case makes, so no case meets a full store unless it asks for one. */
+export const DEFAULT_MAX_PINS = 1024;
+/** The largest `maxPins`: the largest TRUSTGATE_MAX_PINS. */
+const MAX_MAX_PINS = 10_000_000;
 const FILE_KEYS = ['policies', 'cases'];
 export const RESULT_EXPECT_KEYS = ['outcome', 'requiresConsent', 'modified', 'labels', 'findings', 'absent', 'result'];
 export const CALL_EXPECT_KEYS = ['outcome', 'requiresConsent', 'findings', 'absent'];
@@ -174,6 +193,32 @@ function checkRequest(raw: unknown, call: boolean, where: string): Record<string
   return raw;
 }
 
+/**
+ * A step's `proxy`: on an `evaluate` step `{ method, arguments? }`, the
+ * `call` the proxy gives the core for the message it judges; on a `call`
+ * step `{ unlisted }`. A tool the server did not list has no definition, so
+ * the proxy sends none: a body with `tool` beside `unlisted: true` states a
+ * decision the proxy never asks for.
+ */
+function checkProxy(raw: unknown, call: boolean, request: Record<string, unknown>, where: string): ProxyInput {
+  const form = call ? '{ unlisted: true }' : '{ method: sampling/createMessage, arguments: { includeContext: thisServer } }';
+  if (!isObject(raw)) throw new TestLoadError(`${where}: proxy must be a mapping such as ${form}`);
+  checkKeys(raw, call ? PROXY_CALL_KEYS : PROXY_RESULT_KEYS, `${where}: proxy${call ? ' (of a call)' : ' (of an evaluate)'}`);
+  if (call) {
+    const unlisted = own(raw, 'unlisted');
+    if (typeof unlisted !== 'boolean') throw new TestLoadError(`${where}: proxy.unlisted must be true or false`);
+    if (unlisted && own(request, 'tool') !== undefined) {
+      throw new TestLoadError(`${where}: proxy.unlisted: the proxy sends no tool definition for a tool the server did not list; leave tool out of the call`);
+    }
+    return { unlisted };
+  }
+  const method = own(raw, 'method');
+  if (typeof method !== 'string' || method === '') throw new TestLoadError(`${where}: proxy.method must be the MCP method of the judged message, such as sampling/createMessage`);
+  const args = own(raw, 'arguments') ?? {};
+  if (!isObject(args)) throw new TestLoadError(`${where}: proxy.arguments must be a mapping (what policies read as call.arguments)`);
+  return { method, arguments: args };
+}
+
 function readStep(raw: unknown, where: string, line: number, allowed: readonly string[]): Step {
   if (!isObject(raw)) throw new TestLoadError(`${where}: must be a mapping`);
   checkKeys(raw, allowed, where);
@@ -181,7 +226,19 @@ function readStep(raw: unknown, where: string, line: number, allowed: readonly s
   const hasCall = own(raw, 'call') !== undefined;
   if (hasEval === hasCall) throw new TestLoadError(`${where}: needs exactly one of evaluate, call${allowed.includes('steps') ? ', steps' : ''}`);
   const request = checkRequest(hasEval ? own(raw, 'evaluate') : own(raw, 'call'), hasCall, where);
-  return { kind: hasCall ? 'call' : 'evaluate', request, expect: checkExpect(own(raw, 'expect'), hasCall, where), line };
+  const step: Step = { kind: hasCall ? 'call' : 'evaluate', request, expect: checkExpect(own(raw, 'expect'), hasCall, where), line };
+  const proxy = own(raw, 'proxy');
+  if (proxy !== undefined) step.proxy = checkProxy(proxy, hasCall, request, where);
+  return step;
+}
+
+/** A case's `maxPins`: a whole number from 0 to the largest TRUSTGATE_MAX_PINS. */
+function checkMaxPins(raw: unknown, where: string): number {
+  if (raw === undefined) return DEFAULT_MAX_PINS;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw > MAX_MAX_PINS) {
+    throw new TestLoadError(`${where}: maxPins must be a whole number from 0 (a store already full) to ${MAX_MAX_PINS}`);
+  }
+  return raw;
 }
 
 /**
@@ -233,13 +290,14 @@ export async function readTestFile(path: string): Promise<TestCase[]> {
     if (typeof name !== 'string' || name === '') throw new TestLoadError(`${where}: the case needs a name`);
     if (names.has(name)) throw new TestLoadError(`${where}: another case of this file is also named ${JSON.stringify(name)}`);
     names.add(name);
+    const maxPins = checkMaxPins(own(raw, 'maxPins'), where);
     const stepsRaw = own(raw, 'steps');
     if (stepsRaw === undefined) {
-      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false });
+      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false, maxPins });
       return;
     }
-    if (own(raw, 'evaluate') !== undefined || own(raw, 'call') !== undefined || own(raw, 'expect') !== undefined) {
-      throw new TestLoadError(`${where}: a case with steps puts evaluate, call and expect in its steps`);
+    if (own(raw, 'evaluate') !== undefined || own(raw, 'call') !== undefined || own(raw, 'expect') !== undefined || own(raw, 'proxy') !== undefined) {
+      throw new TestLoadError(`${where}: a case with steps puts evaluate, call, expect and proxy in its steps`);
     }
     if (!Array.isArray(stepsRaw) || stepsRaw.length === 0) throw new TestLoadError(`${where}: steps must be a list of at least one step`);
     const stepNodes = isMap(node) ? node.get('steps', true) : undefined;
@@ -248,7 +306,7 @@ export async function readTestFile(path: string): Promise<TestCase[]> {
       const sl = itemLine(text, stepItems[j] as Node | undefined, lines);
       return readStep(s, `${file}:${sl} (step ${j + 1} of case ${JSON.stringify(name)})`, sl, STEP_KEYS);
     });
-    cases.push({ name, file, line, policies, steps, session: true });
+    cases.push({ name, file, line, policies, steps, session: true, maxPins });
   });
   return cases;
 }

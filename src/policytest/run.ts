@@ -1,7 +1,8 @@
 /**
  * Running policy test cases (contract section 17) with the decision core
- * the service uses: each case gets a fresh in-memory session and pin store,
- * so cases never see each other, and `steps` run in order in one session.
+ * the service uses: each case gets a fresh in-memory session and pin store
+ * (holding at most the case's `maxPins`), so cases never see each other,
+ * and `steps` run in order in one session.
  * Findings match as subsets, `absent` must match none, pointers read the
  * forwarded result.
  */
@@ -12,6 +13,7 @@ import type { Decision, EvaluateRequest } from '../decision/pipeline.js';
 import { isObject, own } from '../model.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
+import type { CallVar } from '../policy/cel.js';
 import { TrustgateError } from '../errors.js';
 import { displayPath, TestLoadError, type Expect, type Step, type TestCase } from './cases.js';
 
@@ -83,14 +85,28 @@ export class PolicySets {
 /** The session every step of a `steps` case names. */
 export const TEST_SESSION = 'trustgate-test';
 
-/** One decision with a fresh core over `set` and `sessions`; request errors (limits) are TestLoadErrors. */
+/**
+ * One decision with a fresh core over `set` and `sessions`; request errors (limits) are TestLoadErrors.
+ * A step's `proxy` is passed as the proxy passes it: the judged message's
+ * `call` (its name the body's `tool.name`, as the proxy sends both), or the
+ * call of a tool the server did not list.
+ */
 async function decideStep(core: ReturnType<typeof createDecisionCore>, step: Step, session: boolean, where: string): Promise<Decision | CallDecision> {
   const request: Record<string, unknown> = { ...step.request };
   if (session && request.session === undefined) request.session = { id: TEST_SESSION };
+  const proxy = step.proxy;
   try {
-    return step.kind === 'call'
-      ? await core.evaluateCall({ request: request as unknown as EvaluateCallRequest })
-      : await core.evaluateResult({ request: request as unknown as EvaluateRequest & { session?: { id: string } } });
+    if (step.kind === 'call') {
+      const unlisted = proxy !== undefined && 'unlisted' in proxy && proxy.unlisted;
+      return await core.evaluateCall({ request: request as unknown as EvaluateCallRequest, ...(unlisted ? { unlisted: true } : {}) });
+    }
+    let call: CallVar | undefined;
+    if (proxy !== undefined && 'method' in proxy) {
+      const tool = own(request, 'tool');
+      const name = isObject(tool) && typeof own(tool, 'name') === 'string' ? (own(tool, 'name') as string) : '';
+      call = { method: proxy.method, name, arguments: proxy.arguments };
+    }
+    return await core.evaluateResult({ request: request as unknown as EvaluateRequest & { session?: { id: string } }, ...(call ? { call } : {}) });
   } catch (err) {
     if (err instanceof TrustgateError) throw new TestLoadError(`${where}: the request is refused (${err.code}): ${err.message}`);
     throw err;
@@ -205,7 +221,7 @@ export async function runCases(
   const results: CaseResult[] = [];
   for (const c of cases) {
     const set = await sets.get(c.policies);
-    const sessions = new MemorySessionStore({ maxSessions: 16, maxPins: 1024, ttlMs: 3_600_000 });
+    const sessions = new MemorySessionStore({ maxSessions: 16, maxPins: c.maxPins, ttlMs: 3_600_000 });
     const core = createDecisionCore({ config: TEST_CONFIG, policies: () => set, sessions });
     const failures: Failure[] = [];
     const hit = new Set<string>();

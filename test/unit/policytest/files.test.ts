@@ -26,10 +26,24 @@ const step = fc.record(
     evaluate: fc.oneof(fc.constant({ result: { content: [] } }), fc.anything({ maxDepth: 3 })),
     call: fc.oneof(fc.constant({ call: { name: 't' } }), fc.anything({ maxDepth: 2 })),
     expect: fc.oneof(fc.constant({ outcome: 'allow' }), fc.dictionary(fc.constantFrom('outcome', 'labels', 'findings', 'absent', 'result', 'modified', 'x'), fc.anything({ maxDepth: 2 }))),
+    proxy: fc.oneof(
+      fc.constant({ unlisted: true }),
+      fc.constant({ method: 'sampling/createMessage', arguments: { includeContext: 'none' } }),
+      fc.dictionary(fc.constantFrom('method', 'arguments', 'unlisted', 'x'), fc.anything({ maxDepth: 2 })),
+      fc.anything({ maxDepth: 1 }),
+    ),
   },
   { requiredKeys: [] },
 );
-const testCase = fc.record({ name: fc.oneof(fc.string({ minLength: 1 }), fc.anything({ maxDepth: 1 })), steps: fc.array(step, { maxLength: 3 }) }, { requiredKeys: [] }).chain((c) =>
+const testCase = fc
+  .record(
+    {
+      name: fc.oneof(fc.string({ minLength: 1 }), fc.anything({ maxDepth: 1 })),
+      steps: fc.array(step, { maxLength: 3 }),
+      maxPins: fc.oneof(fc.nat(4), fc.integer(), fc.double(), fc.anything({ maxDepth: 1 })),
+    },
+    { requiredKeys: [] },
+  ).chain((c) =>
   step.map((s) => ({ ...c, ...s })),
 );
 
