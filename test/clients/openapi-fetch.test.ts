@@ -32,7 +32,7 @@ describe('POST /v1/evaluate', () => {
   it('allow: the result comes back unchanged', async () => {
     const result: CallToolResult = { content: [{ type: 'text', text: 'It is 12:00 UTC.' }] };
     const { data, error, response } = await client.POST('/v1/evaluate', {
-      body: { result, tool: { name: 'get_time' }, server: { name: 'clock' }, context: { destination: 'external-model' } },
+      body: { result, tool: { name: 'get_time', annotations: { openWorldHint: false } }, server: { name: 'clock' }, context: { destination: 'external-model' } },
     });
     expect(error).toBeUndefined();
     expect(response.status).toBe(200);
@@ -46,7 +46,7 @@ describe('POST /v1/evaluate', () => {
   it('warn: sensitive content bound for an external model needs consent', async () => {
     const result: CallToolResult = { _meta: { [K]: { sensitive: true } }, content: [{ type: 'text', text: 'Jane Doe, DE89 3704' }] };
     const { data } = await client.POST('/v1/evaluate', {
-      body: { result, tool: { name: 'lookup_customer' }, server: { name: 'crm' }, context: { destination: 'external-model' } },
+      body: { result, tool: { name: 'lookup_customer', annotations: { openWorldHint: false } }, server: { name: 'crm' }, context: { destination: 'external-model' } },
     });
     expect(data?.outcome).toBe('warn');
     expect(data?.requiresConsent).toBe(true);
@@ -139,7 +139,7 @@ describe('the other operations', () => {
   it('GET /v1/policies lists the shipped policies', async () => {
     const { data } = await client.GET('/v1/policies');
     expect(data?.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'sensitive', 'session', 'untrusted', 'validation']);
+    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'labels', 'pii', 'secrets', 'sensitive', 'session', 'untrusted', 'validation']);
     const evidence = data?.policies.find((p) => p.id === 'evidence');
     expect(evidence?.rules).toEqual(['deny-evidence-mismatch', 'flag-dataclass-unchecked']);
     expect(evidence?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.mode ?? '-'} ${r.effect}`)).toEqual([

@@ -35,7 +35,7 @@ describe('session TTL: never forgotten silently', () => {
     const sessions = new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000, now: () => now });
     const app = await appWith(sessions);
     expect(app.trustgate.sessions).toBe(sessions);
-    const first = await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'public' }] }, session: { id: 's' } });
+    const first = await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'public' }] }, tool: { name: 'read', annotations: { openWorldHint: false } }, session: { id: 's' } });
     expect(first.json.session).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
     now += 59_000;
     // A use within the TTL keeps it alive for another TTL.
