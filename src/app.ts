@@ -48,7 +48,7 @@ export interface AppOptions {
   /** The text GET /metrics answers; the registry of `metrics` by default (a worker process answers for every process). */
   metricsText?: () => Promise<string>;
   /**
-   * The session and pin store (contract section 12). When absent, an
+   * The session and pin store (docs/behaviour/sessions.md). When absent, an
    * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
    * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
    * with the app; a store passed in belongs to the caller, who closes it.
@@ -199,12 +199,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   evaluateRoutes(app);
   evaluateCallRoutes(app);
   sessionRoutes(app);
-  // Off by default (contract section 17): the routes do not exist unless asked for.
+  // Off by default (docs/policy-testing.md): the routes do not exist unless asked for.
   if (config.playground) playgroundRoutes(app);
   await app.register(interceptorRoutes);
   mcpRoutes(app, core);
 
-  // A scrape costs no more than a health check (contract section 8): the text is made at most
+  // A scrape costs no more than a health check (docs/behaviour/limits.md): the text is made at most
   // once every METRICS_MS (with worker processes the primary makes it; see src/cluster/).
   let cached: { text: string; at: number } | undefined;
   let making: Promise<string> | undefined;

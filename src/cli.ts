@@ -7,15 +7,15 @@
  *
  * - `trustgate serve` (or no command) starts the HTTP service;
  * - `trustgate intercept [--policies DIR]` is the Docker MCP Gateway
- *   interceptor contract (contract section 10) on standard input/output,
+ *   interceptor contract (docs/bindings/docker-gateway.md) on standard input/output,
  *   for `after:exec:` mode. It fails closed whatever happens to the
  *   evaluation (see bindings/docker/intercept-guard.ts): every decision that
  *   cannot finish is answered with an `isError` result;
  * - `trustgate interceptor` serves the MCP Interceptors extension on
  *   standard input/output, and `trustgate proxy` is the transparent MCP
- *   proxy (contract section 14; src/bindings/);
+ *   proxy (docs/architecture.md#bindings-side-by-side; src/bindings/);
  * - `trustgate test [PATH...]` runs policy tests and `trustgate eval
- *   <request.json>` prints one decision (contract section 17; src/policytest/).
+ *   <request.json>` prints one decision (docs/policy-testing.md; src/policytest/).
  */
 import { SHIPPED_POLICY_DIR } from './policy/shipped.js';
 

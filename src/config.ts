@@ -1,7 +1,7 @@
 /**
  * Configuration: read from the environment in this one place, validated and
  * frozen. A bad value stops start-up with a message naming the setting and
- * its bound (contract section 1).
+ * its bound (docs/operations/deploying.md).
  */
 import { isIP } from 'node:net';
 import { DIALECTS, parseDialectList, type Dialect } from './annotations/dialects.js';
@@ -72,7 +72,7 @@ export interface Config {
    * 0 turns it off).
    */
   readonly workerWatchdogMs: number;
-  /** Label dialects read from results (TRUSTGATE_DIALECTS, default `trust-annotations,ifc,fides`; contract section 13). */
+  /** Label dialects read from results (TRUSTGATE_DIALECTS, default `trust-annotations,ifc,fides`; docs/behaviour/dialects.md). */
   readonly dialects: readonly Dialect[];
   /**
    * `trustgate intercept`: the heap of the process that evaluates, in MiB
@@ -98,12 +98,12 @@ export interface Config {
    * (TRUSTGATE_PROXY_POLL_US, default 100). See src/bindings/proxy/poll.ts.
    */
   readonly proxyPollUs: number;
-  /** TRUSTGATE_PLAYGROUND=1: serve GET /playground and POST /v1/playground/evaluate (contract section 17); off by default. */
+  /** TRUSTGATE_PLAYGROUND=1: serve GET /playground and POST /v1/playground/evaluate (docs/policy-testing.md); off by default. */
   readonly playground: boolean;
 }
 
 /**
- * Default request body limit: 8 MiB (contract section 1). A tool result
+ * Default request body limit: 8 MiB (docs/operations/deploying.md). A tool result
  * that carries a file or an image carries its base64 twice (in `content`
  * and in `structuredContent`), so 1 MiB refused an 800 KB file.
  */

@@ -133,7 +133,7 @@ export const MAX_LOG_IN_FLIGHT = 16 * 1024 * 1024;
  * The log destination of a worker process (TRUSTGATE_WORKERS above 1):
  * lines go to the primary over the IPC channel, and the primary alone
  * writes them to stdout, so lines of different workers never interleave
- * however long they are (contract section 9). A pipe shared by several
+ * however long they are (docs/operations/decision-log.md). A pipe shared by several
  * writers takes a write whole only up to PIPE_BUF (4096 bytes on Linux);
  * decision lines go up to 64 KiB (LOG_LINE_LIMIT).
  *

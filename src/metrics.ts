@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (contract section 7), on a registry of the app's own so
+ * Prometheus metrics (docs/bindings/http.md), on a registry of the app's own so
  * that several apps in one process (tests) never share counters.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';

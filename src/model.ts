@@ -3,7 +3,7 @@
  * `as const` arrays so that schemas, validators and docs list the same values.
  */
 
-/** MCP protocol revisions Trustgate validates against (contract section 5). */
+/** MCP protocol revisions Trustgate validates against (docs/behaviour/validation.md). */
 export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
 export type Revision = (typeof REVISIONS)[number];
 
@@ -14,7 +14,7 @@ export function isRevision(v: unknown): v is Revision {
 /**
  * Revisions a request may name that share another revision's rules: the
  * official SDKs still negotiate `2024-10-07`, whose schema is the one of
- * `2024-11-05` (contract section 11). An answer names the revision whose
+ * `2024-11-05` (docs/behaviour/forwarding.md). An answer names the revision whose
  * rules applied, so `2024-10-07` is answered as `2024-11-05`.
  */
 export const REVISION_ALIASES: Readonly<Record<string, Revision>> = Object.freeze({ '2024-10-07': '2024-11-05' });
@@ -38,7 +38,7 @@ export const TRUST_KEY = 'io.modelcontextprotocol/trust-annotations';
 
 export type Severity = 'error' | 'warning';
 
-/** One validation finding (contract section 5). `pointer` is RFC 6901 into the request's `result`. */
+/** One validation finding (docs/behaviour/validation.md). `pointer` is RFC 6901 into the request's `result`. */
 export interface ValidationFinding {
   rule: string;
   severity: Severity;
@@ -55,10 +55,10 @@ export type Mode = (typeof MODES)[number];
 export const SCOPES = ['block', 'result', 'call', 'tool'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** Effects a `scope: call` rule may have (contract section 12): a call is allowed, stopped or put to the user, never edited. */
+/** Effects a `scope: call` rule may have (docs/behaviour/sessions.md): a call is allowed, stopped or put to the user, never edited. */
 export const CALL_EFFECTS = ['deny', 'consent', 'flag'] as const;
 
-/** Effects a `scope: tool` rule may have (contract section 15): a listed definition is dropped from the list or flagged. */
+/** Effects a `scope: tool` rule may have (docs/bindings/proxy.md): a listed definition is dropped from the list or flagged. */
 export const TOOL_EFFECTS = ['drop', 'flag'] as const;
 
 export const EFFECTS = ['deny', 'redact', 'drop', 'spotlight', 'consent', 'flag', 'label', 'mask'] as const;

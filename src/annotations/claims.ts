@@ -1,5 +1,5 @@
 /**
- * Reading trust claims out of a `CallToolResult` (contract section 2) and
+ * Reading trust claims out of a `CallToolResult` (docs/behaviour/trust-claims.md) and
  * combining them with union semantics: once a claim says `true`, the flag
  * stays `true` for everything that claim governs.
  *
@@ -8,7 +8,7 @@
  * nothing, and the MCP validator is the one to report them. Only the
  * `trust.*` rules that belong to the claims themselves are reported here.
  *
- * The label dialects of contract section 13 (`ifc`, `fides`) are read by
+ * The label dialects of docs/behaviour/dialects.md (`ifc`, `fides`) are read by
  * dialects.ts into the same tallies, so they join the union as claims of
  * their own; which dialects are read is the caller's choice
  * (`TRUSTGATE_DIALECTS`).
@@ -122,8 +122,7 @@ interface Reader {
 }
 
 /**
- * Read the trust claims of a `CallToolResult` and combine them (contract
- * sections 2 and 13), in the dialects listed (default: all of them).
+ * Read the trust claims of a `CallToolResult` and combine them (docs/behaviour/trust-claims.md and docs/behaviour/dialects.md), in the dialects listed (default: all of them).
  * Never throws for any JSON input; reads own properties only, so
  * `__proto__` and `constructor` keys are plain data.
  */

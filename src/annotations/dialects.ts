@@ -1,5 +1,5 @@
 /**
- * Label dialects (contract section 13): trust labels that real servers
+ * Label dialects (docs/behaviour/dialects.md): trust labels that real servers
  * write in shapes other than the Trust Annotations claim, read as claims of
  * the same union (they assert `true` and `false` like the trust key).
  *

@@ -1,6 +1,6 @@
 /**
  * A strict subset of RFC 9535 JSONPath: the singular queries that the fides
- * dialect uses as label keys (contract section 13). A singular query names
+ * dialect uses as label keys (docs/behaviour/dialects.md). A singular query names
  * at most one node: the root `$` followed by child segments, each holding
  * exactly one name or index selector.
  *

@@ -1,5 +1,5 @@
 /**
- * Answers whose size is bounded by their request (contract sections 3 and
+ * Answers whose size is bounded by their request (docs/behaviour/decisions.md and
  * 8). A result can make every rule fire on every block from a few bytes a
  * block (`{}` blocks under a result-level `untrusted` claim: one finding, one
  * `blocks` entry and one validation finding of ~100 bytes each per 3-byte

@@ -1,5 +1,5 @@
 /**
- * The decision core every binding calls (contract sections 3, 11, 12):
+ * The decision core every binding calls (docs/behaviour/decisions.md, docs/behaviour/forwarding.md and docs/behaviour/sessions.md):
  * the HTTP API, the Docker interceptor route, `trustgate intercept`, the
  * MCP interceptor server and the MCP proxy are thin layers over these two
  * operations. The core knows no transport: a binding turns its own wire
@@ -46,7 +46,7 @@ export type { ToolHints };
 /** A session as answers show it: the state plus its id; `dataClass` is `{}` while no verified class was forwarded. */
 export type SessionView = { id: string } & Omit<SessionState, 'dataClass'> & { dataClass: { class: string; regulatory: string[] } | Record<string, never> };
 
-/** POST /v1/evaluate-call (contract section 12). */
+/** POST /v1/evaluate-call (docs/behaviour/sessions.md). */
 export interface EvaluateCallRequest {
   call: { name: string; arguments?: Record<string, unknown> };
   /** The tool definition from tools/list. */
@@ -54,7 +54,7 @@ export interface EvaluateCallRequest {
   server?: Record<string, unknown>;
   session?: { id: string };
   context?: Record<string, unknown>;
-  /** `explain` adds `trace` (contract section 17). */
+  /** `explain` adds `trace` (docs/policy-testing.md). */
   options?: { explain?: boolean };
 }
 
@@ -271,7 +271,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const callArguments = isObject(args) ? args : {};
       const tool = isObject(request.tool) ? request.tool : undefined;
       // The definition judged (hints, pin) must be the one of the tool called: a call of `delete_all`
-      // presented with the definition of `read_file` would be judged as a read (contract section 15).
+      // presented with the definition of `read_file` would be judged as a read (docs/bindings/proxy.md).
       if (tool !== undefined && hasOwn(tool, 'name') && tool.name !== name) {
         throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'tool.name must equal call.name: the definition judged must be the one of the tool called', [
           { pointer: '/tool/name', message: 'must equal /call/name' },
@@ -281,7 +281,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const policies = deps.policies();
       if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
 
-      // Every pre-call decision reads the store (contract section 12): one that names neither a tool nor a session still fails closed while it is down.
+      // Every pre-call decision reads the store (docs/behaviour/sessions.md): one that names neither a tool nor a session still fails closed while it is down.
       if (id === undefined && tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
       const started = performance.now();
       const hints = toolHints(tool);

@@ -1,5 +1,5 @@
 /**
- * What a decision forwarded, as a session takes it in (contract section 12):
+ * What a decision forwarded, as a session takes it in (docs/behaviour/sessions.md):
  * the labels of the blocks that reach the model (fenced ones included: the
  * model still reads them) and of `structuredContent` when it is forwarded
  * or when a block that may mirror it is,
@@ -43,7 +43,7 @@ export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<numbe
   }
   // MCP asks a server that returns structuredContent to mirror it in a text block: a block that reaches the
   // model may hold structuredContent's text even when structuredContent itself is withheld, so its labels
-  // (a result-level claim, a fides label on $['structuredContent']) travel with the blocks (contract section 15).
+  // (a result-level claim, a fides label on $['structuredContent']) travel with the blocks (docs/bindings/proxy.md).
   const structured = (hasOwn(forwarded, 'structuredContent') && forwarded.structuredContent !== undefined) || odd || (hadStructured && reached.size > 0);
   if (structured) {
     if (trust.structured.sensitive === true) flow.sensitive = true;

@@ -1,5 +1,5 @@
 /**
- * What is forwarded (contract section 11): the `result` of an answer, built
+ * What is forwarded (docs/behaviour/forwarding.md): the `result` of an answer, built
  * from what was judged. Pure: the spotlight boundary is passed in; the input
  * is never mutated.
  *
@@ -59,7 +59,7 @@ export interface ForwardInput {
   blockFlags: (index: number) => { sensitive: Tri; untrusted: Tri } | undefined;
   /** The decision's scans (mask spans); a fresh cache when absent. */
   detection?: DetectionCache | undefined;
-  /** What the applied label rules raised: forwarded as `true` in the trust claims (contract section 16). */
+  /** What the applied label rules raised: forwarded as `true` in the trust claims (docs/behaviour/labels-and-detectors.md). */
   raises?: LabelRaises | undefined;
 }
 
@@ -112,7 +112,7 @@ function compareTokens(a: Tokens, b: Tokens): number {
   return a.length - b.length;
 }
 
-/** Whether a media type is text a reader could be handed (contract section 11): text/*, JSON, XML and their +json/+xml kin. */
+/** Whether a media type is text a reader could be handed (docs/behaviour/forwarding.md): text/*, JSON, XML and their +json/+xml kin. */
 export function isTextualMime(mime: unknown): boolean {
   if (typeof mime !== 'string') return false;
   const semi = mime.indexOf(';');
@@ -500,7 +500,7 @@ class Builder {
         case 'name':
         case 'title':
         case 'description':
-          // Precedence on one block: mask, then spotlight fences what is left (contract section 16).
+          // Precedence on one block: mask, then spotlight fences what is left (docs/behaviour/labels-and-detectors.md).
           value = fence(this.maskIf(index, v as string, at), this.input.boundary);
           fenced = true;
           break;
@@ -614,7 +614,7 @@ export function forward(input: ForwardInput): Forwarded {
   const labelsNothing = input.raises === undefined || raisesNothing(input.raises);
   if (planIsEmpty(plan)) {
     if (!tree && masksNothing(plan) && labelsNothing) return done(result, false);
-    // No block is rebuilt: the result (less its case-fold collisions) with its strings masked and its claims raised (contract section 16).
+    // No block is rebuilt: the result (less its case-fold collisions) with its strings masked and its claims raised (docs/behaviour/labels-and-detectors.md).
     let out = tree ? (b.prune(result, tree, []) as Record<string, unknown>) : result;
     if (!masksNothing(plan)) {
       const content = own(out, 'content');

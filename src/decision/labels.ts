@@ -1,5 +1,5 @@
 /**
- * Effect `label` (contract section 16): flags a policy raises where the
+ * Effect `label` (docs/behaviour/labels-and-detectors.md): flags a policy raises where the
  * server sent none. Label rules run first, over the claims the result
  * carries; what their applied matches raise joins the union of claims
  * (labels only go up), so every other rule, the forwarded claims,

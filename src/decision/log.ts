@@ -1,11 +1,10 @@
 /**
- * The decision log line (contract section 9), built from an allow-list of
+ * The decision log line (docs/operations/decision-log.md), built from an allow-list of
  * fields: identifiers, outcome, labels, finding and evidence metadata, and
  * the tool and server names. Never block content, structuredContent,
  * evidence records or policy messages (a message could echo content).
  *
- * Every line is whole and at most LOG_LINE_LIMIT bytes (contract section
- * 9): a decision whose findings and evidence would not fit is summarized,
+ * Every line is whole and at most LOG_LINE_LIMIT bytes (docs/operations/decision-log.md): a decision whose findings and evidence would not fit is summarized,
  * its first findings and evidence outcomes listed and `findingsOmitted` /
  * `evidenceOmitted` counting the rest (with what the answer itself left
  * out). How lines of several processes stay whole is src/logger.ts's part.
@@ -34,7 +33,7 @@ export interface DecisionLogEntry {
    */
   withheldCount?: number;
   /**
-   * Strings a `mask` rule changed, counted per kind (contract section 16);
+   * Strings a `mask` rule changed, counted per kind (docs/behaviour/labels-and-detectors.md);
    * present when any were. Kinds and counts only, never the text or where
    * it was.
    */
@@ -49,7 +48,7 @@ export interface DecisionLogEntry {
 }
 
 /**
- * The log line of a pre-call decision (contract section 12). The call's
+ * The log line of a pre-call decision (docs/behaviour/sessions.md). The call's
  * arguments may hold the very data the policies protect, so only their
  * names are logged (at most MAX_LOGGED_ARGUMENTS, each cut to 128 characters).
  */

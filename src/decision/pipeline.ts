@@ -110,7 +110,7 @@ export interface EvidenceOut {
 
 export type Outcome = 'allow' | 'warn' | 'deny';
 
-/** The 200 answer of /v1/evaluate (contract section 3). */
+/** The 200 answer of /v1/evaluate (docs/behaviour/decisions.md). */
 export interface Decision {
   decisionId: string;
   outcome: Outcome;
@@ -138,19 +138,19 @@ export interface Decision {
   result?: Record<string, unknown>;
   /**
    * RFC 6901 pointers into the request's result of what was withheld from
-   * the forwarded result beyond whole blocks (contract section 11, law 4);
+   * the forwarded result beyond whole blocks (docs/behaviour/forwarding.md, law 4);
    * empty when nothing was, and when the result is denied.
    */
   withheld: string[];
   /** Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (what they name is still withheld); present when some were. */
   withheldOmitted?: number;
-  /** Each string a `mask` rule changed, per kind (contract section 16); empty when none was, and when the result is denied. */
+  /** Each string a `mask` rule changed, per kind (docs/behaviour/labels-and-detectors.md); empty when none was, and when the result is denied. */
   masked: MaskedEntry[];
   /** Entries left out of `masked` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer's size bound (the spans are still masked); present when some were. */
   maskedOmitted?: number;
   /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
   resultOmitted?: boolean;
-  /** With `options.explain`: every rule evaluated on every scope instance, with its value (contract section 17). */
+  /** With `options.explain`: every rule evaluated on every scope instance, with its value (docs/policy-testing.md). */
   trace?: TraceEntry[];
   /** Trace entries left out by the answer's size bound (every rule keeps its first entry); present when some were. */
   traceOmitted?: number;
@@ -163,7 +163,7 @@ const ROLES: ReadonlySet<unknown> = new Set(['user', 'assistant']);
  * What `block.audience` holds for a malformed audience (not an array of
  * roles): a list that is not empty and names no reader, so that a rule
  * written as "the audience is set and excludes the reader" drops the block
- * for every reader (contract section 11: fail closed), alongside
+ * for every reader (docs/behaviour/forwarding.md: fail closed), alongside
  * `block.audienceMalformed: true`.
  */
 export const MALFORMED_AUDIENCE: readonly string[] = Object.freeze(['malformed']);
@@ -301,7 +301,7 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     call: opts.call,
   });
 
-  // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (contract section 16).
+  // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (docs/behaviour/labels-and-detectors.md).
   const rules = rulesById(opts.policies);
   const raises = noRaises();
   const matches: Match[] = withDetection(detection, () => {

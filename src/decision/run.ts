@@ -75,7 +75,7 @@ export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, d
     maxString: deps.config.maxString,
     maxValidationFindings: deps.config.maxValidationFindings,
     maxFindings: deps.config.maxFindings,
-    // The answer's size follows its request text (contract section 8); a caller without the text has no bound.
+    // The answer's size follows its request text (docs/behaviour/limits.md); a caller without the text has no bound.
     ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
     resultRepeatsNames: deps.resultRepeatsNames,
     dialects: deps.config.dialects,

@@ -1,5 +1,5 @@
 /**
- * Content as a policy input (contract section 16): `block.text` is the text
+ * Content as a policy input (docs/behaviour/labels-and-detectors.md): `block.text` is the text
  * a block shows, `result.text` every block's text and every string of
  * `structuredContent`, joined with newlines.
  */

@@ -1,7 +1,7 @@
 /**
  * The validation stage shared by /v1/validate and /v1/evaluate: the request
  * checks that are 400s (revision, result depth) and the rule findings that
- * are data (contract section 5).
+ * are data (docs/behaviour/validation.md).
  */
 import { TrustgateError } from '../errors.js';
 import { jsonDepth } from '../json/depth.js';
@@ -10,13 +10,13 @@ import { FindingList } from '../mcp/findings.js';
 import { defaultRevision, validateMcp } from '../mcp/validate.js';
 import { PROTOCOL_VERSIONS, rulesRevision, type Revision, type ValidationFinding } from '../model.js';
 
-/** A `result` nesting deeper than this below itself is a 400 (contract section 8). */
+/** A `result` nesting deeper than this below itself is a 400 (docs/behaviour/limits.md). */
 export const MAX_RESULT_DEPTH = 128;
 
 /**
  * The revision whose rules apply: the requested one (an alias such as
  * `2024-10-07` maps to the revision it shares its schema with), else the
- * default rule of contract section 3.
+ * default rule of docs/behaviour/decisions.md.
  */
 export function resolveRevision(result: unknown, requested: unknown): Revision {
   if (requested === undefined) return defaultRevision(result);

@@ -1,5 +1,5 @@
 /**
- * The content detectors (contract section 16) as policies and effects use
+ * The content detectors (docs/behaviour/labels-and-detectors.md) as policies and effects use
  * them: `secrets(string)` and `pii(string)` return the kinds they find, in
  * order of first appearance, each once; the `mask` effect replaces their
  * spans. Each string is scanned at most once per decision per detector: a

@@ -1,5 +1,5 @@
 /**
- * `pii(string)` (contract section 16): personal data in text, found in one
+ * `pii(string)` (docs/behaviour/labels-and-detectors.md): personal data in text, found in one
  * left-to-right pass with hand-written scanners, checksums and formats
  * checked: Luhn for card numbers, ISO 13616 length and mod-97 for IBANs,
  * the SSA's area/group/serial rules for US SSNs, and libphonenumber-js

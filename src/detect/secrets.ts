@@ -1,5 +1,5 @@
 /**
- * `secrets(string)` (contract section 16): credentials in text, found in one
+ * `secrets(string)` (docs/behaviour/labels-and-detectors.md): credentials in text, found in one
  * left-to-right pass with hand-written scanners (no backtracking regular
  * expressions: the text is untrusted). The formats are secretlint's
  * recommended rules where it has one (@secretlint/secretlint-rule-aws,

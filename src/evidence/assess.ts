@@ -77,7 +77,7 @@ export interface TrustAssessment {
  *
  * A `data-class.v1` evidenceRef whose status is `unsupported` or
  * `malformed` cannot say what class the data has: it counts as a record of
- * class `unknown` (contract section 11), without a finding of its own (the
+ * class `unknown` (docs/behaviour/forwarding.md), without a finding of its own (the
  * decision's `evidence` carries its status; the shipped evidence policy
  * flags it).
  *
@@ -116,7 +116,7 @@ export function assessTrust(result: unknown, entries: readonly EvidenceEntry[], 
     let dc: DataClassRecord;
     if (o.status === 'verified') dc = readDataClass(o.record);
     else if (o.status === 'unsupported' || o.status === 'malformed') {
-      // It cannot say what class the data has: class unknown, sensitive (contract section 11).
+      // It cannot say what class the data has: class unknown, sensitive (docs/behaviour/forwarding.md).
       dc = unreadableDataClass();
       unchecked.add(o.pointer);
     } else continue;

@@ -1,5 +1,5 @@
 /**
- * The known evidence type `data-class.v1` (contract section 2): a verified
+ * The known evidence type `data-class.v1` (docs/behaviour/trust-claims.md): a verified
  * record that classifies the data a scope carries. Only verified records
  * are read here; a record that merely claims a class proves nothing.
  */
@@ -65,7 +65,7 @@ export function readDataClass(record: unknown): DataClassRecord {
 /**
  * What a `data-class.v1` evidenceRef that cannot be checked (status
  * `unsupported` or `malformed`) stands for: class `unknown`, which counts as
- * sensitive (contract section 11: fail closed).
+ * sensitive (docs/behaviour/forwarding.md: fail closed).
  */
 export function unreadableDataClass(): DataClassRecord {
   return { class: UNREADABLE_CLASS, nonPublic: true, regulatory: [] };

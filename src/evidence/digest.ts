@@ -13,7 +13,7 @@ import {
 /** Callers catch it from here, beside the functions that throw it. */
 export { CanonicalizationError };
 
-/** Records nesting deeper than this below themselves cannot be canonicalized (contract section 2). */
+/** Records nesting deeper than this below themselves cannot be canonicalized (docs/behaviour/trust-claims.md). */
 export const MAX_RECORD_DEPTH = 128;
 
 /** Hex length of each supported digest. */

@@ -1,6 +1,6 @@
 /**
  * Matching evidenceRefs to the records a request supplies and re-deriving
- * their digests (contract section 2, "EvidenceRef").
+ * their digests (docs/behaviour/trust-claims.md, "EvidenceRef").
  *
  * Checks run in this order; the first that applies decides the status:
  *

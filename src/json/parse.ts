@@ -7,7 +7,7 @@
 import { TrustgateError } from '../errors.js';
 import { scanJson, type JsonScan, type ScanFocus } from './scan.js';
 
-/** Any body nesting deeper than this is a 400 (contract section 8). */
+/** Any body nesting deeper than this is a 400 (docs/behaviour/limits.md). */
 export const MAX_BODY_DEPTH = 256;
 
 /** `focus`: where repeated member names and unsafe integers matter (see scanJson); the whole body by default. */

@@ -8,7 +8,7 @@
  *   (`9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`):
  *   JSON.parse rounds them.
  *
- * The last two make an evidence record non-I-JSON (contract sections 2 and
+ * The last two make an evidence record non-I-JSON (docs/behaviour/trust-claims.md and
  * 11): no two producers could agree on its digest.
  *
  * Where they are is recorded without building a pointer per occurrence: a
@@ -17,7 +17,7 @@
  * object that repeats names is recorded once however many names it
  * repeats, only the first MAX_LISTED occurrences keep their path, and the
  * rest are counted. A long member name above a million repeats therefore
- * costs one node, not a million copies of the name (contract section 8:
+ * costs one node, not a million copies of the name (docs/behaviour/limits.md:
  * memory and time linear in the body, whatever its shape). Callers that
  * need to know which subtree an occurrence lies in (which evidence entry)
  * read `under`, the tokens the focus's `*` matched, kept once per subtree.

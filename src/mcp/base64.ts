@@ -1,5 +1,5 @@
 /**
- * The base64 test of contract section 11: `data` of `image`/`audio` blocks
+ * The base64 test of docs/behaviour/forwarding.md: `data` of `image`/`audio` blocks
  * and an embedded resource's `blob` must be base64 (RFC 4648 section 4, the
  * schema's `format: byte`), else `mcp.content.type`.
  *

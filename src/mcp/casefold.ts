@@ -1,5 +1,5 @@
 /**
- * Member names that differ only by case folding (contract section 11, law 3;
+ * Member names that differ only by case folding (docs/behaviour/forwarding.md, law 3;
  * rule `mcp.member.casefold`).
  *
  * Hosts written in Go decode JSON with encoding/json, which matches member

@@ -1,5 +1,5 @@
 /**
- * MCP tool annotations as hints with MCP's defaults (contract section 12):
+ * MCP tool annotations as hints with MCP's defaults (docs/behaviour/sessions.md):
  * a hint the definition leaves out (or gives as anything but a boolean)
  * takes the value MCP specifies for its absence, which is also the cautious
  * one: not read-only, destructive, not idempotent, reaching the open world.

@@ -1,6 +1,6 @@
 /**
  * MCP-level validation of a `CallToolResult` per protocol revision
- * (contract section 5, rules `mcp.*`).
+ * (docs/behaviour/validation.md, rules `mcp.*`).
  *
  * What exists in a revision (block types, members, JSON types, required
  * fields) comes from the schema-derived `MCP_TABLES`. The contract's stricter
@@ -39,7 +39,7 @@ import { isMetaKey } from './meta-key.js';
 import type { JsonType, ObjectShape } from './schema-table.js';
 import { MCP_TABLES } from './tables.generated.js';
 
-/** Revision from which `_meta` keys must follow the key grammar (contract section 5). */
+/** Revision from which `_meta` keys must follow the key grammar (docs/behaviour/validation.md). */
 const META_KEY_FROM: Revision = '2025-06-18';
 
 /** Revision from which the contract requires `resultType: "complete"`. */
@@ -54,7 +54,7 @@ interface Shape {
   readonly required: readonly string[];
   /** Earliest revision defining a member this revision lacks (for messages). */
   readonly since: ReadonlyMap<string, Revision>;
-  /** String members that must be base64 (contract section 11). */
+  /** String members that must be base64 (docs/behaviour/forwarding.md). */
   readonly base64: ReadonlySet<string>;
 }
 
@@ -92,7 +92,7 @@ function sinceMap(current: ObjectShape, pick: (rev: Revision) => ObjectShape | n
 
 /**
  * Members whose string is base64 (the schemas' `format: byte`), by block
- * type or embedded-resource discriminator (contract section 11).
+ * type or embedded-resource discriminator (docs/behaviour/forwarding.md).
  */
 const BASE64_MEMBERS: Readonly<Record<string, readonly string[]>> = { image: ['data'], audio: ['data'], blob: ['blob'] };
 const NO_MEMBERS: ReadonlySet<string> = new Set();
@@ -253,7 +253,7 @@ function checkAnnotations(p: Prepared, ann: Record<string, unknown>, base: strin
         if (typeof value !== 'string') {
           out.add('mcp.annotations.lastModified', at(), 'lastModified must be a string');
         } else if (!isRfc3339DateTime(value)) {
-          // MCP only says "should be" ISO 8601, hence a warning (contract section 5).
+          // MCP only says "should be" ISO 8601, hence a warning (docs/behaviour/validation.md).
           out.add('mcp.annotations.lastModified', at(), 'lastModified should be an RFC 3339 date-time', 'warning');
         }
         break;
@@ -428,12 +428,12 @@ function checkResult(p: Prepared, result: Record<string, unknown>, out: FindingL
   }
 }
 
-/** Revision rule of contract section 3: '2026-07-28' when the result carries `resultType`, else '2025-11-25'. */
+/** Revision rule of docs/behaviour/decisions.md: '2026-07-28' when the result carries `resultType`, else '2025-11-25'. */
 export function defaultRevision(result: unknown): Revision {
   return isObject(result) && hasOwn(result, 'resultType') ? '2026-07-28' : '2025-11-25';
 }
 
-/** `mcp.member.casefold` for each member a case-insensitive reader could take for another (contract section 11, law 3). */
+/** `mcp.member.casefold` for each member a case-insensitive reader could take for another (docs/behaviour/forwarding.md, law 3). */
 function checkCasefold(collisions: readonly Collision[], out: FindingList): void {
   let listed = false;
   for (const c of collisions) {

@@ -1,6 +1,6 @@
 /**
  * CEL adapter: the only module that knows which CEL engine runs policy
- * `when` expressions (contract section 6).
+ * `when` expressions (policies/README.md).
  *
  * Engine: @marcbachmann/cel-js, chosen by `bench/cel.ts` against
  * @bufbuild/cel 0.6.1 (Node 20, 6 policy expressions, 8 blocks per
@@ -40,7 +40,7 @@ import { toolHints } from '../mcp/hints.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from './regex.js';
 import { detectKinds } from '../detect/index.js';
 
-/** Names of the variables bound for every `when` (contract section 6). */
+/** Names of the variables bound for every `when` (policies/README.md). */
 export const CEL_VARIABLES = [
   'result',
   'block',
@@ -55,17 +55,17 @@ export const CEL_VARIABLES = [
 ] as const;
 export type CelVariable = (typeof CEL_VARIABLES)[number];
 
-/** The variables a `scope: call` rule reads (contract section 12): a call has no result, blocks, evidence or validation. */
+/** The variables a `scope: call` rule reads (docs/behaviour/sessions.md): a call has no result, blocks, evidence or validation. */
 export const CALL_SCOPE_VARIABLES: readonly CelVariable[] = ['call', 'tool', 'server', 'context', 'session'];
 
-/** The variables a `scope: tool` rule reads (contract section 15): one listed definition (`tool`, with `description` and `hints`). */
+/** The variables a `scope: tool` rule reads (docs/bindings/proxy.md): one listed definition (`tool`, with `description` and `hints`). */
 export const TOOL_SCOPE_VARIABLES: readonly CelVariable[] = ['tool', 'server', 'context', 'session'];
 
 /**
  * The variables of scopes `block` and `result`: all of them. There `call`
  * says what the judged message is (`call.method`: "tools/call" for a tool
  * result, "resources/read", "prompts/get", "sampling/createMessage", ... in
- * the proxy, contract section 15) and `call.name` the tool, resource URI or
+ * the proxy, docs/bindings/proxy.md) and `call.name` the tool, resource URI or
  * prompt name; its `arguments` are `{}` but for `sampling/createMessage`
  * (`includeContext`).
  */
@@ -87,7 +87,7 @@ export class CelCompileError extends Error {
   }
 }
 
-/** The value of `result` (contract section 6). `blockCount` is a CEL int. */
+/** The value of `result` (policies/README.md). `blockCount` is a CEL int. */
 export interface ResultVar {
   sensitive: boolean;
   untrusted: boolean;
@@ -98,10 +98,10 @@ export interface ResultVar {
   /**
    * The flags that govern `structuredContent` (the result-level claims and
    * fides labels on `$['structuredContent']`); both false when the result has
-   * none. A label here may be on no block at all (contract section 15).
+   * none. A label here may be on no block at all (docs/bindings/proxy.md).
    */
   structured?: { sensitive: boolean; untrusted: boolean };
-  /** Every block's text and every `structuredContent` string, joined with newlines (contract section 16); left out when no rule reads `text`. */
+  /** Every block's text and every `structuredContent` string, joined with newlines (docs/behaviour/labels-and-detectors.md); left out when no rule reads `text`. */
   text?: string;
 }
 
@@ -109,7 +109,7 @@ export interface ResultVar {
 export type AssertedVar = Readonly<{ sensitive?: boolean; untrusted?: boolean }>;
 
 /**
- * The value of `block` for scope `block` (contract section 6). `index` is a
+ * The value of `block` for scope `block` (policies/README.md). `index` is a
  * CEL int, `priority` a double; optional members are left out, never
  * `undefined`-valued, so `has()` tells them apart.
  */
@@ -129,7 +129,7 @@ export type BlockVar = {
   priority?: number;
   mimeType?: string;
   uri?: string;
-  /** The text the block shows (contract section 16); `""` for blocks without text. */
+  /** The text the block shows (docs/behaviour/labels-and-detectors.md); `""` for blocks without text. */
   text?: string;
 };
 
@@ -150,13 +150,13 @@ export type ValidationVar = {
 };
 
 /**
- * The value of `session` (contract section 12): what the session had been
+ * The value of `session` (docs/behaviour/sessions.md): what the session had been
  * shown before this request. `calls` and `results` are CEL ints.
  */
 export interface SessionVar {
   /** `""` without a session id. */
   id: string;
-  /** The store lost what the session was shown (contract section 15); `sensitive` and `untrusted` are then true. */
+  /** The store lost what the session was shown (docs/bindings/proxy.md); `sensitive` and `untrusted` are then true. */
   forgotten?: boolean;
   sensitive: boolean;
   untrusted: boolean;
@@ -260,7 +260,7 @@ const env = new Environment()
   .registerVariable('session', 'map<string, dyn>')
   .registerVariable('call', 'map<string, dyn>')
   .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find)
-  // Content detectors (contract section 16): the kinds found, in order of first appearance.
+  // Content detectors (docs/behaviour/labels-and-detectors.md): the kinds found, in order of first appearance.
   .registerFunction('secrets(string): list<string>', (s: string) => detectKinds('secrets', s))
   .registerFunction('pii(string): list<string>', (s: string) => detectKinds('pii', s));
 

@@ -1,8 +1,8 @@
 /**
- * Planning the enforced effects of one decision (contract section 4): which
+ * Planning the enforced effects of one decision (docs/behaviour/decisions.md#effects): which
  * transforming effect wins for each block, and which result-scope effects
  * applied. What is then forwarded is built from the plan by
- * src/decision/forward.ts (contract section 11).
+ * src/decision/forward.ts (docs/behaviour/forwarding.md).
  */
 import type { Effect } from '../model.js';
 

@@ -1,5 +1,5 @@
 /**
- * Policy evaluation (contract section 6): runs every rule of a loaded
+ * Policy evaluation (policies/README.md): runs every rule of a loaded
  * policy set against one decision's variables and lists what matched.
  * Pure: no I/O, no clock, no randomness; the same input and set always give
  * the same matches in the same order.
@@ -53,7 +53,7 @@ export interface EvaluationInput {
   session?: SessionVar | undefined;
 }
 
-/** Everything the `scope: call` rules of one pre-call decision see (contract section 12). */
+/** Everything the `scope: call` rules of one pre-call decision see (docs/behaviour/sessions.md). */
 export interface CallEvaluationInput {
   call: CallVar;
   /** The tool definition; `tool.hints` is added from its annotations. */
@@ -65,7 +65,7 @@ export interface CallEvaluationInput {
   session?: SessionVar | undefined;
 }
 
-/** One matched rule: a finding (contract section 3). */
+/** One matched rule: a finding (docs/behaviour/decisions.md). */
 export interface Match {
   policy: string;
   rule: string;
@@ -83,7 +83,7 @@ export interface Match {
 }
 
 /**
- * One rule evaluated on one scope instance (contract section 17,
+ * One rule evaluated on one scope instance (docs/policy-testing.md,
  * `options.explain`): `value` is the condition's value, or
  * `"error: <message>"` when it failed to evaluate (the rule then counted as
  * matched). Rules skipped because the CEL budget was spent are listed with
@@ -165,7 +165,7 @@ export function evaluatePolicies(
     for (const rule of policy.rules) {
       // Call rules run before a tool runs (evaluateCallPolicies), never on its result.
       if (rule.scope === 'call' || rule.scope === 'tool') continue;
-      // Label rules run first, over the claims the result carries; the other rules then read what they raised (contract section 16).
+      // Label rules run first, over the claims the result carries; the other rules then read what they raised (docs/behaviour/labels-and-detectors.md).
       if (phase !== undefined && (rule.effect === 'label') !== (phase === 'label')) continue;
       const mode = rule.mode === undefined ? policyMode : effectiveMode(milderMode(policy.mode, rule.mode), modeOverride);
       if (rule.scope === 'result') {
@@ -242,7 +242,7 @@ export function evaluateCallPolicies(
   return matches;
 }
 
-/** Everything the `scope: tool` rules see of one listed definition (contract section 15). */
+/** Everything the `scope: tool` rules see of one listed definition (docs/bindings/proxy.md). */
 export interface ToolEvaluationInput {
   tool: Record<string, unknown>;
   /** Computed members of `tool` (`hints`). */

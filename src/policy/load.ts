@@ -1,9 +1,9 @@
 /**
- * Loading a policy folder (contract section 6): every `*.yaml`, `*.yml` and
+ * Loading a policy folder (policies/README.md): every `*.yaml`, `*.yml` and
  * `*.json` file directly in the folder is one policy. Everything is checked
  * before anything is served: schema, closed vocabularies, unique ids and
  * every `when` compiled. The first problem fails the whole load
- * (contract section 1: never serve with a partial or empty set).
+ * (docs/operations/deploying.md: never serve with a partial or empty set).
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -30,7 +30,7 @@ export interface Rule {
    * dry run whatever its rules say.
    */
   mode?: Mode;
-  /** Effect `label`: the flags it raises (contract section 16). */
+  /** Effect `label`: the flags it raises (docs/behaviour/labels-and-detectors.md). */
   labels?: Readonly<{ sensitive?: true; untrusted?: true }>;
   /** Effect `mask`: the names as written, and the kinds they cover. */
   mask?: readonly string[];
@@ -90,7 +90,7 @@ export class PolicyLoadError extends Error {
 /** File names that hold policies; matched case-insensitively. */
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 
-/** Policy test files (`trustgate test`, contract section 17) live beside the policies and are not policies. */
+/** Policy test files (`trustgate test`, docs/policy-testing.md) live beside the policies and are not policies. */
 export const TEST_FILE = /\.test\.ya?ml$/i;
 
 /** Largest policy file read; policies are small, and a huge file is a mistake or an attack. */
@@ -105,7 +105,7 @@ export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 const RULE_KEYS = ['id', 'scope', 'mode', 'when', 'effect', 'message', 'labels', 'mask'] as const;
 const POLICY_KEYS = ['id', 'description', 'mode', 'rules'] as const;
 
-/** JSON Schema of one policy document (contract section 6). */
+/** JSON Schema of one policy document (policies/README.md). */
 export const policyFileSchema = {
   type: 'object',
   additionalProperties: false,
@@ -256,7 +256,7 @@ function parseDocument(name: string, text: string, dir: string): unknown {
 }
 
 /**
- * What a rule's scope allows (contract section 12): a `scope: call` rule
+ * What a rule's scope allows (docs/behaviour/sessions.md): a `scope: call` rule
  * decides on a call that has not run, so its effect is deny, consent or flag
  * and it reads only the call's variables; `call` exists in no other scope.
  */
@@ -276,7 +276,7 @@ function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: 
 }
 
 /**
- * The members of effects `label` and `mask` (contract section 16): `labels`
+ * The members of effects `label` and `mask` (docs/behaviour/labels-and-detectors.md): `labels`
  * names `sensitive` and/or `untrusted`, each `true` (a label is only ever
  * raised); `mask` names `secrets`, `pii` or single kinds. Each member
  * belongs to its effect only.

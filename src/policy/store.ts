@@ -1,6 +1,6 @@
 /**
  * Holds the policy set in force and swaps it atomically on reload: a reload
- * that fails leaves the previous set serving (contract section 1).
+ * that fails leaves the previous set serving (docs/operations/deploying.md).
  */
 import type { Metrics } from '../metrics.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from './load.js';

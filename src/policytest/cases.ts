@@ -1,5 +1,5 @@
 /**
- * Policy test files (contract section 17): finding them, and reading each
+ * Policy test files (docs/policy-testing.md): finding them, and reading each
  * into cases with the 1-based line of its `- ` item. Everything is checked
  * before anything runs: a file that does not parse, an unknown key (a typo
  * such as `expects` would otherwise make a case pass without checking
@@ -33,8 +33,7 @@ export interface Expect {
 }
 
 /**
- * What the MCP proxy passes to the decision core beside the body (contract
- * section 15), which no HTTP body can state: for a judged server message
+ * What the MCP proxy passes to the decision core beside the body (docs/bindings/proxy.md), which no HTTP body can state: for a judged server message
  * (an `evaluate` step), the `call` policies read (`method`, `arguments`;
  * `call.name` is the body's `tool.name`, as the proxy sends both); for a
  * tool call (a `call` step), whether the server listed the tool.

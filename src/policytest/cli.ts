@@ -1,6 +1,5 @@
 /**
- * `trustgate test [PATH...]` and `trustgate eval <request.json>` (contract
- * section 17).
+ * `trustgate test [PATH...]` and `trustgate eval <request.json>` (docs/policy-testing.md).
  *
  * test: exit 0 when every case passes, 1 when one fails (or rule coverage
  * is below `--threshold`, or no case was found without `--allow-empty`),

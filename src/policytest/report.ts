@@ -1,5 +1,5 @@
 /**
- * The output formats of `trustgate test` (contract section 17): `pretty`
+ * The output formats of `trustgate test` (docs/policy-testing.md): `pretty`
  * for people, `json`, `junit` (JUnit XML, one `testcase` per case) and TAP
  * version 14 for tools.
  */

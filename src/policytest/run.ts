@@ -1,5 +1,5 @@
 /**
- * Running policy test cases (contract section 17) with the decision core
+ * Running policy test cases (docs/policy-testing.md) with the decision core
  * the service uses: each case gets a fresh in-memory session and pin store
  * (holding at most the case's `maxPins`), so cases never see each other,
  * and `steps` run in order in one session.

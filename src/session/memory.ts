@@ -5,7 +5,7 @@
  * the stdio bindings); worker processes share a SQLite database instead
  * (sqlite.ts).
  *
- * Never forget silently (contract section 15):
+ * Never forget silently (docs/bindings/proxy.md):
  * - a session lives `ttlMs` after its last use; then its labels are dropped
  *   but its id is kept for one more `ttlMs` (the forgotten window): a use
  *   of the id in that window reads the session as forgotten (untrusted and

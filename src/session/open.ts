@@ -1,6 +1,6 @@
 /**
  * The session store a process uses, chosen from TRUSTGATE_SESSION_STORE
- * (contract section 12):
+ * (docs/behaviour/sessions.md):
  *
  * - `memory`, one process (TRUSTGATE_WORKERS=1, and the stdio bindings):
  *   the process holds a MemorySessionStore itself;

@@ -1,5 +1,5 @@
 /**
- * Tool pins (contract section 12): trust on first use against a tool
+ * Tool pins (docs/behaviour/sessions.md): trust on first use against a tool
  * definition that changes after it was approved. A definition's digest is
  * the sha256 of the JCS (RFC 8785) text of its `name`, `title`,
  * `description`, `inputSchema`, `outputSchema` and `annotations`, those

@@ -8,7 +8,7 @@
  * session at once never lose either update (no read-modify-write in the
  * client). Pins are set-if-absent inside a script too.
  *
- * Never forget silently (contract section 15): a session key outlives its
+ * Never forget silently (docs/bindings/proxy.md): a session key outlives its
  * TTL by one more TTL (its forgotten window), in which a use reads it as
  * forgotten; the marker key `trustgate:store` tells when Redis lost its data
  * (see PRELUDE). Redis's own eviction must not drop keys (`maxmemory-policy

@@ -20,7 +20,7 @@
  * statement itself does: every statement here takes microseconds, and the
  * only long writer, the primary's sweep, deletes in small chunks.
  *
- * TTL and bound (never forget silently, contract section 15): a session
+ * TTL and bound (never forget silently, docs/bindings/proxy.md): a session
  * expires `ttlMs` after its last use (a read or an update moves the expiry
  * only when it moved more than refreshMs() ago, so most reads write
  * nothing and most updates leave the index alone). An expired session's

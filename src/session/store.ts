@@ -1,5 +1,5 @@
 /**
- * The session store (contract section 12): what each session has been
+ * The session store (docs/behaviour/sessions.md): what each session has been
  * shown, and the tool pins. One interface; the backends are the in-process
  * memory store (memory.ts), the memory store that worker processes share
  * (a SQLite database in memory, sqlite.ts), and Redis (redis.ts). Every
@@ -10,7 +10,7 @@
  * Fail closed: a backend that cannot read or write rejects with
  * SessionStoreUnavailable; callers answer 503 TG_ERR_SESSION_STORE_UNAVAILABLE.
  *
- * Never forget silently (contract section 15): no backend evicts a live
+ * Never forget silently (docs/bindings/proxy.md): no backend evicts a live
  * session to make room; one at TRUSTGATE_MAX_SESSIONS refuses a NEW session
  * with SessionStoreFull (503 TG_ERR_SESSION_STORE_FULL). A session whose
  * labels the store lost (its TTL ran out; for Redis also a restart without
@@ -100,7 +100,7 @@ export class SessionStoreFull extends SessionStoreUnavailable {
 }
 
 /**
- * Rank of a data class, most restrictive highest (contract section 12):
+ * Rank of a data class, most restrictive highest (docs/behaviour/sessions.md):
  * public < internal < personal < confidential < restricted <
  * highly_confidential; any other class ranks with highly_confidential.
  */

@@ -1,5 +1,5 @@
 /**
- * The Docker MCP Gateway interceptor contract (contract section 10): what
+ * The Docker MCP Gateway interceptor contract (docs/bindings/docker-gateway.md): what
  * to send back for a decision. The gateway parses any non-empty body as the
  * replacement CallToolResult and passes the original through on an empty
  * one, so there are exactly three answers: nothing, the transformed result,

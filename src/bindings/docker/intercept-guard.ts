@@ -1,6 +1,6 @@
 /**
  * `trustgate intercept [--policies DIR]`: the Docker MCP Gateway interceptor
- * contract (contract section 10) on standard input/output, for the
+ * contract (docs/bindings/docker-gateway.md) on standard input/output, for the
  * gateway's `after:exec:` mode. The gateway reads an EMPTY answer as "pass
  * the original through", so this command must never end without an answer
  * unless a decision said the original may pass.

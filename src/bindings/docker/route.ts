@@ -1,5 +1,5 @@
 /**
- * POST /v1/interceptors/docker-mcp-gateway (contract section 10). The
+ * POST /v1/interceptors/docker-mcp-gateway (docs/bindings/docker-gateway.md). The
  * gateway ignores the status and reads any non-empty body as the tool
  * result, so this route never answers problem+json: every error is a 200
  * with an `isError` result (fail closed), nothing applied is a 200 with an

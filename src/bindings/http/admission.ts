@@ -1,6 +1,5 @@
 /**
- * Admission by bytes in flight (TRUSTGATE_MAX_INFLIGHT_BYTES; contract
- * section 8, memory linear in input): a per-process budget for the bytes of
+ * Admission by bytes in flight (TRUSTGATE_MAX_INFLIGHT_BYTES; docs/behaviour/limits.md, memory linear in input): a per-process budget for the bytes of
  * requests being decided and of answers not yet handed to the kernel.
  *
  * What a decision costs in memory is a multiple of its request (the text,

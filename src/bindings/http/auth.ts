@@ -1,5 +1,5 @@
 /**
- * Bearer-token check for /v1/* (contract section 1). Both sides are hashed
+ * Bearer-token check for /v1/* (docs/operations/deploying.md). Both sides are hashed
  * to a fixed length first so timingSafeEqual compares in constant time
  * whatever the length of what was sent.
  */

@@ -1,5 +1,5 @@
 /**
- * Browsers cannot drive the sidecar (contract section 8). With no token
+ * Browsers cannot drive the sidecar (docs/behaviour/limits.md). With no token
  * (the default) a web page the user opens could otherwise POST to a local
  * Trustgate: a form or a `fetch(..., { mode: 'no-cors' })` needs no CORS
  * permission to *send*, and `text/plain`, form and multipart bodies need no

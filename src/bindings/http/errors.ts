@@ -1,6 +1,6 @@
 /**
  * Every error leaves as application/problem+json with a registry code
- * (contract section 8). Fastify's own errors are mapped onto the registry;
+ * (docs/behaviour/limits.md). Fastify's own errors are mapped onto the registry;
  * anything unexpected is a 500 that is logged without request content.
  */
 import type { Socket } from 'node:net';
@@ -59,7 +59,7 @@ export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (err instanceof TrustgateError) {
     return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
   }
-  // A store at capacity refuses a new session rather than evicting a live one (contract section 15).
+  // A store at capacity refuses a new session rather than evicting a live one (docs/bindings/proxy.md).
   if (err instanceof SessionStoreFull) {
     return { code: 'TG_ERR_SESSION_STORE_FULL', detail: err.message, headers: { 'retry-after': '1' } };
   }
@@ -148,7 +148,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
  * Fastify's `frameworkErrors`: a request target the router cannot decode
  * (`/%zz`) gets a problem+json (an `isError` result under the interceptor
  * path) instead of Fastify's own JSON, which repeats the whole target, query
- * and token included (contract section 8). Written on the raw response: the
+ * and token included (docs/behaviour/limits.md). Written on the raw response: the
  * request matched no route, so nothing route-specific may run.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {

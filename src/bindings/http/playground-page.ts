@@ -1,5 +1,5 @@
 /**
- * The playground page (contract section 17): plain HTML and one script, no
+ * The playground page (docs/policy-testing.md): plain HTML and one script, no
  * build step and nothing loaded from elsewhere (the page's CSP allows only
  * its own origin). Editors are textareas, so Playwright's fill() and any
  * browser's own editing work. Everything shown is written as text

@@ -10,7 +10,7 @@ import { SESSION_ID_PATTERN } from '../../session/store.js';
 
 const triState = { type: ['boolean', 'null'] } as const;
 
-/** `trace` in /v1/evaluate and /v1/evaluate-call answers (contract section 17). */
+/** `trace` in /v1/evaluate and /v1/evaluate-call answers (docs/policy-testing.md). */
 export const traceList = {
   type: 'array',
   description:
@@ -147,7 +147,7 @@ export const sharedSchemas = [
     $id: 'Session',
     type: 'object',
     description:
-      'What a session has been shown (contract section 12). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
+      'What a session has been shown (docs/behaviour/sessions.md). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
     required: ['id', 'forgotten', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
     properties: {
       id: { type: 'string' },
@@ -228,7 +228,7 @@ export const validateReply = {
   },
 } as const;
 
-/** What each problem status means (contract section 8); the `code` tells the cases apart. */
+/** What each problem status means (docs/behaviour/limits.md); the `code` tells the cases apart. */
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
@@ -256,5 +256,5 @@ export { triState };
 /** OpenAPI security requirement of /v1/* (enforced only when TRUSTGATE_TOKEN is set). */
 export const v1Security = [{ bearer: [] }];
 
-/** The interceptor also takes the token as the `token` query parameter (contract section 10). */
+/** The interceptor also takes the token as the `token` query parameter (docs/bindings/docker-gateway.md). */
 export const interceptorSecurity: Array<Record<string, string[]>> = [{ bearer: [] }, { queryToken: [] }];

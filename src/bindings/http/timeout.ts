@@ -4,7 +4,7 @@
  * connection is closed, so a slow client cannot hold a socket and a parser
  * open. Node's own requestTimeout stays as a backstop.
  *
- * The deadline holds on the write side too (contract section 8): an answer
+ * The deadline holds on the write side too (docs/behaviour/limits.md): an answer
  * the client has not taken by then (its last byte not handed to the
  * kernel: the client does not read) closes the connection, so a client
  * that never reads cannot hold the answer in this process for good. And

@@ -1,6 +1,6 @@
 /**
  * The interceptor server on Streamable HTTP at /mcp on the service port
- * (contract section 14), with the SDK's StreamableHTTPServerTransport.
+ * (docs/architecture.md#bindings-side-by-side), with the SDK's StreamableHTTPServerTransport.
  *
  * Stateless: every POST is answered on its own by a fresh server and
  * transport (no `Mcp-Session-Id`), with a JSON response (no SSE stream).

@@ -1,5 +1,5 @@
 /**
- * Trustgate's three interceptors (contract section 14), each a mapping
+ * Trustgate's three interceptors (docs/architecture.md#bindings-side-by-side), each a mapping
  * between `interceptor/invoke` and the decision core:
  *
  * - `trustgate-call`, validator on the `tools/call` request: section 12

@@ -1,5 +1,5 @@
 /**
- * Gateway mode (contract section 15): `trustgate proxy --config <file>`
+ * Gateway mode (docs/bindings/proxy.md): `trustgate proxy --config <file>`
  * serves every server of an `mcpServers` file to the host as one MCP
  * server, on stdio or (with `--listen host:port`) Streamable HTTP at `/mcp`.
  *

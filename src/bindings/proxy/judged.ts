@@ -1,6 +1,6 @@
 /**
  * What the proxy judges of a message that carries server text toward the
- * host (contract section 15), as one shape the core already judges: a
+ * host (docs/bindings/proxy.md), as one shape the core already judges: a
  * CallToolResult whose blocks are the message's text.
  *
  * A message is taken apart into slots: content blocks where MCP has them

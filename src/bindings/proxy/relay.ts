@@ -1,5 +1,5 @@
 /**
- * The MCP proxy's relay (contract sections 14 and 15): between two SDK
+ * The MCP proxy's relay (docs/architecture.md#bindings-side-by-side and docs/bindings/proxy.md): between two SDK
  * transports, the host's (Trustgate is its MCP server) and the real
  * server's (Trustgate is its client). Framing and transports are the
  * SDK's; the relay sees whole JSON-RPC messages.

@@ -11,7 +11,7 @@ interface DigestRequest {
   algorithm?: DigestAlgorithm;
 }
 
-/** POST /v1/digest: mint the digest of a record (contract section 7). */
+/** POST /v1/digest: mint the digest of a record (docs/bindings/http.md). */
 export function digestRoutes(app: FastifyInstance): void {
   app.post<{ Body: DigestRequest }>(
     '/v1/digest',

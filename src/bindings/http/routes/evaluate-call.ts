@@ -1,5 +1,5 @@
 /**
- * POST /v1/evaluate-call (contract section 12): judge a tool call before it
+ * POST /v1/evaluate-call (docs/behaviour/sessions.md): judge a tool call before it
  * runs, by the `scope: call` rules, the tool's hints, its pin and what the
  * session has been shown.
  */

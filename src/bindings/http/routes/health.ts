@@ -10,7 +10,7 @@ const healthReply = {
   properties: { status: { type: 'string' }, policyRevision: { type: 'string' } },
 } as const;
 
-/** Liveness and readiness (contract section 7). Open even when a token is set (`security: []`). */
+/** Liveness and readiness (docs/bindings/http.md). Open even when a token is set (`security: []`). */
 const admissionReport = {
   type: 'object',
   description:

@@ -1,5 +1,5 @@
 /**
- * The playground (contract section 17), served only with
+ * The playground (docs/policy-testing.md), served only with
  * TRUSTGATE_PLAYGROUND=1 and under the bearer token when one is set:
  * `GET /playground` is one page (no build step, no CDN) and
  * `POST /v1/playground/evaluate` decides one request with the policies it

@@ -61,7 +61,7 @@ export function describePolicies(set: PolicySet, override: 'audit' | 'warn' | un
   };
 }
 
-/** GET /v1/policies and POST /v1/policies/reload (contract sections 1 and 6). */
+/** GET /v1/policies and POST /v1/policies/reload (docs/operations/deploying.md and policies/README.md). */
 export function policyRoutes(app: FastifyInstance): void {
   const { store, config } = app.trustgate;
   app.get(

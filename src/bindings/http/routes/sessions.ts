@@ -1,5 +1,5 @@
 /**
- * Sessions and tool pins for operators (contract section 12):
+ * Sessions and tool pins for operators (docs/behaviour/sessions.md):
  * `GET`/`DELETE /v1/sessions/{id}` show and end a session; `GET /v1/pins`
  * shows what is pinned for a (server, tool) pair and `PUT /v1/pins`
  * accepts a definition, replacing the pin (after a `changed`, once the

@@ -9,7 +9,7 @@ interface ValidateRequest {
   protocolVersion?: string;
 }
 
-/** POST /v1/validate: MCP shape and trust-claim checks without policies (contract section 5). */
+/** POST /v1/validate: MCP shape and trust-claim checks without policies (docs/behaviour/validation.md). */
 export function validateRoutes(app: FastifyInstance): void {
   const { config } = app.trustgate;
   app.post<{ Body: ValidateRequest }>(
@@ -31,7 +31,7 @@ export function validateRoutes(app: FastifyInstance): void {
       checkResultDepth(result);
       const revision = resolveRevision(result, request.body.protocolVersion);
       const found = resultFindings(result, revision, readTrust(result, config.dialects).findings, config.maxValidationFindings);
-      // The answer's size follows the request's (contract section 8): see src/decision/bound.ts.
+      // The answer's size follows the request's (docs/behaviour/limits.md): see src/decision/bound.ts.
       const cut = request.jsonScan ? boundValidation(found.validation, answerBudget(request.jsonScan.textLength)) : { items: found.validation, omitted: 0 };
       const validation = cut.items;
       const omitted = found.omitted + cut.omitted;
