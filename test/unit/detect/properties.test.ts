@@ -18,6 +18,7 @@ import { decide, type EvaluateRequest } from '../../../src/decision/pipeline.js'
 import { decodeTextBlob } from '../../../src/decision/forward.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
+import { scanSecretsFully } from '../../../src/detect/secrets.js';
 import { TRUST_KEY } from '../../../src/model.js';
 
 const enc = new TextEncoder();
@@ -100,6 +101,30 @@ const labelRule = fc.record({
   when: fc.constantFrom(...CONDITIONS),
   labels: fc.subarray([...FLAGS], { minLength: 1 }),
   mode: fc.constantFrom('enforce', 'audit'),
+});
+
+describe('the search for an anchor before the secret scan changes no answer', () => {
+  it('scanSecrets finds what the whole scan finds, on texts near every format', () => {
+    // Every format whole, cut at any point, with one character changed, or beside its own pieces.
+    const piece = fc.oneof(
+      fc.constantFrom(...SECRETS),
+      fc.constantFrom(...SECRETS).chain((v) => fc.nat(v.length).map((n) => v.slice(0, n))),
+      fc.constantFrom(...SECRETS).chain((v) => fc.nat(v.length).map((n) => v.slice(n))),
+      fc.tuple(fc.constantFrom(...SECRETS), fc.nat(), fc.constantFrom('_', '-', ':', '/', 'A', 'k', '.', ' ', '\n')).map(([v, i, c]) => {
+        const at = i % v.length;
+        return v.slice(0, at) + c + v.slice(at + 1);
+      }),
+      fc.constantFrom('AKI', 'A3', 'AIz', 'gh', 'ghp', 'github_pat', 'npm', 'xox', 'xoxb', 'xapp', 'sk_live', 'rk_test', 'k_live_', 'ey', 'eyJ', '-----', '-----BEGIN', '://', ':/', '@', '.'),
+      fc.string({ maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const text = parts.join('');
+        expect(scanSecrets(text)).toEqual(scanSecretsFully(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });
 
 describe('labels never go down', () => {
