@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive, childrenOf, isRunning, startService, type Running } from '../helpers/process.js';
+import { alive, serviceStarter, type Running } from '../helpers/process.js';
 
 const BUDGET = 4 * 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -37,24 +37,7 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 
 /** The service with a V8 heap of `heapMb` (node --max-old-space-size), one process; killed after the file. */
 function smallHeapStarter(heapMb: number): (env: Record<string, string>) => Promise<Running> {
-  const started: Running[] = [];
-  afterAll(() => {
-    for (const s of started) {
-      for (const pid of [s.pid, ...childrenOf(s.pid)]) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
-  });
-  return async (env) => {
-    const s = await startService(env, ['node', `--max-old-space-size=${heapMb}`, 'dist/server.js']);
-    if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
-    started.push(s);
-    return s;
-  };
+  return serviceStarter(['node', `--max-old-space-size=${heapMb}`, 'dist/server.js']);
 }
 
 /** A raw HTTP/1.1 client that sends the head and part of a body, then what is left on demand. */

@@ -121,11 +121,11 @@ export function isRunning(s: Running | Started): s is Running {
 }
 
 /**
- * `start(env)` for a test file: starts the service (npm start), throws with
+ * `start(env)` for a test file: starts the service (npm start, or `command`), throws with
  * its output when it did not come up, and kills it and its workers after
  * the file's tests (afterAll), whatever they left running.
  */
-export function serviceStarter(): (env: Record<string, string>) => Promise<Running> {
+export function serviceStarter(command?: string[]): (env: Record<string, string>) => Promise<Running> {
   const started: Running[] = [];
   afterAll(() => {
     for (const s of started) {
@@ -139,7 +139,7 @@ export function serviceStarter(): (env: Record<string, string>) => Promise<Runni
     }
   });
   return async (env) => {
-    const s = await startService(env);
+    const s = await startService(env, command);
     if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
     started.push(s);
     return s;
