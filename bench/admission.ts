@@ -1,6 +1,6 @@
 /**
  * Peak RSS under concurrent big requests, against the budget of bytes in
- * flight (TRUSTGATE_MAX_INFLIGHT_BYTES; src/bindings/http/admission.ts).
+ * flight (TRUSTGATE_MAX_INFLIGHT_BYTES; src/http/admission.ts).
  *
  * One service process (TRUSTGATE_WORKERS=1, LOG_LEVEL=warn, no event-loop
  * shedding so that only the budget holds requests back, the default

@@ -34,7 +34,7 @@ const { decisionLineWriter, loggerOptions, TurnBatchedDestination } = await ours
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
 const { runDecision } = await ours<typeof import('../src/decision/run.js')>('decision/run.js');
 const { decisionLogEntry } = await ours<typeof import('../src/decision/log.js')>('decision/log.js');
-const { PolicyStore } = await ours<typeof import('../src/policy/store.js')>('policy/store.js');
+const { PolicyStore } = await ours<typeof import('../src/policy/reload.js')>('policy/reload.js');
 
 const ROUNDS = envNumber('BENCH_ROUNDS', QUICK ? 3 : 9);
 const REQUESTS = envNumber('BENCH_REQUESTS', QUICK ? 5_000 : 20_000);

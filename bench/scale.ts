@@ -30,12 +30,12 @@ import type { PolicySet } from '../src/policy/load.js';
 import { requestWithBlocks } from './fixtures.js';
 import { CODE, QUICK, ROOT, envNumber, fmt, machine, median, ours, table } from './lib.js';
 
-const { buildApp } = await ours<typeof import('../src/app.js')>('app.js');
+const { buildApp } = await ours<typeof import('../src/http/app.js')>('http/app.js');
 const { loadConfig } = await ours<typeof import('../src/config.js')>('config.js');
 const { decide } = await ours<typeof import('../src/decision/pipeline.js')>('decision/pipeline.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
 const { loadPolicyDir } = await ours<typeof import('../src/policy/load.js')>('policy/load.js');
-const { PolicyStore } = await ours<typeof import('../src/policy/store.js')>('policy/store.js');
+const { PolicyStore } = await ours<typeof import('../src/policy/reload.js')>('policy/reload.js');
 
 const SIZES = [1, 10, 100, 1000] as const;
 const ROUNDS = envNumber('BENCH_ROUNDS', QUICK ? 3 : 7);

@@ -53,7 +53,7 @@ export interface Config {
    * Bytes of requests being decided and of answers not yet sent that one
    * process admits (TRUSTGATE_MAX_INFLIGHT_BYTES, default
    * {@link DEFAULT_MAX_INFLIGHT_BYTES}); past it a request waits briefly, then
-   * gets 503 TG_ERR_OVERLOADED. See src/bindings/http/admission.ts.
+   * gets 503 TG_ERR_OVERLOADED. See src/http/admission.ts.
    */
   readonly maxInflightBytes: number;
   /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */

@@ -24,7 +24,7 @@ export interface Metrics {
   admissionsRefused: Counter;
   /** Bytes of requests being decided and answers not yet sent, as {@link Metrics.inflight} reads them when scraped. */
   inflightBytes: Gauge;
-  /** What the inflight-bytes gauge reads when scraped; set by the admission hooks (src/bindings/http/admission.ts). */
+  /** What the inflight-bytes gauge reads when scraped; set by the admission hooks (src/http/admission.ts). */
   inflight?: () => number;
   /** New sessions refused because the store held TRUSTGATE_MAX_SESSIONS (503 TG_ERR_SESSION_STORE_FULL). */
   sessionsRefused: Counter;

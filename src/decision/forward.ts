@@ -37,7 +37,7 @@
 import { setOwn } from '../json/copy.js';
 import type { CasefoldNode } from '../mcp/casefold.js';
 import type { JsonType } from '../mcp/schema-table.js';
-import { hasType } from '../mcp/validate.js';
+import { hasType } from '../mcp/shape.js';
 import { MCP_TABLES } from '../mcp/tables.generated.js';
 import { atLeast, hasOwn, isObject, own, pointer, TRUST_KEY, type Revision, type Tri } from '../model.js';
 import { fence, masksNothing, planIsEmpty, type BlockAction, type EffectPlan, type MaskSpec, type PlannedEffect } from '../policy/effects.js';

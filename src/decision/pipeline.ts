@@ -23,7 +23,7 @@ import type { Rule } from '../policy/load.js';
 import { forward, type MaskedEntry } from './forward.js';
 import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
-import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './validate.js';
+import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './request-checks.js';
 
 export interface EvaluateRequest {
   result: Record<string, unknown>;

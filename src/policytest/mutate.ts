@@ -12,7 +12,7 @@ import YAML, { isMap, isSeq } from 'yaml';
 import { CALL_EFFECTS, EFFECTS } from '../model.js';
 import { compilePolicyFiles, PolicyLoadError, TEST_FILE, type PolicyFile, type PolicySet } from '../policy/load.js';
 import { findTestFiles, readTestFile, TestLoadError, type TestCase } from './cases.js';
-import { runCases } from './run.js';
+import { runCases } from './runner.js';
 
 export interface Mutant {
   file: string;

@@ -3,7 +3,7 @@
  * for people, `json`, `junit` (JUnit XML, one `testcase` per case) and TAP
  * version 14 for tools.
  */
-import type { Failure, RunReport } from './run.js';
+import type { Failure, RunReport } from './runner.js';
 
 export const FORMATS = ['pretty', 'json', 'junit', 'tap'] as const;
 export type Format = (typeof FORMATS)[number];

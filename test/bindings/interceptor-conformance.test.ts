@@ -14,8 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { InterceptorRegistry, readMode, type RegisteredInterceptor } from '../../src/bindings/interceptor/registry.js';
-import { createInterceptorServer } from '../../src/bindings/interceptor/server.js';
+import { InterceptorRegistry, readMode, type RegisteredInterceptor } from '../../src/bindings/interceptors/registry.js';
+import { createInterceptorServer } from '../../src/bindings/interceptors/mcp-server.js';
 
 const DIR = fileURLToPath(new URL('../vectors/interceptors/', import.meta.url));
 const manifest = JSON.parse(readFileSync(DIR + 'manifest.json', 'utf8')) as { fixtures: Array<{ id: string; kind: string; file: string }> };

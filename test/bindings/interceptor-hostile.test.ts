@@ -9,12 +9,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InterceptorRegistry } from '../../src/bindings/interceptor/registry.js';
-import { createInterceptorServer } from '../../src/bindings/interceptor/server.js';
-import { trustgateInterceptors } from '../../src/bindings/interceptor/trustgate.js';
+import { InterceptorRegistry } from '../../src/bindings/interceptors/registry.js';
+import { createInterceptorServer } from '../../src/bindings/interceptors/mcp-server.js';
+import { trustgateInterceptors } from '../../src/bindings/interceptors/trustgate.js';
 import { loadConfig } from '../../src/config.js';
 import { createDecisionCore } from '../../src/decision/core.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
 import { MCP_POLICIES } from '../helpers/mcp.js';
 

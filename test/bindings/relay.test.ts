@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { McpProxy } from '../../src/bindings/proxy/relay.js';
 import { loadConfig } from '../../src/config.js';
 import { createDecisionCore } from '../../src/decision/core.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
 import { MCP_POLICIES } from '../helpers/mcp.js';
 

@@ -3,10 +3,10 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../../src/http/app.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 
 export const SHIPPED_POLICIES = fileURLToPath(new URL('../../policies', import.meta.url));
 export const FIXTURE_POLICIES = fileURLToPath(new URL('../fixtures/policies', import.meta.url));

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearerToken, tokenMatcher } from '../../src/bindings/http/auth.js';
+import { bearerToken, tokenMatcher } from '../../src/http/auth.js';
 import { answerOf, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 import { isRunning, startService, type Running } from '../helpers/process.js';
 import { deep, errorRegistry, INTERCEPTOR, K, pollutionCheck, prototypeSnapshot } from './gen.js';
@@ -359,7 +359,7 @@ describe('the bearer token', () => {
   ];
 
   it('is hashed on both sides and compared with timingSafeEqual (source)', () => {
-    const src = readFileSync(fileURLToPath(new URL('../../src/bindings/http/auth.ts', import.meta.url)), 'utf8');
+    const src = readFileSync(fileURLToPath(new URL('../../src/http/auth.ts', import.meta.url)), 'utf8');
     expect(src).toMatch(/import\s*\{[^}]*\b(createHash|hash)\b[^}]*\btimingSafeEqual\b[^}]*\}\s*from\s*'node:crypto'/);
     expect(src).toMatch(/\bhash\('sha256', |createHash\('sha256'\)/);
     expect(src).toMatch(/timingSafeEqual\(/);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../src/decision/core.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
 
 const SHIPPED = fileURLToPath(new URL('../../policies', import.meta.url));

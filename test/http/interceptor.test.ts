@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BODY_LIMIT } from '../../src/config.js';
-import { validateMcp } from '../../src/mcp/validate.js';
+import { validateMcp } from '../../src/mcp/shape.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { shippedWithoutOpenWorldLabel } from '../helpers/closed-world.js';

@@ -8,10 +8,10 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../../src/http/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createMetrics } from '../../src/metrics.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 import { RedisSessionStore } from '../../src/session/redis.js';
 import { SHIPPED_POLICIES } from '../helpers/app.js';
 import { freePort } from '../helpers/process.js';

@@ -6,9 +6,9 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../../src/http/app.js';
 import { loadConfig } from '../../src/config.js';
-import { PolicyStore } from '../../src/policy/store.js';
+import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
 import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 

@@ -1,5 +1,5 @@
 /**
- * The budget of bytes in flight (src/bindings/http/admission.ts): its
+ * The budget of bytes in flight (src/http/admission.ts): its
  * bookkeeping on generated sequences, and a chunked body refused through the
  * real app on a real socket.
  */
@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InflightBudget } from '../../src/bindings/http/admission.js';
+import { InflightBudget } from '../../src/http/admission.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 
 describe('InflightBudget', () => {

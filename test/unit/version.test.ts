@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { API_VERSION } from '../../src/app.js';
-import { BINDING_VERSION } from '../../src/bindings/interceptor/server.js';
+import { API_VERSION } from '../../src/http/app.js';
+import { BINDING_VERSION } from '../../src/bindings/interceptors/mcp-server.js';
 import { VERSION } from '../../src/version.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -32,7 +32,7 @@ import {
   ToolListChangedNotificationSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { BindingProcess } from '../process.js';
+import type { BindingProcess } from '../../main/start.js';
 import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';

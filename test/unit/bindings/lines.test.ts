@@ -1,12 +1,12 @@
 /**
- * The stdio interceptor's line filter (src/bindings/interceptor/lines.ts):
+ * The stdio interceptor's line filter (src/bindings/interceptors/lines.ts):
  * whatever the chunking, every line within the limit passes whole and in
  * order, every line over it is dropped and reported once, and the filter
  * never holds more than the limit of one line.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineLimit } from '../../../src/bindings/interceptor/lines.js';
+import { LineLimit } from '../../../src/bindings/interceptors/lines.js';
 
 async function run(limit: number, chunks: Buffer[]): Promise<{ lines: string[]; oversize: number }> {
   let oversize = 0;

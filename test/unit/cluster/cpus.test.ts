@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quotaCpus, usableCpus, workerCount } from '../../../src/cluster/cpus.js';
+import { quotaCpus, usableCpus, workerCount } from '../../../src/main/cluster/cpus.js';
 import { MAX_AUTO_WORKERS } from '../../../src/config.js';
 import { availableParallelism } from 'node:os';
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore } from '../../../src/decision/core.js';
 import { createMetrics } from '../../../src/metrics.js';
-import { PolicyStore } from '../../../src/policy/store.js';
+import { PolicyStore } from '../../../src/policy/reload.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
 
 const SHIPPED = fileURLToPath(new URL('../../../policies', import.meta.url));

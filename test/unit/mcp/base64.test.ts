@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBase64 } from '../../../src/mcp/base64.js';
 import { REVISIONS, atLeast } from '../../../src/model.js';
-import { validateMcp } from '../../../src/mcp/validate.js';
+import { validateMcp } from '../../../src/mcp/shape.js';
 import { expectFindings, validateBlock } from './helpers.js';
 
 /** The RFC 4648 grammar written as a regular expression: a reference for the property test only. */

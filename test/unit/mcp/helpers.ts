@@ -3,7 +3,7 @@
  */
 import { expect } from 'vitest';
 import { atLeast, type Revision, type Severity, type ValidationFinding } from '../../../src/model.js';
-import { validateMcp } from '../../../src/mcp/validate.js';
+import { validateMcp } from '../../../src/mcp/shape.js';
 
 /** A CallToolResult with these blocks that is otherwise valid at `rev` (adds `resultType` where required). */
 export function resultWith(rev: Revision, content: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { hasOwn, isObject, isRevision, pointer, type Revision, type ValidationFinding } from '../../../src/model.js';
-import { validateMcp } from '../../../src/mcp/validate.js';
+import { validateMcp } from '../../../src/mcp/shape.js';
 import { afterAll, beforeAll } from 'vitest';
 import { resultWith } from './helpers.js';
 import { post, testApp, type TestApp } from '../../helpers/app.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { REVISIONS } from '../../../src/model.js';
-import { validateMcp } from '../../../src/mcp/validate.js';
+import { validateMcp } from '../../../src/mcp/shape.js';
 
 const revision = fc.constantFrom(...REVISIONS);
 

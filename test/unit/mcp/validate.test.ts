@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REVISIONS, TRUST_KEY, type Revision } from '../../../src/model.js';
-import { defaultRevision, validateMcp } from '../../../src/mcp/validate.js';
+import { defaultRevision, validateMcp } from '../../../src/mcp/shape.js';
 import { errors, expectFinding, expectFindings, resultWith, text, validateBlock } from './helpers.js';
 
 const image = { type: 'image', data: 'aW1hZ2U=', mimeType: 'image/png' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PolicyStore } from '../../../src/policy/store.js';
+import { PolicyStore } from '../../../src/policy/reload.js';
 import type { PolicySet } from '../../../src/policy/load.js';
 
 const set = (revision: string): PolicySet => ({ policies: [], revision, files: [] });

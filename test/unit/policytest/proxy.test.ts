@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTestFile, TestLoadError } from '../../../src/policytest/cases.js';
-import { runCases } from '../../../src/policytest/run.js';
+import { runCases } from '../../../src/policytest/runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tg-proxy-cases-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

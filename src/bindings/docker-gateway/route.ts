@@ -1,0 +1,89 @@
+/**
+ * POST /v1/interceptors/docker-mcp-gateway (docs/bindings/docker-gateway.md). The
+ * gateway ignores the status and reads any non-empty body as the tool
+ * result, so this route never answers problem+json: every error is a 200
+ * with an `isError` result (fail closed), nothing applied is a 200 with an
+ * empty body. It accepts the token as the `token` query parameter too,
+ * since the gateway sends no custom headers; request logs drop the query.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { interceptAnswer, type InterceptAnswer } from './answer.js';
+import { decisionLogger, plainJson } from '../api/evaluate-result.js';
+import { isObject } from '../../model.js';
+import { bearerToken, tokenMatcher } from '../../http/auth.js';
+import { jsonBodyParser } from '../../http/body.js';
+import { answerError } from '../../http/error-handler.js';
+import { mediaType } from '../../http/browser.js';
+import { TrustgateError } from '../../errors.js';
+import { interceptorSecurity } from '../../http/schemas.js';
+
+import { INTERCEPTOR_PATH } from '../../http/paths.js';
+
+export { INTERCEPTOR_PATH };
+
+function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
+  reply.code(200);
+  if (answer.kind === 'pass') return reply.send();
+  return reply.type('application/json').send(answer.result);
+}
+
+export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
+  const { config, core } = app.trustgate;
+  // Whatever the gateway sends is read as text and judged here, so a wrong
+  // content type is answered like any other error on this route (answerError
+  // in the shared error handler turns every error here into an isError result).
+  // JSON, or no content type at all (the gateway sends none); text/plain, form and multipart
+  // bodies are refused on every route (src/http/browser.ts), any other type here.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const type = mediaType(request.headers['content-type']);
+    if (type !== undefined && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+      done(new TrustgateError('TG_ERR_MEDIA_TYPE', 'send the result as application/json, or with no content type'), undefined);
+      return;
+    }
+    jsonBodyParser(request, body, done);
+  });
+  if (config.token !== undefined) {
+    const matches = tokenMatcher(config.token);
+    app.addHook('onRequest', async (request, reply) => {
+      const query = request.query as Record<string, unknown> | undefined;
+      const fromQuery = typeof query?.token === 'string' ? query.token : undefined;
+      if (!matches(bearerToken(request.headers.authorization) ?? fromQuery)) {
+        return answerError(request, reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'the interceptor URL lacks the right token' });
+      }
+    });
+  }
+  app.post(
+    INTERCEPTOR_PATH,
+    {
+      schema: {
+        operationId: 'dockerMcpGatewayInterceptor',
+        security: interceptorSecurity,
+        tags: ['decisions'],
+        summary: 'Docker MCP Gateway HTTP interceptor (after:http)',
+        description:
+          'Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter. The same contract on standard input/output is the command `trustgate intercept [--policies DIR]` (after:exec): a guard process runs the decision in a child process (heap TRUSTGATE_INTERCEPT_HEAP_MB) and itself answers the `isError` result when the child crashes, runs out of memory, is killed, or does not finish within TRUSTGATE_REQUEST_TIMEOUT_MS, and on SIGTERM/SIGINT/SIGHUP; its policies are `--policies DIR`, else TRUSTGATE_POLICY_DIR (both relative to the working directory), else the set shipped with the package.',
+        querystring: { type: 'object', properties: { token: { type: 'string', description: 'TRUSTGATE_TOKEN, for gateways that cannot send headers' } } },
+        body: { $ref: 'CallToolResult#' },
+        response: {
+          200: {
+            description: 'Empty when nothing was applied; otherwise the replacement CallToolResult',
+            content: { 'application/json': { schema: { $ref: 'CallToolResult#' } } },
+          },
+        },
+      },
+      // The body is judged in the handler so that a non-object answers like any other error here.
+      validatorCompiler: () => () => true,
+      serializerCompiler: plainJson,
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (!isObject(body)) {
+        return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
+      }
+      // The gateway sends no session: a decision here reads and raises none.
+      const decision = await core.evaluateResult({ request: { result: body }, scan: request.jsonScan, log: decisionLogger(request) });
+      return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.count ?? 0) > 0));
+    },
+  );
+}

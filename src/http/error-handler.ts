@@ -1,0 +1,171 @@
+/**
+ * Every error leaves as application/problem+json with a registry code
+ * (docs/behaviour/limits.md). Fastify's own errors are mapped onto the registry;
+ * anything unexpected is a 500 that is logged without request content.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
+import { interceptError } from '../bindings/docker-gateway/answer.js';
+import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
+import { routeOf } from './auth.js';
+import { INTERCEPTOR_PATH } from './paths.js';
+
+interface AjvLikeError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turn ajv errors into RFC 6901 pointers into the request body. */
+function schemaErrors(list: readonly AjvLikeError[]): ProblemItem[] {
+  return list.slice(0, 20).map((e) => {
+    let pointer = e.instancePath ?? '';
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties' && typeof e.params?.additionalProperty === 'string') {
+      const name = e.params.additionalProperty;
+      pointer += '/' + name.replace(/~/g, '~0').replace(/\//g, '~1');
+      message = 'is not a member of this request (check the spelling)';
+    } else if (e.keyword === 'required' && typeof e.params?.missingProperty === 'string') {
+      pointer += '/' + e.params.missingProperty.replace(/~/g, '~0').replace(/\//g, '~1');
+      message = 'is required';
+    } else if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) {
+      message = `must be one of ${(e.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    }
+    return { pointer, message };
+  });
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'TG_ERR_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'TG_ERR_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'TG_ERR_MEDIA_TYPE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'TG_ERR_BODY_MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_TYPE: 'TG_ERR_MEDIA_TYPE',
+};
+
+export interface Mapped {
+  code: ErrorCode;
+  detail: string;
+  errors?: ProblemItem[];
+  headers?: Record<string, string>;
+}
+
+/** Map any thrown error onto the registry. */
+export function mapError(err: unknown, bodyLimit: number): Mapped {
+  if (err instanceof TrustgateError) {
+    return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
+  }
+  // A store at capacity refuses a new session rather than evicting a live one (docs/bindings/proxy.md).
+  if (err instanceof SessionStoreFull) {
+    return { code: 'TG_ERR_SESSION_STORE_FULL', detail: err.message, headers: { 'retry-after': '1' } };
+  }
+  // Fail closed: never judged without the session; the store's own message (host, operation) stays in the log.
+  if (err instanceof SessionStoreUnavailable) {
+    return { code: 'TG_ERR_SESSION_STORE_UNAVAILABLE', detail: 'the session store cannot be read or written; retry later', headers: { 'retry-after': '1' } };
+  }
+  const fe = err as Partial<FastifyError> & { validation?: AjvLikeError[] };
+  if (Array.isArray(fe.validation)) {
+    return { code: 'TG_ERR_BODY_SCHEMA', detail: 'request body does not match the request schema', errors: schemaErrors(fe.validation) };
+  }
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped === 'TG_ERR_BODY_TOO_LARGE') return { code: mapped, detail: `request body is over the limit of ${bodyLimit} bytes` };
+  if (mapped === 'TG_ERR_MEDIA_TYPE') return { code: mapped, detail: 'send the request body as application/json' };
+  if (mapped) return { code: mapped, detail: 'request body is empty or not valid JSON' };
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status === 404) return { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' };
+  if (status === 408) return { code: 'TG_ERR_REQUEST_TIMEOUT', detail: 'the request took too long' };
+  if (status === 413) return { code: 'TG_ERR_BODY_TOO_LARGE', detail: `request body is over the limit of ${bodyLimit} bytes` };
+  if (status === 415) return { code: 'TG_ERR_MEDIA_TYPE', detail: 'send the request body as application/json' };
+  if (status === 503) return { code: 'TG_ERR_SERVER_OVERLOADED', detail: 'the service is overloaded; retry later', headers: { 'retry-after': '1' } };
+  if (status >= 400 && status < 500) return { code: 'TG_ERR_BODY_MALFORMED_JSON', detail: 'the request could not be read' };
+  return { code: 'TG_ERR_SERVER_INTERNAL', detail: 'internal error; the request was not processed' };
+}
+
+/**
+ * Answer an error the way its route must: problem+json everywhere except on
+ * the gateway interceptor, whose caller reads any body as the tool result,
+ * so there it is an `isError` result with status 200 (fail closed).
+ */
+export function answerError(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
+  if (routeOf(request) === INTERCEPTOR_PATH) {
+    return reply.code(200).type('application/json').send(interceptError(m.code, m.detail).result);
+  }
+  return sendProblem(reply, m);
+}
+
+export function sendProblem(reply: FastifyReply, m: Mapped): FastifyReply {
+  const body = problem(m.code, m.detail, m.errors);
+  if (m.headers) reply.headers(m.headers);
+  return reply.code(body.status).type('application/problem+json').send(body);
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const m = mapError(err, bodyLimit);
+    if (m.code === 'TG_ERR_SERVER_INTERNAL') {
+      // Name and stack only: an error message may quote request content.
+      const e = err as Error;
+      request.log.error({ reqId: request.id, errName: e?.name, errCode: (e as FastifyError)?.code, stack: e?.stack?.split('\n').slice(1, 6).join('\n') }, 'unhandled error');
+    }
+    return answerError(request, reply, m);
+  });
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' }));
+}
+
+/**
+ * Errors the HTTP parser raises before Fastify sees a request (timeouts,
+ * broken framing, oversized headers) get a problem+json too. Unlike the
+ * default handler, nothing of the error is logged: it can carry the raw
+ * bytes of the request.
+ */
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; reason: string; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'TG_ERR_REQUEST_TIMEOUT', reason: 'Request Timeout', detail: 'the request did not arrive in time' },
+  HPE_HEADER_OVERFLOW: { code: 'TG_ERR_HTTP_HEADERS_TOO_LARGE', reason: 'Request Header Fields Too Large', detail: 'the request headers are too large' },
+};
+const MALFORMED = { code: 'TG_ERR_HTTP_MALFORMED' as ErrorCode, reason: 'Bad Request', detail: 'the request is not valid HTTP/1.1' };
+
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = (err.code !== undefined ? CLIENT_ERRORS[err.code] : undefined) ?? MALFORMED;
+  const p = problem(e.code, e.detail);
+  const body = JSON.stringify(p);
+  // Only when nothing was written yet: a request already being answered
+  // (say, its body broke off mid-way) keeps the answer it got.
+  if (socket.writable && socket.bytesWritten === 0) {
+    socket.write(
+      `HTTP/1.1 ${p.status} ${e.reason}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * Fastify's `frameworkErrors`: a request target the router cannot decode
+ * (`/%zz`) gets a problem+json (an `isError` result under the interceptor
+ * path) instead of Fastify's own JSON, which repeats the whole target, query
+ * and token included (docs/behaviour/limits.md). Written on the raw response: the
+ * request matched no route, so nothing route-specific may run.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const m: Mapped =
+    error.code === 'FST_ERR_BAD_URL'
+      ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'the request target holds a malformed percent-escape' }
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'a path segment of the request target is too long' }
+        : { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request could not be routed' };
+  const path = (request.raw.url ?? '').split('?')[0]!;
+  const interceptor = path.startsWith(INTERCEPTOR_PATH);
+  const body = JSON.stringify(interceptor ? interceptError(m.code, m.detail).result : problem(m.code, m.detail));
+  const res = reply.raw;
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(interceptor ? 200 : 400, {
+    'content-type': interceptor ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}

@@ -1,0 +1,85 @@
+/**
+ * `trustgate proxy`: the host starts Trustgate as its stdio MCP server and
+ * Trustgate starts the real server as its child (`trustgate proxy [--]
+ * <command> [args...]`), or reaches it over Streamable HTTP (`--upstream
+ * <url>`), or serves several as one (`--config <mcpServers file>`,
+ * gateway.ts). Options and the config file are read in options.ts.
+ * Standard output is the MCP channel; logs go to standard error; a child
+ * server's standard error is passed through to it.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { startBinding } from './start.js';
+import { runGateway } from '../bindings/proxy/gateway.js';
+import { parseProxyArgs, UsageError, USAGE, type ProxyArgs } from '../bindings/proxy/options.js';
+import { IdlePoll } from '../bindings/proxy/poll.js';
+import { McpProxy } from '../bindings/proxy/relay.js';
+import { describeFailure, keepAliveMs, storeName, upstreamOf } from '../bindings/proxy/upstream.js';
+
+/** What the environment of a proxy says, from its flags and config keys (they win over the environment). */
+function envOverrides(a: ProxyArgs): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (a.store !== undefined) env.TRUSTGATE_SESSION_STORE = a.store;
+  if (a.pollUs !== undefined) env.TRUSTGATE_PROXY_POLL_US = a.pollUs;
+  return env;
+}
+
+function usage(problem: string): never {
+  process.stderr.write(`trustgate proxy: ${problem} (trustgate proxy --help)\n`);
+  process.exit(2);
+}
+
+export async function runProxy(argv: string[], shippedPolicies: string): Promise<void> {
+  let a: ProxyArgs;
+  try {
+    a = parseProxyArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) usage(err.message);
+    throw err;
+  }
+  if (a.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const b = await startBinding(a.policies, shippedPolicies, 'proxy', envOverrides(a));
+  const { config, log } = b;
+  const sessionMode = a.session !== undefined ? 'shared (--session)' : 'one per host connection';
+  log.info({ store: storeName(config.sessionStore), policies: config.policyDir, session: sessionMode, servers: a.servers.map((s) => s.name), userAudience: a.userAudience }, 'proxy starting');
+  const poll = new IdlePoll(config.proxyPollUs / 1000);
+  const drop = (reason: string) => b.metrics.proxyDropped.labels({ reason }).inc();
+  if (a.gateway) {
+    await runGateway({ args: a, binding: b, poll, onDrop: drop });
+    return;
+  }
+  const spec = a.servers[0]!;
+  const host = new StdioServerTransport();
+  const proxy = new McpProxy({
+    core: b.core,
+    host,
+    upstream: upstreamOf(spec, log),
+    log,
+    serverName: spec.name,
+    ...(a.session !== undefined ? { sessionId: a.session } : {}),
+    ...(a.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
+    pinTools: b.pinTools,
+    decisionLog: b.decisionLog,
+    keepAliveMs: keepAliveMs(config.sessionTtlSeconds),
+    onActivity: () => poll.touch(),
+    onDrop: drop,
+    describeFailure: (err) => describeFailure(err, spec),
+    onClose: () => {
+      poll.stop();
+      process.exit(0);
+    },
+  });
+  process.stdin.once('end', () => void proxy.close('host'));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void proxy.close(signal));
+  try {
+    await proxy.start();
+  } catch (err) {
+    const why = describeFailure(err, spec);
+    log.error({ server: spec.name, err: why }, 'could not start the server');
+    process.stderr.write(`trustgate proxy: could not start the server: ${why}\n`);
+    process.exit(1);
+  }
+  log.info({ session: proxy.sessionId }, 'proxy ready on stdio');
+}

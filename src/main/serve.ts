@@ -1,0 +1,169 @@
+/**
+ * The process: configuration, logger, first policy load (fail closed),
+ * listen, signals. SIGHUP reloads policies; SIGTERM/SIGINT stop accepting,
+ * finish in-flight requests and exit 0.
+ *
+ * With TRUSTGATE_WORKERS above 1 (by default, one per usable CPU up to 4)
+ * this process becomes the primary of that many worker processes, which
+ * serve HTTP (src/main/cluster/); with 1 it serves itself.
+ */
+import cluster from 'node:cluster';
+import pino from 'pino';
+import type { AppOptions } from '../http/app.js';
+import { workerCount } from './cluster/cpus.js';
+import { runPrimary } from './cluster/primary.js';
+import { WORKER_ENV } from './cluster/protocol.js';
+import { connectWorker } from './cluster/worker.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from '../logger.js';
+import { createMetrics } from '../metrics.js';
+import { PolicyStore } from '../policy/reload.js';
+import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from '../session/open.js';
+import type { SessionStore } from '../session/store.js';
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/**
+ * SIGHUP, taken from the start of main(): one that arrives while the
+ * process cannot reload yet (policies loading, the app building) is kept
+ * and acted on once it can, instead of ending the process (SIGHUP's
+ * default action).
+ */
+function hangups(): (reload: () => void) => void {
+  let early = false;
+  let handler: (() => void) | undefined;
+  process.on('SIGHUP', () => {
+    if (handler) handler();
+    else early = true;
+  });
+  return (reload) => {
+    handler = reload;
+    if (early) {
+      early = false;
+      reload();
+    }
+  };
+}
+
+/** Build the app, route the signals, listen. */
+async function serve(
+  config: Config,
+  log: pino.Logger,
+  exit: (code: number) => void,
+  onHangup: (reload: () => void) => void,
+  app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore; sessions: SessionStore },
+): Promise<void> {
+  let server: Awaited<ReturnType<typeof import('../http/app.js').buildApp>> | undefined;
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Stopped before it served: nothing is in flight.
+    const closed = (server ? server.close() : Promise.resolve()).then(() => app.sessions.close());
+    closed.then(
+      () => {
+        log.info('stopped');
+        exit(0);
+      },
+      (err: unknown) => {
+        log.error({ errName: (err as Error)?.name }, 'error while closing');
+        exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // A worker whose primary is gone exits by itself (Node's cluster module does that on 'disconnect').
+
+  // Loaded here, not at the top: a primary process never serves HTTP and stays small without Fastify and the routes.
+  const { buildApp } = await import('../http/app.js');
+  server = await buildApp({ config, logger: log, ...app });
+  if (closing) return;
+  const running = server;
+  onHangup(() => void running.reloadPolicies('SIGHUP'));
+
+  await server.listen({ port: config.port, host: config.host });
+}
+
+async function main(): Promise<void> {
+  const onHangup = hangups();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`trustgate: configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const isOurWorker = cluster.isWorker && process.env[WORKER_ENV] === '1';
+  // A process forked by another cluster manager (pm2 and the like) serves on its own.
+  const workers = cluster.isWorker ? 1 : workerCount(config.workers);
+  // Lines of one event-loop turn go out together; flushed before every exit below. With
+  // worker processes the primary alone writes stdout: workers send it their lines, so lines
+  // of different processes never interleave, however long (a pipe takes only 4096 bytes whole).
+  const toPrimary = isOurWorker && process.send !== undefined;
+  const destination = toPrimary
+    ? new WorkerLogDestination((text, sent) => process.send!({ kind: 'log', text }, undefined, undefined, () => sent()))
+    : new TurnBatchedDestination(1);
+  const log = pino(loggerOptions(config.logLevel), destination);
+  const exit = (code: number): never => {
+    try {
+      destination.flushSync();
+    } catch {
+      // nothing left to flush, or stdout is gone
+    }
+    process.exit(code);
+  };
+
+  if (isOurWorker) {
+    // A worker's last lines are on their way to the primary: exit once they left (or after 2 s).
+    const exitWorker = (code: number): void => {
+      destination.flushSync();
+      const until = Date.now() + 2000;
+      const wait = (): void => {
+        if (!(destination instanceof WorkerLogDestination) || destination.idle || Date.now() > until) process.exit(code);
+        else setTimeout(wait, 10);
+      };
+      wait();
+    };
+    const { ready, ...parts } = connectWorker(config, log, () => exitWorker(1));
+    await ready;
+    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: await openWorkerStore(config, parts.metrics, log) });
+  }
+
+  const store = new PolicyStore(config.policyDir);
+  try {
+    const set = await store.load();
+    log.info({ policyRevision: set.revision, policies: set.policies.map((p) => p.id), dir: config.policyDir }, 'policies loaded');
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.fatal({ dir: config.policyDir }, `policy load failed: ${message}`);
+    process.stderr.write(`trustgate: refusing to start: policy load failed: ${message}\n`);
+    exit(1);
+  }
+  const storeProblem = await sessionStoreProblem(config);
+  if (storeProblem !== undefined) {
+    log.fatal(`session store: ${storeProblem}`);
+    process.stderr.write(`trustgate: refusing to start: ${storeProblem}\n`);
+    exit(1);
+    return;
+  }
+  if (!isLoopback(config.host) && config.token === undefined) {
+    log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
+  }
+  if (workers > 1) {
+    return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup, sessions: (metrics) => openPrimaryStore(config, metrics, log) });
+  }
+  const metrics = createMetrics();
+  return serve(config, log, exit, onHangup, { store, metrics, sessions: await openSessionStore(config, metrics, log) });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`trustgate: fatal: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});
