@@ -11,7 +11,7 @@
  * Expected outcome: `allow`, `modified: true`, no validation findings.
  */
 import { deriveDigest } from '../src/evidence/digest.js';
-import type { Canonicalization } from '../src/model.js';
+import type { Canonicalization } from '../src/evidence/algorithms.js';
 
 import type { EvaluateRequest } from '../src/decision/pipeline.js';
 

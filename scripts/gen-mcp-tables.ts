@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { REVISIONS, type Revision } from '../src/model.js';
+import { REVISIONS, type Revision } from '../src/mcp/revisions.js';
 import type { JsonType, ObjectShape, ResourceVariant, RevisionTable } from '../src/mcp/schema-table.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -191,7 +191,7 @@ export function render(schemaTexts: Readonly<Record<Revision, string>>): string 
     ' * annotations, icons) derived from the MCP JSON Schemas:',
     ...sources,
     ' */',
-    "import type { Revision } from '../model.js';",
+    "import type { Revision } from './revisions.js';",
     "import type { RevisionTable } from './schema-table.js';",
     '',
     '/** Schema-derived table per protocol revision. */',

@@ -15,7 +15,11 @@
  */
 import { parseDigest } from '../evidence/digest.js';
 import { foldsTo } from '../mcp/casefold.js';
-import { TRUST_KEY, hasOwn, isObject, jsonType, own, pointer, type Tri, type ValidationFinding } from '../model.js';
+import { TRUST_KEY, type Tri } from './trust.js';
+import { pointer } from '../json/pointer.js';
+import { hasOwn, isRecord, own } from '../json/record.js';
+import { jsonType } from '../json/type-name.js';
+import type { ValidationFinding } from '../mcp/findings.js';
 import { DIALECTS, readFides, readIfc, type Dialect, type FidesClaims } from './dialects.js';
 
 /** The two tri-state flags a trust claim can carry. */
@@ -133,9 +137,9 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
   const readIfcLabels = dialects.includes('ifc');
   let fides: FidesClaims | undefined;
 
-  if (isObject(result)) {
+  if (isRecord(result)) {
     const meta = own(result, '_meta');
-    if (isObject(meta)) {
+    if (isRecord(meta)) {
       if (readK) readMeta(reader, res, meta, '');
       if (readIfcLabels) readIfc(meta, '/_meta', res, reader.findings);
       if (dialects.includes('fides')) fides = readFides(result, meta, reader.findings);
@@ -145,7 +149,7 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
   // What governs every block from above: the result-level claims, and fides' `$['content']`.
   const above = fides === undefined ? res : unitedTallies(res, fides.content);
 
-  const content = isObject(result) ? own(result, 'content') : undefined;
+  const content = isRecord(result) ? own(result, 'content') : undefined;
   const blocks: BlockReading[] = [];
   // Block-level `true` pointers across every block, for the result's labels.
   const anyTrue = { sensitive: [] as string[], untrusted: [] as string[] };
@@ -160,24 +164,24 @@ export function readTrust(result: unknown, dialects: readonly Dialect[] = DIALEC
       clearTallies(mine);
       const evidenceStart = reader.evidence.length;
       let type = '';
-      if (isObject(block)) {
+      if (isRecord(block)) {
         const t = own(block, 'type');
         if (typeof t === 'string') type = t;
         const meta = own(block, '_meta');
-        if (isObject(meta)) {
+        if (isRecord(meta)) {
           if (readK) readMeta(reader, mine, meta, `/content/${i}`, i);
           if (readIfcLabels) readIfc(meta, `/content/${i}/_meta`, mine, reader.findings);
         }
         if (type === 'resource') {
           const resource = own(block, 'resource');
-          const rmeta = isObject(resource) ? own(resource, '_meta') : undefined;
-          if (isObject(rmeta)) {
+          const rmeta = isRecord(resource) ? own(resource, '_meta') : undefined;
+          if (isRecord(rmeta)) {
             if (readK) readMeta(reader, mine, rmeta, `/content/${i}/resource`, i);
             if (readIfcLabels) readIfc(rmeta, `/content/${i}/resource/_meta`, mine, reader.findings);
           }
         }
         const annotations = own(block, 'annotations');
-        if (readK && isObject(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
+        if (readK && isRecord(annotations)) readMisplaced(mine, annotations, `/content/${i}/annotations`);
       }
       const labelled = fides?.blocks.get(i);
       if (labelled !== undefined) addTallies(mine, labelled);
@@ -325,7 +329,7 @@ function readMeta(reader: Reader, tally: Tallies, meta: Record<string, unknown>,
   for (const key of Object.keys(meta)) {
     if (!foldsTo(key, TRUST_KEY)) continue;
     const claim = meta[key];
-    if (!isObject(claim)) continue;
+    if (!isRecord(claim)) continue;
     const at = base + pointer('_meta', key);
     for (const k of Object.keys(claim)) {
       for (const flag of TRUST_FLAGS) if (k === flag || foldsTo(k, flag)) tally[flag].t.push(at + pointer(k));
@@ -336,7 +340,7 @@ function readMeta(reader: Reader, tally: Tallies, meta: Record<string, unknown>,
 /** Read one claim object at `base` into `tally`, collecting its evidenceRef. */
 function readClaim(reader: Reader, tally: Tallies, claim: unknown, base: string, scope: 'result' | number): void {
   if (claim === undefined) return;
-  if (!isObject(claim)) {
+  if (!isRecord(claim)) {
     reader.findings.push({
       rule: 'trust.annotation.type',
       severity: 'error',
@@ -393,7 +397,7 @@ function readMisplaced(tally: Tallies, annotations: Record<string, unknown>, bas
 
 /** Report `trust.evidenceRef.shape` problems. An unknown digest alg is not one (it is `unsupported`). */
 function checkEvidenceRefShape(findings: ValidationFinding[], ref: unknown, p: string): void {
-  if (!isObject(ref)) {
+  if (!isRecord(ref)) {
     findings.push({
       rule: 'trust.evidenceRef.shape',
       severity: 'error',

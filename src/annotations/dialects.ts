@@ -33,7 +33,10 @@
  * Reading is own-property lookups only: a result that carries no dialect
  * key costs one `hasOwnProperty` per `_meta` object.
  */
-import { escapePointerToken, isObject, jsonType, own, pointer, type ValidationFinding } from '../model.js';
+import { escapePointerToken, pointer } from '../json/pointer.js';
+import { isRecord, own } from '../json/record.js';
+import { jsonType } from '../json/type-name.js';
+import type { ValidationFinding } from '../mcp/findings.js';
 import { parseSingularPath } from './jsonpath.js';
 
 /** The dialects Trustgate can read, as `TRUSTGATE_DIALECTS` names them. */
@@ -130,7 +133,7 @@ export function readFides(result: Record<string, unknown>, meta: Record<string, 
   const labels = own(meta, FIDES_KEY);
   if (labels === undefined) return undefined;
   const out: FidesClaims = { result: newClaimTallies(), content: newClaimTallies(), blocks: new Map(), structured: newClaimTallies() };
-  if (!isObject(labels)) {
+  if (!isRecord(labels)) {
     findings.push({
       rule: 'trust.dialect.shape',
       severity: 'error',
@@ -189,7 +192,7 @@ export function readFides(result: Record<string, unknown>, meta: Record<string, 
 
 /** Read one label object (an `ifc` value, or one fides entry) at `base` into `tally`. */
 function readLabel(label: unknown, base: string, tally: ClaimTallies, findings: ValidationFinding[], dialect: 'ifc' | 'fides'): void {
-  if (!isObject(label)) {
+  if (!isRecord(label)) {
     findings.push({
       rule: 'trust.dialect.shape',
       severity: 'error',

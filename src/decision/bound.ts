@@ -27,7 +27,7 @@
  * of the strings an entry carries (what JSON.stringify would write, before
  * escapes), without serializing anything.
  */
-import type { ValidationFinding } from '../model.js';
+import type { ValidationFinding } from '../mcp/findings.js';
 import type { Decision } from './pipeline.js';
 
 /** Answer (apart from `result`) at most this many times the request text... */

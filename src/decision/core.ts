@@ -28,7 +28,7 @@ import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import type { Metrics } from '../metrics.js';
-import { hasOwn, isObject, own } from '../model.js';
+import { hasOwn, isRecord as isObject, own } from '../json/record.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
 import { evaluateCallPolicies, evaluateToolPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
 import { NO_SESSION, type CallVar } from '../policy/cel.js';

@@ -8,7 +8,7 @@
  */
 import type { TrustAssessment } from '../evidence/assess.js';
 import { DATA_CLASS_TYPE, readDataClass } from '../evidence/dataclass.js';
-import { hasOwn } from '../model.js';
+import { hasOwn } from '../json/record.js';
 import type { BlockAction } from '../policy/effects.js';
 import { dataClassRank } from '../session/store.js';
 

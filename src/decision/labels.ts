@@ -8,7 +8,7 @@
  */
 import { TRUST_FLAGS, type FlagSources, type TrustFlag } from '../annotations/claims.js';
 import type { BlockTrust, TrustAssessment } from '../evidence/assess.js';
-import type { Tri } from '../model.js';
+import type { Tri } from '../annotations/trust.js';
 
 /** Per flag, the provenance of the label rules that raised it. */
 export type Raised = Record<TrustFlag, string[]>;

@@ -7,7 +7,8 @@
  */
 import { TrustgateError } from '../errors.js';
 import { isDeepFrozen, perFrozen } from '../json/frozen.js';
-import { isObject, own, pointer } from '../model.js';
+import { pointer } from '../json/pointer.js';
+import { isRecord as isObject, own } from '../json/record.js';
 import type { EvaluateRequest } from './pipeline.js';
 
 function tooLong(at: string, max: number): never {

@@ -9,7 +9,7 @@
  * `evidenceOmitted` counting the rest (with what the answer itself left
  * out). How lines of several processes stay whole is src/logger.ts's part.
  */
-import { isObject, own } from '../model.js';
+import { isRecord as isObject, own } from '../json/record.js';
 import type { Decision } from './pipeline.js';
 
 export interface DecisionLogEntry {

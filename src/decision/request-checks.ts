@@ -6,9 +6,9 @@
 import { TrustgateError } from '../errors.js';
 import { jsonDepth } from '../json/depth.js';
 import type { Collision } from '../mcp/casefold.js';
-import { FindingList } from '../mcp/findings.js';
+import { FindingList, type ValidationFinding } from '../mcp/findings.js';
 import { defaultRevision, validateMcp } from '../mcp/shape.js';
-import { PROTOCOL_VERSIONS, rulesRevision, type Revision, type ValidationFinding } from '../model.js';
+import { PROTOCOL_VERSIONS, rulesRevision, type Revision } from '../mcp/revisions.js';
 
 /** A `result` nesting deeper than this below itself is a 400 (docs/behaviour/limits.md). */
 export const MAX_RESULT_DEPTH = 128;

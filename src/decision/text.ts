@@ -3,7 +3,7 @@
  * a block shows, `result.text` every block's text and every string of
  * `structuredContent`, joined with newlines.
  */
-import { isObject, own } from '../model.js';
+import { isRecord as isObject, own } from '../json/record.js';
 import type { PolicySet } from '../policy/load.js';
 import { decodeTextBlob, isTextualMime } from './forward.js';
 

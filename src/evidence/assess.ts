@@ -7,7 +7,9 @@
  */
 import { readTrust, type FlagSources, type PartialFlags, type TrustFlags } from '../annotations/claims.js';
 import type { Dialect } from '../annotations/dialects.js';
-import type { EvidenceStatus, Tri, ValidationFinding } from '../model.js';
+import type { Tri } from '../annotations/trust.js';
+import type { EvidenceStatus } from './status.js';
+import type { ValidationFinding } from '../mcp/findings.js';
 import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from './dataclass.js';
 import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from './verify.js';
 

@@ -3,7 +3,7 @@
  * record that classifies the data a scope carries. Only verified records
  * are read here; a record that merely claims a class proves nothing.
  */
-import { isObject, own } from '../model.js';
+import { isRecord, own } from '../json/record.js';
 
 /** The evidence `type` this module reads. */
 export const DATA_CLASS_TYPE = 'data-class.v1';
@@ -47,7 +47,7 @@ export type ScopeDataClass = DataClass | Record<string, never>;
  * classification by guessing would fail open.
  */
 export function readDataClass(record: unknown): DataClassRecord {
-  if (!isObject(record)) return { class: UNREADABLE_CLASS, nonPublic: true, regulatory: [] };
+  if (!isRecord(record)) return { class: UNREADABLE_CLASS, nonPublic: true, regulatory: [] };
   const cls = own(record, 'class');
   const out: DataClassRecord = {
     class: typeof cls === 'string' ? cls : UNREADABLE_CLASS,

@@ -3,12 +3,7 @@ import canonicalize from 'canonicalize';
 import { encodeDeterministic } from './cbor.js';
 import { CanonicalizationError } from './errors.js';
 import { jsonDepth } from '../json/depth.js';
-import {
-  CANONICALIZATIONS,
-  DIGEST_ALGORITHMS,
-  type Canonicalization,
-  type DigestAlgorithm,
-} from '../model.js';
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS, type Canonicalization, type DigestAlgorithm } from './algorithms.js';
 
 /** Callers catch it from here, beside the functions that throw it. */
 export { CanonicalizationError };

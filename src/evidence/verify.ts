@@ -21,7 +21,9 @@
  * canonicalization says.
  */
 import type { EvidenceSite } from '../annotations/claims.js';
-import { isObject, own, type Canonicalization, type DigestAlgorithm, type EvidenceStatus } from '../model.js';
+import type { Canonicalization, DigestAlgorithm } from './algorithms.js';
+import type { EvidenceStatus } from './status.js';
+import { isRecord, own } from '../json/record.js';
 import { CanonicalizationError, canonicalForm, digestOf, isCanonicalization, parseDigest } from './digest.js';
 
 /** One member of the request's `evidence` array, as the HTTP layer hands it over. */
@@ -159,7 +161,7 @@ function verifyOne(
 ): EvidenceOutcome {
   const out: EvidenceOutcome = { pointer: site.pointer, scope: site.scope, type: null, canonicalization: null, status: 'malformed' };
   const ref = site.value;
-  if (!isObject(ref)) {
+  if (!isRecord(ref)) {
     out.message = 'evidenceRef is not an object';
     return out;
   }

@@ -4,7 +4,10 @@
  * registered with `$id` and referenced as `Name#`, so they appear once under
  * `components.schemas`.
  */
-import { CANONICALIZATIONS, DIGEST_ALGORITHMS, EFFECTS, EVIDENCE_STATUSES, MODES, PROTOCOL_VERSIONS, SCOPES } from '../model.js';
+import { CANONICALIZATIONS, DIGEST_ALGORITHMS } from '../evidence/algorithms.js';
+import { EVIDENCE_STATUSES } from '../evidence/status.js';
+import { PROTOCOL_VERSIONS } from '../mcp/revisions.js';
+import { EFFECTS, MODES, SCOPES } from '../policy/vocabulary.js';
 import { ERRORS } from '../errors.js';
 import { SESSION_ID_PATTERN } from '../session/store.js';
 

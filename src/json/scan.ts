@@ -31,7 +31,7 @@
  * only follows nesting, without reading member names, which is most of its
  * cost on a typical body.
  */
-import { escapePointerToken } from '../model.js';
+import { escapePointerToken } from './pointer.js';
 
 /** A position in the document: its parent and its last token. The root has no parent. */
 export interface PathNode {

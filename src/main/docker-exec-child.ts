@@ -18,7 +18,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import { parseRequestText } from '../json/parse.js';
 import { loggerOptions } from '../logger.js';
-import { isObject } from '../model.js';
+import { isRecord as isObject } from '../json/record.js';
 import { loadPolicyDir } from '../policy/load.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from '../bindings/docker-gateway/answer.js';
 import { runDecision } from '../decision/run.js';

@@ -16,7 +16,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type EvaluateCallRequest } from '../decision/core.js';
 import type { EvaluateRequest } from '../decision/pipeline.js';
 import { TrustgateError } from '../errors.js';
-import { isObject } from '../model.js';
+import { isRecord as isObject } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
 import { findTestFiles, readTestFile, TestLoadError, type TestCase } from '../policytest/cases.js';

@@ -22,7 +22,9 @@
  * others, the defined name is kept; where it is shared by undefined names only,
  * every one of them collides.
  */
-import { REVISIONS, TRUST_KEY, isObject } from '../model.js';
+import { TRUST_KEY } from '../annotations/trust.js';
+import { isRecord } from '../json/record.js';
+import { REVISIONS } from './revisions.js';
 import { MCP_TABLES } from './tables.generated.js';
 
 /** Whether a string is exactly one code point. */
@@ -273,7 +275,7 @@ function walkValue(v: unknown, kind: Kind, w: Walk): void {
         w.tokens.pop();
       }
     }
-  } else if (isObject(v)) {
+  } else if (isRecord(v)) {
     walkObject(v, kind, w);
   }
 }
@@ -352,7 +354,7 @@ function walkObject(obj: Record<string, unknown>, kind: Kind, w: Walk): void {
  */
 export function findCasefoldCollisions(result: unknown): Collisions {
   const w: Walk = { tokens: [], nodes: [], out: [], root: undefined };
-  if (isObject(result)) walkObject(result, 'result', w);
+  if (isRecord(result)) walkObject(result, 'result', w);
   return { list: w.out, root: w.root };
 }
 

@@ -1,5 +1,5 @@
 /**
- * A bounded list of validation findings. A hostile result can break the
+ * Validation findings, and a bounded list of them. A hostile result can break the
  * rules once per member (a 1 MiB body held 116,600 unknown block members:
  * a 17.8 MB answer and close to a second of one worker), so the list keeps
  * the first `limit` findings and, past that, only the first finding of each
@@ -11,7 +11,15 @@
  * same as over the whole list. What the cut changes is the count and the
  * pointers past the limit.
  */
-import type { Severity, ValidationFinding } from '../model.js';
+export type Severity = 'error' | 'warning';
+
+/** One validation finding (docs/behaviour/validation.md). `pointer` is RFC 6901 into the request's `result`. */
+export interface ValidationFinding {
+  rule: string;
+  severity: Severity;
+  pointer: string;
+  message: string;
+}
 
 export class FindingList {
   readonly items: ValidationFinding[] = [];

@@ -5,7 +5,7 @@
  * one: not read-only, destructive, not idempotent, reaching the open world.
  */
 import { perFrozen } from '../json/frozen.js';
-import { isObject, own } from '../model.js';
+import { isRecord, own } from '../json/record.js';
 
 export interface ToolHints {
   readOnlyHint: boolean;
@@ -29,9 +29,9 @@ export const HINT_DEFAULTS: Readonly<ToolHints> = Object.freeze({
 export const toolHints: (tool: unknown) => Readonly<ToolHints> = perFrozen(hintsOf);
 
 function hintsOf(tool: unknown): Readonly<ToolHints> {
-  const ann = isObject(tool) ? own(tool, 'annotations') : undefined;
+  const ann = isRecord(tool) ? own(tool, 'annotations') : undefined;
   const hint = (name: keyof ToolHints): boolean => {
-    const v = isObject(ann) ? own(ann, name) : undefined;
+    const v = isRecord(ann) ? own(ann, name) : undefined;
     return typeof v === 'boolean' ? v : HINT_DEFAULTS[name];
   };
   return Object.freeze({

@@ -20,21 +20,14 @@
  * - Messages name members and expectations but never quote values: values
  *   may be the very content the policies protect.
  */
-import {
-  REVISIONS,
-  TRUST_KEY,
-  atLeast,
-  hasOwn,
-  isObject,
-  own,
-  pointer,
-  type Revision,
-  type ValidationFinding,
-} from '../model.js';
+import { TRUST_KEY } from '../annotations/trust.js';
+import { pointer } from '../json/pointer.js';
+import { hasOwn, isRecord, own } from '../json/record.js';
+import { REVISIONS, atLeast, type Revision } from './revisions.js';
 import { isBase64 } from './base64.js';
 import { collisionTokens, findCasefoldCollisions, type Collision } from './casefold.js';
 import { isRfc3339DateTime } from './datetime.js';
-import { FindingList } from './findings.js';
+import { FindingList, type ValidationFinding } from './findings.js';
 import { isMetaKey } from './meta-key.js';
 import type { JsonType, ObjectShape } from './schema-table.js';
 import { MCP_TABLES } from './tables.generated.js';
@@ -186,7 +179,7 @@ export function hasType(v: unknown, t: JsonType): boolean {
     case 'boolean':
       return typeof v === 'boolean';
     case 'object':
-      return isObject(v);
+      return isRecord(v);
     case 'array':
       return Array.isArray(v);
     case 'any':
@@ -269,7 +262,7 @@ function checkIcons(p: Prepared, icons: unknown[], base: string, out: FindingLis
   for (let j = 0; j < icons.length; j++) {
     const item: unknown = icons[j];
     const at = base + '/' + j;
-    if (!isObject(item)) {
+    if (!isRecord(item)) {
       out.add('mcp.content.type', at, 'icons items must be objects');
       continue;
     }
@@ -340,7 +333,7 @@ function checkResource(p: Prepared, res: Record<string, unknown>, base: string, 
 
 function checkBlock(p: Prepared, block: unknown, i: number, out: FindingList): void {
   const base = '/content/' + i;
-  if (!isObject(block)) {
+  if (!isRecord(block)) {
     out.add('mcp.result.shape', base, 'content items must be objects');
     return;
   }
@@ -420,7 +413,7 @@ function checkResult(p: Prepared, result: Record<string, unknown>, out: FindingL
   }
 
   const meta = own(result, '_meta');
-  if (isObject(meta)) checkMetaKeys(p, meta, '', out);
+  if (isRecord(meta)) checkMetaKeys(p, meta, '', out);
 
   const content = own(result, 'content');
   if (Array.isArray(content)) {
@@ -430,7 +423,7 @@ function checkResult(p: Prepared, result: Record<string, unknown>, out: FindingL
 
 /** Revision rule of docs/behaviour/decisions.md: '2026-07-28' when the result carries `resultType`, else '2025-11-25'. */
 export function defaultRevision(result: unknown): Revision {
-  return isObject(result) && hasOwn(result, 'resultType') ? '2026-07-28' : '2025-11-25';
+  return isRecord(result) && hasOwn(result, 'resultType') ? '2026-07-28' : '2025-11-25';
 }
 
 /** `mcp.member.casefold` for each member a case-insensitive reader could take for another (docs/behaviour/forwarding.md, law 3). */
@@ -473,7 +466,7 @@ export function validateMcp(
     out.add('mcp.result.shape', '', 'unknown protocol revision');
     return out.items;
   }
-  if (!isObject(result)) {
+  if (!isRecord(result)) {
     out.add('mcp.result.shape', '', 'result must be an object');
     return out.items;
   }

@@ -10,7 +10,7 @@
  *   test/vectors/mcp-schemas/2025-11-25/schema.json  sha256:268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
  *   test/vectors/mcp-schemas/2026-07-28/schema.json  sha256:ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
  */
-import type { Revision } from '../model.js';
+import type { Revision } from './revisions.js';
 import type { RevisionTable } from './schema-table.js';
 
 /** Schema-derived table per protocol revision. */

@@ -33,8 +33,9 @@
  * which backtrack; `matches()` is therefore routed to RE2 (src/policy/regex.ts).
  */
 import { Environment } from '@marcbachmann/cel-js';
-import type { EvidenceStatus, Severity } from '../model.js';
-import { isObject } from '../model.js';
+import type { EvidenceStatus } from '../evidence/status.js';
+import type { Severity } from '../mcp/findings.js';
+import { isRecord } from '../json/record.js';
 import { compileFast, UNKNOWN, type PlainVars } from './cel-fast.js';
 import { toolHints } from '../mcp/hints.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from './regex.js';
@@ -545,7 +546,7 @@ function toCel(v: unknown, intMembers = false): unknown {
 }
 
 function mapWithDefaults(v: Record<string, unknown> | undefined, defaults: Record<string, () => unknown>): Map<string, unknown> {
-  const out = isObject(v) ? (toCel(v) as Map<string, unknown>) : new Map<string, unknown>();
+  const out = isRecord(v) ? (toCel(v) as Map<string, unknown>) : new Map<string, unknown>();
   for (const [key, make] of Object.entries(defaults)) if (!out.has(key)) out.set(key, make());
   return out;
 }
@@ -555,7 +556,7 @@ const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** `v` with the default members it lacks (as mapWithDefaults gives the engine), or the defaults alone. */
 function plainWithDefaults(v: Record<string, unknown> | undefined, defaults: Record<string, unknown>): Record<string, unknown> {
-  if (!isObject(v)) return { ...defaults };
+  if (!isRecord(v)) return { ...defaults };
   for (const key of Object.keys(defaults)) {
     if (!Object.prototype.hasOwnProperty.call(v, key) || v[key] === undefined) return { ...defaults, ...definedMembers(v) };
   }
@@ -661,7 +662,7 @@ class Shared {
   }
 
   get plainContext(): unknown {
-    return isObject(this.#vars.context) ? this.#vars.context : EMPTY;
+    return isRecord(this.#vars.context) ? this.#vars.context : EMPTY;
   }
 
   get plainValidation(): unknown {
@@ -691,7 +692,7 @@ function sessionToCel(v: SessionVar): Map<string, unknown> {
     ['forgotten', v.forgotten === true],
     ['sensitive', v.sensitive],
     ['untrusted', v.untrusted],
-    ['dataClass', isObject(v.dataClass) ? toCel(v.dataClass) : emptyMap()],
+    ['dataClass', isRecord(v.dataClass) ? toCel(v.dataClass) : emptyMap()],
     ['calls', BigInt(v.calls)],
     ['results', BigInt(v.results)],
     ['tools', v.tools.slice()],
@@ -765,7 +766,7 @@ class Activation {
   }
 
   get block(): unknown {
-    return (this.#block ??= isObject(this.#scope.block) ? toCel(this.#scope.block, true) : emptyMap());
+    return (this.#block ??= isRecord(this.#scope.block) ? toCel(this.#scope.block, true) : emptyMap());
   }
 
   get evidence(): unknown {
@@ -773,7 +774,7 @@ class Activation {
   }
 
   get dataClass(): unknown {
-    return (this.#dataClass ??= isObject(this.#scope.dataClass) ? toCel(this.#scope.dataClass) : emptyMap());
+    return (this.#dataClass ??= isRecord(this.#scope.dataClass) ? toCel(this.#scope.dataClass) : emptyMap());
   }
 }
 
@@ -794,9 +795,9 @@ class PlainScope implements PlainVars {
     this.#shared = shared;
     this.result = shared.plainResult;
     this.context = shared.plainContext;
-    this.block = isObject(scope.block) ? scope.block : EMPTY;
+    this.block = isRecord(scope.block) ? scope.block : EMPTY;
     this.evidence = scope.evidence;
-    this.dataClass = isObject(scope.dataClass) ? scope.dataClass : EMPTY;
+    this.dataClass = isRecord(scope.dataClass) ? scope.dataClass : EMPTY;
   }
 
   get tool(): unknown {

@@ -4,7 +4,7 @@
  * applied. What is then forwarded is built from the plan by
  * src/decision/forward.ts (docs/behaviour/forwarding.md).
  */
-import type { Effect } from '../model.js';
+import type { Effect } from './vocabulary.js';
 
 /** What one block goes through, by precedence: drop > redact > spotlight. */
 export type BlockAction = 'drop' | 'redact' | 'spotlight' | 'spotlight-skipped';

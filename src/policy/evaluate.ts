@@ -4,7 +4,8 @@
  * Pure: no I/O, no clock, no randomness; the same input and set always give
  * the same matches in the same order.
  */
-import { MODES, hasOwn, type Effect, type Mode, type Scope } from '../model.js';
+import { hasOwn } from '../json/record.js';
+import { MODES, type Effect, type Mode, type Scope } from './vocabulary.js';
 import {
   buildActivation,
   prepareShared,

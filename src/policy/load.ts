@@ -10,7 +10,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
-import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, isObject, own, type Effect, type Mode, type Scope } from '../model.js';
+import { isRecord, own } from '../json/record.js';
+import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, type Effect, type Mode, type Scope } from './vocabulary.js';
 import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, TOOL_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
 import { MASK_NAMES, maskKinds } from '../detect/index.js';
 
@@ -168,7 +169,7 @@ function describeSchemaError(e: ErrorObject, doc: unknown): string {
   const key = tokens[tokens.length - 1] ?? '';
   const where = path === '' ? 'the policy' : path;
   let value: unknown = doc;
-  for (const t of tokens) value = Array.isArray(value) ? value[Number(t)] : isObject(value) ? own(value, t) : undefined;
+  for (const t of tokens) value = Array.isArray(value) ? value[Number(t)] : isRecord(value) ? own(value, t) : undefined;
   switch (e.keyword) {
     case 'enum': {
       const vocab = VOCABULARIES[key];
@@ -216,9 +217,9 @@ function mostHelpful(errors: readonly ErrorObject[]): ErrorObject | undefined {
 function ruleOfError(e: ErrorObject, doc: unknown): string | undefined {
   const m = /^\/rules\/(\d+)(?:\/|$)/.exec(e.instancePath);
   if (!m) return undefined;
-  const rules = isObject(doc) ? own(doc, 'rules') : undefined;
+  const rules = isRecord(doc) ? own(doc, 'rules') : undefined;
   const rule = Array.isArray(rules) ? rules[Number(m[1])] : undefined;
-  const id = isObject(rule) ? own(rule, 'id') : undefined;
+  const id = isRecord(rule) ? own(rule, 'id') : undefined;
   return typeof id === 'string' && id !== '' ? id : `#${m[1]}`;
 }
 

@@ -9,7 +9,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import YAML, { LineCounter, isMap, isSeq, type Node } from 'yaml';
-import { isObject, own } from '../model.js';
+import { isRecord, own } from '../json/record.js';
 import { TEST_FILE } from '../policy/load.js';
 import { requestProblem } from './request.js';
 
@@ -140,7 +140,7 @@ function checkKeys(value: Record<string, unknown>, allowed: readonly string[], w
 
 function checkExpect(raw: unknown, call: boolean, where: string): Expect {
   if (raw === undefined || raw === null) return {};
-  if (!isObject(raw)) throw new TestLoadError(`${where}: expect must be a mapping`);
+  if (!isRecord(raw)) throw new TestLoadError(`${where}: expect must be a mapping`);
   checkKeys(raw, call ? CALL_EXPECT_KEYS : RESULT_EXPECT_KEYS, `${where}: expect`);
   const outcome = own(raw, 'outcome');
   if (outcome !== undefined && !OUTCOMES.includes(outcome as string)) {
@@ -152,7 +152,7 @@ function checkExpect(raw: unknown, call: boolean, where: string): Expect {
   }
   const labels = own(raw, 'labels');
   if (labels !== undefined) {
-    if (!isObject(labels)) throw new TestLoadError(`${where}: expect.labels must be a mapping such as { untrusted: true }`);
+    if (!isRecord(labels)) throw new TestLoadError(`${where}: expect.labels must be a mapping such as { untrusted: true }`);
     for (const [k, v] of Object.entries(labels)) {
       if (k !== 'sensitive' && k !== 'untrusted') throw new TestLoadError(`${where}: expect.labels: unknown label ${JSON.stringify(k)}; labels: sensitive, untrusted`);
       if (v !== true && v !== false && v !== null) throw new TestLoadError(`${where}: expect.labels.${k} must be true, false or null`);
@@ -161,16 +161,16 @@ function checkExpect(raw: unknown, call: boolean, where: string): Expect {
   for (const k of ['findings', 'absent']) {
     const v = own(raw, k);
     if (v === undefined) continue;
-    if (!Array.isArray(v) || !v.every((f) => isObject(f) && Object.keys(f).length > 0) || (k === 'absent' && v.length === 0)) {
+    if (!Array.isArray(v) || !v.every((f) => isRecord(f) && Object.keys(f).length > 0) || (k === 'absent' && v.length === 0)) {
       throw new TestLoadError(`${where}: expect.${k} must be a list of mappings such as { policy: untrusted, rule: spotlight-untrusted }`);
     }
   }
   const result = own(raw, 'result');
   if (result !== undefined) {
-    if (!isObject(result)) throw new TestLoadError(`${where}: expect.result must map RFC 6901 pointers to values, e.g. { /content/0/text: { contains: "..." } }`);
+    if (!isRecord(result)) throw new TestLoadError(`${where}: expect.result must map RFC 6901 pointers to values, e.g. { /content/0/text: { contains: "..." } }`);
     for (const [p, v] of Object.entries(result)) {
       if (p !== '' && !p.startsWith('/')) throw new TestLoadError(`${where}: expect.result: ${JSON.stringify(p)} is not an RFC 6901 pointer (it must start with "/")`);
-      const m = isObject(v) ? own(v, 'matches') : undefined;
+      const m = isRecord(v) ? own(v, 'matches') : undefined;
       if (typeof m === 'string' && Object.keys(v as object).length === 1) {
         try {
           new RegExp(m, 'u');
@@ -186,7 +186,7 @@ function checkExpect(raw: unknown, call: boolean, where: string): Expect {
 /** A step's request: the body, checked as the route would check it. */
 function checkRequest(raw: unknown, call: boolean, where: string): Record<string, unknown> {
   const what = call ? 'call (a /v1/evaluate-call body)' : 'evaluate (a /v1/evaluate body)';
-  if (!isObject(raw)) throw new TestLoadError(`${where}: ${what} must be a mapping`);
+  if (!isRecord(raw)) throw new TestLoadError(`${where}: ${what} must be a mapping`);
   const problem = requestProblem(raw, call);
   if (problem !== undefined) throw new TestLoadError(`${where}: ${what}${problem.pointer === '' ? '' : ' at ' + problem.pointer} ${problem.message}`);
   return raw;
@@ -201,7 +201,7 @@ function checkRequest(raw: unknown, call: boolean, where: string): Record<string
  */
 function checkProxy(raw: unknown, call: boolean, request: Record<string, unknown>, where: string): ProxyInput {
   const form = call ? '{ unlisted: true }' : '{ method: sampling/createMessage, arguments: { includeContext: thisServer } }';
-  if (!isObject(raw)) throw new TestLoadError(`${where}: proxy must be a mapping such as ${form}`);
+  if (!isRecord(raw)) throw new TestLoadError(`${where}: proxy must be a mapping such as ${form}`);
   checkKeys(raw, call ? PROXY_CALL_KEYS : PROXY_RESULT_KEYS, `${where}: proxy${call ? ' (of a call)' : ' (of an evaluate)'}`);
   if (call) {
     const unlisted = own(raw, 'unlisted');
@@ -214,12 +214,12 @@ function checkProxy(raw: unknown, call: boolean, request: Record<string, unknown
   const method = own(raw, 'method');
   if (typeof method !== 'string' || method === '') throw new TestLoadError(`${where}: proxy.method must be the MCP method of the judged message, such as sampling/createMessage`);
   const args = own(raw, 'arguments') ?? {};
-  if (!isObject(args)) throw new TestLoadError(`${where}: proxy.arguments must be a mapping (what policies read as call.arguments)`);
+  if (!isRecord(args)) throw new TestLoadError(`${where}: proxy.arguments must be a mapping (what policies read as call.arguments)`);
   return { method, arguments: args };
 }
 
 function readStep(raw: unknown, where: string, line: number, allowed: readonly string[]): Step {
-  if (!isObject(raw)) throw new TestLoadError(`${where}: must be a mapping`);
+  if (!isRecord(raw)) throw new TestLoadError(`${where}: must be a mapping`);
   checkKeys(raw, allowed, where);
   const hasEval = own(raw, 'evaluate') !== undefined;
   const hasCall = own(raw, 'call') !== undefined;
@@ -267,7 +267,7 @@ export async function readTestFile(path: string): Promise<TestCase[]> {
   } catch (err) {
     throw new TestLoadError(`${file}: not valid YAML: ${(err as Error).message}`);
   }
-  if (!isObject(data)) throw new TestLoadError(`${file}: a test file is a mapping with "cases" (and optionally "policies")`);
+  if (!isRecord(data)) throw new TestLoadError(`${file}: a test file is a mapping with "cases" (and optionally "policies")`);
   checkKeys(data, FILE_KEYS, file);
   const policiesRaw = own(data, 'policies') ?? '.';
   if (typeof policiesRaw !== 'string' || policiesRaw === '') throw new TestLoadError(`${file}: policies must be a folder path, relative to the test file`);
@@ -283,7 +283,7 @@ export async function readTestFile(path: string): Promise<TestCase[]> {
     const node = caseNodes[i] as Node | undefined;
     const line = itemLine(text, node, lines);
     const where = `${file}:${line}`;
-    if (!isObject(raw)) throw new TestLoadError(`${where}: a case must be a mapping with name and evaluate, call or steps`);
+    if (!isRecord(raw)) throw new TestLoadError(`${where}: a case must be a mapping with name and evaluate, call or steps`);
     checkKeys(raw, CASE_KEYS, where);
     const name = own(raw, 'name');
     if (typeof name !== 'string' || name === '') throw new TestLoadError(`${where}: the case needs a name`);

@@ -9,7 +9,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import YAML, { isMap, isSeq } from 'yaml';
-import { CALL_EFFECTS, EFFECTS } from '../model.js';
+import { CALL_EFFECTS, EFFECTS } from '../policy/vocabulary.js';
 import { compilePolicyFiles, PolicyLoadError, TEST_FILE, type PolicyFile, type PolicySet } from '../policy/load.js';
 import { findTestFiles, readTestFile, TestLoadError, type TestCase } from './cases.js';
 import { runCases } from './runner.js';

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type CallDecision, type EvaluateCallRequest } from '../decision/core.js';
 import type { Decision, EvaluateRequest } from '../decision/pipeline.js';
-import { isObject, own } from '../model.js';
+import { isRecord, own } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
 import type { CallVar } from '../policy/cel.js';
@@ -103,7 +103,7 @@ async function decideStep(core: ReturnType<typeof createDecisionCore>, step: Ste
     let call: CallVar | undefined;
     if (proxy !== undefined && 'method' in proxy) {
       const tool = own(request, 'tool');
-      const name = isObject(tool) && typeof own(tool, 'name') === 'string' ? (own(tool, 'name') as string) : '';
+      const name = isRecord(tool) && typeof own(tool, 'name') === 'string' ? (own(tool, 'name') as string) : '';
       call = { method: proxy.method, name, arguments: proxy.arguments };
     }
     return await core.evaluateResult({ request: request as unknown as EvaluateRequest & { session?: { id: string } }, ...(call ? { call } : {}) });
@@ -115,7 +115,7 @@ async function decideStep(core: ReturnType<typeof createDecisionCore>, step: Ste
 
 /** Whether `actual` holds every member of `expected` with an equal value (deep equality per member). */
 export function subsetMatches(actual: unknown, expected: Record<string, unknown>): boolean {
-  if (!isObject(actual)) return false;
+  if (!isRecord(actual)) return false;
   for (const [k, v] of Object.entries(expected)) {
     if (!isDeepStrictEqual(own(actual, k), v)) return false;
   }
@@ -131,7 +131,7 @@ export function atPointer(doc: unknown, pointer: string): { found: true; value: 
     if (Array.isArray(cur)) {
       if (!/^(0|[1-9][0-9]*)$/.test(token) || Number(token) >= cur.length) return { found: false };
       cur = cur[Number(token)];
-    } else if (isObject(cur) && Object.prototype.hasOwnProperty.call(cur, token)) {
+    } else if (isRecord(cur) && Object.prototype.hasOwnProperty.call(cur, token)) {
       cur = cur[token];
     } else {
       return { found: false };
@@ -142,7 +142,7 @@ export function atPointer(doc: unknown, pointer: string): { found: true; value: 
 
 /** A pointer expectation `{ contains }` or `{ matches }` (exactly that one key, a string); anything else is a value. */
 function matcherOf(v: unknown): { contains: string } | { matches: string } | undefined {
-  if (!isObject(v) || Object.keys(v).length !== 1) return undefined;
+  if (!isRecord(v) || Object.keys(v).length !== 1) return undefined;
   const c = own(v, 'contains');
   if (typeof c === 'string') return { contains: c };
   const m = own(v, 'matches');

@@ -9,7 +9,7 @@
 import { CanonicalizationError, digestOf, jcsText } from '../evidence/digest.js';
 import { TrustgateError } from '../errors.js';
 import { perFrozen } from '../json/frozen.js';
-import { hasOwn, isObject } from '../model.js';
+import { hasOwn, isRecord } from '../json/record.js';
 
 /** The members of a tool definition its digest covers. */
 export const PINNED_MEMBERS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;
@@ -44,7 +44,7 @@ function computeDigest(tool: Record<string, unknown>): string {
 
 /** The (server, tool) names a definition is pinned under: `server.name` (`""` without one), and `tool.name`, else the call's name. */
 export function pinKey(server: unknown, tool: Record<string, unknown>, callName: string): { server: string; tool: string } {
-  const s = isObject(server) && typeof server.name === 'string' && hasOwn(server, 'name') ? server.name : '';
+  const s = isRecord(server) && typeof server.name === 'string' && hasOwn(server, 'name') ? server.name : '';
   const t = hasOwn(tool, 'name') && typeof tool.name === 'string' ? tool.name : callName;
   return { server: s, tool: t };
 }

@@ -9,7 +9,8 @@
  * the shipped policies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSIONS, REVISION_ALIASES, TRUST_KEY, atLeast, rulesRevision, type Revision } from '../../src/model.js';
+import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { PROTOCOL_VERSIONS, REVISION_ALIASES, atLeast, rulesRevision, type Revision } from '../../src/mcp/revisions.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 import { loadCorpus, resultOf, type CorpusFixture } from './load.js';

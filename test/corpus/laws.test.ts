@@ -17,7 +17,8 @@
  * (scope-result redact).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSIONS, TRUST_KEY, atLeast, rulesRevision, type Revision } from '../../src/model.js';
+import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { PROTOCOL_VERSIONS, atLeast, rulesRevision, type Revision } from '../../src/mcp/revisions.js';
 import { checkLaws, type Built, type Planted } from '../laws/check.js';
 import type { Obj } from '../hostile/gen.js';
 import { lawApps, type LawApps } from '../laws/support.js';

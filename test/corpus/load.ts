@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isRecord } from '../../src/json/record.js';
 
 /** The folder holding one sub-folder of fixtures per server. */
 export const CORPUS_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -30,10 +31,6 @@ export interface CorpusFixture {
   result: Record<string, unknown>;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Every fixture, sorted by file; throws on one it cannot read. */
 export function loadCorpus(): CorpusFixture[] {
   const out: CorpusFixture[] = [];
@@ -47,8 +44,8 @@ export function loadCorpus(): CorpusFixture[] {
       for (const k of ['server', 'serverVersion', 'tool', 'requestedProtocolVersion', 'protocolVersion'] as const) {
         if (typeof f[k] !== 'string') throw new Error(`${file}: ${k} must be a string`);
       }
-      if (!isObject(f.arguments)) throw new Error(`${file}: arguments must be an object`);
-      if (!isObject(f.result) || !Array.isArray(f.result.content)) throw new Error(`${file}: result must be a CallToolResult`);
+      if (!isRecord(f.arguments)) throw new Error(`${file}: arguments must be an object`);
+      if (!isRecord(f.result) || !Array.isArray(f.result.content)) throw new Error(`${file}: result must be a CallToolResult`);
       if (f.server !== server) throw new Error(`${file}: server ${String(f.server)} is not its folder`);
       out.push({ ...(f as unknown as CorpusFixture), file });
     }

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { PROTOCOL_VERSIONS, REVISIONS, type Canonicalization, type DigestAlgorithm } from '../../src/model.js';
+import type { Canonicalization, DigestAlgorithm } from '../../src/evidence/algorithms.js';
+import { PROTOCOL_VERSIONS, REVISIONS } from '../../src/mcp/revisions.js';
 
 export const K = 'io.modelcontextprotocol/trust-annotations';
 export const INTERCEPTOR = '/v1/interceptors/docker-mcp-gateway';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { EFFECTS } from '../../src/model.js';
+import { EFFECTS } from '../../src/policy/vocabulary.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 
 const MARKER = 'CANARY-7f1c2e-do-not-log';

@@ -29,7 +29,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REVISIONS } from '../../src/model.js';
+import { REVISIONS } from '../../src/mcp/revisions.js';
 import { INTERCEPTOR, K, type Json, type Obj } from '../hostile/gen.js';
 import { checkLaws, type Built, type Planted } from './check.js';
 import { lawApps, LAW_SEED, type LawApps } from './support.js';

@@ -15,7 +15,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { CANONICALIZATIONS, TRUST_KEY } from '../../src/model.js';
+import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { CANONICALIZATIONS } from '../../src/evidence/algorithms.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 import { LAW_SEED } from './support.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { canonicalBytes, CanonicalizationError, digestOf, MAX_RECORD_DEPTH } from '../../evidence/digest.js';
 import { TrustgateError } from '../../errors.js';
-import type { Canonicalization, DigestAlgorithm } from '../../model.js';
+import type { Canonicalization, DigestAlgorithm } from '../../evidence/algorithms.js';
 import { pointerOf } from '../../json/scan.js';
 import { digestBody, digestReply, problemReplies, v1Security } from '../../http/schemas.js';
 

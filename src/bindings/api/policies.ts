@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PolicySet } from '../../policy/load.js';
 import { TrustgateError } from '../../errors.js';
-import { EFFECTS, MODES, SCOPES } from '../../model.js';
+import { EFFECTS, MODES, SCOPES } from '../../policy/vocabulary.js';
 import { v1Security, problemReplies } from '../../http/schemas.js';
 
 const policyList = {

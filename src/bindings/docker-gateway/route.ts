@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, type InterceptAnswer } from './answer.js';
 import { decisionLogger, plainJson } from '../api/evaluate-result.js';
-import { isObject } from '../../model.js';
+import { isRecord } from '../../json/record.js';
 import { bearerToken, tokenMatcher } from '../../http/auth.js';
 import { jsonBodyParser } from '../../http/body.js';
 import { answerError } from '../../http/error-handler.js';
@@ -78,7 +78,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const body = request.body;
-      if (!isObject(body)) {
+      if (!isRecord(body)) {
         return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
       // The gateway sends no session: a decision here reads and raises none.

@@ -19,6 +19,7 @@
  *   result (the invoker applies `failOpen`).
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../../json/record.js';
 
 export const INTERCEPTORS_EXTENSION = 'io.modelcontextprotocol/interceptors';
 export const LIST_METHOD = 'interceptors/list';
@@ -83,10 +84,6 @@ export interface RegisteredInterceptor {
 /** A -32602 answer: the invoker sent something this server cannot take. */
 export function invalidParams(message: string, data?: Record<string, unknown>): McpError {
   return new McpError(ErrorCode.InvalidParams, message, data);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** One descriptor in wire shape: absent members left out. */

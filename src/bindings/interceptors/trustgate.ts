@@ -20,6 +20,7 @@
  */
 import type { DecisionCore } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/pipeline.js';
+import { isRecord } from '../../json/record.js';
 import type { PolicySet } from '../../policy/load.js';
 import { SESSION_ID_PATTERN } from '../../session/store.js';
 import { isErrorResult, mcpErrorOf, withheldText } from '../answers.js';
@@ -60,10 +61,6 @@ const CONFIG_SCHEMA = {
   },
   additionalProperties: false,
 };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * `audit` when every policy with rules of these scopes is in audit (or

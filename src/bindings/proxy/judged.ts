@@ -18,7 +18,7 @@
  *
  * Pure: no transport, no session; the relay owns both.
  */
-import { hasOwn, isObject } from '../../model.js';
+import { hasOwn, isRecord } from '../../json/record.js';
 
 type Msg = Record<string, unknown>;
 
@@ -94,28 +94,28 @@ class Builder {
   /** A content block in place (`holder[key]`). */
   block(holder: Msg | unknown[], key: string | number): void {
     const b = (holder as Record<string | number, unknown>)[key];
-    if (!isObject(b)) {
+    if (!isRecord(b)) {
       // A block that is not an object is not forwarded (the core would withhold it too).
       (holder as Record<string | number, unknown>)[key] = { type: 'text', text: '[content withheld by Trustgate]' };
       return;
     }
-    this.slots.push({ block: b, put: (f) => ((holder as Record<string | number, unknown>)[key] = isObject(f) ? f : { type: 'text', text: placeholder(f) }) });
+    this.slots.push({ block: b, put: (f) => ((holder as Record<string | number, unknown>)[key] = isRecord(f) ? f : { type: 'text', text: placeholder(f) }) });
   }
 
   /** A `resources/read` item, judged as an embedded resource block. */
   resource(holder: unknown[], index: number): void {
     const item = holder[index];
-    const uri = isObject(item) && typeof item.uri === 'string' ? item.uri : '';
-    if (!isObject(item)) {
+    const uri = isRecord(item) && typeof item.uri === 'string' ? item.uri : '';
+    if (!isRecord(item)) {
       holder[index] = { uri, mimeType: 'text/plain', text: '[content withheld by Trustgate]' };
       return;
     }
     const block: Msg = { type: 'resource', resource: item };
-    if (isObject(item._meta)) block._meta = item._meta;
+    if (isRecord(item._meta)) block._meta = item._meta;
     this.slots.push({
       block,
       put: (f) => {
-        holder[index] = isObject(f) && f.type === 'resource' && isObject(f.resource) ? f.resource : { uri, mimeType: 'text/plain', text: placeholder(f) };
+        holder[index] = isRecord(f) && f.type === 'resource' && isRecord(f.resource) ? f.resource : { uri, mimeType: 'text/plain', text: placeholder(f) };
       },
     });
   }
@@ -136,7 +136,7 @@ class Builder {
       }
       return;
     }
-    if (!isObject(v)) return;
+    if (!isRecord(v)) return;
     for (const k of Object.keys(v)) {
       if (skip.has(k) || KEYWORDS.has(k) || k === '_meta') continue;
       if (typeof v[k] === 'string') this.text(v, k);
@@ -164,7 +164,7 @@ class Builder {
 function messages(b: Builder, list: unknown): void {
   if (!Array.isArray(list)) return;
   for (const m of list) {
-    if (!isObject(m)) continue;
+    if (!isRecord(m)) continue;
     if (Array.isArray(m.content)) for (let i = 0; i < m.content.length; i++) b.block(m.content, i);
     else if (m.content !== undefined) b.block(m, 'content');
     b.strings(m, new Set(['content']));
@@ -200,13 +200,13 @@ export function judgeable(method: string, payload: Msg): Judgeable {
       b.strings(copy);
   }
   const result: Msg = { content: b.slots.map((s) => s.block) };
-  if (isObject(copy._meta)) result._meta = copy._meta;
+  if (isRecord(copy._meta)) result._meta = copy._meta;
   return {
     result,
     slots: b.slots.length,
     rebuild(forwarded) {
       const blocks = Array.isArray(forwarded.content) ? forwarded.content : [];
-      b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isObject(blocks[i]) ? blocks[i] : undefined));
+      b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isRecord(blocks[i]) ? blocks[i] : undefined));
       if (hasOwn(copy, '_meta') && !hasOwn(forwarded, '_meta')) delete copy._meta;
       return copy;
     },

@@ -7,6 +7,7 @@
  * nothing.
  */
 import { readFileSync } from 'node:fs';
+import { isRecord } from '../../json/record.js';
 
 export const USAGE = `usage: trustgate proxy [options] [--] <command> [args...]
        trustgate proxy [options] --upstream <url> [--header 'Name: value']...
@@ -50,8 +51,6 @@ export interface ProxyArgs {
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A server's name in a gateway: it prefixes its tools (`<name>__<tool>`), so it holds no `__`. */
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function header(h: string, where: string): [string, string] {
   const colon = h.indexOf(':');

@@ -45,6 +45,7 @@ import type { FindingOut } from '../../decision/pipeline.js';
 import { TrustgateError } from '../../errors.js';
 import { consentQuestion, consentReasons, errorDetail, isErrorResult, quotedName, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
 import { deepFreeze } from '../../json/frozen.js';
+import { isRecord } from '../../json/record.js';
 import { judgeable } from './judged.js';
 
 type Msg = Record<string, unknown>;
@@ -119,7 +120,6 @@ interface Passed {
   method: string;
 }
 
-const isRecord = (v: unknown): v is Msg => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is Id => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 /** Server requests the relay passes to the host (judged when they carry text); any other is refused. */

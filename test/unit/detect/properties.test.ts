@@ -19,7 +19,7 @@ import { decodeTextBlob } from '../../../src/decision/forward.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanSecretsFully } from '../../../src/detect/secrets.js';
-import { TRUST_KEY } from '../../../src/model.js';
+import { TRUST_KEY } from '../../../src/annotations/trust.js';
 
 const enc = new TextEncoder();
 const set = (...docs: string[]) => compilePolicyFiles(docs.map((text, i) => ({ name: `p${i}.yaml`, bytes: enc.encode(text) })), 'policies');

@@ -8,7 +8,8 @@ import {
   jcsText,
   parseDigest,
 } from '../../../src/evidence/digest.js';
-import { CANONICALIZATIONS, TRUST_KEY, type Canonicalization } from '../../../src/model.js';
+import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { CANONICALIZATIONS, type Canonicalization } from '../../../src/evidence/algorithms.js';
 
 const vectors = new URL('../../vectors/', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, vectors), 'utf8');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assessTrust } from '../../../src/evidence/assess.js';
 import type { EvidenceEntry } from '../../../src/evidence/verify.js';
-import { TRUST_KEY } from '../../../src/model.js';
+import { TRUST_KEY } from '../../../src/annotations/trust.js';
 
 const KT = 'io.modelcontextprotocol~1trust-annotations';
 

@@ -4,7 +4,7 @@ import type { EvidenceSite } from '../../../src/annotations/claims.js';
 import { assessTrust } from '../../../src/evidence/assess.js';
 import { readDataClass, mergeDataClasses } from '../../../src/evidence/dataclass.js';
 import { verifyEvidence, type EvidenceEntry } from '../../../src/evidence/verify.js';
-import { TRUST_KEY } from '../../../src/model.js';
+import { TRUST_KEY } from '../../../src/annotations/trust.js';
 
 const K = TRUST_KEY;
 const KT = 'io.modelcontextprotocol~1trust-annotations';

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBase64 } from '../../../src/mcp/base64.js';
-import { REVISIONS, atLeast } from '../../../src/model.js';
+import { REVISIONS, atLeast } from '../../../src/mcp/revisions.js';
 import { validateMcp } from '../../../src/mcp/shape.js';
 import { expectFindings, validateBlock } from './helpers.js';
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FindingList } from '../../../src/mcp/findings.js';
-import type { Severity, ValidationFinding } from '../../../src/model.js';
+import { FindingList, type Severity, type ValidationFinding } from '../../../src/mcp/findings.js';
 
 const f = (rule: string, pointer: string, severity: Severity = 'error'): ValidationFinding => ({ rule, severity, pointer, message: 'm' });
 

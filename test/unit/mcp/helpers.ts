@@ -2,7 +2,8 @@
  * Small builders and assertions shared by the MCP validation tests.
  */
 import { expect } from 'vitest';
-import { atLeast, type Revision, type Severity, type ValidationFinding } from '../../../src/model.js';
+import type { Severity, ValidationFinding } from '../../../src/mcp/findings.js';
+import { atLeast, type Revision } from '../../../src/mcp/revisions.js';
 import { validateMcp } from '../../../src/mcp/shape.js';
 
 /** A CallToolResult with these blocks that is otherwise valid at `rev` (adds `resultType` where required). */

@@ -21,7 +21,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { hasOwn, isObject, isRevision, pointer, type Revision, type ValidationFinding } from '../../../src/model.js';
+import { pointer } from '../../../src/json/pointer.js';
+import { hasOwn, isRecord } from '../../../src/json/record.js';
+import type { ValidationFinding } from '../../../src/mcp/findings.js';
+import { isRevision, type Revision } from '../../../src/mcp/revisions.js';
 import { validateMcp } from '../../../src/mcp/shape.js';
 import { afterAll, beforeAll } from 'vitest';
 import { resultWith } from './helpers.js';
@@ -265,7 +268,7 @@ function resolvePointer(doc: unknown, ptr: string): unknown {
     if (Array.isArray(cur)) {
       if (!/^(0|[1-9][0-9]*)$/.test(tok)) return undefined;
       cur = cur[Number(tok)];
-    } else if (isObject(cur) && hasOwn(cur, tok)) {
+    } else if (isRecord(cur) && hasOwn(cur, tok)) {
       cur = cur[tok];
     } else {
       return undefined;
@@ -294,7 +297,7 @@ function revisionsAt(doc: Record<string, unknown>, ptr: string, problems: string
   const m = /^\/(tools|resources|resourceTemplates|prompts)\/(\d+)(?:\/|$)/.exec(ptr);
   if (!m) return root;
   const primitive = resolvePointer(doc, `/${m[1]}/${m[2]}`);
-  if (!isObject(primitive)) return root;
+  if (!isRecord(primitive)) return root;
   return revisionsOf(primitive.protocolVersions, `/${m[1]}/${m[2]}`, problems) ?? root;
 }
 
@@ -305,7 +308,7 @@ function collect(doc: Record<string, unknown>): Collected {
   const referenced = new Set<string>();
 
   const take = (key: string, holder: unknown, holderPtr: string, revisions: Revision[]): void => {
-    if (!isObject(holder)) {
+    if (!isRecord(holder)) {
       out.problems.push(`${holderPtr} is not an object`);
       return;
     }
@@ -317,19 +320,19 @@ function collect(doc: Record<string, unknown>): Collected {
   if (tools !== undefined && !Array.isArray(tools)) out.problems.push('/tools is not an array');
   if (Array.isArray(tools)) {
     tools.forEach((tool: unknown, i) => {
-      if (!isObject(tool)) return void out.problems.push(`/tools/${i} is not an object`);
+      if (!isRecord(tool)) return void out.problems.push(`/tools/${i} is not an object`);
       const revisions = revisionsOf(tool.protocolVersions, `/tools/${i}`, out.problems) ?? rootRevisions ?? [];
       for (const map of ['examples', 'interactionExamples']) {
         if (!hasOwn(tool, map)) continue;
         const examples = tool[map];
-        if (!isObject(examples)) {
+        if (!isRecord(examples)) {
           out.problems.push(`/tools/${i}/${map} is not an object`);
           continue;
         }
         for (const name of Object.keys(examples)) {
           const key = pointer('tools', i, map, name);
           const ex = examples[name];
-          if (isObject(ex) && hasOwn(ex, '$componentRef')) {
+          if (isRecord(ex) && hasOwn(ex, '$componentRef')) {
             const ref = ex.$componentRef;
             const target = typeof ref === 'string' && ref.startsWith('#') ? ref.slice(1) : undefined;
             if (target === undefined || !target.startsWith('/components/toolExamples/') || resolvePointer(doc, target) === undefined) {
@@ -347,9 +350,9 @@ function collect(doc: Record<string, unknown>): Collected {
   }
 
   const components = doc.components;
-  const toolExamples = isObject(components) ? components.toolExamples : undefined;
+  const toolExamples = isRecord(components) ? components.toolExamples : undefined;
   if (toolExamples !== undefined) {
-    if (!isObject(toolExamples)) out.problems.push('/components/toolExamples is not an object');
+    if (!isRecord(toolExamples)) out.problems.push('/components/toolExamples is not an object');
     else {
       for (const name of Object.keys(toolExamples)) {
         const key = pointer('components', 'toolExamples', name);
@@ -408,7 +411,7 @@ for (const file of files) {
     let readError: unknown;
     try {
       const parsed: unknown = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
-      if (!isObject(parsed)) throw new Error('the fixture is not a JSON object');
+      if (!isRecord(parsed)) throw new Error('the fixture is not a JSON object');
       doc = parsed;
     } catch (e) {
       readError = e;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REVISIONS } from '../../../src/model.js';
+import { REVISIONS } from '../../../src/mcp/revisions.js';
 import { validateMcp } from '../../../src/mcp/shape.js';
 
 const revision = fc.constantFrom(...REVISIONS);

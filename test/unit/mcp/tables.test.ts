@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-mcp-tables.js';
 import { ROOT } from '../../helpers/process.js';
-import { REVISIONS, atLeast } from '../../../src/model.js';
+import { REVISIONS, atLeast } from '../../../src/mcp/revisions.js';
 import { MCP_TABLES } from '../../../src/mcp/tables.generated.js';
 
 describe('tables.generated.ts', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { REVISIONS, TRUST_KEY, type Revision } from '../../../src/model.js';
+import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { REVISIONS, type Revision } from '../../../src/mcp/revisions.js';
 import { defaultRevision, validateMcp } from '../../../src/mcp/shape.js';
 import { errors, expectFinding, expectFindings, resultWith, text, validateBlock } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Effect, Mode, Scope } from '../../../src/model.js';
+import type { Effect, Mode, Scope } from '../../../src/policy/vocabulary.js';
 import { compileCel } from '../../../src/policy/cel.js';
 import { effectiveMode, evaluatePolicies, type BlockScopeInput, type EvaluationInput } from '../../../src/policy/evaluate.js';
 import { loadPolicyDir, type Policy, type PolicySet } from '../../../src/policy/load.js';

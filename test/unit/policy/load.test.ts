@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EFFECTS, MODES, SCOPES } from '../../../src/model.js';
+import { EFFECTS, MODES, SCOPES } from '../../../src/policy/vocabulary.js';
 import { loadPolicyDir, policyRevision, PolicyLoadError } from '../../../src/policy/load.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/policies/', import.meta.url));
