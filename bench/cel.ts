@@ -1,7 +1,8 @@
 /**
  * CEL engine benchmark: @marcbachmann/cel-js against @bufbuild/cel, with the
- * variable model of contract section 6 (result, block, tool, server, context,
- * evidence, dataClass, validation).
+ * variables of the production variable table (src/policy/cel/variables.ts);
+ * the fixture binds result, block, tool, server, context, evidence, dataClass
+ * and validation.
  *
  * Measures, for each library:
  * - compile: parse + whatever the library offers to reject unknown variables
@@ -32,7 +33,9 @@ import {
   plan as bufPlan,
 } from '@bufbuild/cel';
 import type { CelInput } from '@bufbuild/cel';
-import { buildActivation, compileCel, prepareShared, type ScopeVarsInput, type SharedVarsInput } from '../src/policy/cel.js';
+import { compileCel, declareVariables } from '../src/policy/cel/engine.js';
+import { buildActivation, prepareShared } from '../src/policy/cel/values.js';
+import { CEL_VARIABLE_TABLE, CEL_VARIABLES, type ScopeVarsInput, type SharedVarsInput } from '../src/policy/cel/variables.js';
 
 // ---------------------------------------------------------------- fixture
 
@@ -102,15 +105,7 @@ function toCelJs(v: unknown, intKeys = false): unknown {
   return v;
 }
 
-const celJsEnv = new Environment({ limits: { maxAstNodes: 1000 } })
-  .registerVariable('result', 'map<string, dyn>')
-  .registerVariable('block', 'map<string, dyn>')
-  .registerVariable('tool', 'map<string, dyn>')
-  .registerVariable('server', 'map<string, dyn>')
-  .registerVariable('context', 'map<string, dyn>')
-  .registerVariable('evidence', 'list<map<string, dyn>>')
-  .registerVariable('dataClass', 'map<string, dyn>')
-  .registerVariable('validation', 'list<map<string, dyn>>');
+const celJsEnv = declareVariables(new Environment({ limits: { maxAstNodes: 1000 } }));
 
 type Evaluator = (activation: Record<string, unknown>) => { ok: boolean; value?: unknown; error?: string };
 
@@ -167,18 +162,10 @@ function toBuf(v: unknown, intKeys = false): CelInput {
 
 const DYN_MAP = mapType(CelScalar.STRING, CelScalar.DYN);
 const bufEnv = celEnv({
-  variables: {
-    result: DYN_MAP,
-    block: DYN_MAP,
-    tool: DYN_MAP,
-    server: DYN_MAP,
-    context: DYN_MAP,
-    evidence: listType(DYN_MAP),
-    dataClass: DYN_MAP,
-    validation: listType(DYN_MAP),
-  },
+  // The same variables and types as the production engine (only the two CEL types of the table occur).
+  variables: Object.fromEntries(CEL_VARIABLE_TABLE.map((v) => [v.name, v.type === 'map<string, dyn>' ? DYN_MAP : listType(DYN_MAP)])),
 });
-const BUF_VARS = new Set(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation']);
+const BUF_VARS: ReadonlySet<string> = new Set(CEL_VARIABLES);
 
 /** Free identifiers of a parsed expression (comprehension variables bound). */
 function freeIdents(expr: any, bound: Set<string>, out: Set<string>): void {

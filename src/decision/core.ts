@@ -31,7 +31,7 @@ import type { Metrics } from '../metrics.js';
 import { hasOwn, isRecord as isObject, own } from '../json/record.js';
 import { toolHints, type ToolHints } from '../mcp/hints.js';
 import { evaluateCallPolicies, evaluateToolPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
-import { NO_SESSION, type CallVar } from '../policy/cel.js';
+import { NO_SESSION, type CallVar } from '../policy/cel/variables.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';

@@ -6,21 +6,12 @@
  */
 import { hasOwn } from '../json/record.js';
 import { MODES, type Effect, type Mode, type Scope } from './vocabulary.js';
-import {
-  buildActivation,
-  prepareShared,
-  type CelActivation,
-  type CelResult,
-  type DataClassVar,
-  type EvidenceVar,
-  type ResultVar,
-  type CallVar,
-  type SessionVar,
-  type ValidationVar,
-} from './cel.js';
+import type { CelResult } from './cel/engine.js';
+import { buildActivation, prepareShared, type CelActivation } from './cel/values.js';
+import type { DataClassVar, EvidenceVar, ResultVar, CallVar, SessionVar, ValidationVar } from './cel/variables.js';
 import type { PolicySet, Rule } from './load.js';
 
-export type { AssertedVar, BlockVar, CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, ValidationVar } from './cel.js';
+export type { AssertedVar, BlockVar, CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, ValidationVar } from './cel/variables.js';
 
 /** The variables of one block scope. */
 export interface BlockScopeInput {

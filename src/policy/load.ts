@@ -12,7 +12,8 @@ import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { isRecord, own } from '../json/record.js';
 import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, type Effect, type Mode, type Scope } from './vocabulary.js';
-import { CALL_SCOPE_VARIABLES, CelCompileError, compileCel, RESULT_SCOPE_VARIABLES, TOOL_SCOPE_VARIABLES, type CompiledCel } from './cel.js';
+import { CelCompileError, compileCel, type CompiledCel } from './cel/engine.js';
+import { scopeVariables } from './cel/variables.js';
 import { MASK_NAMES, maskKinds } from '../detect/index.js';
 
 /** One rule of a policy, with its `when` compiled. */
@@ -259,7 +260,7 @@ function parseDocument(name: string, text: string, dir: string): unknown {
 /**
  * What a rule's scope allows (docs/behaviour/sessions.md): a `scope: call` rule
  * decides on a call that has not run, so its effect is deny, consent or flag
- * and it reads only the call's variables; `call` exists in no other scope.
+ * and it reads only the call's variables (the variable table, cel/variables.ts, says which).
  */
 function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: { file: string; dir: string; rule: string }): void {
   if (scope === 'call' && !(CALL_EFFECTS as readonly string[]).includes(effect)) {
@@ -268,7 +269,7 @@ function checkScope(scope: Scope, effect: Effect, compiled: CompiledCel, where: 
   if (scope === 'tool' && !(TOOL_EFFECTS as readonly string[]).includes(effect)) {
     throw new PolicyLoadError(`effect ${JSON.stringify(effect)} is not valid in scope tool; valid effects there: ${TOOL_EFFECTS.join(', ')}`, where);
   }
-  const allowed: readonly string[] = scope === 'call' ? CALL_SCOPE_VARIABLES : scope === 'tool' ? TOOL_SCOPE_VARIABLES : RESULT_SCOPE_VARIABLES;
+  const allowed: readonly string[] = scopeVariables(scope);
   for (const v of compiled.variables) {
     if (!allowed.includes(v)) {
       throw new PolicyLoadError(`when: variable ${v} does not exist in scope ${scope}; variables there: ${allowed.join(', ')}`, where);

@@ -13,7 +13,7 @@ import type { Decision, EvaluateRequest } from '../decision/pipeline.js';
 import { isRecord, own } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
-import type { CallVar } from '../policy/cel.js';
+import type { CallVar } from '../policy/cel/variables.js';
 import { TrustgateError } from '../errors.js';
 import { displayPath, TestLoadError, type Expect, type Step, type TestCase } from './cases.js';
 

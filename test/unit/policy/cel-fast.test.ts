@@ -10,8 +10,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { buildActivation, CelCompileError, checkedAst, compileCel, prepareShared, type ScopeVarsInput, type SharedVarsInput } from '../../../src/policy/cel.js';
-import { compileFast, UNKNOWN, type PlainVars } from '../../../src/policy/cel-fast.js';
+import { CelCompileError, checkedAst, compileCel } from '../../../src/policy/cel/engine.js';
+import { buildActivation, prepareShared } from '../../../src/policy/cel/values.js';
+import type { ScopeVarsInput, SharedVarsInput } from '../../../src/policy/cel/variables.js';
+import { compileFast, UNKNOWN, type PlainVars } from '../../../src/policy/cel/fast.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 const KEYS = ['a', 'b', 's', 'n', 'l', 'm'] as const;

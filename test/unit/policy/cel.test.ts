@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildActivation,
-  CEL_VARIABLES,
-  CelCompileError,
-  compileCel,
-  prepareShared,
-  type ScopeVarsInput,
-  type SharedVarsInput,
-} from '../../../src/policy/cel.js';
+import { CelCompileError, compileCel } from '../../../src/policy/cel/engine.js';
+import { buildActivation, prepareShared } from '../../../src/policy/cel/values.js';
+import { CEL_VARIABLES, type ScopeVarsInput, type SharedVarsInput } from '../../../src/policy/cel/variables.js';
 
 const shared: SharedVarsInput = {
   result: { sensitive: true, untrusted: false, isError: false, blockCount: 2, asserted: { sensitive: true } },

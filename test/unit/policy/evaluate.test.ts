@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Effect, Mode, Scope } from '../../../src/policy/vocabulary.js';
-import { compileCel } from '../../../src/policy/cel.js';
+import { compileCel } from '../../../src/policy/cel/engine.js';
 import { effectiveMode, evaluatePolicies, type BlockScopeInput, type EvaluationInput } from '../../../src/policy/evaluate.js';
 import { loadPolicyDir, type Policy, type PolicySet } from '../../../src/policy/load.js';
 

@@ -2,7 +2,7 @@
  * A compiled fast path for the common part of CEL, next to the engine.
  *
  * At load every `when` is parsed and type-checked by the engine
- * (src/policy/cel.ts). This module then turns the engine's AST into
+ * (engine.ts). This module then turns the engine's AST into
  * JavaScript closures when the expression stays inside a small subset —
  * literals, the variables, member and index access, `has()`, `!`,
  * `&&`, `||`, `?:`, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `size()`,
@@ -20,42 +20,33 @@
  * treat UNKNOWN like CEL treats an error (commutative absorption: `false &&
  * x` is false whatever `x` is), which is exact because the engine's result
  * for those operators does not depend on what the unknown operand holds.
- * test/unit/cel-fast.test.ts checks the fast path against the engine on
+ * test/unit/policy/cel-fast.test.ts checks the fast path against the engine on
  * generated expressions and data: wherever the fast path answers, the
  * engine gives the same bool.
  */
 
-import { detectKinds } from '../detect/index.js';
+import { detectKinds } from '../../detect/index.js';
+import { isRecord } from '../../json/record.js';
+import { CEL_VARIABLES, type CelVariable } from './variables.js';
 
 /** "The fast path cannot tell": evaluate with the engine. */
 export const UNKNOWN: unique symbol = Symbol('cel-fast.unknown');
 type Unknown = typeof UNKNOWN;
 
-/** The variables as plain JSON data (objects are maps, arrays are lists). */
-export interface PlainVars {
-  result: unknown;
-  block: unknown;
-  tool: unknown;
-  server: unknown;
-  context: unknown;
-  evidence: unknown;
-  dataClass: unknown;
-  validation: unknown;
-  session: unknown;
-  call: unknown;
-}
+/** The variables of the table (variables.ts) as plain JSON data (objects are maps, arrays are lists). */
+export type PlainVars = { readonly [name in CelVariable]: unknown };
 
 type Locals = unknown[];
 const NO_LOCALS: Locals = Object.freeze([]) as unknown as Locals;
 type Node = (vars: PlainVars, locals: Locals) => unknown;
 
-/** The engine's AST node, read defensively (src/policy/cel.ts keeps the engine behind one module). */
+/** The engine's AST node, read defensively (engine.ts keeps the engine behind one module). */
 interface AstNode {
   op: string;
   args: unknown;
 }
 
-const VARIABLES = new Set(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation', 'session', 'call']);
+const VARIABLES: ReadonlySet<string> = new Set(CEL_VARIABLES);
 
 /** Thrown while compiling: the expression leaves the subset, so it always runs on the engine. */
 class Unsupported extends Error {}
@@ -64,13 +55,9 @@ function isNode(v: unknown): v is AstNode {
   return typeof v === 'object' && v !== null && typeof (v as AstNode).op === 'string';
 }
 
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** A map member, or UNKNOWN when it is missing (the engine's `no such key`). */
 function member(target: unknown, key: string): unknown {
-  if (!isMap(target) || !Object.hasOwn(target, key)) return UNKNOWN;
+  if (!isRecord(target) || !Object.hasOwn(target, key)) return UNKNOWN;
   const v = target[key];
   return v === undefined ? UNKNOWN : v;
 }
@@ -234,7 +221,7 @@ class Compiler {
             }
             return unknown ? UNKNOWN : false;
           }
-          if (isMap(coll) && typeof v === 'string') return member(coll, v) !== UNKNOWN;
+          if (isRecord(coll) && typeof v === 'string') return member(coll, v) !== UNKNOWN;
           return UNKNOWN;
         };
       }
@@ -299,7 +286,7 @@ class Compiler {
       const t = this.compile(child(target));
       return (vars, locals) => {
         const obj = t(vars, locals);
-        return isMap(obj) ? member(obj, field) !== UNKNOWN : UNKNOWN;
+        return isRecord(obj) ? member(obj, field) !== UNKNOWN : UNKNOWN;
       };
     }
     return unsupported();
