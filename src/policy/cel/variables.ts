@@ -98,7 +98,7 @@ export const CEL_VARIABLE_TABLE = [
     type: 'map<string, dyn>',
     scopes: ['block', 'result', 'call'],
     description:
-      'scope `call`: the call about to run, `{ name: string, method: string, arguments: map }`; scopes `block` and `result`: what the judged message is (`method` `"tools/call"` for a tool result; `name` the tool, resource URI or prompt name); `method` is `"tools/call"` and `arguments` `{}` when absent',
+      '`{ name: string, method: string, arguments: map }`; scope `call`: the call about to run; scopes `block` and `result`: what the judged message is, which the proxy names (`method` `"resources/read"`, `"prompts/get"`, ...; `name` the tool, resource URI or prompt name); `{ name: "", method: "tools/call", arguments: {} }` for what is not given',
   },
 ] as const satisfies readonly CelVariableSpec[];
 
