@@ -8,7 +8,7 @@ import { hasOwn } from '../json/record.js';
 import { MODES, type Effect, type Mode, type Scope } from './vocabulary.js';
 import type { CelResult } from './cel/engine.js';
 import { buildActivation, prepareShared, type CelActivation } from './cel/values.js';
-import type { DataClassVar, EvidenceVar, ResultVar, CallVar, SessionVar, ValidationVar } from './cel/variables.js';
+import type { CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, SharedVarsInput } from './cel/variables.js';
 import type { PolicySet, Rule } from './load.js';
 
 export type { AssertedVar, BlockVar, CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, ValidationVar } from './cel/variables.js';
@@ -25,24 +25,12 @@ export interface BlockScopeInput {
   dataClass: DataClassVar;
 }
 
-/** Everything the policies of one decision see. */
-export interface EvaluationInput {
-  result: ResultVar;
-  /** The request's `tool`; `{ name: "", annotations: {} }` when absent. */
-  tool?: Record<string, unknown> | undefined;
-  /** The request's `server`; `{ name: "" }` when absent. */
-  server?: Record<string, unknown> | undefined;
-  /** The request's `context`; `{}` when absent. */
-  context?: Record<string, unknown> | undefined;
-  validation: readonly ValidationVar[];
+/** Everything the policies of one decision see: the variables shared by its scopes (see SharedVarsInput), then each scope's own. */
+export interface EvaluationInput extends Omit<SharedVarsInput, 'toolMembers'> {
   /** Evidence and data class for scope `result` (every evidenceRef and record in the result). */
   resultScope: { evidence: readonly EvidenceVar[]; dataClass: DataClassVar };
   /** One entry per content block, in content order. */
   blocks: readonly BlockScopeInput[];
-  /** `call` of scopes block and result: the method the judged message answers or is (the proxy); a tools/call result by default. */
-  call?: CallVar | undefined;
-  /** The `session` variable (before this request); no session when absent. */
-  session?: SessionVar | undefined;
 }
 
 /** Everything the `scope: call` rules of one pre-call decision see (docs/behaviour/sessions.md). */

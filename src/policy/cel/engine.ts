@@ -36,6 +36,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { detectKinds } from '../../detect/index.js';
+import { isRecord } from '../../json/record.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from '../regex.js';
 import { compileFast, UNKNOWN } from './fast.js';
 import { Activation, type CelActivation } from './values.js';
@@ -99,7 +100,7 @@ function lineColumn(source: string, offset: number): { line: number; column: num
 }
 
 function compileError(source: string, err: unknown): CelCompileError {
-  const e = (isObjectLike(err) ? err : {}) as EngineError;
+  const e = (isRecord(err) ? err : {}) as EngineError;
   const summary = typeof e.summary === 'string' ? e.summary : err instanceof Error ? err.message : String(err);
   const kind = e.name === 'ParseError' ? 'syntax error' : 'error';
   let detail = summary;
@@ -112,17 +113,13 @@ function compileError(source: string, err: unknown): CelCompileError {
   return new CelCompileError(`CEL ${kind}: ${detail}`);
 }
 
-function isObjectLike(v: unknown): v is object {
-  return typeof v === 'object' && v !== null;
-}
-
 /**
  * Runtime error text for findings and logs. The engine's own message can
  * quote data (`No such key: <value of a context member>`), so only its error
  * code and the failing part of the policy's own expression are kept.
  */
 function runtimeError(source: string, err: unknown): string {
-  const e = (isObjectLike(err) ? err : {}) as EngineError;
+  const e = (isRecord(err) ? err : {}) as EngineError;
   const what =
     typeof e.code === 'string' && /^[a-z_]+$/.test(e.code)
       ? e.code.replace(/_/g, ' ')
@@ -190,7 +187,7 @@ interface AstNode {
 }
 
 function isAstNode(v: unknown): v is AstNode {
-  return isObjectLike(v) && typeof (v as { op?: unknown }).op === 'string';
+  return isRecord(v) && typeof (v as { op?: unknown }).op === 'string';
 }
 
 /** The receiver-style calls `x.<name>(...)` of an AST, in source order. */

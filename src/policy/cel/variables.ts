@@ -242,16 +242,19 @@ export interface CallVar {
   arguments: Record<string, unknown>;
 }
 
-/** Members shared by every scope of one decision. Absent tool/server/context/session get the contract defaults. */
+/** Members shared by every scope of one decision. Absent tool/server/context/session/call get the defaults of the variable table. */
 export interface SharedVarsInput {
   result: ResultVar;
+  /** The request's `tool`; `{ name: "", annotations: {} }` when absent. */
   tool?: Record<string, unknown> | undefined;
+  /** The request's `server`; `{ name: "" }` when absent. */
   server?: Record<string, unknown> | undefined;
+  /** The request's `context`; `{}` when absent. */
   context?: Record<string, unknown> | undefined;
   validation: readonly ValidationVar[];
-  /** Before this request; NO_SESSION when absent. */
+  /** What the session had been shown before this request; NO_SESSION when absent. */
   session?: SessionVar | undefined;
-  /** `{ name: "", method: "tools/call", arguments: {} }` when absent. */
+  /** Scopes block and result: what the judged message is (the proxy); `{ name: "", method: "tools/call", arguments: {} }` when absent. */
   call?: CallVar | undefined;
   /** Members computed for `tool` (scope `call`: `hints`, `digest`, `pin`), replacing the request's members of those names. */
   toolMembers?: Readonly<Record<string, unknown>> | undefined;

@@ -1,5 +1,5 @@
 /**
- * The compiled fast path (src/policy/cel-fast.ts) against the engine as
+ * The compiled fast path (src/policy/cel/fast.ts) against the engine as
  * the oracle: on generated expressions and generated data, a `when`
  * compiled with the fast path gives exactly what the engine alone gives
  * (the same bool, or the same error), and the fast path answers most of
