@@ -14,9 +14,9 @@
  * - semantics: `has()` on absent members, `in` on lists, numbers, strings,
  *   bools, and the error cases policies must fail closed on.
  *
- * Last rows: the production adapter (src/policy/cel.ts) on the same fixture,
+ * Last rows: the production adapter (src/policy/cel/engine.ts) on the same fixture,
  * so that the adapter's own cost stays visible, with and without its
- * compiled fast path (src/policy/cel-fast.ts).
+ * compiled fast path (src/policy/cel/fast.ts).
  *
  * Run: npx tsx bench/cel.ts
  */
@@ -459,7 +459,7 @@ EXPRESSIONS.forEach((src, i) => {
   console.log(`| eval only, ns: \`${src}\` | ${fmt(a.perExprNs[i]!)} | ${fmt(b.perExprNs[i]!)} | ${ratio(a.perExprNs[i]!, b.perExprNs[i]!)} |`);
 });
 
-console.log('\nAdapter src/policy/cel.ts (same fixture)\n');
+console.log('\nAdapter src/policy/cel/ (same fixture)\n');
 console.log(`compile ${(adapterCompileNs / EXPRESSIONS.length / 1000).toFixed(1)} µs per expression, evaluate ${(adapterDecisionNs / (BLOCKS * EXPRESSIONS.length)).toFixed(0)} ns per evaluation (activation incl.)`);
 console.log(
   `without the compiled fast path (engine alone): ${(engineOnlyDecisionNs / (BLOCKS * EXPRESSIONS.length)).toFixed(0)} ns per evaluation, ${ratio(adapterDecisionNs, engineOnlyDecisionNs)} the time with it`,
