@@ -46,7 +46,7 @@ const blockIn = (index: number) =>
     index,
     pointer: `/content/${index}`,
     block: { index, type: 'text', ...f, asserted: {}, audience: aud, audienceMalformed: false, text },
-    evidence: ev ? [{ type: 'data-class.v1', status: 'verified' }] : [],
+    evidence: ev ? [{ type: 'data-class.v1', status: 'verified' as const, canonicalization: 'jcs/rfc8785', pointer: `/content/${index}/_meta` }] : [],
     dataClass: ev ? { class: 'secret', regulatory: [] } : {},
   }));
 
@@ -65,7 +65,7 @@ const inputArb: fc.Arbitrary<EvaluationInput> = fc
     tool: { name: 't', annotations: openWorld === undefined ? {} : { openWorldHint: openWorld } },
     server: { name: server },
     context: { destination },
-    validation: rules.map((rule) => ({ rule, severity: 'error', pointer: '' })),
+    validation: rules.map((rule) => ({ rule, severity: 'error' as const, pointer: '' })),
     resultScope: { evidence: [], dataClass: {} },
     blocks,
     ...(session ? { session: { id: 's', forgotten: false, sensitive: false, untrusted: true, dataClass: {}, calls: 1, results: 2, tools: ['a'] } } : {}),
