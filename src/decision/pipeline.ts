@@ -16,7 +16,7 @@ import { isRecord as isObject, own } from '../json/record.js';
 import type { ValidationFinding } from '../mcp/findings.js';
 import type { Revision } from '../mcp/revisions.js';
 import type { Effect, Mode, Scope } from '../policy/vocabulary.js';
-import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
+import { activationsOf, evaluatePolicies, type Activations, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
@@ -309,14 +309,23 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
   // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (docs/behaviour/labels-and-detectors.md).
   const rules = rulesById(opts.policies);
   const raises = noRaises();
+  const labelRules = hasLabelRules(opts.policies);
   const matches: Match[] = withDetection(detection, () => {
-    const first = hasLabelRules(opts.policies) ? evaluatePolicies(opts.policies, inputOf(trust), opts.modeOverride, opts.budget, trace, 'label') : [];
+    // When the label rules raise nothing the other rules see the same variables: one input, converted once.
+    let acts: Activations | undefined;
+    let first: Match[] = [];
+    if (labelRules) {
+      acts = activationsOf(inputOf(trust));
+      first = evaluatePolicies(opts.policies, acts.input, opts.modeOverride, opts.budget, trace, 'label', acts);
+    }
     for (const m of first) {
       const labels = rules.get(ruleKey(m.policy, m.rule))?.labels;
       if (m.mode === 'enforce' && labels !== undefined) addRaise(raises, labels, m.policy, m.rule, m.scope === 'block' ? m.blockIndex : undefined);
     }
+    const before = trust;
     trust = raiseTrust(trust, raises);
-    const rest = evaluatePolicies(opts.policies, inputOf(trust), opts.modeOverride, opts.budget, trace, hasLabelRules(opts.policies) ? 'rest' : undefined);
+    const input = acts !== undefined && trust === before ? acts.input : inputOf(trust);
+    const rest = evaluatePolicies(opts.policies, input, opts.modeOverride, opts.budget, trace, labelRules ? 'rest' : undefined, acts);
     return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
   });
 
@@ -439,9 +448,16 @@ function rulesById(set: PolicySet): Map<string, Rule & { ordinal: number }> {
   return m;
 }
 
+const labelSets = new WeakMap<PolicySet, boolean>();
+
 function hasLabelRules(set: PolicySet): boolean {
-  for (const r of rulesById(set).values()) if (r.effect === 'label' && r.scope !== 'call') return true;
-  return false;
+  let has = labelSets.get(set);
+  if (has === undefined) {
+    has = false;
+    for (const r of rulesById(set).values()) if (r.effect === 'label' && r.scope !== 'call') has = true;
+    labelSets.set(set, has);
+  }
+  return has;
 }
 
 /** Matches of both passes back in policy, rule and block order (the sort is stable). */

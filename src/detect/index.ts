@@ -44,6 +44,9 @@ const NONE: readonly Span[] = Object.freeze([]);
 /** Scans of one decision, by detector and string. */
 export class DetectionCache {
   readonly #spans: Record<Detector, Map<string, readonly Span[]>> = { secrets: new Map(), pii: new Map() };
+  /** The one joined text of a decision (`result.text`), compared by identity before any hashing; further joins go to #joins. */
+  #joined: string | undefined;
+  #joinedParts: readonly string[] | undefined;
   readonly #joins = new Map<string, readonly string[]>();
   /** Strings scanned, per detector (tests read it). */
   readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
@@ -63,12 +66,21 @@ export class DetectionCache {
   /** `parts` joined with newlines; the kinds of the joined text are those of its parts, each part scanned once. */
   join(parts: readonly string[]): string {
     const joined = parts.join('\n');
-    if (parts.length > 1) this.#joins.set(joined, parts);
+    if (parts.length > 1) {
+      if (this.#joined === undefined && this.#joins.size === 0) {
+        this.#joined = joined;
+        this.#joinedParts = parts;
+      } else {
+        if (this.#joined !== undefined) this.#joins.set(this.#joined, this.#joinedParts!);
+        this.#joined = undefined;
+        this.#joins.set(joined, parts);
+      }
+    }
     return joined;
   }
 
   kinds(d: Detector, s: string): string[] {
-    const parts = this.#joins.get(s);
+    const parts = s === this.#joined ? this.#joinedParts : this.#joins.size === 0 ? undefined : this.#joins.get(s);
     const seen = new Set<string>();
     for (const part of parts ?? [s]) for (const sp of this.spans(d, part)) seen.add(sp.kind);
     return [...seen];

@@ -113,6 +113,23 @@ export function effectiveMode(mode: Mode, override?: ModeOverride): Mode {
 const emptyBlock: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
+ * The CEL activations of one EvaluationInput, built on first use. A
+ * decision whose label rules raised nothing evaluates its other rules over
+ * the same input, and passes the same Activations to both passes so that
+ * nothing is converted twice. The input must not change in between.
+ */
+export interface Activations {
+  readonly input: EvaluationInput;
+  readonly shared: ReturnType<typeof prepareShared>;
+  result: CelActivation | undefined;
+  readonly blocks: Array<CelActivation | undefined>;
+}
+
+export function activationsOf(input: EvaluationInput): Activations {
+  return { input, shared: prepareShared(input), result: undefined, blocks: new Array<CelActivation | undefined>(input.blocks.length) };
+}
+
+/**
  * Evaluates every rule of `set`: scope `block` rules once per block with
  * that block's `block`, `evidence` and `dataClass`; scope `result` rules
  * once with `block` an empty map and the result-level evidence and data
@@ -130,12 +147,13 @@ export function evaluatePolicies(
   budget?: EvaluationBudget,
   trace?: TraceEntry[],
   phase?: 'label' | 'rest',
+  activations?: Activations,
 ): Match[] {
-  const shared = prepareShared(input);
   // Activations are built on first use: a set with no rule of a scope
   // never pays for converting it.
-  let resultActivation: CelActivation | undefined;
-  const blockActivations: Array<CelActivation | undefined> = new Array(input.blocks.length);
+  const acts = activations !== undefined && activations.input === input ? activations : activationsOf(input);
+  const shared = acts.shared;
+  const blockActivations = acts.blocks;
   const matches: Match[] = [];
   const spent = (): CelResult | undefined =>
     budget !== undefined && budget.exceeded() ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` } : undefined;
@@ -152,7 +170,7 @@ export function evaluatePolicies(
         const r =
           spent() ??
           rule.compiled.evaluate(
-            (resultActivation ??= buildActivation(shared, {
+            (acts.result ??= buildActivation(shared, {
               block: emptyBlock,
               evidence: input.resultScope.evidence,
               dataClass: input.resultScope.dataClass,

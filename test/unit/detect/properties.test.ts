@@ -19,6 +19,7 @@ import { decodeTextBlob } from '../../../src/decision/forward.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanSecretsFully } from '../../../src/detect/secrets.js';
+import { scanPiiFully } from '../../../src/detect/pii.js';
 import { TRUST_KEY } from '../../../src/annotations/trust.js';
 
 const enc = new TextEncoder();
@@ -123,6 +124,34 @@ describe('the search for an anchor before the secret scan changes no answer', ()
         expect(scanSecrets(text)).toEqual(scanSecretsFully(text));
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('skipping to the next digit or @ in the PII scan changes no answer', () => {
+  it('scanPii finds what the scan of every character finds, near every kind and inside base64 runs', () => {
+    const chars = (cs: string[], min: number, max: number) => fc.array(fc.constantFrom(...cs), { minLength: min, maxLength: max }).map((a) => a.join(''));
+    const b64 = chars(['A', 'z', '0', '9', '+', '/', '='], 1, 90);
+    const piece = fc.oneof(
+      fc.constantFrom(...PII),
+      fc.constantFrom(...PII).chain((v) => fc.nat(v.length).map((n) => v.slice(0, n))),
+      fc.constantFrom(...PII).chain((v) => fc.nat(v.length).map((n) => v.slice(n))),
+      fc.tuple(fc.constantFrom(...PII), fc.nat(), fc.constantFrom('@', '+', '-', ' ', '.', 'A', '0', '7', '=', '/', 'é')).map(([v, i, c]) => {
+        const at = i % v.length;
+        return v.slice(0, at) + c + v.slice(at + 1);
+      }),
+      b64,
+      fc.tuple(chars(['A', 'z', '0', '9', '+', '/', '='], 60, 80), fc.constantFrom('/', '+', '=', ''), fc.constantFrom(...PII)).map((p) => p.join('')),
+      fc.constantFrom('mailto:', 'https://u:p@h.io', 'GB', 'DE', 'DE8', '+', '+4', '@', 'x@y', ' ', '\n', 'データ', 'café'),
+      chars(['a', 'Z', '1', '@', '+', '-', ' ', '.', '=', '/', '\u00e9'], 0, 16),
+      fc.string({ maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), (parts) => {
+        const text = parts.join('');
+        expect(scanPii(text)).toEqual(scanPiiFully(text));
+      }),
+      { numRuns: 4000 },
     );
   });
 });
