@@ -22,10 +22,14 @@
  *                         (default: @modelcontextprotocol/server-everything streamableHttp). The suite's
  *                         documented reference server is examples/servers/typescript/everything-server.ts of
  *                         its repository (not on npm): from a checkout, --server 'npx tsx everything-server.ts'
- *                         --cwd <that folder>.
+ *                         --cwd <that folder>. scripts/conformance-server.ts has the tools of the scenarios in
+ *                         which the server asks the client during a call: --server 'node --import tsx
+ *                         scripts/conformance-server.ts'.
  *   --cwd <dir>           working folder of --server
  *   --url <url>           an already running server instead of --server
- *   --policies <dir>      the proxy's policies (default: the shipped set)
+ *   --policies <dir>      the proxy's policies (default: test/fixtures/mcp/policies/none, which decide nothing, so
+ *                         that what is compared is the relay; under the shipped set the suite's calls to tools it
+ *                         did not list first are denied by session/deny-unlisted-tool, as designed)
  *   --scenario <name>     one scenario (repeatable); default: the suite's active server scenarios
  *   --version <v>         the conformance package version (default: CONFORMANCE_VERSION below)
  */
@@ -107,7 +111,7 @@ function freePort(): Promise<number> {
  */
 async function proxyFront(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
   const sessions = new Map<string, { http: StreamableHTTPServerTransport; stdio: StdioClientTransport }>();
-  const args = [CLI, 'proxy', ...(values.policies ? ['--policies', values.policies] : []), '--upstream', upstream];
+  const args = [CLI, 'proxy', '--policies', values.policies ?? join(ROOT, 'test/fixtures/mcp/policies/none'), '--upstream', upstream];
   const http: HttpServer = createServer((req, res) => {
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : undefined;
