@@ -74,7 +74,7 @@ for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, () => process.exit
 async function startServer(): Promise<string> {
   if (values.url) return values.url;
   const port = await freePort();
-  const command = values.server ? ['sh', '-c', values.server] : [process.execPath, require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'];
+  const command = values.server ? ['sh', '-c', `exec ${values.server}`] : [process.execPath, require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'];
   const child = spawn(command[0]!, command.slice(1), { cwd: values.cwd ?? ROOT, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   await new Promise<void>((resolve, reject) => {
