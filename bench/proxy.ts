@@ -4,13 +4,16 @@
  * (server-everything's `echo`), at each number of calls in flight (default
  * 1, 4 and 16: a host's one call at a time, a burst, saturation).
  *
- * Three sides, each its own client and server processes: direct; through
- * the proxy as shipped; and through the proxy with its idle polling off
+ * Four sides, each its own client and server processes: direct; through
+ * the proxy as shipped; through the proxy with its idle polling off
  * (TRUSTGATE_PROXY_POLL_US=0, see src/bindings/proxy/poll.ts), so what
- * the polling buys and costs is measured in the same run. Each round runs
+ * the polling buys and costs is measured in the same run; and gateway mode
+ * (`trustgate proxy --config`) with two servers behind it, the calls taking
+ * turns between `a__echo` and `b__echo`. Each round runs
  * the sides one after the other with the same concurrency, in an order
  * that turns round by round, so drift on a shared machine favours none.
- * The ratio is proxied / direct throughput (target >= 0.5), the added p50
+ * The ratio is proxied / direct throughput (target >= 0.5 for the proxy;
+ * the gateway's is printed beside it), the added p50
  * is proxied p50 - direct p50, and "proxy CPU" is the proxy process's own
  * CPU time per call (Linux, from /proc; the server it starts is not in it).
  *
@@ -18,7 +21,8 @@
  * BENCH_CONCURRENCY a comma-separated list; BENCH_POLICIES, the policy folder,
  * default the shipped policies)
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -35,22 +39,33 @@ const policies = process.env.BENCH_POLICIES || join(ROOT, 'policies');
 const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const baseEnv = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
 
-type Side = 'direct' | 'proxy' | 'proxy, no polling';
-const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling'];
+type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway';
+const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway'];
+
+/** The gateway's mcpServers file: server-everything twice, as `a` and `b`. */
+const configDir = mkdtempSync(join(tmpdir(), 'trustgate-bench-proxy-'));
+const gatewayConfig = join(configDir, 'servers.json');
+writeFileSync(gatewayConfig, JSON.stringify({ mcpServers: { a: { command: process.execPath, args: [everything] }, b: { command: process.execPath, args: [everything] } } }));
 
 interface Connected {
   client: Client;
+  /** The tool of the n-th call. */
+  tool: (n: number) => string;
   /** The process the client talks to (the server, or the proxy). */
   pid: number | null;
 }
 
 async function connect(side: Side): Promise<Connected> {
-  const args = side === 'direct' ? [everything] : [join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies, '--', process.execPath, everything];
+  const cli = [join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies];
+  const args = side === 'direct' ? [everything] : side === 'gateway' ? [...cli, '--config', gatewayConfig] : [...cli, '--', process.execPath, everything];
   const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : baseEnv;
   const client = new Client({ name: 'bench', version: '1' });
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
   await client.connect(transport);
-  return { client, pid: transport.pid };
+  // As a host does: a tool the server did not list is denied by the shipped policies (session/deny-unlisted-tool).
+  await client.listTools();
+  const tool = side === 'gateway' ? (n: number) => (n % 2 === 0 ? 'a__echo' : 'b__echo') : () => 'echo';
+  return { client, tool, pid: transport.pid };
 }
 
 /** CPU time of a process so far, ms (utime + stime); undefined off Linux. */
@@ -77,12 +92,13 @@ interface Run {
 async function measure(c: Connected, concurrency: number): Promise<Run> {
   const latencies: number[] = [];
   const end = performance.now() + seconds * 1000;
+  let n = 0;
   const worker = async () => {
     while (performance.now() < end) {
       const t = performance.now();
-      const r = await c.client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+      const r = await c.client.callTool({ name: c.tool(n++), arguments: { message: 'hello' } });
       latencies.push(performance.now() - t);
-      if (r.isError) throw new Error('echo failed');
+      if (r.isError) throw new Error(`echo failed: ${JSON.stringify(r.content).slice(0, 300)}`);
     }
   };
   const cpu0 = cpuMs(c.pid);
@@ -105,16 +121,19 @@ async function main(): Promise<void> {
   const sides = new Map(SIDES.map((s, i) => [s, connected[i]!]));
   try {
     // Warm every path (first-seen pins, then the JIT), not measured.
-    for (let i = 0; i < 200; i++) await Promise.all(connected.map((c) => c.client.callTool({ name: 'echo', arguments: { message: 'warm' } })));
+    for (let i = 0; i < 200; i++) await Promise.all(connected.map((c) => c.client.callTool({ name: c.tool(i), arguments: { message: 'warm' } })));
     for (const c of connected) await measure(c, levels[0]!);
     console.log(`bench:proxy on ${machine()}: tools/call echo, ${seconds} s per side and round, policies ${policies}`);
-    const summary: Array<Array<string | number>> = [['in flight', 'ratio', 'added p50 ms', 'ratio, no polling', 'added p50 ms, no polling', 'proxy CPU µs/call', 'no polling']];
+    const summary: Array<Array<string | number>> = [
+      ['in flight', 'ratio', 'added p50 ms', 'ratio, no polling', 'added p50 ms, no polling', 'proxy CPU µs/call', 'no polling', 'ratio, gateway', 'added p50 ms, gateway', 'gateway CPU µs/call'],
+    ];
     const verdict: number[] = [];
+    const gateway: number[] = [];
     for (const concurrency of levels) {
       const rows: Array<Array<string | number>> = [
-        ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'proxy p99 ms'],
+        ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'gateway req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'gateway p50 ms', 'proxy p99 ms'],
       ];
-      const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[] };
+      const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[], ratioGw: [] as number[], addedGw: [] as number[], cpuGw: [] as number[] };
       for (let r = 0; r < rounds; r++) {
         const run = new Map<Side, Run>();
         for (let k = 0; k < SIDES.length; k++) {
@@ -124,13 +143,31 @@ async function main(): Promise<void> {
         const d = run.get('direct')!;
         const p = run.get('proxy')!;
         const o = run.get('proxy, no polling')!;
+        const g = run.get('gateway')!;
         got.ratio.push(p.rps / d.rps);
         got.added.push(p.p50 - d.p50);
         got.ratioOff.push(o.rps / d.rps);
         got.addedOff.push(o.p50 - d.p50);
         if (p.cpuPerCall !== undefined) got.cpu.push(p.cpuPerCall);
         if (o.cpuPerCall !== undefined) got.cpuOff.push(o.cpuPerCall);
-        rows.push([r + 1, d.rps.toFixed(0), p.rps.toFixed(0), (p.rps / d.rps).toFixed(2), o.rps.toFixed(0), (o.rps / d.rps).toFixed(2), d.p50.toFixed(3), p.p50.toFixed(3), o.p50.toFixed(3), p.p99.toFixed(3)]);
+        got.ratioGw.push(g.rps / d.rps);
+        got.addedGw.push(g.p50 - d.p50);
+        if (g.cpuPerCall !== undefined) got.cpuGw.push(g.cpuPerCall);
+        rows.push([
+          r + 1,
+          d.rps.toFixed(0),
+          p.rps.toFixed(0),
+          (p.rps / d.rps).toFixed(2),
+          o.rps.toFixed(0),
+          (o.rps / d.rps).toFixed(2),
+          g.rps.toFixed(0),
+          (g.rps / d.rps).toFixed(2),
+          d.p50.toFixed(3),
+          p.p50.toFixed(3),
+          o.p50.toFixed(3),
+          g.p50.toFixed(3),
+          p.p99.toFixed(3),
+        ]);
       }
       console.log(`\n${concurrency} in flight`);
       table(rows);
@@ -143,13 +180,19 @@ async function main(): Promise<void> {
         median(got.addedOff).toFixed(3),
         us(got.cpu.length > 0 ? median(got.cpu) : undefined),
         us(got.cpuOff.length > 0 ? median(got.cpuOff) : undefined),
+        median(got.ratioGw).toFixed(2),
+        median(got.addedGw).toFixed(3),
+        us(got.cpuGw.length > 0 ? median(got.cpuGw) : undefined),
       ]);
+      gateway.push(median(got.ratioGw));
     }
     console.log('\nmedians over the rounds');
     table(summary);
     console.log(`lowest median throughput ratio proxy/direct over ${levels.join(', ')} in flight: ${Math.min(...verdict).toFixed(2)} (target >= 0.5)`);
+    console.log(`gateway (two servers behind one trustgate proxy --config) / direct, median ratio at ${levels.join(', ')} in flight: ${gateway.map((g) => g.toFixed(2)).join(', ')}`);
   } finally {
     await Promise.all(connected.map((c) => c.client.close()));
+    rmSync(configDir, { recursive: true, force: true });
   }
 }
 

@@ -175,6 +175,8 @@ export class McpProxy {
   readonly #prefix = `trustgate-${randomUUID()}-`;
   #next = 0;
   #closed = false;
+  /** Pending while the server has not yet accepted the host's `notifications/initialized`: later messages wait for it. */
+  #initializing: Promise<void> | undefined;
   #keepAlive: NodeJS.Timeout | undefined;
 
   constructor(options: ProxyOptions) {
@@ -306,7 +308,22 @@ export class McpProxy {
   #toUpstream(m: Msg, ours?: string): void {
     if (this.#closed) return;
     this.#o.onActivity?.();
-    this.#o.upstream.send(m as unknown as JSONRPCMessage).catch((err: unknown) => {
+    const send = (): Promise<void> => (this.#closed ? Promise.resolve() : this.#o.upstream.send(m as unknown as JSONRPCMessage));
+    // The host does not wait for its `initialized` to be accepted before its first call; a client of the server must
+    // (upstream.ts: over HTTP the server's own stream opens only then). Whatever the host sends meanwhile waits.
+    const gate = this.#initializing;
+    const sent = gate ? gate.then(send) : send();
+    if (m.method === 'notifications/initialized') {
+      const done = sent.then(
+        () => {},
+        () => {},
+      );
+      this.#initializing = done;
+      void done.then(() => {
+        if (this.#initializing === done) this.#initializing = undefined;
+      });
+    }
+    sent.catch((err: unknown) => {
       const why = this.#describe(err);
       this.#o.log.warn({ err: why, method: m.method }, 'could not send to the server');
       const s = ours === undefined ? undefined : this.#take(ours);

@@ -30,7 +30,7 @@ export function describeFailure(err: unknown, spec?: ServerSpec): string {
 
 /** The transport to one server; for a child process, `exited` says how it ended once it has. */
 export function upstreamOf(spec: ServerSpec, log: ProxyLog): Transport {
-  if ('url' in spec) return new StreamableHTTPClientTransport(spec.url, Object.keys(spec.headers).length > 0 ? { requestInit: { headers: spec.headers } } : undefined);
+  if ('url' in spec) return streamOpenedOnInitialized(new StreamableHTTPClientTransport(spec.url, Object.keys(spec.headers).length > 0 ? { requestInit: { headers: spec.headers } } : undefined));
   const t = new StdioClientTransport({ command: spec.command, args: spec.args, env: spec.env, stderr: 'inherit', ...(spec.cwd ? { cwd: spec.cwd } : {}) });
   // The SDK keeps the child to itself and reports its end without the exit code: the code is what the operator needs.
   const start = t.start.bind(t);
@@ -43,6 +43,44 @@ export function upstreamOf(spec: ServerSpec, log: ProxyLog): Transport {
   };
   return t;
 }
+
+/**
+ * Sending `notifications/initialized` resolves only once the server's own
+ * stream (the standalone GET) is open, or the server said it has none.
+ * The SDK transport opens that stream after the server accepted the
+ * notification, without waiting for it; a server request that is not tied
+ * to a request of the client's (an `elicitation/create` inside a tool, with
+ * no related request) goes on that stream, and a server drops it when the
+ * stream is not there yet. The relay sends nothing else until this send has
+ * resolved (relay.ts), so the server never sees the first call before it can
+ * ask the client something.
+ */
+function streamOpenedOnInitialized(t: StreamableHTTPClientTransport): StreamableHTTPClientTransport {
+  const inner = t as unknown as { _startOrAuthSse?: (options: { resumptionToken?: string }) => Promise<void> };
+  const startSse = inner._startOrAuthSse;
+  if (typeof startSse !== 'function') return t;
+  let opened: Promise<void> | undefined;
+  inner._startOrAuthSse = (options) => {
+    const p = startSse.call(t, options);
+    if (options.resumptionToken === undefined) opened = p.catch(() => {});
+    return p;
+  };
+  const send = t.send.bind(t);
+  t.send = async (message, options) => {
+    await send(message, options);
+    if ('method' in message && message.method === 'notifications/initialized' && opened) {
+      // A stream that never answers must not hold the session: the server's requests may then be lost, as they would be directly.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([opened, new Promise<void>((resolve) => (timer = setTimeout(resolve, STREAM_OPEN_WAIT_MS)))]);
+      clearTimeout(timer);
+      opened = undefined;
+    }
+  };
+  return t;
+}
+
+/** How long the first message after `initialized` may wait for the server's stream to open. */
+const STREAM_OPEN_WAIT_MS = 5_000;
 
 /** The store as logs may name it: never a password. */
 export function storeName(store: string): string {
