@@ -31,7 +31,7 @@ import type { ReloadResult } from '../policy/reload.js';
 import { performance } from 'node:perf_hooks';
 import { METRICS_MS } from '../main/cluster/protocol.js';
 import type { SessionStore } from '../session/store.js';
-import { MemorySessionStore } from '../session/memory.js';
+import { HeldMemoryStore } from '../main/stores.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { mcpRoutes, MCP_PATH } from '../bindings/interceptors/http.js';
 import { VERSION } from '../version.js';
@@ -49,24 +49,11 @@ export interface AppOptions {
   metricsText?: () => Promise<string>;
   /**
    * The session and pin store (docs/behaviour/sessions.md). When absent, an
-   * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
-   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
-   * with the app; a store passed in belongs to the caller, who closes it.
+   * in-process memory store sized by config (TRUSTGATE_MAX_SESSIONS,
+   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), the one a serving process
+   * holds (src/main/stores.ts), closed with the app; a store passed in belongs to the caller, who closes it.
    */
   sessions?: SessionStore;
-}
-
-/** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
-export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
-  const store = new MemorySessionStore({
-    maxSessions: config.maxSessions,
-    maxPins: config.maxPins,
-    ttlMs: config.sessionTtlSeconds * 1000,
-    ...(onEvict ? { onEvict } : {}),
-  });
-  const timer = setInterval(() => store.sweep(), Math.min(60_000, config.sessionTtlSeconds * 1000));
-  timer.unref();
-  return { store, timer };
 }
 
 /** The version `info.version` of the OpenAPI document says: the package's. */
@@ -102,12 +89,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   let sessions = opts.sessions;
   if (sessions === undefined) {
-    const own = memorySessionStore(config);
-    sessions = own.store;
-    app.addHook('onClose', async () => {
-      clearInterval(own.timer);
-      await own.store.close();
-    });
+    // The one memory store a process holds (src/main/stores.ts): swept, counted and closed with the app.
+    const own = new HeldMemoryStore(config, metrics, app.log);
+    sessions = own;
+    app.addHook('onClose', () => own.close());
   }
   const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
   app.decorate('trustgate', { config, store, metrics, sessions, core });

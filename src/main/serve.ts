@@ -18,7 +18,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from '../logger.js';
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
-import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from '../session/open.js';
+import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from './stores.js';
 import type { SessionStore } from '../session/store.js';
 
 function isLoopback(host: string): boolean {

@@ -12,7 +12,7 @@ import { TrustgateError } from '../errors.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
 import { PolicyStore } from '../policy/reload.js';
-import { openSessionStore, sessionStoreProblem } from '../session/open.js';
+import { openSessionStore, sessionStoreProblem } from './stores.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
