@@ -216,8 +216,8 @@ function dialects(raw: string | undefined): readonly Dialect[] {
   }
 }
 
-/** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
-export function loadConfig(env: Env = process.env): Config {
+/** Read, validate and freeze the configuration from `env` (the process passes its environment). Throws ConfigError naming the setting. */
+export function loadConfig(env: Env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
   if (isIP(host) === 0 && !/^[A-Za-z0-9.-]{1,253}$/.test(host)) {
     throw new ConfigError(`HOST must be an IP address or host name, got ${JSON.stringify(host)}`);

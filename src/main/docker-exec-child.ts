@@ -41,11 +41,11 @@ function frame(answer: InterceptAnswer): string {
 async function decide(): Promise<InterceptAnswer> {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env);
   } catch (err) {
     return interceptError('TG_ERR_SERVER_NOT_READY', err instanceof ConfigError ? err.message : 'configuration error');
   }
-  const log = pino(loggerOptions(config.logLevel), pino.destination(2));
+  const log = pino(loggerOptions(config.logLevel, process.pid), pino.destination(2));
   let policies;
   try {
     policies = await loadPolicyDir(config.policyDir);

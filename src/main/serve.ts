@@ -15,7 +15,8 @@ import { runPrimary } from './cluster/primary.js';
 import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from '../logger.js';
+import { loggerOptions } from '../logger.js';
+import { TurnBatchedDestination, WorkerLogDestination } from './log-destinations.js';
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
 import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from './stores.js';
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
   const onHangup = hangups();
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`trustgate: configuration error: ${err.message}\n`);
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
   const destination = toPrimary
     ? new WorkerLogDestination((text, sent) => process.send!({ kind: 'log', text }, undefined, undefined, () => sent()))
     : new TurnBatchedDestination(1);
-  const log = pino(loggerOptions(config.logLevel), destination);
+  const log = pino(loggerOptions(config.logLevel, process.pid), destination);
   const exit = (code: number): never => {
     try {
       destination.flushSync();

@@ -60,7 +60,7 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
     process.stderr.write(`trustgate ${what}: configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
-  const log = pino(loggerOptions(config.logLevel), pino.destination(2));
+  const log = pino(loggerOptions(config.logLevel, process.pid), pino.destination(2));
   const store = new PolicyStore(config.policyDir);
   try {
     const set = await store.load();
