@@ -7,11 +7,11 @@
  * Whole-number settings show the default and bounds loadConfig() enforces,
  * read from the same table; nothing on the page is kept by hand.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DEFAULTS, type IntSetting, type SettingRow } from '../src/config.js';
 import { SHARED_DB_ENV } from '../src/main/stores.js';
+import { writeOrCheck } from './generated-file.js';
 import { WORKER_ENV } from '../src/main/cluster/protocol.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,27 +55,7 @@ export function renderConfiguration(): string {
   return HEAD + rows.join('') + TAIL;
 }
 
-function main(argv: readonly string[]): number {
-  const text = renderConfiguration();
-  if (argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(OUTPUT_FILE, 'utf8');
-    } catch {
-      // A missing page is stale by definition.
-    }
-    if (current !== text) {
-      process.stderr.write(`${OUTPUT_FILE} is stale; run npm run configuration-doc\n`);
-      return 1;
-    }
-    return 0;
-  }
-  writeFileSync(OUTPUT_FILE, text);
-  process.stdout.write(`wrote ${OUTPUT_FILE}\n`);
-  return 0;
-}
-
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(resolve(entry)).href) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = writeOrCheck(process.argv.slice(2), OUTPUT_FILE, renderConfiguration(), 'configuration-doc');
 }

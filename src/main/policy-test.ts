@@ -44,15 +44,22 @@ function usageError(message: string, usage: string): number {
 /** The `--help`/`-h` flag every command takes. */
 const HELP = { type: 'boolean', short: 'h', default: false } as const;
 
+type Options = NonNullable<ParseArgsConfig['options']>;
+
 /**
- * The arguments of a command (`config` with HELP among its options); a
- * number is the exit status when the command is done: 2 after a usage
- * error, 0 after printing the usage it was asked for.
+ * The arguments of a command: `options` (HELP among them) and positionals,
+ * strictly. A number is the exit status when the command is done: 2 after
+ * a usage error, 0 after printing the usage it was asked for.
  */
-function commandArgs<T extends ParseArgsConfig>(config: T, usage: string, out: (s: string) => void): ReturnType<typeof parseArgs<T>> | number {
+function commandArgs<O extends Options>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  out: (s: string) => void,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>> | number {
   let parsed;
   try {
-    parsed = parseArgs(config);
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (err) {
     return usageError((err as Error).message, usage);
   }
@@ -66,17 +73,13 @@ function commandArgs<T extends ParseArgsConfig>(config: T, usage: string, out: (
 /** `trustgate test`; resolves to the exit status. */
 export async function runTestCommand(argv: readonly string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
   const parsed = commandArgs(
+    argv,
     {
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        format: { type: 'string', default: 'pretty' },
-        coverage: { type: 'boolean', default: false },
-        threshold: { type: 'string' },
-        'allow-empty': { type: 'boolean', default: false },
-        help: HELP,
-      },
+      format: { type: 'string', default: 'pretty' },
+      coverage: { type: 'boolean', default: false },
+      threshold: { type: 'string' },
+      'allow-empty': { type: 'boolean', default: false },
+      help: HELP,
     },
     TEST_USAGE,
     out,
@@ -131,16 +134,12 @@ async function readRequest(path: string): Promise<string> {
 /** `trustgate eval`; resolves to the exit status. */
 export async function runEvalCommand(argv: readonly string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
   const parsed = commandArgs(
+    argv,
     {
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        call: { type: 'boolean', default: false },
-        policies: { type: 'string' },
-        explain: { type: 'boolean', default: false },
-        help: HELP,
-      },
+      call: { type: 'boolean', default: false },
+      policies: { type: 'string' },
+      explain: { type: 'boolean', default: false },
+      help: HELP,
     },
     EVAL_USAGE,
     out,
