@@ -10,7 +10,7 @@
  * - sonic-boom async: pino.destination({ sync: false }), one write per line
  *   (or per group of lines queued while a write is in flight);
  * - sonic-boom sync: pino.destination({ sync: true }), one syscall per line;
- * - turn-batched: src/logger.ts TurnBatchedDestination, the lines of one
+ * - turn-batched: src/main/log-destinations.ts TurnBatchedDestination, the lines of one
  *   event-loop turn joined into one synchronous write at its end;
  * - turn-batched + line writer (what the service does): the same
  *   destination, lines rendered by src/logger.ts decisionLineWriter (one
@@ -30,7 +30,8 @@ import pino from 'pino';
 import { evaluateRequestText } from './fixtures.js';
 import { CODE, QUICK, envNumber, fmt, machine, median, ours, table } from './lib.js';
 
-const { decisionLineWriter, loggerOptions, TurnBatchedDestination } = await ours<typeof import('../src/logger.js')>('logger.js');
+const { decisionLineWriter, loggerOptions } = await ours<typeof import('../src/logger.js')>('logger.js');
+const { TurnBatchedDestination } = await ours<typeof import('../src/main/log-destinations.js')>('main/log-destinations.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
 const { runDecision } = await ours<typeof import('../src/decision/run.js')>('decision/run.js');
 const { decisionLogEntry } = await ours<typeof import('../src/decision/log.js')>('decision/log.js');

@@ -12,11 +12,12 @@
  * script does not understand makes it throw rather than guess.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { REVISIONS, type Revision } from '../src/mcp/revisions.js';
 import type { JsonType, ObjectShape, ResourceVariant, RevisionTable } from '../src/mcp/schema-table.js';
+import { writeOrCheck } from './generated-file.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -211,22 +212,7 @@ export function generate(dir: string = SCHEMA_DIR): string {
 function main(argv: readonly string[]): number {
   const text = generate();
   const output = argv.find((a) => a.startsWith('--output='))?.slice('--output='.length) || OUTPUT_FILE;
-  if (argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(output, 'utf8');
-    } catch {
-      // A missing file is stale by definition.
-    }
-    if (current !== text) {
-      process.stderr.write(`${output} is stale; run npm run mcp-tables\n`);
-      return 1;
-    }
-    return 0;
-  }
-  writeFileSync(output, text);
-  process.stdout.write(`wrote ${output}\n`);
-  return 0;
+  return writeOrCheck(argv, output, text, 'mcp-tables');
 }
 
 const entry = process.argv[1];

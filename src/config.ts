@@ -132,15 +132,81 @@ type Env = Record<string, string | undefined>;
 /** Shortest watchdog: a few heartbeats (one a second) must fit in it, or a busy but healthy worker would be killed. */
 export const MIN_WATCHDOG_MS = 5_000;
 
+/** One setting as docs/configuration.md lists it. */
+export interface SettingRow {
+  /** The default, as the page shows it (Markdown). */
+  readonly default: string;
+  /** The values accepted, as the page shows them (Markdown). */
+  readonly bound: string;
+  /** What it does (Markdown; links are relative to docs/). */
+  readonly description: string;
+}
+
+/** A whole-number setting: its default and bounds are what loadConfig() enforces. */
+export interface IntSetting {
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  /** The bound when it is narrower than `min to max` (the watchdog). */
+  readonly bound?: string;
+  readonly description: string;
+}
+
+const row = (d: string, bound: string, description: string): SettingRow => ({ default: d, bound, description });
+const whole = (d: number, min: number, max: number, description: string, bound?: string): IntSetting => ({ default: d, min, max, description, ...(bound !== undefined ? { bound } : {}) });
+
+/**
+ * Every setting, in the order docs/configuration.md lists them: the one
+ * table the whole-number defaults and bounds are read from, and the page is
+ * generated from (`npm run configuration-doc`; `-- --check` says whether
+ * the page is current).
+ */
+export const DEFAULTS = {
+  PORT: whole(8080, 0, 65535, 'TCP port'),
+  HOST: row('`127.0.0.1` (`0.0.0.0` in the container image)', 'an IP address or host name', 'bind address; start-up warns when it is not loopback and no token is set'),
+  LOG_LEVEL: row('`info`', LOG_LEVELS.join(', '), 'pino level ([decision log](operations/decision-log.md))'),
+  TRUSTGATE_POLICY_DIR: row('`./policies`', 'a folder', 'folder of policy files ([format](../policies/README.md)); `trustgate intercept`, `interceptor` and `proxy` default to the set shipped with the package instead, and take `--policies DIR` first'),
+  TRUSTGATE_MODE: row('unset', '`audit`, `warn`', '`audit` forces every policy into audit (dry-run rollout); `warn` caps `enforce` at `warn`'),
+  TRUSTGATE_TOKEN: row('unset', 'printable ASCII, no spaces', 'when set, every `/v1/*` request (and `POST /mcp`) needs `Authorization: Bearer <token>` (compared in constant time); the Docker interceptor route also takes it as `?token=`'),
+  TRUSTGATE_PLAYGROUND: row('unset', '`0` or `1`', '`1` serves the policy playground at `GET /playground` and `POST /v1/playground/evaluate` (under the bearer token when one is set; [policy testing](policy-testing.md#the-playground))'),
+  TRUSTGATE_BODY_LIMIT: whole(DEFAULT_BODY_LIMIT, 1, 1_073_741_824, 'request body limit in bytes (8 MiB: a result that carries a file or an image carries its base64 twice, in `content` and `structuredContent`)'),
+  TRUSTGATE_MAX_BLOCKS: whole(10_000, 1, 1_000_000, 'most content blocks in one result'),
+  TRUSTGATE_MAX_EVIDENCE: whole(1_000, 0, 1_000_000, 'most evidence entries in one request'),
+  TRUSTGATE_MAX_STRING: whole(65_536, 16, 16_777_216, 'longest string (characters) in `tool`, `server`, `context`, evidence `digest`/`ref`, block `uri`/`mimeType`'),
+  TRUSTGATE_MAX_VALIDATION_FINDINGS: whole(1_000, 1, 1_000_000, 'validation findings (and `withheld` pointers) listed per result; past it only the first of each rule and severity is listed, and `validationOmitted` counts the rest'),
+  TRUSTGATE_MAX_FINDINGS: whole(1_000, 1, 1_000_000, 'findings listed per decision; past it only the first of each further policy, rule and mode is listed, and `findingsOmitted` counts the rest (every effect is still applied to every block it matched)'),
+  TRUSTGATE_ALLOWED_ORIGINS: row('unset', 'comma-separated origins', "origins (`https://ui.example.com`: scheme, host, optional port; no path) whose browser requests are served besides the service's own; every other `Origin`, and `Sec-Fetch-Site: cross-site`/`same-site`, is refused with 403 `TG_ERR_CROSS_ORIGIN` ([browsers](behaviour/browsers.md))"),
+  TRUSTGATE_ANSWER_BUFFER_BYTES: whole(64 * 1024 * 1024, 1024 * 1024, 68_719_476_736, 'bytes of answers a serving process holds for clients that have not taken them yet (64 MiB); past it the connections of the oldest are closed'),
+  TRUSTGATE_MAX_INFLIGHT_BYTES: whole(DEFAULT_MAX_INFLIGHT_BYTES, 65_536, 68_719_476_736, 'bytes of requests being decided and answers not yet sent that one serving process admits (32 MiB, sized for a 512 MB container); past it a request waits up to 0.5 s, then gets 503 `TG_ERR_OVERLOADED` with `Retry-After` ([admission](operations/admission.md))'),
+  TRUSTGATE_EVAL_BUDGET_MS: whole(250, 1, 60_000, 'CEL time per decision; past it every rule not yet evaluated counts as matched'),
+  TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: whole(1_000, 0, 60_000, 'event-loop delay above which requests get 503 + `Retry-After`; `0` turns it off'),
+  TRUSTGATE_REQUEST_TIMEOUT_MS: whole(10_000, 100, 600_000, 'time for a request to arrive and be answered, its answer taken by the client included (`trustgate intercept`: for the whole decision)'),
+  TRUSTGATE_INTERCEPT_HEAP_MB: whole(1024, 16, 65_536, '`trustgate intercept`: heap of the process that evaluates, in MiB; a decision that needs more is answered with an `isError` result'),
+  TRUSTGATE_WORKERS: row('`auto`', '`auto`, 1 to 64', `serving processes: \`auto\` is one per CPU the process may use (its CPU affinity and cgroup CPU quota, so a container's CPU limit counts), at most ${MAX_AUTO_WORKERS}; \`1\` serves from the started process itself ([worker processes](operations/workers.md))`),
+  TRUSTGATE_WORKER_WATCHDOG_MS: whole(30_000, 0, 600_000, 'with worker processes, a worker whose event loop has not turned for this long is killed and replaced; `0` turns it off', `0, or ${MIN_WATCHDOG_MS} to 600000`),
+  TRUSTGATE_DIALECTS: row(`\`${DIALECTS.join(',')}\``, 'a comma-separated subset', 'the trust-label dialects read from results ([label dialects](behaviour/dialects.md)); an unknown name stops start-up'),
+  TRUSTGATE_SESSION_STORE: row('`memory`', '`memory`, `redis://[user:password@]host[:port][/db]`, `rediss://...`', 'where sessions and tool pins live: `memory` (one store for the whole service, nothing survives a restart) or Redis 6 or later, shared by every replica ([session stores](operations/session-stores.md)); any other value stops start-up (the message does not repeat the value, which may hold a password)'),
+  TRUSTGATE_SESSION_TTL: whole(86_400, 1, 31_536_000, 'seconds a session lives after its last use (any request naming it, `GET` included)'),
+  TRUSTGATE_MAX_SESSIONS: whole(10_000, 1, 10_000_000, 'most sessions the memory store holds (ids in their forgotten window included); past it a request naming a new session gets 503 `TG_ERR_SESSION_STORE_FULL`, and no live session is evicted'),
+  TRUSTGATE_MAX_PINS: whole(10_000, 1, 10_000_000, 'most (server, tool) pins the store holds; past it a new pin is refused (`pin: "unavailable"`, the shipped policies deny the call, `trustgate_pins_refused_total` counts it), and no pin is evicted'),
+  TRUSTGATE_PROXY_POLL_US: whole(100, 0, 10_000, '`trustgate proxy` only: how long, in microseconds, it keeps polling its pipes after a message before it sleeps; `0` sleeps at once ([proxy](bindings/proxy.md), [performance](performance.md))'),
+  TRUSTGATE_PROXY_SESSION: row('unset (one session per host connection)', 'a session id', '`trustgate proxy` only: the session to judge under, as `--session <id>` (which wins); proxies of one host given one id share what the conversation was shown ([proxy](bindings/proxy.md))'),
+  TRUSTGATE_UPSTREAM_AUTHORIZATION: row('unset', '`Bearer <token>`', "`trustgate proxy --upstream` only: the `Authorization` header every request to the remote server carries, unless a `--header` sets one; put it in the host's `env` for the server rather than in `args`, which other users of the machine can read"),
+} as const satisfies Record<string, SettingRow | IntSetting>;
+
+/** The whole-number settings (their defaults and bounds live in DEFAULTS). */
+export type IntSettingName = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends IntSetting ? K : never }[keyof typeof DEFAULTS];
+
 function watchdog(env: Env): number {
-  const ms = int(env, 'TRUSTGATE_WORKER_WATCHDOG_MS', 30_000, 0, 600_000);
+  const ms = int(env, 'TRUSTGATE_WORKER_WATCHDOG_MS');
   if (ms !== 0 && ms < MIN_WATCHDOG_MS) {
     throw new ConfigError(`TRUSTGATE_WORKER_WATCHDOG_MS must be 0 (off) or from ${MIN_WATCHDOG_MS} to 600000, got ${ms}`);
   }
   return ms;
 }
 
-function int(env: Env, name: string, def: number, min: number, max: number): number {
+function int(env: Env, name: IntSettingName): number {
+  const { default: def, min, max } = DEFAULTS[name] as IntSetting;
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   if (!/^[0-9]+$/.test(raw.trim())) {
@@ -216,8 +282,8 @@ function dialects(raw: string | undefined): readonly Dialect[] {
   }
 }
 
-/** Read, validate and freeze the configuration. Throws ConfigError naming the setting. */
-export function loadConfig(env: Env = process.env): Config {
+/** Read, validate and freeze the configuration from `env` (the process passes its environment). Throws ConfigError naming the setting. */
+export function loadConfig(env: Env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
   if (isIP(host) === 0 && !/^[A-Za-z0-9.-]{1,253}$/.test(host)) {
     throw new ConfigError(`HOST must be an IP address or host name, got ${JSON.stringify(host)}`);
@@ -228,33 +294,33 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const policyDir = env.TRUSTGATE_POLICY_DIR === undefined || env.TRUSTGATE_POLICY_DIR === '' ? './policies' : env.TRUSTGATE_POLICY_DIR;
   return Object.freeze({
-    port: int(env, 'PORT', 8080, 0, 65535),
+    port: int(env, 'PORT'),
     host,
     policyDir,
     modeOverride: oneOf(env, 'TRUSTGATE_MODE', ['audit', 'warn'] as const),
     token,
-    bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT', DEFAULT_BODY_LIMIT, 1, 1_073_741_824),
+    bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
-    maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS', 10_000, 1, 1_000_000),
-    maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE', 1_000, 0, 1_000_000),
-    requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
-    maxString: int(env, 'TRUSTGATE_MAX_STRING', 65_536, 16, 16_777_216),
-    maxValidationFindings: int(env, 'TRUSTGATE_MAX_VALIDATION_FINDINGS', 1_000, 1, 1_000_000),
-    maxFindings: int(env, 'TRUSTGATE_MAX_FINDINGS', 1_000, 1, 1_000_000),
+    maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS'),
+    maxEvidence: int(env, 'TRUSTGATE_MAX_EVIDENCE'),
+    requestTimeoutMs: int(env, 'TRUSTGATE_REQUEST_TIMEOUT_MS'),
+    maxString: int(env, 'TRUSTGATE_MAX_STRING'),
+    maxValidationFindings: int(env, 'TRUSTGATE_MAX_VALIDATION_FINDINGS'),
+    maxFindings: int(env, 'TRUSTGATE_MAX_FINDINGS'),
     allowedOrigins: origins(env.TRUSTGATE_ALLOWED_ORIGINS),
-    answerBufferBytes: int(env, 'TRUSTGATE_ANSWER_BUFFER_BYTES', 64 * 1024 * 1024, 1024 * 1024, 68_719_476_736),
-    maxInflightBytes: int(env, 'TRUSTGATE_MAX_INFLIGHT_BYTES', DEFAULT_MAX_INFLIGHT_BYTES, 65_536, 68_719_476_736),
-    evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS', 250, 1, 60_000),
-    maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 60_000),
+    answerBufferBytes: int(env, 'TRUSTGATE_ANSWER_BUFFER_BYTES'),
+    maxInflightBytes: int(env, 'TRUSTGATE_MAX_INFLIGHT_BYTES'),
+    evalBudgetMs: int(env, 'TRUSTGATE_EVAL_BUDGET_MS'),
+    maxEventLoopDelayMs: int(env, 'TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS'),
     workers: workers(env.TRUSTGATE_WORKERS),
     workerWatchdogMs: watchdog(env),
     dialects: dialects(env.TRUSTGATE_DIALECTS),
-    interceptHeapMb: int(env, 'TRUSTGATE_INTERCEPT_HEAP_MB', 1024, 16, 65_536),
+    interceptHeapMb: int(env, 'TRUSTGATE_INTERCEPT_HEAP_MB'),
     sessionStore: sessionStore(env.TRUSTGATE_SESSION_STORE),
-    sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL', 86_400, 1, 31_536_000),
-    maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS', 10_000, 1, 10_000_000),
-    maxPins: int(env, 'TRUSTGATE_MAX_PINS', 10_000, 1, 10_000_000),
-    proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US', 100, 0, 10_000),
+    sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL'),
+    maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS'),
+    maxPins: int(env, 'TRUSTGATE_MAX_PINS'),
+    proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US'),
     playground: oneOf(env, 'TRUSTGATE_PLAYGROUND', ['0', '1'] as const) === '1',
   });
 }

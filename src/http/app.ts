@@ -11,7 +11,7 @@ import { loggerOptions } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { registerJsonParser } from './body.js';
-import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, sendProblem } from './error-handler.js';
+import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, sendProblem } from './error-handler.js';
 import { registerBrowserGuard } from './browser.js';
 import { registerPressure } from './pressure.js';
 import { registerRequestTimeout } from './timeout.js';
@@ -26,12 +26,12 @@ import { evaluateRoutes } from '../bindings/api/evaluate-result.js';
 import { evaluateCallRoutes } from '../bindings/api/evaluate-call.js';
 import { sessionRoutes } from '../bindings/api/sessions.js';
 import { playgroundRoutes } from '../bindings/api/playground.js';
-import { interceptorRoutes, INTERCEPTOR_PATH } from '../bindings/docker-gateway/route.js';
+import { interceptorRoutes } from '../bindings/docker-gateway/route.js';
 import type { ReloadResult } from '../policy/reload.js';
 import { performance } from 'node:perf_hooks';
 import { METRICS_MS } from '../main/cluster/protocol.js';
 import type { SessionStore } from '../session/store.js';
-import { MemorySessionStore } from '../session/memory.js';
+import { HeldMemoryStore } from '../main/stores.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { mcpRoutes, MCP_PATH } from '../bindings/interceptors/http.js';
 import { VERSION } from '../version.js';
@@ -49,24 +49,11 @@ export interface AppOptions {
   metricsText?: () => Promise<string>;
   /**
    * The session and pin store (docs/behaviour/sessions.md). When absent, an
-   * in-process MemorySessionStore sized by config (TRUSTGATE_MAX_SESSIONS,
-   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), swept on a timer and closed
-   * with the app; a store passed in belongs to the caller, who closes it.
+   * in-process memory store sized by config (TRUSTGATE_MAX_SESSIONS,
+   * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), the one a serving process
+   * holds (src/main/stores.ts), closed with the app; a store passed in belongs to the caller, who closes it.
    */
   sessions?: SessionStore;
-}
-
-/** The in-process memory store built from config, with its TTL sweep timer (unref'd; stop it on close). */
-export function memorySessionStore(config: Config, onEvict?: (id: string, why: 'ttl') => void): { store: MemorySessionStore; timer: NodeJS.Timeout } {
-  const store = new MemorySessionStore({
-    maxSessions: config.maxSessions,
-    maxPins: config.maxPins,
-    ttlMs: config.sessionTtlSeconds * 1000,
-    ...(onEvict ? { onEvict } : {}),
-  });
-  const timer = setInterval(() => store.sweep(), Math.min(60_000, config.sessionTtlSeconds * 1000));
-  timer.unref();
-  return { store, timer };
 }
 
 /** The version `info.version` of the OpenAPI document says: the package's. */
@@ -76,6 +63,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts;
   const store = opts.store ?? new PolicyStore(config.policyDir);
   const metrics = opts.metrics ?? createMetrics();
+  // How bindings answer errors on their paths (the Docker gateway route: an isError result, never problem+json).
+  const errorRenderers = new ErrorRenderers();
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: loggerOptions(config.logLevel) }),
     bodyLimit: config.bodyLimit,
@@ -92,7 +81,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // Path parameters (session ids) are checked by their route schemas; this bound is only the router's.
     routerOptions: { maxParamLength: 1024 },
     // A target the router cannot decode: problem+json that does not repeat it (Fastify's own answer does).
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: frameworkErrorHandler(errorRenderers),
     ajv: {
       // Validate, never repair: no coercion, no silent removal of members, no injected defaults.
       // Stop at the first error: collecting all of them lets one hostile body cost the service
@@ -102,12 +91,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   let sessions = opts.sessions;
   if (sessions === undefined) {
-    const own = memorySessionStore(config);
-    sessions = own.store;
-    app.addHook('onClose', async () => {
-      clearInterval(own.timer);
-      await own.store.close();
-    });
+    // The one memory store a process holds (src/main/stores.ts): swept, counted and closed with the app.
+    const own = new HeldMemoryStore(config, metrics, app.log);
+    sessions = own;
+    app.addHook('onClose', () => own.close());
   }
   const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
   app.decorate('trustgate', { config, store, metrics, sessions, core });
@@ -177,14 +164,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     done();
   });
   registerJsonParser(app);
+  app.decorate('errorRenderers', errorRenderers);
   registerErrorHandling(app, config.bodyLimit);
 
   if (config.token !== undefined) {
     const matches = tokenMatcher(config.token);
     app.addHook('onRequest', async (request, reply) => {
-      // The interceptor route checks its own token (it also takes it from the query).
+      // A route that checks the token itself says so in its config (the Docker gateway route also takes it from the query).
       const route = routeOf(request);
-      if (!(route.startsWith('/v1/') || route === MCP_PATH || route.startsWith('/playground')) || route === INTERCEPTOR_PATH) return;
+      if (!(route.startsWith('/v1/') || route === MCP_PATH || route.startsWith('/playground')) || request.routeOptions.config?.checksOwnToken === true) return;
       if (!matches(bearerToken(request.headers.authorization))) {
         reply.header('www-authenticate', 'Bearer realm="trustgate"');
         return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
@@ -239,7 +227,13 @@ declare module 'fastify' {
     /** Set once the decision log line for this request was written; it stands in for the access line. */
     decisionLogged?: boolean;
   }
+  interface FastifyContextConfig {
+    /** The route checks TRUSTGATE_TOKEN itself; the app's bearer check leaves it alone. */
+    checksOwnToken?: boolean;
+  }
   interface FastifyInstance {
+    /** How bindings answer errors on their paths (src/http/error-handler.ts). */
+    errorRenderers: ErrorRenderers;
     trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;

@@ -7,7 +7,7 @@
  *
  * - a request target whose query cannot be decoded (`?token=%zz`) is a
  *   400 `TG_ERR_REQUEST_TARGET` that never repeats it (a path the router
- *   cannot decode is caught by frameworkErrorHandler in ./errors.ts);
+ *   cannot decode is caught by frameworkErrorHandler in ./error-handler.ts);
  * - an `Origin` other than the service's own (`http://` or `https://`
  *   followed by the request's `Host`, when that Host is a loopback name or
  *   address: any other Host could be a rebinding page's own name, see

@@ -6,10 +6,8 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
-import { interceptError } from '../bindings/docker-gateway/answer.js';
 import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 import { routeOf } from './auth.js';
-import { INTERCEPTOR_PATH } from './paths.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -85,14 +83,46 @@ export function mapError(err: unknown, bodyLimit: number): Mapped {
   return { code: 'TG_ERR_SERVER_INTERNAL', detail: 'internal error; the request was not processed' };
 }
 
+/** An error as a binding answers it: status, media type and the JSON body. */
+export interface RenderedError {
+  status: number;
+  type: string;
+  body: unknown;
+}
+
+/** How a binding answers errors on its paths instead of problem+json. */
+export type ErrorRenderer = (m: Mapped) => RenderedError;
+
 /**
- * Answer an error the way its route must: problem+json everywhere except on
- * the gateway interceptor, whose caller reads any body as the tool result,
- * so there it is an `isError` result with status 200 (fail closed).
+ * The error renderings bindings registered, by path: an error on a route
+ * whose path starts with a registered one is rendered by its binding (a
+ * caller that reads any body as a tool result gets one), any other as
+ * problem+json. The handler names no binding; it asks the path.
+ */
+export class ErrorRenderers {
+  readonly #byPath = new Map<string, ErrorRenderer>();
+
+  /** Answer errors under `path` with `render` (a binding calls this when it registers its routes). */
+  register(path: string, render: ErrorRenderer): void {
+    this.#byPath.set(path, render);
+  }
+
+  /** The renderer for a request path, if a binding registered one. */
+  for(path: string): ErrorRenderer | undefined {
+    for (const [prefix, render] of this.#byPath) if (path.startsWith(prefix)) return render;
+    return undefined;
+  }
+}
+
+/**
+ * Answer an error the way its route must: as its binding registered
+ * (ErrorRenderers), else problem+json.
  */
 export function answerError(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
-  if (routeOf(request) === INTERCEPTOR_PATH) {
-    return reply.code(200).type('application/json').send(interceptError(m.code, m.detail).result);
+  const render = request.server.errorRenderers.for(routeOf(request));
+  if (render !== undefined) {
+    const r = render(m);
+    return reply.code(r.status).type(r.type).send(r.body);
   }
   return sendProblem(reply, m);
 }
@@ -146,26 +176,25 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 
 /**
  * Fastify's `frameworkErrors`: a request target the router cannot decode
- * (`/%zz`) gets a problem+json (an `isError` result under the interceptor
- * path) instead of Fastify's own JSON, which repeats the whole target, query
- * and token included (docs/behaviour/limits.md). Written on the raw response: the
- * request matched no route, so nothing route-specific may run.
+ * (`/%zz`) gets a problem+json (or what the binding of its path registered
+ * in `renderers`) instead of Fastify's own JSON, which repeats the whole
+ * target, query and token included (docs/behaviour/limits.md). Written on the
+ * raw response: the request matched no route, so nothing route-specific may run.
  */
-export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const m: Mapped =
-    error.code === 'FST_ERR_BAD_URL'
-      ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'the request target holds a malformed percent-escape' }
-      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'a path segment of the request target is too long' }
-        : { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request could not be routed' };
-  const path = (request.raw.url ?? '').split('?')[0]!;
-  const interceptor = path.startsWith(INTERCEPTOR_PATH);
-  const body = JSON.stringify(interceptor ? interceptError(m.code, m.detail).result : problem(m.code, m.detail));
-  const res = reply.raw;
-  if (res.headersSent) return void res.destroy();
-  res.writeHead(interceptor ? 200 : 400, {
-    'content-type': interceptor ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  });
-  res.end(body);
+export function frameworkErrorHandler(renderers: ErrorRenderers): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    const m: Mapped =
+      error.code === 'FST_ERR_BAD_URL'
+        ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'the request target holds a malformed percent-escape' }
+        : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'a path segment of the request target is too long' }
+          : { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request could not be routed' };
+    const render = renderers.for((request.raw.url ?? '').split('?')[0]!);
+    const r: RenderedError = render !== undefined ? render(m) : { status: 400, type: 'application/problem+json', body: problem(m.code, m.detail) };
+    const body = JSON.stringify(r.body);
+    const res = reply.raw;
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(r.status, { 'content-type': `${r.type}; charset=utf-8`, 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
 }

@@ -11,13 +11,14 @@
  * anything": whatever this process does not finish (a crash, an
  * out-of-memory, a signal) ends with no complete frame and a non-zero
  * exit, and the guard answers an `isError` result. The decision log goes
- * to stderr, which the guard shares.
+ * to stderr, which the guard shares. Configuration and logger come from the
+ * one start-up (start.ts); here a bad setting or a policy folder that does
+ * not load is an answer (an `isError` result), not an exit.
  */
-import pino from 'pino';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import { parseRequestText } from '../json/parse.js';
-import { loggerOptions } from '../logger.js';
+import { readConfig, stderrLogger } from './start.js';
 import { isRecord as isObject } from '../json/record.js';
 import { loadPolicyDir } from '../policy/load.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from '../bindings/docker-gateway/answer.js';
@@ -41,11 +42,11 @@ function frame(answer: InterceptAnswer): string {
 async function decide(): Promise<InterceptAnswer> {
   let config;
   try {
-    config = loadConfig();
+    config = readConfig();
   } catch (err) {
     return interceptError('TG_ERR_SERVER_NOT_READY', err instanceof ConfigError ? err.message : 'configuration error');
   }
-  const log = pino(loggerOptions(config.logLevel), pino.destination(2));
+  const log = stderrLogger(config);
   let policies;
   try {
     policies = await loadPolicyDir(config.policyDir);

@@ -101,7 +101,7 @@ export function interceptGuard(args: readonly string[]): void {
   }
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env);
   } catch (err) {
     fail('TG_ERR_SERVER_NOT_READY', err instanceof ConfigError ? err.message : 'configuration error');
     return;

@@ -11,7 +11,7 @@
  * the request do not load.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type EvaluateCallRequest } from '../decision/core.js';
 import type { EvaluateRequest } from '../decision/pipeline.js';
@@ -41,30 +41,51 @@ function usageError(message: string, usage: string): number {
   return 2;
 }
 
-/** `trustgate test`; resolves to the exit status. */
-export async function runTestCommand(argv: readonly string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+/** The `--help`/`-h` flag every command takes. */
+const HELP = { type: 'boolean', short: 'h', default: false } as const;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * The arguments of a command: `options` (HELP among them) and positionals,
+ * strictly. A number is the exit status when the command is done: 2 after
+ * a usage error, 0 after printing the usage it was asked for.
+ */
+function commandArgs<O extends Options>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  out: (s: string) => void,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>> | number {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        format: { type: 'string', default: 'pretty' },
-        coverage: { type: 'boolean', default: false },
-        threshold: { type: 'string' },
-        'allow-empty': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (err) {
-    return usageError((err as Error).message, TEST_USAGE);
+    return usageError((err as Error).message, usage);
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    out(TEST_USAGE);
+  if ((parsed.values as { help?: boolean }).help) {
+    out(usage);
     return 0;
   }
+  return parsed;
+}
+
+/** `trustgate test`; resolves to the exit status. */
+export async function runTestCommand(argv: readonly string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+  const parsed = commandArgs(
+    argv,
+    {
+      format: { type: 'string', default: 'pretty' },
+      coverage: { type: 'boolean', default: false },
+      threshold: { type: 'string' },
+      'allow-empty': { type: 'boolean', default: false },
+      help: HELP,
+    },
+    TEST_USAGE,
+    out,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
   const format = values.format as Format;
   if (!(FORMATS as readonly string[]).includes(format)) return usageError(`--format must be one of ${FORMATS.join(', ')}`, TEST_USAGE);
   let threshold: number | undefined;
@@ -79,9 +100,9 @@ export async function runTestCommand(argv: readonly string[], out: (s: string) =
   try {
     const files = await findTestFiles(positionals.length > 0 ? positionals : [defaultPolicyDir()]);
     cases = [];
-    for (const f of files) cases.push(...(await readTestFile(f)));
+    for (const f of files) cases.push(...(await readTestFile(f, process.cwd())));
     // Coverage costs next to nothing: json always carries it; the other formats show it when asked.
-    report = await runCases(cases, { coverage: true });
+    report = await runCases(cases, { coverage: true, cwd: process.cwd() });
   } catch (err) {
     // Anything unexpected is reported as what cannot run (2), never as a failing case (1).
     process.stderr.write(`trustgate test: ${err instanceof TestLoadError ? err.message : `cannot run the tests: ${(err as Error)?.stack ?? String(err)}`}\n`);
@@ -112,27 +133,19 @@ async function readRequest(path: string): Promise<string> {
 
 /** `trustgate eval`; resolves to the exit status. */
 export async function runEvalCommand(argv: readonly string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        call: { type: 'boolean', default: false },
-        policies: { type: 'string' },
-        explain: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (err) {
-    return usageError((err as Error).message, EVAL_USAGE);
-  }
+  const parsed = commandArgs(
+    argv,
+    {
+      call: { type: 'boolean', default: false },
+      policies: { type: 'string' },
+      explain: { type: 'boolean', default: false },
+      help: HELP,
+    },
+    EVAL_USAGE,
+    out,
+  );
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    out(EVAL_USAGE);
-    return 0;
-  }
   if (positionals.length !== 1) return usageError('give one request file (or - for standard input)', EVAL_USAGE);
   const path = positionals[0]!;
   const fail = (message: string) => {

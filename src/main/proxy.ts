@@ -12,6 +12,7 @@ import { startBinding } from './start.js';
 import { runGateway } from '../bindings/proxy/gateway.js';
 import { parseProxyArgs, UsageError, USAGE, type ProxyArgs } from '../bindings/proxy/options.js';
 import { IdlePoll } from '../bindings/proxy/poll.js';
+import { PROCESS_CLOCK } from './poll-clock.js';
 import { McpProxy } from '../bindings/proxy/relay.js';
 import { describeFailure, keepAliveMs, storeName, upstreamOf } from '../bindings/proxy/upstream.js';
 
@@ -31,7 +32,7 @@ function usage(problem: string): never {
 export async function runProxy(argv: string[], shippedPolicies: string): Promise<void> {
   let a: ProxyArgs;
   try {
-    a = parseProxyArgs(argv);
+    a = parseProxyArgs(argv, process.env);
   } catch (err) {
     if (err instanceof UsageError) usage(err.message);
     throw err;
@@ -44,10 +45,23 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
   const { config, log } = b;
   const sessionMode = a.session !== undefined ? 'shared (--session)' : 'one per host connection';
   log.info({ store: storeName(config.sessionStore), policies: config.policyDir, session: sessionMode, servers: a.servers.map((s) => s.name), userAudience: a.userAudience }, 'proxy starting');
-  const poll = new IdlePoll(config.proxyPollUs / 1000);
+  const poll = new IdlePoll(config.proxyPollUs / 1000, PROCESS_CLOCK);
   const drop = (reason: string) => b.metrics.proxyDropped.labels({ reason }).inc();
   if (a.gateway) {
-    await runGateway({ args: a, binding: b, poll, onDrop: drop });
+    await runGateway({
+      args: a,
+      binding: b,
+      poll,
+      onDrop: drop,
+      host: {
+        onInputEnd: (f) => void process.stdin.once('end', f),
+        onStop: (f) => {
+          for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, f);
+        },
+        say: (line) => void process.stderr.write(`${line}\n`),
+        exit: (code) => process.exit(code),
+      },
+    });
     return;
   }
   const spec = a.servers[0]!;

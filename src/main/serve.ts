@@ -1,6 +1,6 @@
 /**
  * The process: configuration, logger, first policy load (fail closed),
- * listen, signals. SIGHUP reloads policies; SIGTERM/SIGINT stop accepting,
+ * through the one start-up (start.ts), then listen and signals. SIGHUP reloads policies; SIGTERM/SIGINT stop accepting,
  * finish in-flight requests and exit 0.
  *
  * With TRUSTGATE_WORKERS above 1 (by default, one per usable CPU up to 4)
@@ -14,37 +14,17 @@ import { workerCount } from './cluster/cpus.js';
 import { runPrimary } from './cluster/primary.js';
 import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
-import { loggerOptions, TurnBatchedDestination, WorkerLogDestination } from '../logger.js';
+import type { Config } from '../config.js';
+import { loggerOptions } from '../logger.js';
+import { TurnBatchedDestination, WorkerLogDestination } from './log-destinations.js';
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
-import { openPrimaryStore, openSessionStore, openWorkerStore, sessionStoreProblem } from '../session/open.js';
+import { openPrimaryStore, openSessionStore, openWorkerStore } from './stores.js';
+import { checkSessionStore, hangups, loadFirstPolicies, startConfig } from './start.js';
 import type { SessionStore } from '../session/store.js';
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
-/**
- * SIGHUP, taken from the start of main(): one that arrives while the
- * process cannot reload yet (policies loading, the app building) is kept
- * and acted on once it can, instead of ending the process (SIGHUP's
- * default action).
- */
-function hangups(): (reload: () => void) => void {
-  let early = false;
-  let handler: (() => void) | undefined;
-  process.on('SIGHUP', () => {
-    if (handler) handler();
-    else early = true;
-  });
-  return (reload) => {
-    handler = reload;
-    if (early) {
-      early = false;
-      reload();
-    }
-  };
 }
 
 /** Build the app, route the signals, listen. */
@@ -90,16 +70,7 @@ async function serve(
 
 async function main(): Promise<void> {
   const onHangup = hangups();
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`trustgate: configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = startConfig(undefined);
   const isOurWorker = cluster.isWorker && process.env[WORKER_ENV] === '1';
   // A process forked by another cluster manager (pm2 and the like) serves on its own.
   const workers = cluster.isWorker ? 1 : workerCount(config.workers);
@@ -110,7 +81,7 @@ async function main(): Promise<void> {
   const destination = toPrimary
     ? new WorkerLogDestination((text, sent) => process.send!({ kind: 'log', text }, undefined, undefined, () => sent()))
     : new TurnBatchedDestination(1);
-  const log = pino(loggerOptions(config.logLevel), destination);
+  const log = pino(loggerOptions(config.logLevel, process.pid), destination);
   const exit = (code: number): never => {
     try {
       destination.flushSync();
@@ -137,22 +108,9 @@ async function main(): Promise<void> {
   }
 
   const store = new PolicyStore(config.policyDir);
-  try {
-    const set = await store.load();
-    log.info({ policyRevision: set.revision, policies: set.policies.map((p) => p.id), dir: config.policyDir }, 'policies loaded');
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    log.fatal({ dir: config.policyDir }, `policy load failed: ${message}`);
-    process.stderr.write(`trustgate: refusing to start: policy load failed: ${message}\n`);
-    exit(1);
-  }
-  const storeProblem = await sessionStoreProblem(config);
-  if (storeProblem !== undefined) {
-    log.fatal(`session store: ${storeProblem}`);
-    process.stderr.write(`trustgate: refusing to start: ${storeProblem}\n`);
-    exit(1);
-    return;
-  }
+  // This process's log is its standard output: a refusal is logged too.
+  if (!(await loadFirstPolicies(store, config.policyDir, { log, exit, logFatal: true }))) return;
+  if (!(await checkSessionStore(config, { log, exit, logFatal: true }))) return;
   if (!isLoopback(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }

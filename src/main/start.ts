@@ -1,18 +1,24 @@
 /**
- * What the stdio bindings (`trustgate interceptor`, `trustgate proxy`)
- * share as processes: configuration, a logger on standard error (standard
- * output is the MCP channel), the policy folder (`--policies DIR`, else
- * TRUSTGATE_POLICY_DIR, else the policies shipped with the package, found
- * next to the package and not in the working directory, since hosts start
- * these commands from anywhere), SIGHUP reloads, and the decision core.
+ * The one start-up every process goes through (serve.ts, interceptor.ts,
+ * proxy.ts, docker-exec-child.ts): configuration (exit 2 on a bad value),
+ * the logger, the first policy load (fail closed: exit 1), the session
+ * store check, and SIGHUP reloads through the service's reload path
+ * (reportReload: the same log lines and trustgate_policy_reloads_total).
+ *
+ * The stdio bindings (`trustgate interceptor`, `trustgate proxy`) also get
+ * a logger on standard error (standard output is the MCP channel), the
+ * policy folder (`--policies DIR`, else TRUSTGATE_POLICY_DIR, else the
+ * policies shipped with the package, found next to the package and not in
+ * the working directory, since hosts start these commands from anywhere),
+ * and the decision core (startBinding).
  */
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
-import { createDecisionCore, type DecisionCore } from '../decision/core.js';
+import type { DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
-import { PolicyStore } from '../policy/reload.js';
-import { openSessionStore, sessionStoreProblem } from '../session/open.js';
+import { PolicyStore, reportReload } from '../policy/reload.js';
+import { openSessionStore, sessionStoreProblem } from './stores.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
@@ -48,42 +54,110 @@ export function takePolicies(args: string[]): string | undefined {
   return dir;
 }
 
-/** Start-up of a stdio binding; exits 2 on a configuration error and 1 when the policies do not load (fail closed). */
-export async function startBinding(policiesArg: string | undefined, shippedPolicies: string, what: string, overrides: Record<string, string> = {}): Promise<BindingProcess> {
-  let config: Config;
+/** How a process names itself on standard error: `trustgate`, or `trustgate <command>`. */
+function prefix(what: string | undefined): string {
+  return what === undefined ? 'trustgate' : `trustgate ${what}`;
+}
+
+/** The configuration from this process's environment, with `overrides` on top. Throws ConfigError naming the setting. */
+export function readConfig(overrides: Record<string, string | undefined> = {}): Config {
+  return loadConfig({ ...process.env, ...overrides });
+}
+
+/**
+ * readConfig(), or, on a bad value, the end of the process: status 2 and
+ * one line on standard error naming the setting.
+ */
+export function startConfig(what: string | undefined, overrides: Record<string, string | undefined> = {}): Config {
   try {
-    const env = { ...process.env, ...overrides };
-    if (policiesArg !== undefined) env.TRUSTGATE_POLICY_DIR = policiesArg;
-    else if (!env.TRUSTGATE_POLICY_DIR) env.TRUSTGATE_POLICY_DIR = shippedPolicies;
-    config = loadConfig(env);
+    return readConfig(overrides);
   } catch (err) {
-    process.stderr.write(`trustgate ${what}: configuration error: ${(err as Error).message}\n`);
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${prefix(what)}: configuration error: ${err.message}\n`);
     process.exit(2);
   }
-  const log = pino(loggerOptions(config.logLevel), pino.destination(2));
-  const store = new PolicyStore(config.policyDir);
+}
+
+/** The logger of a process whose standard output is not its log (the stdio bindings, the intercept child): standard error. */
+export function stderrLogger(config: Pick<Config, 'logLevel'>): pino.Logger {
+  return pino(loggerOptions(config.logLevel, process.pid), pino.destination(2));
+}
+
+/** How start-up refuses: `exit` ends the process (after flushing its log); `logFatal` also logs the reason (the service, whose log is not standard error). */
+export interface Refusal {
+  what?: string;
+  log: pino.Logger;
+  exit: (code: number) => void;
+  logFatal?: boolean;
+}
+
+/** The first policy load; when it fails the process refuses to start (exit 1, fail closed). Resolves whether it loaded. */
+export async function loadFirstPolicies(store: PolicyStore, dir: string, r: Refusal): Promise<boolean> {
   try {
     const set = await store.load();
-    log.info({ policyRevision: set.revision, policies: set.policies.map((p) => p.id), dir: config.policyDir }, 'policies loaded');
+    r.log.info({ policyRevision: set.revision, policies: set.policies.map((p) => p.id), dir }, 'policies loaded');
+    return true;
   } catch (err) {
-    process.stderr.write(`trustgate ${what}: refusing to start: policy load failed: ${(err as Error).message}\n`);
-    process.exit(1);
+    const message = err instanceof Error ? err.message : String(err);
+    if (r.logFatal) r.log.fatal({ dir }, `policy load failed: ${message}`);
+    process.stderr.write(`${prefix(r.what)}: refusing to start: policy load failed: ${message}\n`);
+    r.exit(1);
+    return false;
   }
+}
+
+/** A session store that cannot work (sessionStoreProblem) makes the process refuse to start (exit 1). Resolves whether it can. */
+export async function checkSessionStore(config: Config, r: Refusal): Promise<boolean> {
+  const problem = await sessionStoreProblem(config);
+  if (problem === undefined) return true;
+  if (r.logFatal) r.log.fatal(`session store: ${problem}`);
+  process.stderr.write(`${prefix(r.what)}: refusing to start: ${problem}\n`);
+  r.exit(1);
+  return false;
+}
+
+/**
+ * SIGHUP, taken from the start of a process: one that arrives while the
+ * process cannot reload yet (policies loading, the app building) is kept
+ * and acted on once it can, instead of ending the process (SIGHUP's
+ * default action). Call it first; hand the reload to what it returns.
+ */
+export function hangups(): (reload: () => void) => void {
+  let early = false;
+  let handler: (() => void) | undefined;
   process.on('SIGHUP', () => {
-    void store.reload().then((r) => {
-      if (r.ok) log.info({ policyRevision: r.set.revision, changed: r.changed }, 'policies reloaded');
-      else log.error(`policy reload failed, the previous set stays in force: ${r.error.message}`);
-    });
+    if (handler) handler();
+    else early = true;
   });
+  return (reload) => {
+    handler = reload;
+    if (early) {
+      early = false;
+      reload();
+    }
+  };
+}
+
+/** Start-up of a stdio binding; exits 2 on a configuration error and 1 when the policies do not load (fail closed). */
+export async function startBinding(policiesArg: string | undefined, shippedPolicies: string, what: string, overrides: Record<string, string> = {}): Promise<BindingProcess> {
+  const onHangup = hangups();
+  const env: Record<string, string | undefined> = { ...overrides };
+  if (policiesArg !== undefined) env.TRUSTGATE_POLICY_DIR = policiesArg;
+  else if (!(overrides.TRUSTGATE_POLICY_DIR ?? process.env.TRUSTGATE_POLICY_DIR)) env.TRUSTGATE_POLICY_DIR = shippedPolicies;
+  const config = startConfig(what, env);
+  const log = stderrLogger(config);
+  const store = new PolicyStore(config.policyDir);
+  const exit = (code: number): never => process.exit(code);
+  await loadFirstPolicies(store, config.policyDir, { what, log, exit });
+  const metrics = createMetrics(false);
+  // The service's reload path: the same log lines and reload counts.
+  onHangup(() => void store.reload().then((r) => reportReload(log, metrics, 'SIGHUP', r, store.current?.revision)));
   // The memory store lives in this process (sessions and pins start over when it restarts); with
   // TRUSTGATE_SESSION_STORE=redis://... pins are shared with the service and every other binding on that Redis.
-  const storeProblem = await sessionStoreProblem(config);
-  if (storeProblem !== undefined) {
-    process.stderr.write(`trustgate ${what}: refusing to start: ${storeProblem}\n`);
-    process.exit(1);
-  }
-  const metrics = createMetrics(false);
+  await checkSessionStore(config, { what, log, exit });
   const sessions = await openSessionStore(config, metrics, log);
+  // Loaded here, not at the top: the service's primary process starts through this module and never decides.
+  const { createDecisionCore } = await import('../decision/core.js');
   const core = createDecisionCore({ config, policies: () => store.current, sessions });
   const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<Map<string, string>> => {
     const statuses = new Map<string, string>();

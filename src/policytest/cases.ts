@@ -84,9 +84,13 @@ const OUTCOMES = ['allow', 'warn', 'deny'];
 /** The largest test file read. */
 const MAX_TEST_FILE_BYTES = 8 * 1024 * 1024;
 
-/** How a path is named in messages: relative to the working folder when it is under it. */
-export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
+/**
+ * How a path is named in messages: relative to the working folder `cwd`
+ * when it is under it; as given without one.
+ */
+export function displayPath(path: string, cwd: string | undefined): string {
+  if (cwd === undefined) return path;
+  const rel = relative(cwd, path);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
 
@@ -241,11 +245,12 @@ function checkMaxPins(raw: unknown, where: string): number {
 }
 
 /**
- * Read one test file into its cases.
+ * Read one test file into its cases; messages name it relative to `cwd`
+ * (the working folder of the command) when given.
  * @throws TestLoadError naming the file and line.
  */
-export async function readTestFile(path: string): Promise<TestCase[]> {
-  const file = displayPath(path);
+export async function readTestFile(path: string, cwd?: string): Promise<TestCase[]> {
+  const file = displayPath(path, cwd);
   let bytes: Buffer;
   try {
     bytes = await readFile(path);

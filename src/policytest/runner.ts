@@ -60,14 +60,17 @@ const TEST_CONFIG: Config = loadConfig({});
 export class PolicySets {
   readonly #sets = new Map<string, PolicySet>();
 
-  constructor(private readonly load: (dir: string) => Promise<PolicySet> = loadPolicyDir) {}
+  constructor(
+    private readonly load: (dir: string) => Promise<PolicySet> = loadPolicyDir,
+    private readonly cwd?: string,
+  ) {}
 
   async get(dir: string): Promise<PolicySet> {
     let set = this.#sets.get(dir);
     if (set === undefined) {
       try {
         // Messages name the folder as the run names files: relative to the working folder when under it.
-        set = await this.load(displayPath(dir));
+        set = await this.load(displayPath(dir, this.cwd));
       } catch (err) {
         if (err instanceof PolicyLoadError) throw new TestLoadError(err.message);
         throw err;
@@ -208,13 +211,14 @@ export function compare(expect: Expect, d: Decision | CallDecision, step?: { ste
  * not load throw TestLoadError: the run then stops (exit 2).
  * `coverage` lists every rule of every policy folder under test; `load`
  * replaces loading a folder from disk (mutation testing compiles mutants in
- * memory); `stopAtFirstFailure` ends the run at the first failing case.
+ * memory); `stopAtFirstFailure` ends the run at the first failing case;
+ * `cwd`, the working folder folders are named relative to in messages.
  */
 export async function runCases(
   cases: readonly TestCase[],
-  opts: { coverage?: boolean; load?: (dir: string) => Promise<PolicySet>; stopAtFirstFailure?: boolean } = {},
+  opts: { coverage?: boolean; load?: (dir: string) => Promise<PolicySet>; stopAtFirstFailure?: boolean; cwd?: string } = {},
 ): Promise<RunReport> {
-  const sets = new PolicySets(opts.load);
+  const sets = new PolicySets(opts.load, opts.cwd);
   // Load every folder first: a broken policy is reported before any case runs.
   for (const c of cases) await sets.get(c.policies);
   const matched = new Map<string, number>();
@@ -245,7 +249,7 @@ export async function runCases(
     const rules: RuleCoverage[] = [];
     for (const [dir, set] of sets.entries()) {
       for (const p of set.policies) {
-        for (const r of p.rules) rules.push({ policies: displayPath(dir), policy: p.id, rule: r.id, matched: matched.get(`${dir}\u0000${p.id}\u0000${r.id}`) ?? 0 });
+        for (const r of p.rules) rules.push({ policies: displayPath(dir, opts.cwd), policy: p.id, rule: r.id, matched: matched.get(`${dir}\u0000${p.id}\u0000${r.id}`) ?? 0 });
       }
     }
     const covered = rules.filter((r) => r.matched > 0).length;

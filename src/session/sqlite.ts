@@ -36,9 +36,7 @@
  * SessionStoreUnavailable; healthy() stays false until an operation (or
  * the probe, every second while failing) succeeds again.
  */
-import { accessSync, chmodSync, constants, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { emptySession, forgottenSession, mergeSession, SessionStoreFull, SessionStoreUnavailable, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
 
@@ -537,85 +535,4 @@ function describe(err: unknown): string {
   const code = (err as { code?: unknown })?.code;
   const message = (err as Error)?.message ?? String(err);
   return typeof code === 'string' ? `${code}: ${message}` : message;
-}
-
-// ---------------------------------------------------------------------------
-// The folder of a service's database: made by its primary, named with the
-// primary's pid, removed when it stops, or at a later start once it is gone.
-
-/** Every such folder's name starts with this, then the pid, `-` and six characters of mkdtemp's. */
-export const DIR_PREFIX = 'trustgate-sessions-';
-const DIR_NAME = new RegExp(`^${DIR_PREFIX}([0-9]+)-[A-Za-z0-9]{6}$`);
-/** A folder not touched for this long, whose pid runs no process here, is left over. */
-export const STALE_MS = 10_000;
-
-/** Where the folder goes: /dev/shm (memory) when it is there and writable, else the temporary folder. */
-export function storeBase(): string {
-  try {
-    accessSync('/dev/shm', constants.W_OK | constants.X_OK);
-    if (statSync('/dev/shm').isDirectory()) return '/dev/shm';
-  } catch {
-    // no /dev/shm here (macOS), or not writable
-  }
-  return tmpdir();
-}
-
-/** A fresh folder for this primary's database, readable by this user only. */
-export function makeStoreDir(base: string): string {
-  const dir = mkdtempSync(join(base, `${DIR_PREFIX}${process.pid}-`));
-  chmodSync(dir, 0o700);
-  return dir;
-}
-
-/** Mark the folder as in use (the primary, on every sweep): removeStaleDirs() leaves it alone. */
-export function touchStoreDir(dir: string): void {
-  const t = new Date();
-  utimesSync(dir, t, t);
-}
-
-/**
- * Remove the folders under `base` that primaries which are gone left
- * (killed outright, or the machine lost power with `base` on disk): ours
- * (same user), named with a pid that runs no process here, and untouched
- * for STALE_MS. The last condition keeps the folder of a live service
- * whose pid this process cannot see (another container sharing the
- * folder: pids repeat across pid namespaces, and each container's first
- * process is 1, as this one may be). Answers the folders removed.
- */
-export function removeStaleDirs(base: string, now = Date.now()): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(base);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  for (const name of names) {
-    const m = DIR_NAME.exec(name);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (pid !== process.pid && running(pid)) continue;
-    const dir = join(base, name);
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    // Never through a link, never another user's.
-    if (!st?.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
-    if (now - st.mtimeMs < STALE_MS) continue;
-    try {
-      rmSync(dir, { recursive: true, force: true });
-      removed.push(dir);
-    } catch {
-      // left for a later start
-    }
-  }
-  return removed;
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as { code?: unknown }).code === 'EPERM';
-  }
 }

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { IdlePoll, POLL_CHECK_MS, POLL_MAX_PAUSE_MS, POLL_PAUSE_MS } from '../../src/bindings/proxy/poll.js';
+import { PROCESS_CLOCK } from '../../src/main/poll-clock.js';
 
 /** A clock the test moves: wall time, and the CPU time the process had (all of it unless told). */
 function testClock() {
@@ -94,13 +95,13 @@ describe('IdlePoll', () => {
   });
 
   it('never polls with a window of 0 (TRUSTGATE_PROXY_POLL_US=0)', () => {
-    const poll = new IdlePoll(0);
+    const poll = new IdlePoll(0, PROCESS_CLOCK);
     poll.touch();
     expect(poll.polling).toBe(false);
   });
 
   it('stops for good on stop()', async () => {
-    const poll = new IdlePoll(10_000);
+    const poll = new IdlePoll(10_000, PROCESS_CLOCK);
     poll.touch();
     poll.stop();
     await sleep(5);
@@ -112,7 +113,7 @@ describe('IdlePoll', () => {
   it('does not keep a process alive past the window', () => {
     const run = spawnSync(
       process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', "const { IdlePoll } = await import('./src/bindings/proxy/poll.ts'); new IdlePoll(50).touch();"],
+      ['--import', 'tsx', '--input-type=module', '-e', "const { IdlePoll } = await import('./src/bindings/proxy/poll.ts'); const { PROCESS_CLOCK } = await import('./src/main/poll-clock.ts'); new IdlePoll(50, PROCESS_CLOCK).touch();"],
       { cwd: new URL('../..', import.meta.url), timeout: 20_000, encoding: 'utf8' },
     );
     expect(run.error).toBeUndefined();

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceStarter, type Running } from '../helpers/process.js';
 import { call, waitFor } from '../helpers/http.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../helpers/redis.js';
-import { DIR_PREFIX, storeBase } from '../../src/session/sqlite.js';
+import { DIR_PREFIX, storeBase } from '../../src/main/stores.js';
 
 const start = serviceStarter();
 

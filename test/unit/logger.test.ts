@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { decisionLineWriter, loggerOptions, TurnBatchedDestination } from '../../src/logger.js';
+import { decisionLineWriter, loggerOptions } from '../../src/logger.js';
+import { TurnBatchedDestination } from '../../src/main/log-destinations.js';
 
 let dir: string;
 let file: string;
@@ -92,7 +93,8 @@ describe('TurnBatchedDestination at exit', () => {
   it('writes the lines logged just before process.exit()', () => {
     const script = [
       "import pino from 'pino';",
-      "import { loggerOptions, TurnBatchedDestination } from './src/logger.ts';",
+      "import { loggerOptions } from './src/logger.ts';",
+      "import { TurnBatchedDestination } from './src/main/log-destinations.ts';",
       "const log = pino(loggerOptions('info'), new TurnBatchedDestination(1));",
       "log.info({ n: 1 }, 'before exit');",
       'process.exit(0);',

@@ -7,7 +7,7 @@
  * since the gateway sends no custom headers; request logs drop the query.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { interceptAnswer, type InterceptAnswer } from './answer.js';
+import { interceptAnswer, interceptError, type InterceptAnswer } from './answer.js';
 import { decisionLogger, plainJson } from '../api/evaluate-result.js';
 import { isRecord } from '../../json/record.js';
 import { bearerToken, tokenMatcher } from '../../http/auth.js';
@@ -17,9 +17,8 @@ import { mediaType } from '../../http/browser.js';
 import { TrustgateError } from '../../errors.js';
 import { interceptorSecurity } from '../../http/schemas.js';
 
-import { INTERCEPTOR_PATH } from '../../http/paths.js';
-
-export { INTERCEPTOR_PATH };
+/** The Docker MCP Gateway interceptor route (docs/bindings/docker-gateway.md): it answers every error as an isError result, never problem+json. */
+export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
 
 function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
   reply.code(200);
@@ -29,6 +28,8 @@ function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
 
 export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   const { config, core } = app.trustgate;
+  // The gateway reads any body as the tool result: every error here is an isError result with status 200 (fail closed).
+  app.errorRenderers.register(INTERCEPTOR_PATH, (m) => ({ status: 200, type: 'application/json', body: interceptError(m.code, m.detail).result }));
   // Whatever the gateway sends is read as text and judged here, so a wrong
   // content type is answered like any other error on this route (answerError
   // in the shared error handler turns every error here into an isError result).
@@ -72,6 +73,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
           },
         },
       },
+      config: { checksOwnToken: true },
       // The body is judged in the handler so that a non-object answers like any other error here.
       validatorCompiler: () => () => true,
       serializerCompiler: plainJson,

@@ -38,11 +38,24 @@ import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason } from './relay.js';
 
+/** What the gateway asks of the process it runs in (src/main/proxy.ts gives it). */
+export interface GatewayHost {
+  /** Calls `f` once the host closes standard input. */
+  onInputEnd(f: () => void): void;
+  /** Calls `f` on SIGTERM and SIGINT. */
+  onStop(f: () => void): void;
+  /** Writes one line to standard error. */
+  say(line: string): void;
+  /** Ends the process with this status. */
+  exit(code: number): never;
+}
+
 export interface GatewayOptions {
   args: ProxyArgs;
   binding: BindingProcess;
   poll: IdlePoll;
   onDrop: (reason: DropReason) => void;
+  host: GatewayHost;
 }
 
 /** `<name>__<tool>`: server names hold no `__` (options.ts), so the first `__` splits. */
@@ -170,18 +183,19 @@ export class Gateway {
 
 export async function runGateway(o: GatewayOptions): Promise<void> {
   const log = o.binding.log;
+  const proc = o.host;
   if (o.args.listen === undefined) {
     const g = new Gateway(o, () => {
       o.poll.stop();
-      process.exit(0);
+      proc.exit(0);
     });
-    process.stdin.once('end', () => void g.close());
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void g.close());
+    proc.onInputEnd(() => void g.close());
+    proc.onStop(() => void g.close());
     try {
       await g.connect(new StdioServerTransport());
     } catch (err) {
-      process.stderr.write(`trustgate proxy: ${(err as Error).message}\n`);
-      process.exit(1);
+      proc.say(`trustgate proxy: ${(err as Error).message}`);
+      proc.exit(1);
     }
     log.info({ session: g.sessionId, servers: o.args.servers.map((s) => s.name) }, 'gateway ready on stdio');
     return;
@@ -233,9 +247,8 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
   const address = http.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
   log.info({ url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`, servers: o.args.servers.map((s) => s.name) }, 'gateway listening');
-  process.stderr.write(`trustgate proxy: gateway listening on http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp\n`);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const)
-    process.on(signal, () => {
-      void Promise.allSettled([...connections.values()].map((c) => c.gateway.close())).then(() => process.exit(0));
-    });
+  proc.say(`trustgate proxy: gateway listening on http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`);
+  proc.onStop(() => {
+    void Promise.allSettled([...connections.values()].map((c) => c.gateway.close())).then(() => proc.exit(0));
+  });
 }

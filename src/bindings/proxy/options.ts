@@ -90,7 +90,7 @@ const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store'
  * npx -y server` works where a host or inspector took the `--` away).
  * @throws UsageError
  */
-export function parseProxyArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ProxyArgs {
+export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ProxyArgs {
   const out: ProxyArgs = { help: false, userAudience: false, gateway: false, servers: [] };
   const values = new Map<string, string>();
   const headers: Record<string, string> = {};

@@ -23,8 +23,6 @@
  * a burst, nothing while the connection is idle. TRUSTGATE_PROXY_POLL_US=0
  * turns it off. bench/proxy.ts measures both ways in one run.
  */
-import { performance } from 'node:perf_hooks';
-
 /** Polling time over which the CPU share is judged, ms. */
 export const POLL_CHECK_MS = 20;
 /** The share of polling time the process must have had the CPU for. */
@@ -39,14 +37,6 @@ export interface PollClock {
   /** CPU time this process has used, ms. */
   cpu(): number;
 }
-
-const PROCESS_CLOCK: PollClock = {
-  now: () => performance.now(),
-  cpu: () => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  },
-};
 
 export class IdlePoll {
   readonly #windowMs: number;
@@ -67,9 +57,9 @@ export class IdlePoll {
 
   /**
    * @param windowMs how long to keep polling after the last message, ms; 0 never polls.
-   * @param clock wall and CPU time (tests pass their own).
+   * @param clock wall and CPU time: the process's (src/main/poll-clock.ts), or a test's own.
    */
-  constructor(windowMs: number, clock: PollClock = PROCESS_CLOCK) {
+  constructor(windowMs: number, clock: PollClock) {
     this.#windowMs = windowMs;
     this.#clock = clock;
   }

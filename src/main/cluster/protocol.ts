@@ -10,7 +10,7 @@
  * log lines, so lines never interleave). Workers serve HTTP; a worker
  * asked to reload asks the primary. The session store takes no message:
  * with TRUSTGATE_SESSION_STORE=memory the workers share a database file
- * whose path the primary puts in their environment (src/session/open.ts).
+ * whose path the primary puts in their environment (src/main/stores.ts).
  */
 import type { PolicyFile } from '../../policy/load.js';
 

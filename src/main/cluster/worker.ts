@@ -4,7 +4,7 @@
  * asks the primary for what concerns the whole service: reloads. Its
  * metrics go to the primary every METRICS_MS, and GET /metrics answers
  * the summed text the primary sends back as often, with no round trip per
- * scrape. Its session store it opens itself (src/session/open.ts: the
+ * scrape. Its session store it opens itself (src/main/stores.ts: the
  * database the primary made, or Redis). See primary.ts.
  */
 import type { Config } from '../../config.js';

@@ -19,8 +19,8 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
-import { openPrimaryStore, openWorkerStore, SHARED_DB_ENV } from '../../../src/session/open.js';
-import { createSessionDb, DIR_PREFIX, makeStoreDir, MERGE_GROUP, REFRESH_MS, refreshMs, removeStaleDirs, SqliteSessionStore, STALE_MS, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
+import { DIR_PREFIX, makeStoreDir, openPrimaryStore, openWorkerStore, removeStaleDirs, SHARED_DB_ENV, STALE_MS } from '../../../src/main/stores.js';
+import { createSessionDb, MERGE_GROUP, REFRESH_MS, refreshMs, SqliteSessionStore, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
 import { emptySession, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
@@ -390,7 +390,7 @@ describe('the folder of the database', () => {
   });
 });
 
-describe('the primary and worker sides (src/session/open.ts)', () => {
+describe('the primary and worker sides (src/main/stores.ts)', () => {
   it('the primary makes the database, the workers open it and refuse a session past the bound, the sweep counts and logs, and close removes the folder', async () => {
     const base = mkdtempSync(join(work, 'primary-'));
     const config = loadConfig({ TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '1', LOG_LEVEL: 'silent' });

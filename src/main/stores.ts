@@ -1,9 +1,11 @@
 /**
- * The session store a process uses, chosen from TRUSTGATE_SESSION_STORE
+ * The one owner of session stores: every process opens its store here, and
+ * a memory store is swept, counted and closed here only. The store a
+ * process uses is chosen from TRUSTGATE_SESSION_STORE
  * (docs/behaviour/sessions.md):
  *
- * - `memory`, one process (TRUSTGATE_WORKERS=1, and the stdio bindings):
- *   the process holds a MemorySessionStore itself;
+ * - `memory`, one process (TRUSTGATE_WORKERS=1, the stdio bindings, and an
+ *   app built without a store): the process holds a HeldMemoryStore;
  * - `memory`, worker processes: one SQLite database in a private folder in
  *   memory (sqlite.ts), which the primary creates at start, sweeps every
  *   SHARED_SWEEP_MS and removes when the service stops; each worker opens
@@ -15,12 +17,13 @@
  * reports the sessions-live gauge, and counts and logs evictions (at most
  * one line every EVICTION_LOG_MS, with counts, never session content).
  */
-import { rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { MemorySessionStore } from './memory.js';
-import type { SessionStore } from './store.js';
+import { MemorySessionStore } from '../session/memory.js';
+import type { SessionStore } from '../session/store.js';
 
 /** How often the memory store drops expired sessions. */
 export const SWEEP_MS = 10_000;
@@ -100,7 +103,7 @@ export class HeldMemoryStore extends MemorySessionStore {
 
 async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSeconds' | 'maxPins'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   // Loaded only when used: a service on the memory store never loads the Redis client.
-  const { RedisSessionStore } = await import('./redis.js');
+  const { RedisSessionStore } = await import('../session/redis.js');
   return new RedisSessionStore({
     url: config.sessionStore,
     ttlMs: config.sessionTtlSeconds * 1000,
@@ -122,7 +125,7 @@ async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSecond
  */
 export async function sessionStoreProblem(config: Pick<Config, 'sessionStore'>): Promise<string | undefined> {
   if (isMemory(config)) return undefined;
-  const { missingDatabase } = await import('./redis.js');
+  const { missingDatabase } = await import('../session/redis.js');
   const missing = await missingDatabase(config.sessionStore, 2_000);
   return missing === undefined ? undefined : `TRUSTGATE_SESSION_STORE names a database the Redis server does not have (${missing}); use one it has (0 to databases-1 of its configuration)`;
 }
@@ -138,7 +141,7 @@ export async function openWorkerStore(config: Config, metrics: Metrics, log: Sto
   if (!isMemory(config)) return openRedis(config, metrics, log);
   const path = env[SHARED_DB_ENV];
   if (!path) throw new Error(`${SHARED_DB_ENV} is not set: a worker on the memory store needs the database of its primary`);
-  const { SqliteSessionStore } = await import('./sqlite.js');
+  const { SqliteSessionStore } = await import('../session/sqlite.js');
   return new SqliteSessionStore({
     path,
     ttlMs: config.sessionTtlSeconds * 1000,
@@ -175,7 +178,7 @@ export interface PrimaryStore {
  */
 export async function openPrimaryStore(config: Config, metrics: Metrics, log: StoreLog, base?: string): Promise<PrimaryStore | undefined> {
   if (!isMemory(config)) return undefined;
-  const { SqliteSessionStore, createSessionDb, makeStoreDir, removeStaleDirs, storeBase, touchStoreDir } = await import('./sqlite.js');
+  const { SqliteSessionStore, createSessionDb } = await import('../session/sqlite.js');
   const where = base ?? storeBase();
   const removed = removeStaleDirs(where);
   if (removed.length > 0) log.info({ removed }, 'removed the session folders of primary processes that are gone');
@@ -220,4 +223,85 @@ export async function openPrimaryStore(config: Config, metrics: Metrics, log: St
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+// ---------------------------------------------------------------------------
+// The folder of a service's database: made by its primary, named with the
+// primary's pid, removed when it stops, or at a later start once it is gone.
+
+/** Every such folder's name starts with this, then the pid, `-` and six characters of mkdtemp's. */
+export const DIR_PREFIX = 'trustgate-sessions-';
+const DIR_NAME = new RegExp(`^${DIR_PREFIX}([0-9]+)-[A-Za-z0-9]{6}$`);
+/** A folder not touched for this long, whose pid runs no process here, is left over. */
+export const STALE_MS = 10_000;
+
+/** Where the folder goes: /dev/shm (memory) when it is there and writable, else the temporary folder. */
+export function storeBase(): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK | constants.X_OK);
+    if (statSync('/dev/shm').isDirectory()) return '/dev/shm';
+  } catch {
+    // no /dev/shm here (macOS), or not writable
+  }
+  return tmpdir();
+}
+
+/** A fresh folder for this primary's database, readable by this user only. */
+export function makeStoreDir(base: string): string {
+  const dir = mkdtempSync(join(base, `${DIR_PREFIX}${process.pid}-`));
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+/** Mark the folder as in use (the primary, on every sweep): removeStaleDirs() leaves it alone. */
+export function touchStoreDir(dir: string): void {
+  const t = new Date();
+  utimesSync(dir, t, t);
+}
+
+/**
+ * Remove the folders under `base` that primaries which are gone left
+ * (killed outright, or the machine lost power with `base` on disk): ours
+ * (same user), named with a pid that runs no process here, and untouched
+ * for STALE_MS. The last condition keeps the folder of a live service
+ * whose pid this process cannot see (another container sharing the
+ * folder: pids repeat across pid namespaces, and each container's first
+ * process is 1, as this one may be). Answers the folders removed.
+ */
+export function removeStaleDirs(base: string, now = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = DIR_NAME.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid !== process.pid && running(pid)) continue;
+    const dir = join(base, name);
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    // Never through a link, never another user's.
+    if (!st?.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
+    if (now - st.mtimeMs < STALE_MS) continue;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // left for a later start
+    }
+  }
+  return removed;
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as { code?: unknown }).code === 'EPERM';
+  }
 }
