@@ -6,7 +6,7 @@
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { TrustgateError } from '../errors.js';
-import type { FindingOut } from '../decision/pipeline.js';
+import type { FindingOut } from '../decision/types.js';
 import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 
 /** `policy/rule` of the applied findings with this effect, each once. */

@@ -28,7 +28,7 @@
  * escapes), without serializing anything.
  */
 import type { ValidationFinding } from '../model.js';
-import type { Decision } from './pipeline.js';
+import type { Decision } from './types.js';
 
 /** Answer (apart from `result`) at most this many times the request text... */
 export const ANSWER_FACTOR = 8;

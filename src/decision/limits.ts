@@ -8,7 +8,7 @@
 import { TrustgateError } from '../errors.js';
 import { isDeepFrozen, perFrozen } from '../json/frozen.js';
 import { isObject, own, pointer } from '../model.js';
-import type { EvaluateRequest } from './pipeline.js';
+import type { EvaluateRequest } from './types.js';
 
 function tooLong(at: string, max: number): never {
   throw new TrustgateError('TG_ERR_LIMIT_STRING', `a string is longer than ${max} characters (TRUSTGATE_MAX_STRING)`, [

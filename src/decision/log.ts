@@ -10,7 +10,7 @@
  * out). How lines of several processes stay whole is src/logger.ts's part.
  */
 import { isObject, own } from '../model.js';
-import type { Decision } from './pipeline.js';
+import type { Decision } from './types.js';
 
 export interface DecisionLogEntry {
   decisionId: string;

@@ -21,7 +21,7 @@ import { loggerOptions } from '../logger.js';
 import { isObject } from '../model.js';
 import { loadPolicyDir } from '../policy/load.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from '../bindings/docker-gateway/answer.js';
-import { runDecision } from '../decision/run.js';
+import { createDecisionCore } from '../decision/core.js';
 
 async function readStdin(limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
@@ -58,7 +58,9 @@ async function decide(): Promise<InterceptAnswer> {
   try {
     const { value, scan } = parseRequestText(text);
     if (!isObject(value)) return interceptError('TG_ERR_BODY_SCHEMA', 'the input is not a JSON object');
-    const decision = runDecision({ result: value }, scan, { config, policies, log: (entry) => log.info(entry, 'decision') });
+    // No session store here: the gateway names no session, so the core decides without one (a core with no store).
+    const core = createDecisionCore({ config, policies: () => policies });
+    const decision = await core.evaluateResult({ request: { result: value }, scan, log: (entry) => log.info(entry, 'decision') });
     return interceptAnswer(decision, scan.duplicateKeys.count > 0);
   } catch (err) {
     if (err instanceof TrustgateError) return interceptError(err.code, err.message);

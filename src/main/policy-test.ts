@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type EvaluateCallRequest } from '../decision/core.js';
-import type { EvaluateRequest } from '../decision/pipeline.js';
+import type { EvaluateRequest } from '../decision/types.js';
 import { TrustgateError } from '../errors.js';
 import { isObject } from '../model.js';
 import { loadPolicyDir, PolicyLoadError } from '../policy/load.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import type { DecisionLogEntry } from '../../decision/log.js';
-import type { EvaluateRequest } from '../../decision/pipeline.js';
+import type { EvaluateRequest } from '../../decision/types.js';
 import { resultRepeatsNames } from '../../http/body.js';
 import { decisionLineWriter } from '../../logger.js';
 import { v1Security, problemReplies, traceList, triState, validationList, validationOmitted } from '../../http/schemas.js';

@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createDecisionCore, type EvaluateCallRequest } from '../../decision/core.js';
-import type { EvaluateRequest } from '../../decision/pipeline.js';
+import type { EvaluateRequest } from '../../decision/types.js';
 import { TrustgateError } from '../../errors.js';
 import { compilePolicyFiles, MAX_POLICY_FILE_BYTES, PolicyLoadError, type PolicySet } from '../../policy/load.js';
 import { requestProblem } from '../../policytest/request.js';

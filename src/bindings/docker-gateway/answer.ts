@@ -5,7 +5,7 @@
  * one, so there are exactly three answers: nothing, the transformed result,
  * or an `isError` result saying why it was withheld.
  */
-import type { Decision } from '../../decision/pipeline.js';
+import type { Decision } from '../../decision/types.js';
 
 /**
  * The frames `trustgate intercept`'s evaluating process writes to the

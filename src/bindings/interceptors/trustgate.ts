@@ -19,7 +19,7 @@
  * invocation names the Trustgate session.
  */
 import type { DecisionCore } from '../../decision/core.js';
-import type { FindingOut } from '../../decision/pipeline.js';
+import type { FindingOut } from '../../decision/types.js';
 import type { PolicySet } from '../../policy/load.js';
 import { SESSION_ID_PATTERN } from '../../session/store.js';
 import { isErrorResult, mcpErrorOf, withheldText } from '../answers.js';

@@ -41,7 +41,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
-import type { FindingOut } from '../../decision/pipeline.js';
+import type { FindingOut } from '../../decision/types.js';
 import { TrustgateError } from '../../errors.js';
 import { consentQuestion, consentReasons, errorDetail, isErrorResult, quotedName, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
 import { deepFreeze } from '../../json/frozen.js';

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { consentQuestion, QUOTED_NAME_MAX, quotedName } from '../../../src/bindings/answers.js';
-import type { FindingOut } from '../../../src/decision/pipeline.js';
+import type { FindingOut } from '../../../src/decision/types.js';
 
 const findings = [
   { policy: 'session', rule: 'consent-write-after-untrusted', mode: 'enforce', effect: 'consent', scope: 'call', pointer: '', message: 'ask first', applied: true },
