@@ -17,7 +17,7 @@ import { requestProblem } from '../../policytest/request.js';
 import { MemorySessionStore } from '../../session/memory.js';
 import { PLAYGROUND_HTML, PLAYGROUND_JS } from './playground-page.js';
 import { v1Security, problemReplies } from '../../http/schemas.js';
-import { decisionLogger, plainJson } from './evaluate-result.js';
+import { decisionLogger, plainJson } from '../../http/decisions.js';
 
 /** Most policies one playground request may carry. */
 export const MAX_PLAYGROUND_POLICIES = 64;
