@@ -1,15 +1,39 @@
 /**
  * Every error leaves as application/problem+json with a registry code
- * (docs/behaviour/limits.md). Fastify's own errors are mapped onto the registry;
- * anything unexpected is a 500 that is logged without request content.
+ * (docs/behaviour/limits.md), except on a route whose binding registered a
+ * rendering of its own (registerErrorRendering). Fastify's own errors are
+ * mapped onto the registry; anything unexpected is a 500 that is logged
+ * without request content.
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
-import { interceptError } from '../bindings/docker-gateway/answer.js';
 import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 import { routeOf } from './auth.js';
-import { INTERCEPTOR_PATH } from './paths.js';
+
+/**
+ * How a binding whose caller cannot read problem+json answers an error:
+ * status 200 and `body(code, detail)` as JSON (the Docker MCP Gateway reads
+ * any body as the tool result, so its route answers an `isError` result:
+ * fail closed).
+ */
+export interface ErrorRendering {
+  /** The route's path; requests the router could not route are matched by prefix. */
+  path: string;
+  body(code: ErrorCode, detail: string): unknown;
+}
+
+const renderings = new Map<string, ErrorRendering>();
+
+/** Register a binding's error rendering (see ErrorRendering); the route's module does it once. */
+export function registerErrorRendering(r: ErrorRendering): void {
+  renderings.set(r.path, r);
+}
+
+function renderingByPrefix(path: string): ErrorRendering | undefined {
+  for (const r of renderings.values()) if (path.startsWith(r.path)) return r;
+  return undefined;
+}
 
 interface AjvLikeError {
   instancePath?: string;
@@ -87,12 +111,12 @@ export function mapError(err: unknown, bodyLimit: number): Mapped {
 
 /**
  * Answer an error the way its route must: problem+json everywhere except on
- * the gateway interceptor, whose caller reads any body as the tool result,
- * so there it is an `isError` result with status 200 (fail closed).
+ * a route whose binding registered its own rendering (ErrorRendering).
  */
 export function answerError(request: FastifyRequest, reply: FastifyReply, m: Mapped): FastifyReply {
-  if (routeOf(request) === INTERCEPTOR_PATH) {
-    return reply.code(200).type('application/json').send(interceptError(m.code, m.detail).result);
+  const rendering = renderings.get(routeOf(request));
+  if (rendering !== undefined) {
+    return reply.code(200).type('application/json').send(rendering.body(m.code, m.detail));
   }
   return sendProblem(reply, m);
 }
@@ -159,12 +183,12 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
         ? { code: 'TG_ERR_REQUEST_TARGET', detail: 'a path segment of the request target is too long' }
         : { code: 'TG_ERR_HTTP_MALFORMED', detail: 'the request could not be routed' };
   const path = (request.raw.url ?? '').split('?')[0]!;
-  const interceptor = path.startsWith(INTERCEPTOR_PATH);
-  const body = JSON.stringify(interceptor ? interceptError(m.code, m.detail).result : problem(m.code, m.detail));
+  const rendering = renderingByPrefix(path);
+  const body = JSON.stringify(rendering !== undefined ? rendering.body(m.code, m.detail) : problem(m.code, m.detail));
   const res = reply.raw;
   if (res.headersSent) return void res.destroy();
-  res.writeHead(interceptor ? 200 : 400, {
-    'content-type': interceptor ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
+  res.writeHead(rendering !== undefined ? 200 : 400, {
+    'content-type': rendering !== undefined ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   });
   res.end(body);

@@ -7,19 +7,21 @@
  * since the gateway sends no custom headers; request logs drop the query.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { interceptAnswer, type InterceptAnswer } from './answer.js';
+import { interceptAnswer, interceptError, type InterceptAnswer } from './answer.js';
 import { decisionLogger, plainJson } from '../../http/decisions.js';
 import { isObject } from '../../model.js';
 import { bearerToken, tokenMatcher } from '../../http/auth.js';
 import { jsonBodyParser } from '../../http/body.js';
-import { answerError } from '../../http/error-handler.js';
+import { answerError, registerErrorRendering } from '../../http/error-handler.js';
 import { mediaType } from '../../http/browser.js';
 import { TrustgateError } from '../../errors.js';
 import { interceptorSecurity } from '../../http/schemas.js';
 
-import { INTERCEPTOR_PATH } from '../../http/paths.js';
+/** The Docker MCP Gateway interceptor route (docs/bindings/docker-gateway.md): it answers every error as an isError result, never problem+json. */
+export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
 
-export { INTERCEPTOR_PATH };
+// The gateway reads any body as the tool result: every error on this route is an isError result (fail closed).
+registerErrorRendering({ path: INTERCEPTOR_PATH, body: (code, detail) => interceptError(code, detail).result });
 
 function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
   reply.code(200);
