@@ -237,7 +237,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const flow: { forwarded?: ForwardedFlow } = {};
       return runDecision<SessionState | undefined, Decision & { session?: SessionView }, DecisionLogEntry>(config, {
         // The `session` variable is read only by rules that name it; without one, the merge is the request's one store operation.
-        read: async () => (id === undefined || !resultRulesReadSession(policies) ? undefined : await store().get(id)),
+        read: () => (id === undefined || !resultRulesReadSession(policies) ? undefined : store().get(id)),
         decide: (before, frame) =>
           decideResult(request, {
             budget: frame.budget,

@@ -21,8 +21,8 @@ export interface Frame {
 
 /** One decision, in the order a run takes its steps. */
 export interface RunSteps<R, D, L> {
-  /** The store reads the decision needs (a session, a pin). */
-  read(): Promise<R>;
+  /** The store reads the decision needs (a session, a pin); a value when it needs none, so the decision is made in the same turn. */
+  read(): R | Promise<R>;
   /** The decision itself: pure over what was read and the frame. */
   decide(read: R, frame: Frame): D;
   /** What the request adds to its session; a failure here fails the request. */
@@ -42,10 +42,23 @@ export interface RunSteps<R, D, L> {
   log?: ((line: L) => void) | undefined;
 }
 
-/** Run one decision (see the top of this file). */
-export async function runDecision<R, D, L>(config: Pick<Config, 'evalBudgetMs'>, steps: RunSteps<R, D, L>): Promise<D> {
+/**
+ * Run one decision (see the top of this file). A decision with nothing to
+ * read is made in the turn its request arrived, as it always was: waiting a
+ * turn changes when answers reach their sockets (the answer-buffer bound
+ * is measured on them).
+ */
+export function runDecision<R, D, L>(config: Pick<Config, 'evalBudgetMs'>, steps: RunSteps<R, D, L>): Promise<D> {
   const requested = performance.now();
-  const read = await steps.read();
+  const read = steps.read();
+  return isPromiseLike(read) ? Promise.resolve(read).then((r) => decide(config, steps, r, requested)) : decide(config, steps, read, requested);
+}
+
+function isPromiseLike<R>(v: R | Promise<R>): v is Promise<R> {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+async function decide<R, D, L>(config: Pick<Config, 'evalBudgetMs'>, steps: RunSteps<R, D, L>, read: R, requested: number): Promise<D> {
   const started = performance.now();
   const decision = steps.decide(read, { decisionId: randomUUID(), budget: budgetFrom(config, started) });
   let ms = performance.now() - started;
