@@ -13,7 +13,7 @@
 import { deriveDigest } from '../src/evidence/digest.js';
 import type { Canonicalization } from '../src/evidence/algorithms.js';
 
-import type { EvaluateRequest } from '../src/decision/pipeline.js';
+import type { EvaluateRequest } from '../src/decision/types.js';
 
 export const TRUST_KEY = 'io.modelcontextprotocol/trust-annotations';
 export const PROTOCOL_VERSION = '2025-06-18';

@@ -33,7 +33,7 @@ import { CODE, QUICK, envNumber, fmt, machine, median, ours, table } from './lib
 const { decisionLineWriter, loggerOptions } = await ours<typeof import('../src/logger.js')>('logger.js');
 const { TurnBatchedDestination } = await ours<typeof import('../src/main/log-destinations.js')>('main/log-destinations.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
-const { runDecision } = await ours<typeof import('../src/decision/run.js')>('decision/run.js');
+const { createDecisionCore } = await ours<typeof import('../src/decision/core.js')>('decision/core.js');
 const { decisionLogEntry } = await ours<typeof import('../src/decision/log.js')>('decision/log.js');
 const { PolicyStore } = await ours<typeof import('../src/policy/reload.js')>('policy/reload.js');
 
@@ -45,8 +45,9 @@ const store = new PolicyStore(new URL('../policies', import.meta.url).pathname);
 await store.load();
 const config = { modeOverride: undefined, maxBlocks: 10_000, maxEvidence: 1_000, maxString: 65_536, maxValidationFindings: 1_000, maxFindings: 1_000, evalBudgetMs: 250, dialects: ['trust-annotations', 'ifc', 'fides'] as const };
 const { value, scan } = parseRequestText(text);
-const body = value as Parameters<typeof runDecision>[0];
-const entry = decisionLogEntry(runDecision(body, scan, { config, policies: store.current }), body.tool, body.server, 0.1234);
+const body = value as import('../src/decision/types.js').EvaluateRequest;
+const core = createDecisionCore({ config, policies: () => store.current });
+const entry = decisionLogEntry(await core.evaluateResult({ request: body, scan }), body.tool, body.server, 0.1234);
 
 const dir = mkdtempSync(join(tmpdir(), 'trustgate-bench-log-'));
 const fd = (name: string) => openSync(join(dir, name), 'w');

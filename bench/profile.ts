@@ -76,7 +76,7 @@ const BUCKETS: Array<[string, (f: CallFrame) => boolean]> = [
   ['decide: assessTrust (claims, evidence digests)', (f) => f.functionName === 'assessTrust'],
   ['decide: evaluatePolicies (CEL activations + eval)', (f) => f.functionName === 'evaluatePolicies'],
   ['decide: applyEffects', (f) => f.functionName === 'applyEffects'],
-  ['decide: the rest (pipeline glue, outputs)', (f) => f.functionName === 'decide' && f.url.includes('/decision/pipeline.js')],
+  ['decide: the rest (result decision glue, outputs)', (f) => f.functionName === 'decideResult' && f.url.includes('/decision/result.js')],
   ['runDecision: the rest (decision log entry, timing)', (f) => f.functionName === 'runDecision'],
   ['body: pre-parse scan (scanJson)', (f) => f.functionName === 'scanJson'],
   ['body: JSON.parse (parseRequestText)', (f) => f.functionName === 'parseRequestText'],

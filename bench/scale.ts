@@ -7,7 +7,7 @@
  * claim) are decided with the shipped policies (loadPolicyDir('policies')),
  * in this process, three ways:
  *
- * - decide: src/decision/pipeline.ts decide() on the parsed request;
+ * - decide: src/decision/result.ts decideResult() on the parsed request;
  * - text->answer: parseRequestText (pre-parse scan + JSON.parse), decide(),
  *   JSON.stringify of the decision: the work a request's size drives;
  * - http (inject): the whole Fastify app (buildApp, LOG_LEVEL=warn) through
@@ -25,14 +25,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { EvaluateRequest } from '../src/decision/pipeline.js';
+import type { EvaluateRequest } from '../src/decision/types.js';
 import type { PolicySet } from '../src/policy/load.js';
 import { requestWithBlocks } from './fixtures.js';
 import { CODE, QUICK, ROOT, envNumber, fmt, machine, median, ours, table } from './lib.js';
 
 const { buildApp } = await ours<typeof import('../src/http/app.js')>('http/app.js');
 const { loadConfig } = await ours<typeof import('../src/config.js')>('config.js');
-const { decide } = await ours<typeof import('../src/decision/pipeline.js')>('decision/pipeline.js');
+const { decideResult: decide } = await ours<typeof import('../src/decision/result.js')>('decision/result.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');
 const { loadPolicyDir } = await ours<typeof import('../src/policy/load.js')>('policy/load.js');
 const { PolicyStore } = await ours<typeof import('../src/policy/reload.js')>('policy/reload.js');

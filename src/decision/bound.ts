@@ -27,8 +27,8 @@
  * of the strings an entry carries (what JSON.stringify would write, before
  * escapes), without serializing anything.
  */
+import type { Decision } from './types.js';
 import type { ValidationFinding } from '../mcp/findings.js';
-import type { Decision } from './pipeline.js';
 
 /** Answer (apart from `result`) at most this many times the request text... */
 export const ANSWER_FACTOR = 8;

@@ -1,9 +1,14 @@
 /**
- * The decision core every binding calls (docs/behaviour/decisions.md, docs/behaviour/forwarding.md and docs/behaviour/sessions.md):
- * the HTTP API, the Docker interceptor route, `trustgate intercept`, the
- * MCP interceptor server and the MCP proxy are thin layers over these two
- * operations. The core knows no transport: a binding turns its own wire
- * format into these requests and the answers back into its own.
+ * The decision core every binding calls (docs/architecture.md, "The path
+ * of a decision"; docs/behaviour/decisions.md, docs/behaviour/forwarding.md
+ * and docs/behaviour/sessions.md): the HTTP API, the Docker interceptor
+ * route, `trustgate intercept`, the MCP interceptor server and the MCP
+ * proxy are thin layers over these operations. Each decision takes the same
+ * path: core (session reads and merges) -> run.ts (id, clock, metrics, log
+ * line) -> result.ts or call.ts (the decision) -> outcome.ts (the fold);
+ * the binding then renders verdict.ts's verdict. The core knows no
+ * transport: a binding turns its own wire format into these requests and
+ * the answers back into its own.
  *
  * Sessions: a request that names a session reads it first (the `session`
  * variable holds the values before the request; a result is read first only
@@ -13,7 +18,9 @@
  * go up), so concurrent requests of one session never lose an update. A
  * store that cannot be read or written rejects with SessionStoreUnavailable
  * and the request fails closed (503 on HTTP). Every evaluateCall also reads
- * the pins, so it needs the store even without a session.
+ * the pins, so it needs the store even without a session. A core without a
+ * store (`trustgate intercept`, whose requests name no session) decides
+ * results that name none, and fails closed on anything that needs one.
  *
  * A store at capacity refuses a new session (SessionStoreFull, 503
  * TG_ERR_SESSION_STORE_FULL, counted in trustgate_sessions_refused_total);
@@ -22,55 +29,30 @@
  * A forgotten session (the store lost its labels) reads as untrusted and
  * sensitive: the store answers it so, the core passes it on as is.
  */
-import { performance } from 'node:perf_hooks';
-import { randomUUID } from 'node:crypto';
+import { readTrust } from '../annotations/claims.js';
 import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import type { Metrics } from '../metrics.js';
-import { hasOwn, isRecord as isObject, own } from '../json/record.js';
-import { toolHints, type ToolHints } from '../mcp/hints.js';
-import { evaluateCallPolicies, evaluateToolPolicies, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
+import { recordDecision, type Metrics } from '../metrics.js';
+import { toolHints } from '../mcp/hints.js';
+import { evaluateToolPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION, type CallVar } from '../policy/cel/variables.js';
+import { isRecord, own } from '../json/record.js';
 import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
-import type { Decision, EvaluateRequest, FindingOut, Outcome } from './pipeline.js';
-import type { DecisionLogEntry } from './log.js';
-import { callLogEntry, type CallLogEntry } from './log.js';
-import { runDecision } from './run.js';
+import { answerBudget, boundValidation } from './bound.js';
+import { decideCall, readCall } from './call.js';
 import type { ForwardedFlow } from './flow.js';
+import { callLogEntry, decisionLogEntry, type CallLogEntry, type DecisionLogEntry } from './log.js';
+import { foldMatches } from './outcome.js';
+import { checkResultDepth, isValid, resolveRevision, resultFindings } from './request-checks.js';
+import { decideResult } from './result.js';
+import { budgetFrom, newBoundary, runDecision } from './run.js';
+import type { CallDecision, Decision, EvaluateCallRequest, EvaluateRequest, FindingOut, SessionView, ValidateAnswer, ValidateRequest } from './types.js';
 
-export type { ToolHints };
-
-/** A session as answers show it: the state plus its id; `dataClass` is `{}` while no verified class was forwarded. */
-export type SessionView = { id: string } & Omit<SessionState, 'dataClass'> & { dataClass: { class: string; regulatory: string[] } | Record<string, never> };
-
-/** POST /v1/evaluate-call (docs/behaviour/sessions.md). */
-export interface EvaluateCallRequest {
-  call: { name: string; arguments?: Record<string, unknown> };
-  /** The tool definition from tools/list. */
-  tool?: Record<string, unknown>;
-  server?: Record<string, unknown>;
-  session?: { id: string };
-  context?: Record<string, unknown>;
-  /** `explain` adds `trace` (docs/policy-testing.md). */
-  options?: { explain?: boolean };
-}
-
-/** The 200 answer of /v1/evaluate-call. */
-export interface CallDecision {
-  decisionId: string;
-  outcome: Outcome;
-  requiresConsent: boolean;
-  policyRevision: string;
-  findings: FindingOut[];
-  tool: { hints: ToolHints; digest?: string; pin: PinStatus | 'none' | 'unlisted' };
-  /** After this request; present when the request named a session. */
-  session?: SessionView;
-  /** With `options.explain`: every call rule evaluated, with its value. */
-  trace?: TraceEntry[];
-}
+export type { ToolHints } from '../mcp/hints.js';
+export type { CallDecision, EvaluateCallRequest, SessionView } from './types.js';
 
 /** One result to judge, with what the binding knows of its request text. */
 export interface ResultInput {
@@ -96,18 +78,27 @@ export interface CallInput {
   unlisted?: boolean;
 }
 
+/** One result to check without policies, with what the binding knows of its request text. */
+export interface ValidateInput {
+  request: ValidateRequest;
+  /** What the pre-parse scan found in the request text; the answer's size follows the text's (docs/behaviour/limits.md). */
+  scan?: JsonScan | undefined;
+}
+
 export interface DecisionCore {
-  /** Judge a tool result (section 3) and forward per section 11; the session takes in what was forwarded. */
+  /** Judge a tool result (docs/behaviour/decisions.md) and forward it (docs/behaviour/forwarding.md); the session takes in what was forwarded. */
   evaluateResult(input: ResultInput): Promise<Decision & { session?: SessionView }>;
-  /** Judge a tool call before it runs (section 12): scope-call rules, hints, pins, session. */
+  /** Judge a tool call before it runs (docs/behaviour/sessions.md): scope-call rules, hints, pins, session. */
   evaluateCall(input: CallInput): Promise<CallDecision>;
+  /** Check a result's MCP shape and trust claims without policies (docs/behaviour/validation.md). */
+  validate(input: ValidateInput): ValidateAnswer;
   /**
    * Judge the definitions of a tools/list answer by the `scope: tool` rules
-   * (section 15): for each, in order, whether an applied rule drops it from
-   * the list, and the findings.
+   * (docs/bindings/proxy.md): for each, in order, whether an applied rule
+   * drops it from the list, and the findings.
    */
   judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown> }): ToolJudgement[];
-  /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (section 15). */
+  /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (docs/behaviour/sessions.md). */
   touchSession(id: string): Promise<void>;
 }
 
@@ -122,7 +113,8 @@ export interface DecisionCoreDeps {
   config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects'>;
   /** The policy set in force now (it changes on reload); undefined until one is loaded. */
   policies: () => PolicySet | undefined;
-  sessions: SessionStore;
+  /** The session and pin store; absent in a process whose requests name no session (`trustgate intercept`). */
+  sessions?: SessionStore | undefined;
   metrics?: Metrics | undefined;
 }
 
@@ -131,7 +123,7 @@ const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 /** The session id a request names, checked (bindings that skip the HTTP schema get the same 400). */
 function sessionId(session: unknown): string | undefined {
   if (session === undefined) return undefined;
-  const id = isObject(session) ? own(session, 'id') : undefined;
+  const id = isRecord(session) ? own(session, 'id') : undefined;
   if (typeof id !== 'string' || !SESSION_ID.test(id)) {
     throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'session.id must be 1 to 256 characters of A-Z a-z 0-9 . _ : -', [
       { pointer: '/session/id', message: 'must match ' + SESSION_ID_PATTERN },
@@ -163,12 +155,21 @@ function resultUpdate(flow: ForwardedFlow | undefined): SessionUpdate {
   return u;
 }
 
+function loaded(policies: PolicySet | undefined): PolicySet {
+  if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+  return policies;
+}
+
 /**
  * The decision core over a policy-set getter and a session store: see
  * DecisionCore. One core serves every binding of a process.
  */
 export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
-  const { config, sessions, metrics } = deps;
+  const { config, metrics } = deps;
+  const store = (): SessionStore => {
+    if (deps.sessions === undefined) throw new SessionStoreUnavailable('this process keeps no session store');
+    return deps.sessions;
+  };
   const callOutcomes = new Map<string, { inc(): void }>();
   const pinCounts = new Map<string, { inc(): void }>();
   const countCall = (outcome: string, pin: string) => {
@@ -185,7 +186,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   /** A store operation that may create a session: a refusal at capacity is counted. */
   const merge = async (id: string, update: SessionUpdate) => {
     try {
-      return await sessions.update(id, update);
+      return await store().update(id, update);
     } catch (err) {
       if (err instanceof SessionStoreFull) metrics?.sessionsRefused.inc();
       throw err;
@@ -194,24 +195,17 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
 
   return {
     judgeTools(input) {
-      const policies = deps.policies();
-      if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
+      const policies = loaded(deps.policies());
       return input.tools.map((tool) => {
-        const started = performance.now();
-        const deadline = started + config.evalBudgetMs;
         const matches = evaluateToolPolicies(
           policies,
           { tool, toolMembers: { hints: toolHints(tool) }, server: input.server, context: input.context },
           config.modeOverride,
-          { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
+          budgetFrom(config),
         );
         let dropped = false;
-        const findings: FindingOut[] = matches.map((m) => {
-          const applied = m.mode === 'enforce';
-          if (applied && m.effect === 'drop') dropped = true;
-          const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
-          if (m.error !== undefined) f.error = m.error;
-          return f;
+        const { findings } = foldMatches(matches, (m) => {
+          if (m.effect === 'drop') dropped = true;
         });
         return { dropped, findings };
       });
@@ -219,127 +213,116 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
 
     async touchSession(id) {
       // Reading a session starts its TTL again, in every store.
-      await sessions.get(sessionId({ id })!);
+      await store().get(sessionId({ id })!);
+    },
+
+    validate(input) {
+      const { result, protocolVersion } = input.request;
+      checkResultDepth(result);
+      const revision = resolveRevision(result, protocolVersion);
+      const found = resultFindings(result, revision, readTrust(result, config.dialects).findings, config.maxValidationFindings);
+      // The answer's size follows the request's (docs/behaviour/limits.md): see bound.ts.
+      const cut = input.scan ? boundValidation(found.validation, answerBudget(input.scan.textLength)) : { items: found.validation, omitted: 0 };
+      const validation = cut.items;
+      const omitted = found.omitted + cut.omitted;
+      // Every rule and severity that fired is listed (see FindingList and bound.ts), so `valid` is that of the whole list.
+      return { valid: isValid(validation), protocolVersion: revision, validation, ...(omitted > 0 ? { validationOmitted: omitted } : {}) };
     },
 
     async evaluateResult(input) {
-      const request = input.request;
+      const { request, scan } = input;
       const id = sessionId(request.session);
       // One set for the whole request: the one whose rules decide whether the session is read.
-      const policies = deps.policies();
-      // The `session` variable is read only by rules that name it; without one, the merge below is the request's one store operation.
-      const before = id === undefined || policies === undefined || !resultRulesReadSession(policies) ? undefined : await sessions.get(id);
+      const policies = loaded(deps.policies());
       const flow: { forwarded?: ForwardedFlow } = {};
-      const log = input.log;
-      // With a session, the line is written once the merge is done: a request the store fails (503) logs no decision.
-      let line: DecisionLogEntry | undefined;
-      let count: (() => void) | undefined;
-      const decision: Decision & { session?: SessionView } = runDecision(
-        request,
-        input.scan,
-        {
-          config,
-          policies,
-          metrics,
-          resultRepeatsNames: input.resultRepeatsNames,
-          log: log === undefined ? undefined : id === undefined ? log : (entry) => (line = { ...entry, session: id }),
-          session: sessionVar(id, before),
-          call: input.call,
-          // What was forwarded matters only to a session that takes it in.
-          flow: id === undefined ? undefined : flow,
-          // With a session, the decision is counted once the merge is done: a 503 is no decision made.
-          deferCount: id === undefined ? undefined : (c) => (count = c),
+      return runDecision<SessionState | undefined, Decision & { session?: SessionView }, DecisionLogEntry>(config, {
+        // The `session` variable is read only by rules that name it; without one, the merge is the request's one store operation.
+        read: () => (id === undefined || !resultRulesReadSession(policies) ? undefined : store().get(id)),
+        decide: (before, frame) =>
+          decideResult(request, {
+            budget: frame.budget,
+            policies,
+            modeOverride: config.modeOverride,
+            decisionId: frame.decisionId,
+            boundary: newBoundary(),
+            scan,
+            evidencePath: input.evidencePath ?? '/evidence',
+            maxBlocks: config.maxBlocks,
+            maxEvidence: config.maxEvidence,
+            maxString: config.maxString,
+            maxValidationFindings: config.maxValidationFindings,
+            maxFindings: config.maxFindings,
+            // The answer's size follows its request text (docs/behaviour/limits.md); a caller without the text has no bound.
+            ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
+            resultRepeatsNames: input.resultRepeatsNames,
+            dialects: config.dialects,
+            call: input.call,
+            session: sessionVar(id, before),
+            // What was forwarded matters only to a session that takes it in.
+            flow: id === undefined ? undefined : flow,
+          }),
+        merge:
+          id === undefined
+            ? undefined
+            : async (decision) => {
+                decision.session = sessionView(id, await merge(id, resultUpdate(flow.forwarded)));
+              },
+        timed: 'decide',
+        count: (decision, seconds) => {
+          if (metrics) recordDecision(metrics, decision.outcome, decision.evidence, seconds);
         },
-        input.evidencePath ?? '/evidence',
-      );
-      if (id !== undefined) {
-        decision.session = sessionView(id, await merge(id, resultUpdate(flow.forwarded)));
-        count?.();
-        if (line !== undefined) log!(line);
-      }
-      return decision;
+        entry: (decision, ms) => {
+          const entry = decisionLogEntry(decision, request.tool, request.server, ms);
+          return id === undefined ? entry : { ...entry, session: id };
+        },
+        log: input.log,
+      });
     },
 
     async evaluateCall(input) {
       const request = input.request;
-      const call = isObject(request.call) ? request.call : undefined;
-      const name = call === undefined ? undefined : own(call, 'name');
-      if (typeof name !== 'string') {
-        throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'call.name must be a string', [{ pointer: '/call/name', message: 'must be a string' }]);
-      }
-      const args = own(call!, 'arguments');
-      const callArguments = isObject(args) ? args : {};
-      const tool = isObject(request.tool) ? request.tool : undefined;
-      // The definition judged (hints, pin) must be the one of the tool called: a call of `delete_all`
-      // presented with the definition of `read_file` would be judged as a read (docs/bindings/proxy.md).
-      if (tool !== undefined && hasOwn(tool, 'name') && tool.name !== name) {
-        throw new TrustgateError('TG_ERR_BODY_SCHEMA', 'tool.name must equal call.name: the definition judged must be the one of the tool called', [
-          { pointer: '/tool/name', message: 'must equal /call/name' },
-        ]);
-      }
+      const call = readCall(request);
       const id = sessionId(request.session);
-      const policies = deps.policies();
-      if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
-
+      const policies = loaded(deps.policies());
+      const sessions = store();
       // Every pre-call decision reads the store (docs/behaviour/sessions.md): one that names neither a tool nor a session still fails closed while it is down.
-      if (id === undefined && tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
-      const started = performance.now();
-      const hints = toolHints(tool);
+      if (id === undefined && call.tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
+      const tool = call.tool;
       const digest = tool === undefined ? undefined : toolDigest(tool);
-      const key = tool === undefined || input.unlisted === true ? undefined : pinKey(request.server, tool, name);
-      const [before, pin] = await Promise.all([
-        id === undefined ? undefined : sessions.get(id),
-        key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
-      ]);
-      const pinStatus: PinStatus | 'none' | 'unlisted' = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
-      const toolInfo: CallDecision['tool'] = { hints, pin: pinStatus };
-      if (digest !== undefined) toolInfo.digest = digest;
-
-      const budgetStart = performance.now();
-      const deadline = budgetStart + config.evalBudgetMs;
-      const options = isObject(request.options) ? request.options : undefined;
-      const trace: TraceEntry[] | undefined = options !== undefined && own(options, 'explain') === true ? [] : undefined;
-      const matches = evaluateCallPolicies(
-        policies,
-        {
-          call: { name, arguments: callArguments },
-          tool,
-          toolMembers: toolInfo,
-          server: request.server,
-          context: request.context,
-          session: sessionVar(id, before),
+      const key = tool === undefined || input.unlisted === true ? undefined : pinKey(request.server, tool, call.name);
+      let pinStatus: PinStatus | 'none' | 'unlisted' = 'none';
+      return runDecision<SessionState | undefined, CallDecision, CallLogEntry>(config, {
+        read: async () => {
+          const [before, pin] = await Promise.all([
+            id === undefined ? undefined : sessions.get(id),
+            key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
+          ]);
+          pinStatus = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
+          return before;
         },
-        config.modeOverride,
-        { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` },
-        trace,
-      );
-      let denied = false;
-      let requiresConsent = false;
-      let warned = false;
-      const findings: FindingOut[] = matches.map((m) => {
-        const applied = m.mode === 'enforce';
-        if (m.mode === 'warn') warned = true;
-        if (applied && m.effect === 'deny') denied = true;
-        if (applied && m.effect === 'consent') requiresConsent = true;
-        const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
-        if (m.error !== undefined) f.error = m.error;
-        return f;
+        decide: (before, frame) => {
+          const toolInfo: CallDecision['tool'] = { hints: toolHints(tool), pin: pinStatus };
+          if (digest !== undefined) toolInfo.digest = digest;
+          return decideCall(request, call, {
+            policies,
+            modeOverride: config.modeOverride,
+            decisionId: frame.decisionId,
+            budget: frame.budget,
+            tool: toolInfo,
+            session: sessionVar(id, before),
+          });
+        },
+        merge:
+          id === undefined
+            ? undefined
+            : async (answer) => {
+                answer.session = sessionView(id, await merge(id, { call: { tool: call.name } }));
+              },
+        timed: 'request',
+        count: (answer) => countCall(answer.outcome, pinStatus),
+        entry: (answer, ms) => callLogEntry(answer, call.name, call.arguments, tool, request.server, id, ms),
+        log: input.log,
       });
-      const outcome: Outcome = denied ? 'deny' : warned || requiresConsent ? 'warn' : 'allow';
-      const answer: CallDecision = {
-        decisionId: randomUUID(),
-        outcome,
-        requiresConsent,
-        policyRevision: policies.revision,
-        findings,
-        tool: toolInfo,
-      };
-      if (trace !== undefined) answer.trace = trace;
-      if (id !== undefined) answer.session = sessionView(id, await merge(id, { call: { tool: name } }));
-      const ms = performance.now() - started;
-      countCall(outcome, pinStatus);
-      input.log?.(callLogEntry(answer, name, callArguments, tool, request.server, id, ms));
-      return answer;
     },
   };
 }

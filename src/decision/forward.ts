@@ -41,7 +41,7 @@ import { hasType } from '../mcp/shape.js';
 import { MCP_TABLES } from '../mcp/tables.generated.js';
 import { TRUST_KEY, type Tri } from '../annotations/trust.js';
 import { pointer } from '../json/pointer.js';
-import { hasOwn, isRecord as isObject, own } from '../json/record.js';
+import { hasOwn, isRecord, own } from '../json/record.js';
 import { atLeast, type Revision } from '../mcp/revisions.js';
 import { fence, masksNothing, planIsEmpty, type BlockAction, type EffectPlan, type MaskSpec, type PlannedEffect } from '../policy/effects.js';
 import { DetectionCache, spansOf } from '../detect/index.js';
@@ -231,7 +231,7 @@ class Builder {
       }
       return out ?? v;
     }
-    if (!isObject(v)) return v;
+    if (!isRecord(v)) return v;
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(v)) {
       if (this.nameHolds(key, specs)) {
@@ -255,7 +255,7 @@ class Builder {
    * holding a span is forwarded as masked `text` (the blob withheld).
    */
   maskBlock(index: number, block: unknown, specs: readonly MaskSpec[]): unknown {
-    if (!isObject(block)) return this.maskDeep(block, specs, ['content', index], index);
+    if (!isRecord(block)) return this.maskDeep(block, specs, ['content', index], index);
     const type = own(block, 'type');
     const at: Tokens = ['content', index];
     let out: Record<string, unknown> | undefined;
@@ -271,7 +271,7 @@ class Builder {
         continue;
       }
       at.push(key);
-      if (key === 'resource' && type === 'resource' && isObject(v)) x = this.maskResource(index, v, specs, at);
+      if (key === 'resource' && type === 'resource' && isRecord(v)) x = this.maskResource(index, v, specs, at);
       else x = this.maskDeep(v, specs, at, index);
       at.pop();
       if (x !== v) setOwn((out ??= copyOwn(block)), key, x);
@@ -320,10 +320,10 @@ class Builder {
     const raise = TRUST_FLAGS.filter((f) => flags[f].length > 0);
     if (raise.length === 0) return holder;
     const metaIn = own(holder, '_meta');
-    if (metaIn !== undefined && !isObject(metaIn)) this.withhold(at, '_meta');
-    const meta: Record<string, unknown> = isObject(metaIn) ? copyOwn(metaIn) : {};
+    if (metaIn !== undefined && !isRecord(metaIn)) this.withhold(at, '_meta');
+    const meta: Record<string, unknown> = isRecord(metaIn) ? copyOwn(metaIn) : {};
     const claimIn = own(meta, TRUST_KEY);
-    const claim: Record<string, unknown> = isObject(claimIn) ? copyOwn(claimIn) : {};
+    const claim: Record<string, unknown> = isRecord(claimIn) ? copyOwn(claimIn) : {};
     for (const f of raise) claim[f] = true;
     meta[TRUST_KEY] = claim;
     const out = copyOwn(holder);
@@ -341,7 +341,7 @@ class Builder {
     for (const [index, flags] of raises.blocks) {
       const at = position(index);
       if (at === undefined) continue;
-      if (!this.blockMeta || !Array.isArray(content) || !isObject(content[at])) {
+      if (!this.blockMeta || !Array.isArray(content) || !isRecord(content[at])) {
         for (const f of TRUST_FLAGS) onResult[f].push(...flags[f]);
         continue;
       }
@@ -383,7 +383,7 @@ class Builder {
         return out;
       });
     }
-    if (!isObject(v)) return v;
+    if (!isRecord(v)) return v;
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(v)) {
       const n = node.kids.get(key);
@@ -405,7 +405,7 @@ class Builder {
    */
   trustMetaOnly(meta: unknown, node: Node | true | undefined, at: Tokens): Record<string, unknown> | undefined {
     // Without a trust claim to keep, `_meta` is withheld whole (and listed so).
-    if (!isObject(meta) || !hasOwn(meta, TRUST_KEY) || child(node as Node | undefined, TRUST_KEY) === true) {
+    if (!isRecord(meta) || !hasOwn(meta, TRUST_KEY) || child(node as Node | undefined, TRUST_KEY) === true) {
       this.withhold(at);
       return undefined;
     }
@@ -448,10 +448,10 @@ class Builder {
 
   /** Whether spotlight can forward any part of this block fenced (else it is replaced by a placeholder). */
   fenceable(block: unknown): boolean {
-    if (!isObject(block)) return false;
+    if (!isRecord(block)) return false;
     if (own(block, 'type') !== 'resource') return true;
     const res = own(block, 'resource');
-    if (!isObject(res)) return false;
+    if (!isRecord(res)) return false;
     if (typeof own(res, 'text') === 'string') return true;
     const blob = own(res, 'blob');
     const mime = own(res, 'mimeType');
@@ -573,16 +573,16 @@ class Builder {
 
 /** The block's own first evidenceRef, with its string EvidenceRef members only. */
 function ownEvidenceRef(block: unknown): Record<string, string> | undefined {
-  if (!isObject(block)) return undefined;
+  if (!isRecord(block)) return undefined;
   const holders: unknown[] = [own(block, '_meta')];
   const res = own(block, 'resource');
-  if (own(block, 'type') === 'resource' && isObject(res)) holders.push(own(res, '_meta'));
+  if (own(block, 'type') === 'resource' && isRecord(res)) holders.push(own(res, '_meta'));
   for (const meta of holders) {
-    if (!isObject(meta)) continue;
+    if (!isRecord(meta)) continue;
     const claim = own(meta, TRUST_KEY);
-    if (!isObject(claim)) continue;
+    if (!isRecord(claim)) continue;
     const ref = own(claim, 'evidenceRef');
-    if (!isObject(ref)) continue;
+    if (!isRecord(ref)) continue;
     const out: Record<string, string> = {};
     for (const m of EVIDENCE_REF_MEMBERS) {
       const v = own(ref, m);

@@ -7,9 +7,9 @@
  */
 import { TrustgateError } from '../errors.js';
 import { isDeepFrozen, perFrozen } from '../json/frozen.js';
+import type { EvaluateRequest } from './types.js';
 import { pointer } from '../json/pointer.js';
-import { isRecord as isObject, own } from '../json/record.js';
-import type { EvaluateRequest } from './pipeline.js';
+import { isRecord, own } from '../json/record.js';
 
 function tooLong(at: string, max: number): never {
   throw new TrustgateError('TG_ERR_LIMIT_STRING', `a string is longer than ${max} characters (TRUSTGATE_MAX_STRING)`, [
@@ -41,7 +41,7 @@ function checkTree(value: unknown, at: string, max: number): void {
       if (v.length > max) tooLong(pointerOf(here, at), max);
     } else if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) stack.push({ value: v[i], parent: here, token: i });
-    } else if (isObject(v)) {
+    } else if (isRecord(v)) {
       for (const k of Object.keys(v)) {
         if (k.length > max) tooLong(pointerOf(here, at), max);
         stack.push({ value: v[k], parent: here, token: k });
@@ -58,7 +58,7 @@ const longestString = perFrozen((value: unknown): number => {
     const v = stack.pop();
     if (typeof v === 'string') longest = Math.max(longest, v.length);
     else if (Array.isArray(v)) for (const x of v) stack.push(x);
-    else if (isObject(v)) {
+    else if (isRecord(v)) {
       for (const k of Object.keys(v)) {
         longest = Math.max(longest, k.length);
         stack.push(v[k]);
@@ -86,11 +86,11 @@ export function checkStringLengths(req: EvaluateRequest, max: number): void {
   const content = own(req.result, 'content');
   if (!Array.isArray(content)) return;
   content.forEach((block, i) => {
-    if (!isObject(block)) return;
+    if (!isRecord(block)) return;
     const res = own(block, 'resource');
     for (const [holder, base] of [
       [block, `/result/content/${i}`],
-      [isObject(res) ? res : undefined, `/result/content/${i}/resource`],
+      [isRecord(res) ? res : undefined, `/result/content/${i}/resource`],
     ] as const) {
       if (!holder) continue;
       for (const key of ['uri', 'mimeType']) {

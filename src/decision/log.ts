@@ -9,8 +9,8 @@
  * `evidenceOmitted` counting the rest (with what the answer itself left
  * out). How lines of several processes stay whole is src/logger.ts's part.
  */
-import { isRecord as isObject, own } from '../json/record.js';
-import type { Decision } from './pipeline.js';
+import type { Decision } from './types.js';
+import { isRecord, own } from '../json/record.js';
 
 export interface DecisionLogEntry {
   decisionId: string;
@@ -135,7 +135,7 @@ const evidenceChars = (e: LogEvidence): number => 40 + e.pointer.length + (e.typ
 
 /** A name for the log: strings only, bounded, never anything nested. */
 function nameOf(v: unknown): string | null {
-  if (!isObject(v)) return null;
+  if (!isRecord(v)) return null;
   const name = own(v, 'name');
   return typeof name === 'string' ? name.slice(0, 128) : null;
 }

@@ -1,40 +1,78 @@
 /**
- * Run one decision with everything around it: fresh decision id and
- * spotlight boundary, metrics, and the decision log line. Shared by
- * /v1/evaluate, the gateway interceptor route and `trustgate intercept`.
+ * The one wrapper around every decision, result or call
+ * (docs/architecture.md, "The path of a decision"): it reads what the
+ * decision needs from the session store, gives the decision its id and its
+ * CEL budget, lets the request's contribution merge into its session, and
+ * only then counts the decision in /metrics and writes its decision log
+ * line (docs/operations/decision-log.md). A request the store fails (503)
+ * is therefore neither counted nor logged: no decision was answered.
  */
 import { randomFillSync, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
-import { TrustgateError } from '../errors.js';
-import type { JsonScan } from '../json/scan.js';
-import { recordDecision, type Metrics } from '../metrics.js';
-import type { PolicySet } from '../policy/load.js';
-import { answerBudget } from './bound.js';
-import { decisionLogEntry, type DecisionLogEntry } from './log.js';
-import { decide, type DecideOptions, type Decision, type EvaluateRequest } from './pipeline.js';
+import type { EvaluationBudget } from '../policy/evaluate.js';
 
-export interface RunDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects'>;
-  policies: PolicySet | undefined;
-  metrics?: Metrics | undefined;
-  /** See DecideOptions.resultRepeatsNames; without it an unchanged result is never left out. */
-  resultRepeatsNames?: (() => boolean) | undefined;
-  /** Receives the decision log line; left out when the log level would drop it anyway. */
-  log?: ((entry: DecisionLogEntry) => void) | undefined;
-  /** See DecideOptions.call. */
-  call?: DecideOptions['call'];
-  /** See DecideOptions.session. */
-  session?: DecideOptions['session'];
-  /** See DecideOptions.flow. */
-  flow?: DecideOptions['flow'];
+/** What a run gives the decision it wraps. */
+export interface Frame {
+  decisionId: string;
+  /** The CEL work allowed (TRUSTGATE_EVAL_BUDGET_MS), counted from when deciding starts: store reads do not spend it. */
+  budget: EvaluationBudget;
+}
+
+/** One decision, in the order a run takes its steps. */
+export interface RunSteps<R, D, L> {
+  /** The store reads the decision needs (a session, a pin); a value when it needs none, so the decision is made in the same turn. */
+  read(): R | Promise<R>;
+  /** The decision itself: pure over what was read and the frame. */
+  decide(read: R, frame: Frame): D;
+  /** What the request adds to its session; a failure here fails the request. */
+  merge?: ((decision: D) => Promise<void>) | undefined;
   /**
-   * Receives the counting of the decision in /metrics instead of it being
-   * done here: a caller whose request can still fail after the decision (the
-   * session merge, 503) counts it only once the decision is answered, so
-   * `trustgate_decisions_total` counts decisions made, never 503s.
+   * What `durationMs` covers: the decision alone (`decide`, as a result's
+   * line has always said) or the whole request (`request`: the reads and
+   * the merge too, as a call's line has always said, its pin being read for
+   * every call).
    */
-  deferCount?: ((count: () => void) => void) | undefined;
+  timed: 'decide' | 'request';
+  /** Counts the decision in /metrics, `seconds` being the time `timed` covers. */
+  count(decision: D, seconds: number): void;
+  /** Builds the decision log line. */
+  entry(decision: D, ms: number): L;
+  /** Receives the line; absent when the log level would drop it (the line is then never built). */
+  log?: ((line: L) => void) | undefined;
+}
+
+/**
+ * Run one decision (see the top of this file). A decision with nothing to
+ * read is made in the turn its request arrived, as it always was: waiting a
+ * turn changes when answers reach their sockets (the answer-buffer bound
+ * is measured on them).
+ */
+export function runDecision<R, D, L>(config: Pick<Config, 'evalBudgetMs'>, steps: RunSteps<R, D, L>): Promise<D> {
+  const requested = performance.now();
+  const read = steps.read();
+  return isPromiseLike(read) ? Promise.resolve(read).then((r) => decide(config, steps, r, requested)) : decide(config, steps, read, requested);
+}
+
+function isPromiseLike<R>(v: R | Promise<R>): v is Promise<R> {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+async function decide<R, D, L>(config: Pick<Config, 'evalBudgetMs'>, steps: RunSteps<R, D, L>, read: R, requested: number): Promise<D> {
+  const started = performance.now();
+  const decision = steps.decide(read, { decisionId: randomUUID(), budget: budgetFrom(config, started) });
+  let ms = performance.now() - started;
+  if (steps.merge !== undefined) await steps.merge(decision);
+  if (steps.timed === 'request') ms = performance.now() - requested;
+  steps.count(decision, ms / 1000);
+  steps.log?.(steps.entry(decision, ms));
+  return decision;
+}
+
+/** A CEL budget of TRUSTGATE_EVAL_BUDGET_MS from `start` (now when absent). */
+export function budgetFrom(config: Pick<Config, 'evalBudgetMs'>, start = performance.now()): EvaluationBudget {
+  const deadline = start + config.evalBudgetMs;
+  return { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` };
 }
 
 const POOL_BYTES = 4096;
@@ -55,41 +93,4 @@ export function newBoundary(): string {
   const hex = pool.toString('hex', poolOffset, poolOffset + 16);
   poolOffset += 16;
   return hex;
-}
-
-export function runDecision(body: EvaluateRequest, scan: JsonScan | undefined, deps: RunDeps, evidencePath = '/evidence'): Decision {
-  const policies = deps.policies;
-  if (!policies) throw new TrustgateError('TG_ERR_SERVER_NOT_READY', 'no policy set is loaded');
-  const started = performance.now();
-  const deadline = started + deps.config.evalBudgetMs;
-  const decision = decide(body, {
-    budget: { exceeded: () => performance.now() > deadline, describe: `${deps.config.evalBudgetMs} ms per decision` },
-    policies,
-    modeOverride: deps.config.modeOverride,
-    decisionId: randomUUID(),
-    boundary: newBoundary(),
-    scan,
-    evidencePath,
-    maxBlocks: deps.config.maxBlocks,
-    maxEvidence: deps.config.maxEvidence,
-    maxString: deps.config.maxString,
-    maxValidationFindings: deps.config.maxValidationFindings,
-    maxFindings: deps.config.maxFindings,
-    // The answer's size follows its request text (docs/behaviour/limits.md); a caller without the text has no bound.
-    ...(scan !== undefined ? { answerBudget: answerBudget(scan.textLength) } : {}),
-    resultRepeatsNames: deps.resultRepeatsNames,
-    dialects: deps.config.dialects,
-    call: deps.call,
-    session: deps.session,
-    flow: deps.flow,
-  });
-  const ms = performance.now() - started;
-  const metrics = deps.metrics;
-  if (metrics) {
-    const count = (): void => recordDecision(metrics, decision.outcome, decision.evidence, ms / 1000);
-    if (deps.deferCount) deps.deferCount(count);
-    else count();
-  }
-  deps.log?.(decisionLogEntry(decision, body.tool, body.server, ms));
-  return decision;
 }

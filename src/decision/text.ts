@@ -3,13 +3,13 @@
  * a block shows, `result.text` every block's text and every string of
  * `structuredContent`, joined with newlines.
  */
-import { isRecord as isObject, own } from '../json/record.js';
+import { isRecord, own } from '../json/record.js';
 import type { PolicySet } from '../policy/load.js';
 import { decodeTextBlob, isTextualMime } from './forward.js';
 
 /** The text of a text block or embedded text resource, a textual blob decoded (section 11), `""` otherwise. */
 export function blockText(block: unknown): string {
-  if (!isObject(block)) return '';
+  if (!isRecord(block)) return '';
   const type = own(block, 'type');
   if (type === 'text') {
     const t = own(block, 'text');
@@ -17,7 +17,7 @@ export function blockText(block: unknown): string {
   }
   if (type !== 'resource') return '';
   const res = own(block, 'resource');
-  if (!isObject(res)) return '';
+  if (!isRecord(res)) return '';
   const t = own(res, 'text');
   if (typeof t === 'string') return t;
   const blob = own(res, 'blob');
@@ -33,7 +33,7 @@ export function stringsOf(v: unknown, out: string[] = []): string[] {
     const x = stack.pop();
     if (typeof x === 'string') out.push(x);
     else if (Array.isArray(x)) for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
-    else if (isObject(x)) {
+    else if (isRecord(x)) {
       const keys = Object.keys(x);
       for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]!]);
     }

@@ -205,6 +205,21 @@ export const validateBody = {
   },
 } as const;
 
+/** `server` of a decision request, as policies see it; `more` adds to its description. */
+export function serverMember(more = '') {
+  return {
+    type: 'object',
+    description: `The MCP server; handed to policies as \`server\` (\`{ name: "" }\` when absent)${more}`,
+    properties: { name: { type: 'string' } },
+    additionalProperties: true,
+  } as const;
+}
+
+/** `context` of a decision request, handed to policies as it is; `example` adds to its description. */
+export function contextMember(example = '') {
+  return { type: 'object', description: `Free-form; handed to policies as \`context\` as-is${example}`, additionalProperties: true } as const;
+}
+
 /** `validation` of /v1/validate and /v1/evaluate answers, and the count of findings left out of it. */
 export const validationList = {
   type: 'array',
@@ -258,6 +273,12 @@ export { triState };
 
 /** OpenAPI security requirement of /v1/* (enforced only when TRUSTGATE_TOKEN is set). */
 export const v1Security = [{ bearer: [] }];
+
+/** The schema of a /v1 route answering `reply` (200) or problem+json with one of `problems` (docs/errors.md), behind the bearer token. */
+export function v1Schema(route: { operationId: string; tags: string[]; summary: string; description?: string; body: unknown; reply: unknown; problems: number[] }) {
+  const { operationId, tags, summary, description, body, reply, problems } = route;
+  return { operationId, security: v1Security, tags, summary, ...(description !== undefined ? { description } : {}), body, response: { 200: reply, ...problemReplies(...problems) } };
+}
 
 /** The interceptor also takes the token as the `token` query parameter (docs/bindings/docker-gateway.md). */
 export const interceptorSecurity: Array<Record<string, string[]>> = [{ bearer: [] }, { queryToken: [] }];

@@ -19,10 +19,10 @@ import { ConfigError } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import { parseRequestText } from '../json/parse.js';
 import { readConfig, stderrLogger } from './start.js';
-import { isRecord as isObject } from '../json/record.js';
+import { isRecord } from '../json/record.js';
 import { loadPolicyDir } from '../policy/load.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptAnswer, interceptError, type InterceptAnswer } from '../bindings/docker-gateway/answer.js';
-import { runDecision } from '../decision/run.js';
+import { createDecisionCore } from '../decision/core.js';
 
 async function readStdin(limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
@@ -58,8 +58,10 @@ async function decide(): Promise<InterceptAnswer> {
   if (text === undefined) return interceptError('TG_ERR_BODY_TOO_LARGE', `the result is over the limit of ${config.bodyLimit} bytes`);
   try {
     const { value, scan } = parseRequestText(text);
-    if (!isObject(value)) return interceptError('TG_ERR_BODY_SCHEMA', 'the input is not a JSON object');
-    const decision = runDecision({ result: value }, scan, { config, policies, log: (entry) => log.info(entry, 'decision') });
+    if (!isRecord(value)) return interceptError('TG_ERR_BODY_SCHEMA', 'the input is not a JSON object');
+    // No session store here: the gateway names no session, so the core decides without one (a core with no store).
+    const core = createDecisionCore({ config, policies: () => policies });
+    const decision = await core.evaluateResult({ request: { result: value }, scan, log: (entry) => log.info(entry, 'decision') });
     return interceptAnswer(decision, scan.duplicateKeys.count > 0);
   } catch (err) {
     if (err instanceof TrustgateError) return interceptError(err.code, err.message);

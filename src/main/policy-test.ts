@@ -14,9 +14,9 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type EvaluateCallRequest } from '../decision/core.js';
-import type { EvaluateRequest } from '../decision/pipeline.js';
+import type { EvaluateRequest } from '../decision/types.js';
 import { TrustgateError } from '../errors.js';
-import { isRecord as isObject } from '../json/record.js';
+import { isRecord } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
 import { findTestFiles, readTestFile, TestLoadError, type TestCase } from '../policytest/cases.js';
@@ -167,8 +167,8 @@ export async function runEvalCommand(argv: readonly string[], out: (s: string) =
     return fail(`${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
   }
   if (values.explain) {
-    if (!isObject(body)) return fail(`${path}: the request must be a JSON object`);
-    body = { ...body, options: { ...(isObject(body.options) ? body.options : {}), explain: true } };
+    if (!isRecord(body)) return fail(`${path}: the request must be a JSON object`);
+    body = { ...body, options: { ...(isRecord(body.options) ? body.options : {}), explain: true } };
   }
   const problem = requestProblem(body, values.call);
   if (problem !== undefined) return fail(`${path}: the request${problem.pointer === '' ? '' : ' at ' + problem.pointer} ${problem.message}`);

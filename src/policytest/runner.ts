@@ -9,7 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createDecisionCore, type CallDecision, type EvaluateCallRequest } from '../decision/core.js';
-import type { Decision, EvaluateRequest } from '../decision/pipeline.js';
+import type { Decision, EvaluateRequest } from '../decision/types.js';
 import { isRecord, own } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';

@@ -1,6 +1,6 @@
 /**
  * A decision is a pure function of the request and the policy set
- * (src/decision/pipeline.ts, contract section 3): evaluating the same
+ * (src/decision/result.ts, docs/behaviour/decisions.md): evaluating the same
  * request twice gives deep-equal answers except `decisionId` and the
  * per-decision spotlight boundary (normalised before comparing), with the
  * shipped policies and with an inline set that applies every effect.

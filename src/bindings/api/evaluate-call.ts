@@ -6,8 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { CallLogEntry } from '../../decision/log.js';
 import type { EvaluateCallRequest } from '../../decision/core.js';
-import { v1Security, problemReplies, traceList } from '../../http/schemas.js';
-import { decisionLogger, plainJson } from './evaluate-result.js';
+import { contextMember, serverMember, traceList, v1Schema } from '../../http/schemas.js';
+import { decisionLogger, plainJson } from '../../http/decisions.js';
 
 const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
 
@@ -35,18 +35,9 @@ export const evaluateCallBody = {
       properties: { name: { type: 'string' }, annotations: { type: 'object', additionalProperties: true } },
       additionalProperties: true,
     },
-    server: {
-      type: 'object',
-      description: 'The MCP server; handed to policies as `server` (`{ name: "" }` when absent); its name keys the tool pins',
-      properties: { name: { type: 'string' } },
-      additionalProperties: true,
-    },
+    server: serverMember('; its name keys the tool pins'),
     session: { $ref: 'SessionRef#' },
-    context: {
-      type: 'object',
-      description: 'Free-form; handed to policies as `context` as-is',
-      additionalProperties: true,
-    },
+    context: contextMember(),
     options: {
       type: 'object',
       additionalProperties: false,
@@ -106,9 +97,8 @@ export function evaluateCallRoutes(app: FastifyInstance): void {
   app.post<{ Body: EvaluateCallRequest }>(
     '/v1/evaluate-call',
     {
-      schema: {
+      schema: v1Schema({
         operationId: 'evaluateCall',
-        security: v1Security,
         tags: ['decisions'],
         summary: 'Decide on a tool call before it runs',
         description: [
@@ -118,8 +108,9 @@ export function evaluateCallRoutes(app: FastifyInstance): void {
           'Every request reads the pins, so when the session store cannot be read or written it fails closed (503). A request that names a session the store does not hold while it holds TRUSTGATE_MAX_SESSIONS is refused (503 `TG_ERR_SESSION_STORE_FULL`): no live session is evicted to make room.',
         ].join('\n\n'),
         body: evaluateCallBody,
-        response: { 200: evaluateCallReply, ...problemReplies(400, 401, 413, 415, 503) },
-      },
+        reply: evaluateCallReply,
+        problems: [400, 401, 413, 415, 503],
+      }),
       serializerCompiler: plainJson,
     },
     (request) => core.evaluateCall({ request: request.body, log: decisionLogger<CallLogEntry>(request) }),

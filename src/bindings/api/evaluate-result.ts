@@ -1,10 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import pino from 'pino';
-import type { DecisionLogEntry } from '../../decision/log.js';
-import type { EvaluateRequest } from '../../decision/pipeline.js';
+import type { FastifyInstance } from 'fastify';
+import type { EvaluateRequest } from '../../decision/types.js';
 import { resultRepeatsNames } from '../../http/body.js';
-import { decisionLineWriter } from '../../logger.js';
-import { v1Security, problemReplies, traceList, triState, validationList, validationOmitted } from '../../http/schemas.js';
+import { decisionLogger, plainJson } from '../../http/decisions.js';
+import { contextMember, serverMember, v1Security, problemReplies, traceList, triState, validateBody, validationList, validationOmitted } from '../../http/schemas.js';
 
 const sources = {
   type: 'object',
@@ -14,29 +12,17 @@ const sources = {
 } as const;
 
 export const evaluateBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['result'],
+  ...validateBody,
   properties: {
-    result: { $ref: 'CallToolResult#' },
-    protocolVersion: { $ref: 'ProtocolVersion#' },
+    ...validateBody.properties,
     tool: {
       type: 'object',
       description: 'The tool that produced the result; handed to policies as `tool` (`{ name: "", annotations: {} }` when absent)',
       properties: { name: { type: 'string' }, annotations: { type: 'object', additionalProperties: true } },
       additionalProperties: true,
     },
-    server: {
-      type: 'object',
-      description: 'The MCP server; handed to policies as `server` (`{ name: "" }` when absent)',
-      properties: { name: { type: 'string' } },
-      additionalProperties: true,
-    },
-    context: {
-      type: 'object',
-      description: 'Free-form; handed to policies as `context` as-is (e.g. `destination`, `reader`)',
-      additionalProperties: true,
-    },
+    server: serverMember(),
+    context: contextMember(' (e.g. `destination`, `reader`)'),
     session: { $ref: 'SessionRef#' },
     options: {
       type: 'object',
@@ -74,6 +60,25 @@ export const evaluateBody = {
   },
 } as const;
 
+/** One `blocks` entry of a decision: the block's flags and what it went through. */
+const blockOutcome = {
+  type: 'object',
+  required: ['index', 'type', 'sensitive', 'untrusted', 'actions'],
+  properties: {
+    index: { type: 'integer' },
+    type: { type: 'string' },
+    sensitive: triState,
+    untrusted: triState,
+    actions: {
+      type: 'array',
+      description:
+        'What the block went through, in order: `label` (a label rule raised its flags, docs/behaviour/labels-and-detectors.md), `mask` (a mask rule replaced spans in it), then the transforming action (`drop`, `redact`, `spotlight`, `spotlight-skipped`).',
+      items: { type: 'string', enum: ['label', 'mask', 'drop', 'redact', 'spotlight', 'spotlight-skipped'] },
+    },
+    sources,
+  },
+} as const;
+
 export const evaluateReply = {
   type: 'object',
   description: 'The decision; `result` is the result to forward, absent when `outcome` is `deny`',
@@ -98,26 +103,7 @@ export const evaluateReply = {
       required: ['sensitive', 'untrusted'],
       properties: { sensitive: triState, untrusted: triState },
     },
-    blocks: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['index', 'type', 'sensitive', 'untrusted', 'actions'],
-        properties: {
-          index: { type: 'integer' },
-          type: { type: 'string' },
-          sensitive: triState,
-          untrusted: triState,
-          actions: {
-            type: 'array',
-            description:
-              'What the block went through, in order: `label` (a label rule raised its flags, docs/behaviour/labels-and-detectors.md), `mask` (a mask rule replaced spans in it), then the transforming action (`drop`, `redact`, `spotlight`, `spotlight-skipped`).',
-            items: { type: 'string', enum: ['label', 'mask', 'drop', 'redact', 'spotlight', 'spotlight-skipped'] },
-          },
-          sources,
-        },
-      },
-    },
+    blocks: { type: 'array', items: blockOutcome },
     evidence: { type: 'array', items: { $ref: 'EvidenceOutcome#' } },
     findings: {
       type: 'array',
@@ -182,23 +168,6 @@ export const evaluateReply = {
     },
   },
 } as const;
-
-/** The decision log line writer for a request, or nothing when info is off (the entry is then never built). */
-export function decisionLogger<T extends object = DecisionLogEntry>(request: FastifyRequest): ((entry: T) => void) | undefined {
-  if ((pino.levels.values[request.log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
-  const write = decisionLineWriter(request.log as pino.Logger);
-  return (entry) => {
-    request.decisionLogged = true;
-    write(entry);
-  };
-}
-
-/**
- * Decisions are built from allow-listed fields only, so plain JSON.stringify
- * serializes them; the schema stays the validator of tests and the OpenAPI
- * entry. (fast-json-stringify was the larger cost on this route.)
- */
-export const plainJson = () => (data: unknown) => JSON.stringify(data);
 
 /** POST /v1/evaluate (docs/behaviour/decisions.md). */
 export function evaluateRoutes(app: FastifyInstance): void {

@@ -10,14 +10,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createDecisionCore, type EvaluateCallRequest } from '../../decision/core.js';
-import type { EvaluateRequest } from '../../decision/pipeline.js';
+import type { EvaluateRequest } from '../../decision/types.js';
 import { TrustgateError } from '../../errors.js';
 import { compilePolicyFiles, MAX_POLICY_FILE_BYTES, PolicyLoadError, type PolicySet } from '../../policy/load.js';
 import { requestProblem } from '../../policytest/request.js';
 import { MemorySessionStore } from '../../session/memory.js';
 import { PLAYGROUND_HTML, PLAYGROUND_JS } from './playground-page.js';
 import { v1Security, problemReplies } from '../../http/schemas.js';
-import { decisionLogger, plainJson } from './evaluate-result.js';
+import { decisionLogger, plainJson } from '../../http/decisions.js';
 
 /** Most policies one playground request may carry. */
 export const MAX_PLAYGROUND_POLICIES = 64;

@@ -5,7 +5,8 @@
  * one, so there are exactly three answers: nothing, the transformed result,
  * or an `isError` result saying why it was withheld.
  */
-import type { Decision } from '../../decision/pipeline.js';
+import type { Decision } from '../../decision/types.js';
+import { isErrorResult, uncheckedText, verdictOf } from '../../decision/verdict.js';
 
 /**
  * The frames `trustgate intercept`'s evaluating process writes to the
@@ -17,48 +18,30 @@ export const FRAME_REPLACE = 'replace\n';
 
 export type InterceptAnswer = { kind: 'pass' } | { kind: 'replace'; result: Record<string, unknown> };
 
-/** An `isError` CallToolResult carrying one text block. */
-export function withheld(text: string): Record<string, unknown> {
-  return { content: [{ type: 'text', text }], isError: true };
-}
-
-function rules(decision: Decision, effect: string): string {
-  const names = decision.findings.filter((f) => f.applied && f.effect === effect).map((f) => `${f.policy}/${f.rule}`);
-  return [...new Set(names)].join(', ');
-}
-
 /**
+ * The decision's verdict (src/decision/verdict.ts) as the gateway reads it.
  * `reparse` is true when the request text repeats a member name somewhere:
  * JSON parsers disagree on which copy wins, so the original bytes are never
  * passed through; the gateway gets the result exactly as it was judged.
  */
 export function interceptAnswer(decision: Decision, reparse = false): InterceptAnswer {
-  if (decision.outcome === 'deny') {
-    return {
-      kind: 'replace',
-      result: withheld(`Trustgate withheld this tool result: denied by ${rules(decision, 'deny')} (decision ${decision.decisionId}).`),
-    };
+  const verdict = verdictOf(decision, { kind: 'result', name: '' }, { ask: false, why: 'the gateway cannot ask for' }, reparse);
+  switch (verdict.kind) {
+    case 'withhold':
+      return { kind: 'replace', result: isErrorResult(verdict.text) };
+    case 'replace':
+      // Without a content array the result as judged is not a CallToolResult the gateway can use (an effect such
+      // as a result-scope label changed it, or its text repeats a member name): answer why, never the original.
+      if (!Array.isArray(verdict.result.content)) {
+        return interceptError('TG_ERR_BODY_SCHEMA', reparse ? 'the result repeats a member name and has no content array' : 'the result has no content array, so the result as judged cannot replace it');
+      }
+      return { kind: 'replace', result: verdict.result };
+    case 'pass':
+      return { kind: 'pass' };
   }
-  if (decision.requiresConsent) {
-    return {
-      kind: 'replace',
-      result: withheld(
-        `Trustgate withheld this tool result: it needs the user's consent (${rules(decision, 'consent')}), which the gateway cannot ask for (decision ${decision.decisionId}).`,
-      ),
-    };
-  }
-  if ((decision.modified || reparse) && decision.result) {
-    // Without a content array the result as judged is not a CallToolResult the gateway can use (an effect such
-    // as a result-scope label changed it, or its text repeats a member name): answer why, never the original.
-    if (!Array.isArray(decision.result.content)) {
-      return interceptError('TG_ERR_BODY_SCHEMA', reparse ? 'the result repeats a member name and has no content array' : 'the result has no content array, so the result as judged cannot replace it');
-    }
-    return { kind: 'replace', result: decision.result };
-  }
-  return { kind: 'pass' };
 }
 
 /** The answer for a request that could not be checked: fail closed, say why, never quote content. */
 export function interceptError(code: string, detail: string): Extract<InterceptAnswer, { kind: 'replace' }> {
-  return { kind: 'replace', result: withheld(`Trustgate could not check this tool result, so it is withheld: ${detail} (${code}).`) };
+  return { kind: 'replace', result: isErrorResult(uncheckedText('result', `${detail} (${code})`)) };
 }

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, interceptError, type InterceptAnswer } from './answer.js';
-import { decisionLogger, plainJson } from '../api/evaluate-result.js';
+import { decisionLogger, plainJson } from '../../http/decisions.js';
 import { isRecord } from '../../json/record.js';
 import { bearerToken, tokenMatcher } from '../../http/auth.js';
 import { jsonBodyParser } from '../../http/body.js';

@@ -19,11 +19,13 @@
  * invocation names the Trustgate session.
  */
 import type { DecisionCore } from '../../decision/core.js';
-import type { FindingOut } from '../../decision/pipeline.js';
+import type { FindingOut } from '../../decision/types.js';
 import { isRecord } from '../../json/record.js';
 import type { PolicySet } from '../../policy/load.js';
 import { SESSION_ID_PATTERN } from '../../session/store.js';
-import { isErrorResult, mcpErrorOf, withheldText } from '../answers.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { TrustgateError } from '../../errors.js';
+import { errorDetail, isErrorResult, verdictOf, type Decided } from '../../decision/verdict.js';
 import {
   invalidParams,
   type Descriptor,
@@ -130,15 +132,20 @@ function messagesOf(findings: readonly FindingOut[], mode: string, severity: 'wa
     .map((f) => ({ message: `${f.policy}/${f.rule}: ${f.message}`, severity }));
 }
 
-/** The validator answer for an outcome of either decision. */
-function verdict(d: { decisionId: string; outcome: string; requiresConsent: boolean; policyRevision: string; findings: FindingOut[] }, what: 'call' | 'result'): ValidationOutcome {
+/** An error of the core as an MCP error: the caller's input (4xx) is -32602, anything else -32603. */
+export function mcpErrorOf(err: unknown): McpError {
+  if (err instanceof McpError) return err;
+  if (err instanceof TrustgateError && err.status < 500) return new McpError(ErrorCode.InvalidParams, errorDetail(err));
+  return new McpError(ErrorCode.InternalError, errorDetail(err));
+}
+
+/** The validator answer for the verdict of either decision (src/decision/verdict.ts). */
+function validatorAnswer(d: Decided & { policyRevision: string }, what: 'call' | 'result'): ValidationOutcome {
   const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
-  if (d.outcome === 'deny') {
-    return { valid: false, severity: 'error', messages: messagesOf(d.findings, '', 'error', 'deny'), info };
-  }
-  if (d.requiresConsent) {
-    const text = withheldText(what === 'call' ? 'call-consent' : 'result-consent', d.findings, d.decisionId, CONSENT_HOW);
-    return { valid: false, severity: 'error', messages: [{ message: text, severity: 'error' }], info: { ...info, requiresConsent: true } };
+  const verdict = verdictOf(d, { kind: what, name: '' }, { ask: false, why: CONSENT_HOW });
+  if (verdict.kind === 'withhold') {
+    if (d.outcome === 'deny') return { valid: false, severity: 'error', messages: messagesOf(d.findings, '', 'error', 'deny'), info };
+    return { valid: false, severity: 'error', messages: [{ message: verdict.text, severity: 'error' }], info: { ...info, requiresConsent: true } };
   }
   if (d.outcome === 'warn') return { valid: true, severity: 'warn', messages: messagesOf(d.findings, 'warn', 'warn'), info };
   return { valid: true, info };
@@ -167,7 +174,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
         ...(c.context ? { context: c.context } : {}),
       };
       try {
-        return verdict(await core.evaluateCall({ request, log: deps.log }), 'call');
+        return validatorAnswer(await core.evaluateCall({ request, log: deps.log }), 'call');
       } catch (err) {
         throw mcpErrorOf(err);
       }
@@ -201,7 +208,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       configSchema: CONFIG_SCHEMA,
     }),
     async handle(p) {
-      return verdict(await judgeResult(p), 'result');
+      return validatorAnswer(await judgeResult(p), 'result');
     },
   };
   const redact: RegisteredInterceptor = {
@@ -218,13 +225,13 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
     async handle(p): Promise<MutationOutcome> {
       const d = await judgeResult(p);
       const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
-      if (d.outcome === 'deny') return { modified: true, payload: isErrorResult(withheldText('result-denied', d.findings, d.decisionId)), info };
-      if (d.requiresConsent) {
-        return { modified: true, payload: isErrorResult(withheldText('result-consent', d.findings, d.decisionId, CONSENT_HOW)), info: { ...info, requiresConsent: true } };
+      const verdict = verdictOf(d, { kind: 'result', name: '' }, { ask: false, why: CONSENT_HOW });
+      if (verdict.kind === 'withhold') {
+        return { modified: true, payload: isErrorResult(verdict.text), info: verdict.withheld === 'result-consent' ? { ...info, requiresConsent: true } : info };
       }
-      if (!d.result) throw mcpErrorOf(new Error('no result to forward'));
+      if (!verdict.result) throw mcpErrorOf(new Error('no result to forward'));
       // The judged copy is sent even when nothing changed: the host forwards exactly what was judged.
-      return { modified: d.modified, payload: d.result, info };
+      return { modified: d.modified, payload: verdict.result, info };
     },
   };
   return [call, result, redact];

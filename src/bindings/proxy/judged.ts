@@ -81,8 +81,11 @@ export interface Judgeable {
 
 const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b.type === 'text' && typeof b.text === 'string' ? b.text : undefined);
 
+/** What stands in a slot whose content Trustgate withholds and no rule's placeholder names. */
+const WITHHELD = '[content withheld by Trustgate]';
+
 /** A withheld block's words, or Trustgate's own when it has none. */
-const placeholder = (b: Msg | undefined): string => textOf(b) ?? '[content withheld by Trustgate]';
+const placeholder = (b: Msg | undefined): string => textOf(b) ?? WITHHELD;
 
 function clone<T>(v: T): T {
   return structuredClone(v);
@@ -96,7 +99,7 @@ class Builder {
     const b = (holder as Record<string | number, unknown>)[key];
     if (!isRecord(b)) {
       // A block that is not an object is not forwarded (the core would withhold it too).
-      (holder as Record<string | number, unknown>)[key] = { type: 'text', text: '[content withheld by Trustgate]' };
+      (holder as Record<string | number, unknown>)[key] = { type: 'text', text: WITHHELD };
       return;
     }
     this.slots.push({ block: b, put: (f) => ((holder as Record<string | number, unknown>)[key] = isRecord(f) ? f : { type: 'text', text: placeholder(f) }) });
@@ -107,7 +110,7 @@ class Builder {
     const item = holder[index];
     const uri = isRecord(item) && typeof item.uri === 'string' ? item.uri : '';
     if (!isRecord(item)) {
-      holder[index] = { uri, mimeType: 'text/plain', text: '[content withheld by Trustgate]' };
+      holder[index] = { uri, mimeType: 'text/plain', text: WITHHELD };
       return;
     }
     const block: Msg = { type: 'resource', resource: item };

@@ -41,9 +41,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
-import type { FindingOut } from '../../decision/pipeline.js';
 import { TrustgateError } from '../../errors.js';
-import { consentQuestion, consentReasons, errorDetail, isErrorResult, quotedName, rulesOf, uncheckedText, withheldText, type Withheld } from '../answers.js';
+import { declined, errorDetail, isErrorResult, uncheckedText, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { judgeable } from './judged.js';
@@ -359,27 +358,25 @@ export class McpProxy {
     } catch (err) {
       this.#judging.delete(id);
       this.#o.log.error({ tool: name, err: errorDetail(err) }, 'call could not be checked');
-      return this.#answer(id, isErrorResult(uncheckedText('call', err)));
+      return this.#answer(id, isErrorResult(uncheckedText('call', errorDetail(err))));
     }
-    let withheld: Withheld | undefined;
-    let how = '';
-    if (d.outcome === 'deny') withheld = 'call-denied';
-    else if (d.requiresConsent) {
-      if (!this.#elicitation) {
-        withheld = 'call-consent';
-        how = 'the client cannot ask (it did not declare elicitation)';
-      } else if (!(await this.#consent(consentQuestion('call', name, d.findings)))) {
-        withheld = 'call-declined';
-      }
-    }
+    const subject: Subject = { kind: 'call', name };
+    const verdict = verdictOf(d, subject, this.#canAsk());
+    let withheld: Withhold | undefined = verdict.kind === 'withhold' ? verdict : undefined;
+    if (verdict.kind === 'ask' && !(await this.#consent(verdict.question))) withheld = declined(d, subject);
     const cancelled = this.#judging.get(id) === true;
     this.#judging.delete(id);
     if (withheld) {
-      this.#o.log.info({ tool: name, decisionId: d.decisionId, withheld }, 'tool call withheld');
-      return this.#answer(id, isErrorResult(withheldText(withheld, d.findings, d.decisionId, how)));
+      this.#o.log.info({ tool: name, decisionId: d.decisionId, withheld: withheld.withheld }, 'tool call withheld');
+      return this.#answer(id, isErrorResult(withheld.text));
     }
     if (cancelled || this.#closed) return;
     this.#send({ hostId: id, method: 'tools/call', params, call: { name, tool }, task: params.task !== undefined });
+  }
+
+  /** Whether a consent can be asked of the host's user: only of a client that declared elicitation. */
+  #canAsk(): Consent {
+    return this.#elicitation ? { ask: true } : { ask: false, why: 'the client cannot ask (it did not declare elicitation)' };
   }
 
   /** Ask the host's user; true only on `accept`. */
@@ -436,7 +433,7 @@ export class McpProxy {
     }
     if (!isRecord(m.result)) {
       const why = new TrustgateError('TG_ERR_BODY_SCHEMA', `the server answered ${s.method} with a result that is not an object`);
-      if (isCall) return this.#answer(s.hostId, isErrorResult(uncheckedText('result', why)));
+      if (isCall) return this.#answer(s.hostId, isErrorResult(uncheckedText('result', errorDetail(why))));
       return this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code: -32603, message: `Trustgate withheld this answer: ${errorDetail(why)}` } });
     }
     let result: Msg = m.result;
@@ -564,20 +561,15 @@ export class McpProxy {
         call: { method: 'tools/call', name: call.name, arguments: {} },
         log: this.#o.decisionLog,
       });
-      if (d.outcome === 'deny') return this.#answer(s.hostId, isErrorResult(withheldText('result-denied', d.findings, d.decisionId)));
-      if (d.requiresConsent) {
-        if (!this.#elicitation) {
-          return this.#answer(s.hostId, isErrorResult(withheldText('result-consent', d.findings, d.decisionId, 'the client cannot ask (it did not declare elicitation)')));
-        }
-        if (!(await this.#consent(consentQuestion('result', call.name, d.findings)))) {
-          return this.#answer(s.hostId, isErrorResult(withheldText('result-declined', d.findings, d.decisionId)));
-        }
-      }
+      const subject: Subject = { kind: 'result', name: call.name };
+      const verdict = verdictOf(d, subject, this.#canAsk());
+      if (verdict.kind === 'withhold') return this.#answer(s.hostId, isErrorResult(verdict.text));
+      if (verdict.kind === 'ask' && !(await this.#consent(verdict.question))) return this.#answer(s.hostId, isErrorResult(declined(d, subject).text));
       if (!d.result) throw new Error('no result to forward');
       return this.#answer(s.hostId, d.result);
     } catch (err) {
       this.#o.log.error({ tool: call.name, err: errorDetail(err) }, 'result could not be checked');
-      return this.#answer(s.hostId, isErrorResult(uncheckedText('result', err)));
+      return this.#answer(s.hostId, isErrorResult(uncheckedText('result', errorDetail(err))));
     }
   }
 
@@ -606,14 +598,11 @@ export class McpProxy {
         call: { method, name: subject, arguments: how.args ?? {} },
         log: this.#o.decisionLog,
       });
-      if (d.outcome === 'deny') return { ok: false, text: withheldMessage(method, 'denied by', d.findings, 'deny', d.decisionId) };
-      if (d.requiresConsent) {
-        const asked =
-          how.ask &&
-          this.#elicitation &&
-          (await this.#consent(`What the server sent for ${method} ${quotedName(subject)} needs your consent before it is passed on (${consentReasons(d.findings)}). Pass it on?`));
-        if (!asked) return { ok: false, text: withheldMessage(method, 'it needs the consent of the user, who was not asked or did not give it:', d.findings, 'consent', d.decisionId) };
-      }
+      const judged: Subject = { kind: 'message', method, name: subject };
+      // Only an answer to the host's own request can wait on the user; elsewhere a consent withholds.
+      const verdict = verdictOf(d, judged, how.ask ? this.#canAsk() : { ask: false, why: '' });
+      if (verdict.kind === 'withhold') return { ok: false, text: verdict.text };
+      if (verdict.kind === 'ask' && !(await this.#consent(verdict.question))) return { ok: false, text: declined(d, judged).text };
       if (!d.result) throw new Error('no result to forward');
       return { ok: true, payload: j.rebuild(d.result) };
     } catch (err) {
@@ -706,9 +695,4 @@ export class McpProxy {
       this.#o.log.warn({ err: (err as Error)?.message }, 'could not send to the host');
     });
   }
-}
-
-/** A name as a consent question quotes it: JSON-escaped, clipped to 128 characters. */
-function withheldMessage(method: string, how: string, findings: readonly FindingOut[], effect: string, decisionId: string): string {
-  return `Trustgate withheld what the server sent for ${method}: ${how} ${rulesOf(findings, effect)} (decision ${decisionId}).`;
 }

@@ -7,7 +7,8 @@
  * file, rule and cause.
  */
 import { describe, expect, it } from 'vitest';
-import { decide, type EvaluateRequest } from '../../../src/decision/pipeline.js';
+import { decideResult as decide } from '../../../src/decision/result.js';
+import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decisionLogEntry } from '../../../src/decision/log.js';
 import type { ForwardedFlow } from '../../../src/decision/flow.js';
 import { compilePolicyFiles, PolicyLoadError } from '../../../src/policy/load.js';

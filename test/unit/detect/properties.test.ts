@@ -14,7 +14,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decide, type EvaluateRequest } from '../../../src/decision/pipeline.js';
+import { decideResult as decide } from '../../../src/decision/result.js';
+import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decodeTextBlob } from '../../../src/decision/forward.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';

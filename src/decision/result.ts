@@ -1,8 +1,10 @@
 /**
- * One decision, left to right: request checks → validation → trust
- * assessment (claims, evidence, data class) → policies → effects → answer.
- * Pure apart from what is passed in (decision id, spotlight boundary), so the
- * same request and policy set always give the same decision.
+ * The result decision (docs/architecture.md, "The path of a decision"),
+ * left to right: request checks → validation → trust assessment (claims,
+ * evidence, data class) → policies → outcome (outcome.ts) → effects →
+ * answer. Pure apart from what is passed in (decision id, spotlight
+ * boundary), so the same request and policy set always give the same
+ * decision. run.ts wraps it with the id, clock, metrics and log line.
  */
 import type { Dialect } from '../annotations/dialects.js';
 import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
@@ -10,17 +12,15 @@ import { MAX_RECORD_DEPTH } from '../evidence/digest.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import type { Tri } from '../annotations/trust.js';
-import { pointer } from '../json/pointer.js';
-import { isRecord as isObject, own } from '../json/record.js';
-import type { ValidationFinding } from '../mcp/findings.js';
-import type { Revision } from '../mcp/revisions.js';
-import type { Effect, Mode, Scope } from '../policy/vocabulary.js';
-import { activationsOf, evaluatePolicies, type Activations, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
+import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
+import { isRecord, own } from '../json/record.js';
+import { activationsOf, type Activations } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
 import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut } from '../policy/effects.js';
+import { foldMatches } from './outcome.js';
+import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust } from './labels.js';
 import { blockText, policiesReadText, stringsOf } from './text.js';
@@ -29,16 +29,6 @@ import { forward, type MaskedEntry } from './forward.js';
 import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './request-checks.js';
-
-export interface EvaluateRequest {
-  result: Record<string, unknown>;
-  protocolVersion?: string;
-  tool?: Record<string, unknown>;
-  server?: Record<string, unknown>;
-  context?: Record<string, unknown>;
-  evidence?: Array<{ digest?: string; ref?: string; record?: unknown }>;
-  options?: { omitUnmodifiedResult?: boolean; explain?: boolean };
-}
 
 export interface DecideOptions {
   policies: PolicySet;
@@ -81,86 +71,6 @@ export interface DecideOptions {
   flow?: { forwarded?: ForwardedFlow };
 }
 
-export interface FindingOut {
-  policy: string;
-  rule: string;
-  mode: Mode;
-  effect: Effect;
-  scope: Scope;
-  pointer: string;
-  message: string;
-  applied: boolean;
-  error?: string;
-}
-
-export interface BlockOut {
-  index: number;
-  type: string;
-  sensitive: Tri;
-  untrusted: Tri;
-  actions: BlockActionOut[];
-  /** With `options.explain`: the claims behind each flag. */
-  sources?: { sensitive: string[]; untrusted: string[] };
-}
-
-export interface EvidenceOut {
-  pointer: string;
-  type: string | null;
-  canonicalization: string | null;
-  status: string;
-  expected?: string;
-  derived?: string;
-  message?: string;
-}
-
-export type Outcome = 'allow' | 'warn' | 'deny';
-
-/** The 200 answer of /v1/evaluate (docs/behaviour/decisions.md). */
-export interface Decision {
-  decisionId: string;
-  outcome: Outcome;
-  modified: boolean;
-  requiresConsent: boolean;
-  policyRevision: string;
-  protocolVersion: Revision;
-  labels: { sensitive: Tri; untrusted: Tri };
-  /** With `options.explain`: the claims behind each label. */
-  labelSources?: { sensitive: string[]; untrusted: string[] };
-  /** Flags of `structuredContent` (the result-level claim governs it); present when the result has one. */
-  structuredContent?: { sensitive: Tri; untrusted: Tri };
-  blocks: BlockOut[];
-  evidence: EvidenceOut[];
-  findings: FindingOut[];
-  validation: ValidationFinding[];
-  /** How many validation findings were left out past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer's size bound; present when some were. */
-  validationOmitted?: number;
-  /** How many findings were left out past TRUSTGATE_MAX_FINDINGS or the answer's size bound; present when some were. */
-  findingsOmitted?: number;
-  /** How many `evidence` outcomes were left out past the answer's size bound; present when some were. */
-  evidenceOmitted?: number;
-  /** How many `blocks` entries were left out past the answer's size bound; present when some were. */
-  blocksOmitted?: number;
-  result?: Record<string, unknown>;
-  /**
-   * RFC 6901 pointers into the request's result of what was withheld from
-   * the forwarded result beyond whole blocks (docs/behaviour/forwarding.md, law 4);
-   * empty when nothing was, and when the result is denied.
-   */
-  withheld: string[];
-  /** Pointers left out of `withheld` past TRUSTGATE_MAX_VALIDATION_FINDINGS (what they name is still withheld); present when some were. */
-  withheldOmitted?: number;
-  /** Each string a `mask` rule changed, per kind (docs/behaviour/labels-and-detectors.md); empty when none was, and when the result is denied. */
-  masked: MaskedEntry[];
-  /** Entries left out of `masked` past TRUSTGATE_MAX_VALIDATION_FINDINGS or the answer's size bound (the spans are still masked); present when some were. */
-  maskedOmitted?: number;
-  /** True when the caller asked to leave out a result that nothing changed (`options.omitUnmodifiedResult`). */
-  resultOmitted?: boolean;
-  /** With `options.explain`: every rule evaluated on every scope instance, with its value (docs/policy-testing.md). */
-  trace?: TraceEntry[];
-  /** Trace entries left out by the answer's size bound (every rule keeps its first entry); present when some were. */
-  traceOmitted?: number;
-}
-
 /** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
 const ROLES: ReadonlySet<unknown> = new Set(['user', 'assistant']);
 
@@ -191,9 +101,9 @@ function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<
     audience: [],
     audienceMalformed: false,
   };
-  if (!isObject(block)) return v;
+  if (!isRecord(block)) return v;
   const ann = own(block, 'annotations');
-  if (isObject(ann)) {
+  if (isRecord(ann)) {
     const aud = audienceVar(own(ann, 'audience'));
     v.audience = aud.audience;
     v.audienceMalformed = aud.malformed;
@@ -202,7 +112,7 @@ function blockVar(block: unknown, t: TrustAssessment['blocks'][number]): Record<
   }
   // Embedded resources carry uri and mimeType on the inner resource.
   const res = own(block, 'resource');
-  const holder = t.type === 'resource' && isObject(res) ? res : block;
+  const holder = t.type === 'resource' && isRecord(res) ? res : block;
   const mime = own(holder, 'mimeType');
   if (typeof mime === 'string') v.mimeType = mime;
   const uri = own(holder, 'uri');
@@ -246,7 +156,7 @@ function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEnt
   });
 }
 
-export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
+export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decision {
   const result = req.result;
   // The body's depth bounds the result's: the walk is needed only for deep bodies.
   if (opts.scan === undefined || opts.scan.depth > MAX_RESULT_DEPTH) checkResultDepth(result);
@@ -329,27 +239,14 @@ export function decide(req: EvaluateRequest, opts: DecideOptions): Decision {
     return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
   });
 
-  let denied = false;
-  let requiresConsent = false;
-  let warned = false;
   const plan = emptyPlan();
   const allIndexes = blocks.map((_, i) => i);
-  const findings: FindingOut[] = matches.map((m) => {
-    const applied = m.mode === 'enforce';
-    if (m.mode === 'warn') warned = true;
-    if (applied) {
-      if (m.effect === 'deny') denied = true;
-      else if (m.effect === 'consent') requiresConsent = true;
-      else if (m.effect === 'mask') {
-        const kinds = rules.get(ruleKey(m.policy, m.rule))?.maskKinds;
-        if (kinds !== undefined) planMask(plan, { kinds, policy: m.policy, rule: m.rule }, m.scope === 'block' ? m.blockIndex : undefined);
-      } else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
-    }
-    const f: FindingOut = { policy: m.policy, rule: m.rule, mode: m.mode, effect: m.effect, scope: m.scope, pointer: m.pointer, message: m.message, applied };
-    if (m.error !== undefined) f.error = m.error;
-    return f;
+  const { findings, outcome, denied, requiresConsent } = foldMatches(matches, (m) => {
+    if (m.effect === 'mask') {
+      const kinds = rules.get(ruleKey(m.policy, m.rule))?.maskKinds;
+      if (kinds !== undefined) planMask(plan, { kinds, policy: m.policy, rule: m.rule }, m.scope === 'block' ? m.blockIndex : undefined);
+    } else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
   });
-  const outcome: Outcome = denied ? 'deny' : warned || requiresConsent ? 'warn' : 'allow';
   let forwarded: Record<string, unknown> | undefined;
   let modified = false;
   let actions = new Map<number, BlockAction>();
