@@ -64,7 +64,7 @@ export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<numbe
   if (best !== undefined) {
     best.regulatory = [...regulatory].sort();
     flow.dataClass = best;
-    // A verified class other than public makes its scope sensitive (section 2); the block labels already say so.
+    // A verified class other than public makes its scope sensitive (docs/behaviour/trust-claims.md#data-classes-data-classv1); the block labels already say so.
   }
   return flow;
 }

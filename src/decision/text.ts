@@ -7,7 +7,7 @@ import { isRecord, own } from '../json/record.js';
 import type { PolicySet } from '../policy/load.js';
 import { decodeTextBlob, isTextualMime } from './forward.js';
 
-/** The text of a text block or embedded text resource, a textual blob decoded (section 11), `""` otherwise. */
+/** The text of a text block or embedded text resource, a textual blob decoded (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
 export function blockText(block: unknown): string {
   if (!isRecord(block)) return '';
   const type = own(block, 'type');

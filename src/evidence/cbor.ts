@@ -13,7 +13,7 @@
  * The encoder walks the value with an explicit stack, so nesting depth is
  * bounded by memory, not by the call stack.
  */
-import { CanonicalizationError } from './errors.js';
+import { CanonicalizationError } from './canonicalization-error.js';
 
 const MT_UNSIGNED = 0x00;
 const MT_NEGATIVE = 0x20;

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { encodeDeterministic } from './cbor.js';
-import { CanonicalizationError } from './errors.js';
+import { CanonicalizationError } from './canonicalization-error.js';
 import { jsonDepth } from '../json/depth.js';
 import { CANONICALIZATIONS, DIGEST_ALGORITHMS, type Canonicalization, type DigestAlgorithm } from './algorithms.js';
 

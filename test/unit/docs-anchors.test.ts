@@ -65,4 +65,23 @@ describe('documentation anchors', () => {
     expect(checked).toBeGreaterThan(10);
     expect(broken).toEqual([]);
   });
+
+  it('every docs page a source comment cites exists, with the heading it names', () => {
+    const sources = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+      );
+    const broken: string[] = [];
+    let checked = 0;
+    for (const file of sources('src')) {
+      for (const m of readFileSync(join(ROOT, file), 'utf8').matchAll(/\bdocs\/[\w/.-]+?\.md(?:#[\w-]+)?/g)) {
+        const [page, anchor] = m[0].split('#');
+        checked++;
+        if (!existsSync(join(ROOT, page!))) broken.push(`${file}: ${m[0]} (no such page)`);
+        else if (anchor !== undefined && !anchorsOf(page!).has(anchor)) broken.push(`${file}: ${m[0]} (no such heading)`);
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(broken).toEqual([]);
+  });
 });

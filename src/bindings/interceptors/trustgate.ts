@@ -2,14 +2,14 @@
  * Trustgate's three interceptors (docs/architecture.md#bindings-side-by-side), each a mapping
  * between `interceptor/invoke` and the decision core:
  *
- * - `trustgate-call`, validator on the `tools/call` request: section 12
+ * - `trustgate-call`, validator on the `tools/call` request (docs/behaviour/sessions.md#post-v1evaluate-call)
  *   (core.evaluateCall). deny -> valid:false, severity error; consent ->
  *   valid:false, severity error, saying the user cannot be asked through
  *   an interceptor; warn -> valid:true, severity warn.
- * - `trustgate-result`, validator on the `tools/call` response: section 3
+ * - `trustgate-result`, validator on the `tools/call` response (docs/behaviour/decisions.md)
  *   (core.evaluateResult), mapped the same way.
- * - `trustgate-redact`, mutator on the `tools/call` response: the section
- *   11 result as `payload`; when the result must not be forwarded (deny,
+ * - `trustgate-redact`, mutator on the `tools/call` response: the result
+ *   to forward (docs/behaviour/forwarding.md) as `payload`; when the result must not be forwarded (deny,
  *   consent) the payload is an `isError` result saying why.
  *
  * The request payload is the governed request, `{method, params}` (SEP) or
@@ -56,7 +56,7 @@ const sessionRe = new RegExp(SESSION_ID_PATTERN);
 const CONFIG_SCHEMA = {
   type: 'object',
   properties: {
-    tool: { type: 'object', description: 'The tool definition from tools/list (hints and pins, section 12)' },
+    tool: { type: 'object', description: 'The tool definition from tools/list (hints and pins: docs/behaviour/pins.md)' },
     server: { type: 'object', description: 'The server, at least { name }' },
     context: { type: 'object', description: 'Handed to policies as `context`' },
     protocolVersion: { type: 'string', description: 'The negotiated MCP revision of the governed result' },

@@ -15,9 +15,9 @@
  * (`trustgate_proxy_dropped_total{reason}`), never forwarded.
  *
  * Nothing of the server's text reaches the host unjudged. Every message
- * toward the host goes through one path, `#judge`: the core (section 3)
+ * toward the host goes through one path, `#judge`: the core (docs/bindings/proxy.md#what-the-proxy-judges)
  * decides on it under the connection's session and what is forwarded is
- * built from the core's answer (section 11, judged.ts). That holds for
+ * built from the core's answer (docs/behaviour/forwarding.md, judged.ts). That holds for
  * `tools/call` results (a `task` answer only for a call that asked for a
  * task), JSON-RPC errors (their message judged, their `data` never
  * forwarded), answers to every other request, the server's own requests
@@ -32,7 +32,7 @@
  * server reports); a call to a tool the server did not list is judged with
  * `tool.pin == "unlisted"`.
  *
- * `tools/call` requests are judged first (section 12): deny: the server
+ * `tools/call` requests are judged first (docs/behaviour/sessions.md#post-v1evaluate-call): deny: the server
  * never sees the call, and the host gets an `isError` result naming the
  * policy, rule and decision id; consent: asked with `elicitation/create`
  * when the host declared `elicitation`, otherwise denied.
@@ -135,7 +135,7 @@ const SERVER_NOTIFICATIONS = new Set([
   'notifications/tasks/status',
   'notifications/elicitation/complete',
 ]);
-/** Members of a CallToolResult passed on (section 11 judges these); anything else a server adds is not. */
+/** Members of a CallToolResult passed on (judged as docs/behaviour/forwarding.md says); anything else a server adds is not. */
 const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta', 'resultType', 'toolResult', 'inputRequests', 'requestState'];
 
 /** Methods whose answers describe the server rather than carry what the conversation reads. */
