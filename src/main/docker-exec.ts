@@ -99,6 +99,9 @@ export function interceptGuard(args: readonly string[]): void {
     answer(isErrorText('TG_ERR_SERVER_NOT_READY', 'the command line is wrong (see the log)'), 2);
     return;
   }
+  // The guard reads the settings itself rather than through start.ts: it must
+  // stay small (it only streams to the child and keeps the time), and start.ts
+  // would load the whole decision core into it for nothing.
   let config: Config;
   try {
     config = loadConfig(process.env);

@@ -12,7 +12,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
+import { readConfig } from './start.js';
 import { createDecisionCore, type EvaluateCallRequest } from '../decision/core.js';
 import type { EvaluateRequest } from '../decision/types.js';
 import { TrustgateError } from '../errors.js';
@@ -176,7 +177,7 @@ export async function runEvalCommand(argv: readonly string[], out: (s: string) =
   // The settings the service would decide under here (TRUSTGATE_MODE, limits, dialects).
   let config: Config;
   try {
-    config = loadConfig(process.env);
+    config = readConfig();
   } catch (err) {
     if (err instanceof ConfigError) return fail(err.message);
     throw err;
