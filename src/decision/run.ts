@@ -7,10 +7,11 @@
  * line (docs/operations/decision-log.md). A request the store fails (503)
  * is therefore neither counted nor logged: no decision was answered.
  */
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import type { EvaluationBudget } from '../policy/evaluate.js';
+import { randomHex } from './random.js';
 
 /** What a run gives the decision it wraps. */
 export interface Frame {
@@ -75,22 +76,10 @@ export function budgetFrom(config: Pick<Config, 'evalBudgetMs'>, start = perform
   return { exceeded: () => performance.now() > deadline, describe: `${config.evalBudgetMs} ms per decision` };
 }
 
-const POOL_BYTES = 4096;
-const pool = Buffer.alloc(POOL_BYTES);
-let poolOffset = POOL_BYTES;
-
 /**
  * Fresh random boundary per decision (128 bits from the CSPRNG), so
- * untrusted text cannot forge a fence. Bytes are drawn from a pooled
- * buffer refilled 4 KiB at a time: one randomBytes call per decision cost
- * more than the rest of effect handling. Each boundary uses its own bytes.
+ * untrusted text cannot forge a fence. Each boundary uses its own bytes.
  */
 export function newBoundary(): string {
-  if (poolOffset + 16 > POOL_BYTES) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const hex = pool.toString('hex', poolOffset, poolOffset + 16);
-  poolOffset += 16;
-  return hex;
+  return randomHex(16);
 }

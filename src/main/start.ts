@@ -17,6 +17,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { DecisionCore } from '../decision/core.js';
 import { decisionLineWriter, loggerOptions } from '../logger.js';
+import { TurnBatchedDestination } from './log-destinations.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { openSessionStore, sessionStoreProblem } from './stores.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -80,7 +81,9 @@ export function startConfig(what: string | undefined, overrides: Record<string, 
 
 /** The logger of a process whose standard output is not its log (the stdio bindings, the intercept child): standard error. */
 export function stderrLogger(config: Pick<Config, 'logLevel'>): pino.Logger {
-  return pino(loggerOptions(config.logLevel, process.pid), pino.destination(2));
+  // Lines are written once per turn of the event loop, as the service's are: one
+  // write per decision line cost a proxied call more than its judgement.
+  return pino(loggerOptions(config.logLevel, process.pid), new TurnBatchedDestination(2));
 }
 
 /** How start-up refuses: `exit` ends the process (after flushing its log); `logFatal` also logs the reason (the service, whose log is not standard error). */

@@ -37,7 +37,8 @@
  * policy, rule and decision id; consent: asked with `elicitation/create`
  * when the host declared `elicitation`, otherwise denied.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { randomHex } from '../../decision/random.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
@@ -283,7 +284,7 @@ export class McpProxy {
   /** Send a request of the host's to the server under a fresh id of Trustgate's. */
   #send(s: Sent): void {
     // `t<n>.<random>`: never used before (n counts up), and not guessable, so a server cannot answer a request before it has it.
-    const id = `t${this.#upNext++}.${randomBytes(6).toString('hex')}`;
+    const id = `t${this.#upNext++}.${randomHex(6)}`;
     this.#sent.set(id, s);
     this.#byHostId.set(s.hostId, id);
     const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
