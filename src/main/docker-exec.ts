@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { SHIPPED_POLICY_DIR } from '../policy/shipped.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { FRAME_PASS, FRAME_REPLACE, interceptError } from '../bindings/docker-gateway/answer.js';
+import { isRecord } from '../json/record.js';
 
 
 const CHILD = fileURLToPath(new URL('./docker-exec-child.js', import.meta.url));
@@ -174,7 +175,7 @@ function unframe(text: string): string {
     const body = text.slice(FRAME_REPLACE.length);
     try {
       const parsed: unknown = JSON.parse(body);
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return body;
+      if (isRecord(parsed)) return body;
     } catch {
       // fall through: a cut or garbled answer is no answer
     }
