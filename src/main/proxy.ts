@@ -11,6 +11,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { startBinding } from './start.js';
 import { runGateway } from '../bindings/proxy/gateway.js';
 import { parseProxyArgs, UsageError, USAGE, type ProxyArgs } from '../bindings/proxy/options.js';
+import { batchedPerTurn } from '../bindings/proxy/batch.js';
 import { IdlePoll } from '../bindings/proxy/poll.js';
 import { PROCESS_CLOCK } from './poll-clock.js';
 import { McpProxy } from '../bindings/proxy/relay.js';
@@ -60,12 +61,13 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
         },
         say: (line) => void process.stderr.write(`${line}\n`),
         exit: (code) => process.exit(code),
+        stdout: process.stdout,
       },
     });
     return;
   }
   const spec = a.servers[0]!;
-  const host = new StdioServerTransport();
+  const host = batchedPerTurn(new StdioServerTransport(), () => process.stdout);
   const proxy = new McpProxy({
     core: b.core,
     host,

@@ -32,7 +32,9 @@ import {
   ToolListChangedNotificationSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Writable } from 'node:stream';
 import type { BindingProcess } from '../../main/start.js';
+import { batchedPerTurn } from './batch.js';
 import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
@@ -48,6 +50,8 @@ export interface GatewayHost {
   say(line: string): void;
   /** Ends the process with this status. */
   exit(code: number): never;
+  /** The process's standard output: the MCP channel of a gateway on stdio. */
+  stdout: Writable;
 }
 
 export interface GatewayOptions {
@@ -192,7 +196,7 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
     proc.onInputEnd(() => void g.close());
     proc.onStop(() => void g.close());
     try {
-      await g.connect(new StdioServerTransport());
+      await g.connect(batchedPerTurn(new StdioServerTransport(undefined, proc.stdout), () => proc.stdout));
     } catch (err) {
       proc.say(`trustgate proxy: ${(err as Error).message}`);
       proc.exit(1);
