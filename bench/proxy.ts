@@ -17,9 +17,13 @@
  * is proxied p50 - direct p50, and "proxy CPU" is the proxy process's own
  * CPU time per call (Linux, from /proc; the server it starts is not in it).
  *
+ * With BENCH_BASE_CLI (the `dist/cli.js` of another build, e.g. one made
+ * from an earlier commit), a fifth side runs the proxy of that build, so a
+ * change is compared with the build before it in the same rounds.
+ *
  * Run: npm run bench:proxy   (env BENCH_SECONDS per side and round, BENCH_ROUNDS,
  * BENCH_CONCURRENCY a comma-separated list; BENCH_POLICIES, the policy folder,
- * default the shipped policies)
+ * default the shipped policies; BENCH_BASE_CLI)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,8 +43,9 @@ const policies = process.env.BENCH_POLICIES || join(ROOT, 'policies');
 const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const baseEnv = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
 
-type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway';
-const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway'];
+type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway' | 'base';
+const baseCli = process.env.BENCH_BASE_CLI;
+const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway', ...(baseCli ? (['base'] as const) : [])];
 
 /** The gateway's mcpServers file: server-everything twice, as `a` and `b`. */
 const configDir = mkdtempSync(join(tmpdir(), 'trustgate-bench-proxy-'));
@@ -56,7 +61,7 @@ interface Connected {
 }
 
 async function connect(side: Side): Promise<Connected> {
-  const cli = [join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies];
+  const cli = [side === 'base' ? baseCli! : join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies];
   const args = side === 'direct' ? [everything] : side === 'gateway' ? [...cli, '--config', gatewayConfig] : [...cli, '--', process.execPath, everything];
   const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : baseEnv;
   const client = new Client({ name: 'bench', version: '1' });
@@ -133,6 +138,7 @@ async function main(): Promise<void> {
       const rows: Array<Array<string | number>> = [
         ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'gateway req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'gateway p50 ms', 'proxy p99 ms'],
       ];
+      const base = { ratio: [] as number[], cpu: [] as number[] };
       const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[], ratioGw: [] as number[], addedGw: [] as number[], cpuGw: [] as number[] };
       for (let r = 0; r < rounds; r++) {
         const run = new Map<Side, Run>();
@@ -153,6 +159,11 @@ async function main(): Promise<void> {
         got.ratioGw.push(g.rps / d.rps);
         got.addedGw.push(g.p50 - d.p50);
         if (g.cpuPerCall !== undefined) got.cpuGw.push(g.cpuPerCall);
+        const b = run.get('base');
+        if (b) {
+          base.ratio.push(b.rps / d.rps);
+          if (b.cpuPerCall !== undefined) base.cpu.push(b.cpuPerCall);
+        }
         rows.push([
           r + 1,
           d.rps.toFixed(0),
@@ -185,6 +196,9 @@ async function main(): Promise<void> {
         us(got.cpuGw.length > 0 ? median(got.cpuGw) : undefined),
       ]);
       gateway.push(median(got.ratioGw));
+      if (baseCli) {
+        console.log(`base build (${baseCli}) at ${concurrency} in flight: ratio ${median(base.ratio).toFixed(2)} (rounds ${base.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(base.cpu))} µs/call; this build ${median(got.ratio).toFixed(2)} (rounds ${got.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(got.cpu))} µs/call`);
+      }
     }
     console.log('\nmedians over the rounds');
     table(summary);

@@ -4,6 +4,7 @@
  * fast path (PlainScope). One Activation per scope, over one Shared per
  * decision; the variables they bind are those of variables.ts.
  */
+import { deepFreeze, isDeepFrozen, perFrozen } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { toolHints } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
@@ -70,6 +71,20 @@ function mapWithDefaults(v: Record<string, unknown> | undefined, defaults: Recor
   for (const [key, make] of Object.entries(defaults)) if (!out.has(key)) out.set(key, make());
   return out;
 }
+
+/**
+ * A definition's plain form with the contract defaults, and that with its
+ * hints: kept per deep-frozen definition (the proxy judges every call of a
+ * connection against the one its tools/list answer gave), computed afresh
+ * for any other. What is kept is frozen: the fast path only reads it.
+ */
+const plainToolOf = perFrozen((tool: Record<string, unknown> | undefined) => {
+  const plain = plainWithDefaults(tool, { name: '', annotations: {} });
+  return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
+});
+const plainToolWithHints = perFrozen((tool: Record<string, unknown> | undefined): Record<string, unknown> =>
+  isDeepFrozen(tool) ? deepFreeze({ ...plainToolOf(tool), hints: toolHints(tool) }) : { ...plainWithDefaults(tool, { name: '', annotations: {} }), hints: toolHints(tool) },
+);
 
 const emptyMap = () => new Map<string, unknown>();
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -171,10 +186,10 @@ class Shared {
     // `hints` is always computed, never taken from the request (a definition's own `hints` member is replaced);
     // a pre-call decision passes the hints it computed among its toolMembers.
     const extra = this.#vars.toolMembers;
-    return (this.#plainTool ??= {
-      ...plainWithDefaults(this.#vars.tool, { name: '', annotations: {} }),
-      ...(extra !== undefined && extra.hints !== undefined ? extra : { hints: toolHints(this.#vars.tool), ...extra }),
-    });
+    if (this.#plainTool !== undefined) return this.#plainTool;
+    const tool = this.#vars.tool;
+    return (this.#plainTool =
+      extra === undefined ? plainToolWithHints(tool) : { ...plainToolOf(tool), ...(extra.hints !== undefined ? extra : { hints: toolHints(tool), ...extra }) });
   }
 
   get plainServer(): unknown {
