@@ -18,8 +18,10 @@
  * CPU time per call (Linux, from /proc; the server it starts is not in it).
  *
  * With BENCH_BASE_CLI (the `dist/cli.js` of another build, e.g. one made
- * from an earlier commit), a fifth side runs the proxy of that build, so a
- * change is compared with the build before it in the same rounds.
+ * from an earlier commit) or BENCH_BASE_ENV (settings as JSON, e.g.
+ * `{"TRUSTGATE_PROXY_POLL_US":"1000"}`), a fifth side runs the proxy of that
+ * build, or of this one with those settings, so a change is compared with
+ * what was before it in the same rounds.
  *
  * Run: npm run bench:proxy   (env BENCH_SECONDS per side and round, BENCH_ROUNDS,
  * BENCH_CONCURRENCY a comma-separated list; BENCH_POLICIES, the policy folder,
@@ -44,7 +46,8 @@ const everything = require.resolve('@modelcontextprotocol/server-everything/dist
 const baseEnv = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
 
 type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway' | 'base';
-const baseCli = process.env.BENCH_BASE_CLI;
+const baseEnvOverrides = JSON.parse(process.env.BENCH_BASE_ENV ?? '{}') as Record<string, string>;
+const baseCli = process.env.BENCH_BASE_CLI ?? (process.env.BENCH_BASE_ENV ? join(ROOT, 'dist/cli.js') : undefined);
 const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway', ...(baseCli ? (['base'] as const) : [])];
 
 /** The gateway's mcpServers file: server-everything twice, as `a` and `b`. */
@@ -63,7 +66,7 @@ interface Connected {
 async function connect(side: Side): Promise<Connected> {
   const cli = [side === 'base' ? baseCli! : join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies];
   const args = side === 'direct' ? [everything] : side === 'gateway' ? [...cli, '--config', gatewayConfig] : [...cli, '--', process.execPath, everything];
-  const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : baseEnv;
+  const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : side === 'base' ? { ...baseEnv, ...baseEnvOverrides } : baseEnv;
   const client = new Client({ name: 'bench', version: '1' });
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
   await client.connect(transport);
@@ -197,7 +200,7 @@ async function main(): Promise<void> {
       ]);
       gateway.push(median(got.ratioGw));
       if (baseCli) {
-        console.log(`base build (${baseCli}) at ${concurrency} in flight: ratio ${median(base.ratio).toFixed(2)} (rounds ${base.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(base.cpu))} µs/call; this build ${median(got.ratio).toFixed(2)} (rounds ${got.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(got.cpu))} µs/call`);
+        console.log(`base (${baseCli} ${JSON.stringify(baseEnvOverrides)}) at ${concurrency} in flight: ratio ${median(base.ratio).toFixed(2)} (rounds ${base.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(base.cpu))} µs/call; this build ${median(got.ratio).toFixed(2)} (rounds ${got.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(got.cpu))} µs/call`);
       }
     }
     console.log('\nmedians over the rounds');

@@ -95,7 +95,7 @@ export interface Config {
   /**
    * How long `trustgate proxy` keeps polling its pipes after a message
    * before its event loop sleeps, in microseconds; 0 sleeps at once
-   * (TRUSTGATE_PROXY_POLL_US, default 100). See src/bindings/proxy/poll.ts.
+   * (TRUSTGATE_PROXY_POLL_US, default 1000). See src/bindings/proxy/poll.ts.
    */
   readonly proxyPollUs: number;
   /** TRUSTGATE_PLAYGROUND=1: serve GET /playground and POST /v1/playground/evaluate (docs/policy-testing.md); off by default. */
@@ -189,7 +189,7 @@ export const DEFAULTS = {
   TRUSTGATE_SESSION_TTL: whole(86_400, 1, 31_536_000, 'seconds a session lives after its last use (any request naming it, `GET` included)'),
   TRUSTGATE_MAX_SESSIONS: whole(10_000, 1, 10_000_000, 'most sessions the memory store holds (ids in their forgotten window included); past it a request naming a new session gets 503 `TG_ERR_SESSION_STORE_FULL`, and no live session is evicted'),
   TRUSTGATE_MAX_PINS: whole(10_000, 1, 10_000_000, 'most (server, tool) pins the store holds; past it a new pin is refused (`pin: "unavailable"`, the shipped policies deny the call, `trustgate_pins_refused_total` counts it), and no pin is evicted'),
-  TRUSTGATE_PROXY_POLL_US: whole(100, 0, 10_000, '`trustgate proxy` only: how long, in microseconds, it keeps polling its pipes after a message before it sleeps; `0` sleeps at once ([proxy](bindings/proxy.md), [performance](performance.md))'),
+  TRUSTGATE_PROXY_POLL_US: whole(1000, 0, 10_000, '`trustgate proxy` only: how long, in microseconds, it keeps polling its pipes after a message before it sleeps; `0` sleeps at once ([proxy](bindings/proxy.md), [performance](performance.md))'),
   TRUSTGATE_PROXY_SESSION: row('unset (one session per host connection)', 'a session id', '`trustgate proxy` only: the session to judge under, as `--session <id>` (which wins); proxies of one host given one id share what the conversation was shown ([proxy](bindings/proxy.md))'),
   TRUSTGATE_UPSTREAM_AUTHORIZATION: row('unset', '`Bearer <token>`', "`trustgate proxy --upstream` only: the `Authorization` header every request to the remote server carries, unless a `--header` sets one; put it in the host's `env` for the server rather than in `args`, which other users of the machine can read"),
 } as const satisfies Record<string, SettingRow | IntSetting>;

@@ -23,7 +23,7 @@ describe('configuration (contract section 1)', () => {
       sessionTtlSeconds: 86400,
       maxSessions: 10000,
       maxPins: 10000,
-      proxyPollUs: 100,
+      proxyPollUs: 1000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
