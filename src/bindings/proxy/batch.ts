@@ -1,16 +1,22 @@
 /**
- * One system call for the messages of one event-loop turn.
+ * One system call for the messages of one event-loop turn toward the host.
  *
- * The SDK's stdio transports write each message as it is sent, and a pipe
- * write is the largest single cost of a proxied call: the kernel copies the
- * line and wakes the process on the other end, per write. With several
- * calls in flight, the answers the proxy judged in one turn (one read from
- * the server can hold several) would each make their own write. A
- * transport wrapped here corks its stream at the first send of a turn and
- * uncorks it once the turn's I/O callbacks and microtasks have run
- * (`setImmediate`), so the stream writes them together (`writev`). Framing
- * and the transport stay the SDK's; only when bytes leave changes, and not
- * their order: the stream keeps writes in the order they were made.
+ * The SDK's stdio transports write each message as it is sent. With
+ * several calls in flight, the answers the proxy judged in one turn (one
+ * read from the server can hold several) would each make their own write,
+ * and wake the host for each. The host's transport, wrapped here, corks its
+ * stream at the first send of a turn and uncorks it once the turn's I/O
+ * callbacks and microtasks have run (`setImmediate`), so the stream writes
+ * them together (`writev`). Framing and the transport stay the SDK's; only
+ * when bytes leave changes, and not their order: the stream keeps writes in
+ * the order they were made.
+ *
+ * Only toward the host. A request toward the server goes at once: the
+ * server works on it while the proxy judges the next, and holding it to the
+ * end of the turn cost throughput at 4 calls in flight (bench:proxy, same
+ * rounds: batching both ways 0.39 to 0.52 of direct, neither way 0.52 to
+ * 0.54, toward the host only 0.54; at 1 call in flight batching toward the
+ * host gave 0.59 to 0.67 against 0.51 to 0.60 without).
  *
  * A message sent alone is delayed by the rest of its turn, not by a timer:
  * the immediate runs before the event loop waits for anything again.
@@ -22,7 +28,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /**
  * Wrap `t.send` so that the sends of one turn leave in one write.
- * @param stream the stream the transport writes to, looked up at each turn's first send (a child's standard input exists only once it started); undefined sends as the transport does.
+ * @param stream the stream the transport writes to, looked up at each turn's first send; undefined sends as the transport does.
  */
 export function batchedPerTurn<T extends Transport>(t: T, stream: () => Writable | undefined): T {
   const send = t.send.bind(t);

@@ -6,7 +6,6 @@ import type { ChildProcess } from 'node:child_process';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { batchedPerTurn } from './batch.js';
 import type { ServerSpec } from './options.js';
 import type { ProxyLog } from './relay.js';
 
@@ -34,15 +33,15 @@ export function upstreamOf(spec: ServerSpec, log: ProxyLog): Transport {
   if ('url' in spec) return streamOpenedOnInitialized(new StreamableHTTPClientTransport(spec.url, Object.keys(spec.headers).length > 0 ? { requestInit: { headers: spec.headers } } : undefined));
   const t = new StdioClientTransport({ command: spec.command, args: spec.args, env: spec.env, stderr: 'inherit', ...(spec.cwd ? { cwd: spec.cwd } : {}) });
   // The SDK keeps the child to itself and reports its end without the exit code: the code is what the operator needs.
-  const child = (): ChildProcess | undefined => (t as unknown as { _process?: ChildProcess })._process;
   const start = t.start.bind(t);
   t.start = async () => {
     await start();
-    child()?.once('exit', (code, signal) => {
+    const child = (t as unknown as { _process?: ChildProcess })._process;
+    child?.once('exit', (code, signal) => {
       log.warn({ server: spec.name, code, signal }, signal ? `the server was ended by ${signal}` : `the server exited with code ${code}`);
     });
   };
-  return batchedPerTurn(t, () => child()?.stdin ?? undefined);
+  return t;
 }
 
 /**
