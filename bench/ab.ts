@@ -25,7 +25,7 @@ import { ROOT, envNumber, machine, median } from './lib.js';
 
 const rev = execFileSync('git', ['rev-parse', '--short', process.env.AB_BASE_REV ?? 'HEAD~1'], { cwd: ROOT, encoding: 'utf8' }).trim();
 const baseDir = join(ROOT, 'node_modules', '.cache', 'trustgate-ab', rev);
-if (!existsSync(join(baseDir, 'dist', 'decision', 'pipeline.js'))) {
+if (!existsSync(join(baseDir, 'dist', 'decision', 'result.js'))) {
   mkdirSync(baseDir, { recursive: true });
   execFileSync('sh', ['-c', `git archive ${rev} src | tar -x -C '${baseDir}'`], { cwd: ROOT });
   copyFileSync(join(ROOT, 'package.json'), join(baseDir, 'package.json'));
@@ -42,7 +42,7 @@ const text = fixture === undefined || fixture === 'mixed-5' ? evaluateRequestTex
 
 async function textToAnswer(dist: string): Promise<() => string> {
   const at = (p: string) => import(pathToFileURL(join(dist, p)).href);
-  const { decide } = await at('decision/pipeline.js');
+  const { decideResult: decide } = await at('decision/result.js');
   const { parseRequestText } = await at('json/parse.js');
   const { loadPolicyDir } = await at('policy/load.js');
   const policies = await loadPolicyDir(policyDir);

@@ -41,9 +41,29 @@ export function maskKinds(names: readonly string[]): Set<string> {
 const SCANNERS: Record<Detector, (s: string) => Span[]> = { secrets: scanSecrets, pii: scanPii };
 const NONE: readonly Span[] = Object.freeze([]);
 
+/** Strings a cache looks up by `===` before it uses a Map. */
+const FEW = 8;
+
+/** Scans of one detector: the first FEW strings in arrays, the rest in a Map. */
+interface Scans {
+  keys: string[];
+  spans: Array<readonly Span[]>;
+  more: Map<string, readonly Span[]> | undefined;
+}
+
 /** Scans of one decision, by detector and string. */
 export class DetectionCache {
-  readonly #spans: Record<Detector, Map<string, readonly Span[]>> = { secrets: new Map(), pii: new Map() };
+  /**
+   * A Map hashes every character of a string the first time it sees it, and
+   * a block's text is seen fresh from JSON.parse: for the few texts of a
+   * typical result, comparing with `===` (a pointer when the same string
+   * comes back, a length or a first differing character otherwise) is
+   * cheaper than hashing them.
+   */
+  readonly #spans: Record<Detector, Scans> = {
+    secrets: { keys: [], spans: [], more: undefined },
+    pii: { keys: [], spans: [], more: undefined },
+  };
   /** The one joined text of a decision (`result.text`), compared by identity before any hashing; further joins go to #joins. */
   #joined: string | undefined;
   #joinedParts: readonly string[] | undefined;
@@ -53,12 +73,17 @@ export class DetectionCache {
 
   spans(d: Detector, s: string): readonly Span[] {
     if (s.length === 0) return NONE;
-    const map = this.#spans[d];
-    let spans = map.get(s);
+    const scans = this.#spans[d];
+    const keys = scans.keys;
+    for (let i = 0; i < keys.length; i++) if (keys[i] === s) return scans.spans[i]!;
+    let spans = scans.more?.get(s);
     if (spans === undefined) {
       this.scans[d]++;
       spans = SCANNERS[d](s);
-      map.set(s, spans);
+      if (keys.length < FEW) {
+        keys.push(s);
+        scans.spans.push(spans);
+      } else (scans.more ??= new Map()).set(s, spans);
     }
     return spans;
   }

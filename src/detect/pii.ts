@@ -255,14 +255,17 @@ function phone(s: string, i: number, budget: { left: number }): { end: number; s
   return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
 }
 
-/** Where the next digit or `@` at or after `i` is; `s.length` when there is none. */
+const HOT = /[0-9@]/g;
+
+/**
+ * Where the next digit or `@` at or after `i` is; `s.length` when there is
+ * none. A native search: prose holds few of either, and a loop over every
+ * character took most of a scan's time.
+ */
 function nextHot(s: string, i: number): number {
-  const n = s.length;
-  for (; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if ((c <= 57 && c >= 48) || c === 64) return i;
-  }
-  return n;
+  HOT.lastIndex = i;
+  const m = HOT.exec(s);
+  return m === null ? s.length : m.index;
 }
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */

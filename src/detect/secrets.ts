@@ -192,9 +192,22 @@ function connection(s: string, i: number): [number, number] | undefined {
  */
 const ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)|gh[pousr]_|github_pat_|npm_|xox[bpaor]-|xapp-|[sr]k_(?:live|test)_|eyJ|-----BEGIN|:\/\//;
 
+/** The anchors of ANCHORS that hold none of `_`, `-`, `://` or `eyJ`: the AWS and Google prefixes. */
+const LETTER_ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)/;
+
+/**
+ * Whether `s` may hold an anchor: every anchor holds `_`, `-`, `://` or
+ * `eyJ`, or is one of LETTER_ANCHORS. Single-literal searches are several
+ * times faster than the alternation, whose first letters (`e`, `n`, `r`,
+ * `s`...) start a try at most places of prose; ANCHORS then decides.
+ */
+function mayHoldAnchor(s: string): boolean {
+  return s.includes('_') || s.includes('-') || s.includes('://') || s.includes('eyJ') || LETTER_ANCHORS.test(s);
+}
+
 /** Every secret in `s`, left to right, not overlapping. */
 export function scanSecrets(s: string): Span[] {
-  return ANCHORS.test(s) ? scanSecretsFully(s) : [];
+  return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s) : [];
 }
 
 /** The scan of scanSecrets, without the search for an anchor first. */

@@ -70,15 +70,29 @@ export function digestOf(bytes: Uint8Array | string, alg: DigestAlgorithm): stri
   return `${alg}:${hash(alg, bytes, 'hex')}`;
 }
 
-export type ParsedDigest =
-  | { ok: true; alg: DigestAlgorithm; hex: string; normalized: string }
-  | { ok: false; status: 'unsupported' | 'malformed'; message: string };
+export type ParsedDigest = Readonly<
+  { ok: true; alg: DigestAlgorithm; hex: string; normalized: string } | { ok: false; status: 'unsupported' | 'malformed'; message: string }
+>;
+
+/** The digest parseDigest read last, and what it read: a decision reads each evidenceRef's digest twice (its shape check, then its verification). */
+let lastText: string | undefined;
+let lastParsed: ParsedDigest | undefined;
 
 /**
  * Parse `<alg>:<hex>`. An unknown alg is `unsupported`; a value of the wrong
  * length or not hex is `malformed`. Upper-case hex is accepted and normalised.
+ * The answer is shared with the next call for the same text: read it only.
  */
 export function parseDigest(text: string): ParsedDigest {
+  if (text !== lastText || lastParsed === undefined) {
+    lastParsed = Object.freeze(parseDigestFresh(text));
+    lastText = text;
+  }
+  return lastParsed;
+}
+
+/** parseDigest without keeping the last answer (the tests hold the two equal). */
+export function parseDigestFresh(text: string): ParsedDigest {
   const colon = text.indexOf(':');
   if (colon <= 0) return { ok: false, status: 'malformed', message: 'digest is not of the form <alg>:<hex>' };
   const alg = text.slice(0, colon);

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DetectionCache } from '../../../src/detect/index.js';
+import { DetectionCache, scanPii, scanSecrets, type Detector } from '../../../src/detect/index.js';
 
 describe('DetectionCache joins', () => {
   it('answers a joined text from its parts, scanning each part once, whatever the order of joins', () => {
@@ -21,5 +22,28 @@ describe('DetectionCache joins', () => {
     const joined = c.join(['4111 1111', '1111 1111']);
     expect(c.kinds('pii', joined)).toEqual([]);
     expect(new DetectionCache().kinds('pii', '4111 1111 1111 1111')).toEqual(['credit-card']);
+  });
+});
+
+describe('DetectionCache lookups', () => {
+  it('answer what a scan of the string answers, for strings repeated, equal but built apart, and past the ones compared by identity', () => {
+    const texts = ['mail jane.doe@example.com', 'key AKIAIOSFODNN7EXAMPLE', 'card 4111 1111 1111 1111', 'nothing', 'a', 'b', '+44 20 7946 0958', 'ghp_0123456789abcdefghijABCDEFGHIJ012345'];
+    const text = fc.oneof(fc.constantFrom(...texts), fc.string({ maxLength: 6 }));
+    const scan: Record<Detector, typeof scanPii> = { pii: scanPii, secrets: scanSecrets };
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom<Detector>('pii', 'secrets'), text, fc.boolean()), { maxLength: 40 }), (lookups) => {
+        const c = new DetectionCache();
+        const seen: Record<Detector, Set<string>> = { pii: new Set(), secrets: new Set() };
+        for (const [d, s, apart] of lookups) {
+          // The same content as a string of its own (not the same pointer).
+          const t = apart ? [...s].join('') : s;
+          expect(c.spans(d, t)).toEqual(scan[d](s));
+          if (s.length > 0) seen[d].add(s);
+        }
+        // Each distinct string scanned once per detector.
+        expect(c.scans).toEqual({ pii: seen.pii.size, secrets: seen.secrets.size });
+      }),
+      { numRuns: 500 },
+    );
   });
 });

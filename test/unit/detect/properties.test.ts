@@ -117,6 +117,8 @@ describe('the search for an anchor before the secret scan changes no answer', ()
         return v.slice(0, at) + c + v.slice(at + 1);
       }),
       fc.constantFrom('AKI', 'A3', 'AIz', 'gh', 'ghp', 'github_pat', 'npm', 'xox', 'xoxb', 'xapp', 'sk_live', 'rk_test', 'k_live_', 'ey', 'eyJ', '-----', '-----BEGIN', '://', ':/', '@', '.'),
+      // Pieces of anchors without their `_`, `-`, `://` or `eyJ`, which the cheap search before the anchor search looks for.
+      fc.constantFrom('A', 'KIA', 'Iza', '3T', 'yJ', 'e', 'note: ', '//', 'ghp', 'xoxb', 'sk', 'live', 'BEGIN', 'データ', 'café'),
       fc.string({ maxLength: 12 }),
     );
     fc.assert(

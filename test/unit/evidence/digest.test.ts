@@ -7,6 +7,7 @@ import {
   deriveDigest,
   jcsText,
   parseDigest,
+  parseDigestFresh,
 } from '../../../src/evidence/digest.js';
 import { TRUST_KEY } from '../../../src/annotations/trust.js';
 import { CANONICALIZATIONS, type Canonicalization } from '../../../src/evidence/algorithms.js';
@@ -164,6 +165,26 @@ describe('JCS: RFC 8785 section 3.2.3 sorting example', () => {
 
 describe('parseDigest', () => {
   const h = (n: number): string => 'a1'.repeat(n / 2);
+
+  it('answers what a fresh parse answers, for digests repeated, alternating or equal but built apart', () => {
+    const hex = fc.array(fc.constantFrom(...'0123456789abcdefABCDEFxz'), { minLength: 60, maxLength: 130 }).map((a) => a.join(''));
+    const digest = fc.oneof(
+      fc.tuple(fc.constantFrom('sha256', 'sha384', 'sha512', 'SHA256', 'md5', ''), hex).map(([alg, v]) => `${alg}:${v}`),
+      fc.constantFrom(`sha256:${h(64)}`, `sha256:${h(64).toUpperCase()}`, `sha384:${h(96)}`, `sha512:${h(128)}`, 'sha256:', ''),
+      fc.string({ maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(digest, fc.boolean()), { maxLength: 12 }), (seq) => {
+        for (const [d, apart] of seq) {
+          const text = apart ? [...d].join('') : d;
+          expect(parseDigest(text)).toEqual(parseDigestFresh(d));
+          // Asked again right away, as a decision does.
+          expect(parseDigest(text)).toEqual(parseDigestFresh(d));
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
 
   it('parses each supported algorithm at its length', () => {
     expect(parseDigest(`sha256:${h(64)}`)).toEqual({ ok: true, alg: 'sha256', hex: h(64), normalized: `sha256:${h(64)}` });
