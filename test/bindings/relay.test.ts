@@ -56,6 +56,34 @@ async function relay(answer: (req: Msg) => Msg | undefined, onActivity?: () => v
 const reply = (req: Msg, result: unknown) => ({ jsonrpc: '2.0', id: req.id, result });
 
 describe('proxy relay against a misbehaving server', () => {
+  it('counts a repeated answer as repeated for the last 1,024 ids answered, and an older one as unknown', async () => {
+    const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
+    await store.load();
+    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }) });
+    const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
+    const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
+    const ids: unknown[] = [];
+    upEnd.onmessage = (m) => {
+      ids.push((m as Msg).id);
+      void upEnd.send({ jsonrpc: '2.0', id: (m as Msg).id, result: {} } as JSONRPCMessage);
+    };
+    let answered = 0;
+    hostEnd.onmessage = () => void answered++;
+    await upEnd.start();
+    await hostEnd.start();
+    const drops: string[] = [];
+    const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, onDrop: (r) => drops.push(r) });
+    await proxy.start();
+    const total = 1_100;
+    for (let i = 0; i < total; i++) await hostEnd.send({ jsonrpc: '2.0', id: i, method: 'ping' } as JSONRPCMessage);
+    while (answered < total) await new Promise((r) => setTimeout(r, 5));
+    for (const id of [ids[0], ids[total - 1_024 - 1], ids[total - 1_024], ids[total - 1]]) await upEnd.send({ jsonrpc: '2.0', id, result: {} } as JSONRPCMessage);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(drops).toEqual(['unknown-id', 'unknown-id', 'repeated', 'repeated']);
+    expect(answered).toBe(total);
+    await proxy.close();
+  });
+
   it('a tools/call answer that is not an object is never passed on', async () => {
     for (const bad of [['LEAK'], 'LEAK', 42, null]) {
       const r = await relay((req) => ({ jsonrpc: '2.0', id: req.id, result: bad }));

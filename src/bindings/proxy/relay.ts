@@ -142,6 +142,9 @@ const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta',
 /** Methods whose answers describe the server rather than carry what the conversation reads. */
 const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
 
+/** How many answered ids a connection remembers, to count a repeated answer as `repeated` rather than `unknown-id`. */
+const DONE_KEPT = 1024;
+
 /** The outcome of judging one message: what to forward, or why nothing is. */
 type Judged = { ok: true; payload: Msg } | { ok: false; text: string };
 
@@ -163,6 +166,9 @@ export class McpProxy {
   #upNext = 1;
   /** The last ids answered (to tell a repeat from an unknown id in the count; bounded). */
   readonly #done = new Set<string>();
+  /** #done's ids in the order they were answered, a ring of DONE_KEPT: the oldest leaves as a new one comes (a Set's own oldest is found by skipping the slots of every id deleted before it). */
+  readonly #doneOrder: Array<string | undefined> = new Array<string | undefined>(DONE_KEPT);
+  #doneAt = 0;
   /** Tasks created by judged tools/call requests. */
   readonly #tasks = new Map<string, CallInfo>();
   /** tools/call requests being judged before they are sent on (by the host's id); `true` once the host cancelled one. */
@@ -297,8 +303,11 @@ export class McpProxy {
     const s = this.#sent.get(id);
     if (!s) return undefined;
     this.#sent.delete(id);
+    const gone = this.#doneOrder[this.#doneAt];
+    if (gone !== undefined) this.#done.delete(gone);
+    this.#doneOrder[this.#doneAt] = id as string;
+    this.#doneAt = (this.#doneAt + 1) % DONE_KEPT;
     this.#done.add(id as string);
-    if (this.#done.size > 1024) this.#done.delete(this.#done.values().next().value!);
     if (this.#byHostId.get(s.hostId) === id) this.#byHostId.delete(s.hostId);
     const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
     if (isId(token) && this.#tokens.get(token) === id) this.#tokens.delete(token);
