@@ -82,9 +82,10 @@ const plainToolOf = perFrozen((tool: Record<string, unknown> | undefined) => {
   const plain = plainWithDefaults(tool, { name: '', annotations: {} });
   return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
 });
-const plainToolWithHints = perFrozen((tool: Record<string, unknown> | undefined): Record<string, unknown> =>
-  isDeepFrozen(tool) ? deepFreeze({ ...plainToolOf(tool), hints: toolHints(tool) }) : { ...plainWithDefaults(tool, { name: '', annotations: {} }), hints: toolHints(tool) },
-);
+const plainToolWithHints = perFrozen((tool: Record<string, unknown> | undefined): Record<string, unknown> => {
+  const plain = { ...plainToolOf(tool), hints: toolHints(tool) };
+  return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
+});
 
 const emptyMap = () => new Map<string, unknown>();
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
