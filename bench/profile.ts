@@ -15,12 +15,25 @@
  *   validation, decide and its parts, serialization, logging, socket
  *   writes...), each sample counted once, per request when the count is known.
  *
+ * With PROFILE_TOOL=perf (Linux, the `perf` program), the same load is
+ * recorded by `perf record -g` on the CPU clock of the serving process
+ * (node --perf-basic-prof names the JIT code), and the same tables are
+ * printed from the samples. V8's own sampler counts wall time: a sample
+ * taken while the process waited for a CPU is charged to whatever ran
+ * next (on a shared machine, mostly `writev`). perf counts only the time
+ * the process ran, every thread of it (GC helpers included), and shows the
+ * kernel's part: the stage "kernel: waking the reader" is the socket
+ * write's wake-up of a client that sleeps, a cross-CPU interrupt that a
+ * virtual machine pays dearly. Its per-request figures are perf's (the
+ * unwinding of each sample adds to them): compare them with the echo's
+ * (PROFILE_TARGET=echo), taken the same way.
+ *
  * Run: npm run bench:profile            (env PROFILE_SECONDS, PROFILE_LOG_LEVEL=info, PROFILE_DIR,
- *                                        PROFILE_TARGET=echo for the echo baseline)
+ *                                        PROFILE_TARGET=echo for the echo baseline, PROFILE_TOOL=perf)
  *      npm run bench:profile -- --summary some.cpuprofile [--requests N]   (summarise an existing profile)
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import autocannon from 'autocannon';
 import { evaluateRequestText } from './fixtures.js';
@@ -86,6 +99,85 @@ const BUCKETS: Array<[string, (f: CallFrame) => boolean]> = [
   ['socket: read / HTTP parser', (f) => f.functionName === 'onStreamRead' || f.functionName === 'execute' || f.url.includes('_http_common')],
   ['framework: fastify, find-my-way, node http, streams', (f) => /\/node_modules\/(fastify|find-my-way|avvio|light-my-request|@fastify\/[^/]+)\//.test(f.url) || /^node:(_http|net|internal\/streams|internal\/http|events|internal\/process)/.test(f.url)],
 ];
+
+/**
+ * Stages of a perf sample, in tiers: each tier is tried leaf first over the
+ * whole stack before the next, so a stage named by our own code (a decide
+ * step) wins over the builtins it calls and the framework frames around it.
+ * perf sees no frames of functions the JIT inlined: their time is their
+ * caller's.
+ */
+const kernel = (re: RegExp) => (f: CallFrame) => f.url === '' && re.test(f.functionName);
+const PERF_TIERS: Array<Array<[string, (f: CallFrame) => boolean]>> = [
+  [
+    ['kernel: waking the reader (socket write wakes a sleeping client)', kernel(/^(sock_def_readable|ep_poll_callback|try_to_wake_up)$/)],
+    ['socket: writev on res.end (kernel write)', kernel(/^(tcp_sendmsg|sock_write_iter|do_writev)$/)],
+    ['socket: read / HTTP parser', kernel(/^(tcp_recvmsg|sock_read_iter)$/)],
+    ['event loop: epoll', kernel(/^(do_epoll_wait|epoll_pwait)$/)],
+    ['GC', kernel(/^v8::internal::(Heap::CollectGarbage|ScavengerCollector|Scavenger|MarkCompactCollector|ConcurrentMarking|Sweeper|MinorGCJob)/)],
+  ],
+  BUCKETS.filter(([name]) => !name.startsWith('framework')),
+  [
+    ['body: JSON.parse (parseRequestText)', kernel(/^v8::internal::Builtin_JsonParse$/)],
+    ['reply: serialization (JSON.stringify)', kernel(/^v8::internal::Builtin_JsonStringify$/)],
+    ['socket: read / HTTP parser', kernel(/^llhttp__internal_execute$/)],
+  ],
+  BUCKETS.filter(([name]) => name.startsWith('framework')),
+];
+
+/** One frame of `perf script -F ip,sym` as the profile's call frames: `JS:*name file:///path:line:col` for JIT code. */
+function perfFrame(sym: string): CallFrame {
+  const m = /^JS:[*~^+-]?(\S*) (\S+?):(\d+)(?::(\d+))?$/.exec(sym);
+  if (m) return { functionName: m[1] === '' ? '(anonymous)' : m[1]!, url: m[2]!.startsWith('/') ? `file://${m[2]}` : m[2]!, lineNumber: Number(m[3]) - 1, columnNumber: Number(m[4] ?? 0) };
+  return { functionName: sym, url: '', lineNumber: 0, columnNumber: 0 };
+}
+
+/** The samples of `perf script -F ip,sym`: a stack per blank-line-separated block, leaf first. */
+export function summarisePerf(script: string, hz: number, requests?: number, top = 30): void {
+  const self = new Map<string, number>();
+  const group = new Map<string, number>();
+  const bucket = new Map<string, number>();
+  let samples = 0;
+  const add = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
+  for (const block of script.split(/\n\s*\n/)) {
+    const frames = block
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .map((l) => perfFrame(l.replace(/^[0-9a-f]+\s+/, '')));
+    if (frames.length === 0) continue;
+    samples++;
+    const leaf = frames[0]!;
+    add(self, frameKey(leaf));
+    add(group, leaf.url === '' ? (/^[a-z_]/.test(leaf.functionName) && !leaf.functionName.includes('::') ? '(kernel)' : '(native/vm)') : where(leaf.url));
+    let label = 'other';
+    find: for (const tier of PERF_TIERS) {
+      for (const f of frames) {
+        for (const [name, test] of tier) {
+          if (test(f)) {
+            label = name;
+            break find;
+          }
+        }
+      }
+    }
+    add(bucket, label);
+  }
+  const ms = (n: number): string => fmt((n / hz) * 1000);
+  const pct = (n: number): string => `${fmt((n / samples) * 100, 1)}%`;
+  const perReq = (n: number): string => (requests ? fmt((n / hz / requests) * 1e6, 1) : '');
+  console.log(`perf: ${fmt(samples)} samples at ${hz} Hz of CPU time (${ms(samples)} ms on a CPU, every thread); percentages are of that\n`);
+  console.log(`top ${top} functions by self time:`);
+  table([['function  location:line', 'self ms', 'self %'], ...[...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, ms(v), pct(v)])]);
+  console.log('\nself time by where the code lives:');
+  table([['code', 'self ms', 'self %'], ...[...group].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => [k, ms(v), pct(v)])]);
+  console.log(`\nwhere the time goes (each sample once, by its innermost recognised stage)${requests ? `; ${fmt(requests)} requests` : ''}:`);
+  table([
+    ['stage', 'ms', '%', requests ? 'us/request (perf)' : ''],
+    ...[...bucket].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, ms(v), pct(v), perReq(v)]),
+    ['total on a CPU', ms(samples), '100%', perReq(samples)],
+  ]);
+}
 
 export function summarise(file: string, requests?: number, top = 30): void {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -158,12 +250,15 @@ async function main(): Promise<void> {
   // PROFILE_TARGET=echo profiles the bare Fastify echo baseline instead, for comparison.
   const echo = process.env.PROFILE_TARGET === 'echo';
   mkdirSync(dir, { recursive: true });
+  const perf = process.env.PROFILE_TOOL === 'perf';
+  const flags = perf ? '--perf-basic-prof' : `--cpu-prof --cpu-prof-dir=${dir}`;
   console.log(
-    `bench:profile  ${machine()}\n${
-      echo ? `node --cpu-prof --cpu-prof-dir=${dir} --import tsx bench/echo-server.ts` : `npm run build, then node --cpu-prof --cpu-prof-dir=${dir} dist/server.js (LOG_LEVEL=${level})`
+    `bench:profile  ${machine()}\n${echo ? `node ${flags} --import tsx bench/echo-server.ts` : `npm run build, then node ${flags} dist/server.js (LOG_LEVEL=${level})`}${
+      perf ? ', recorded by perf record -g on its CPU clock' : ''
     }; ${seconds} s of load, 10 connections, the ~4 KB fixture\n`,
   );
   if (!echo) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (perf) return perfMain(echo, level, seconds, dir);
   const before = new Set(readdirSync(dir));
   const profArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
   const svc = echo ? await startEcho(profArgs) : await startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, profArgs);
@@ -185,6 +280,36 @@ async function main(): Promise<void> {
     .sort((a, b) => statSync(b).size - statSync(a).size);
   if (fresh.length === 0) throw new Error(`no .cpuprofile written to ${dir}`);
   summarise(fresh[0]!, r.requests.total);
+}
+
+/** PROFILE_TOOL=perf: see the top of this file. */
+async function perfMain(echo: boolean, level: string, seconds: number, dir: string): Promise<void> {
+  const HZ = 2999;
+  const args = ['--perf-basic-prof'];
+  const svc = echo ? await startEcho(args) : await startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, args);
+  const load = (duration: number) =>
+    autocannon({ url: `${svc.base}${echo ? '/echo' : '/v1/evaluate'}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: evaluateRequestText(), connections: 10, duration });
+  const data = join(dir, `perf-${svc.pid}.data`);
+  try {
+    // Warm: the JIT settles before the recording starts.
+    await load(3);
+    const rec = spawn('perf', ['record', '-q', '-F', String(HZ), '-g', '-p', String(svc.pid), '-o', data], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const ended = new Promise<number | null>((resolve) => rec.on('exit', resolve));
+    rec.on('error', (err) => console.error(`perf record: ${err.message}`));
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await load(seconds);
+    rec.kill('SIGINT');
+    if ((await ended) !== 0 && !statSync(data, { throwIfNoEntry: false })) throw new Error('perf record wrote nothing (is perf installed, and perf_event_paranoid <= 2?)');
+    console.log(`load: ${fmt(r.requests.total)} requests, ${fmt(r.requests.total / r.duration)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors\n`);
+    // Symbols of the JIT code come from /tmp/perf-<pid>.map, which the process writes while it runs.
+    const script = execFileSync('perf', ['script', '-i', data, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+    summarisePerf(script, HZ, r.requests.total);
+  } finally {
+    await svc.stop();
+    rmSync(data, { force: true });
+    rmSync(`/tmp/perf-${svc.pid}.map`, { force: true });
+    for (const f of readdirSync(ROOT)) if (f.startsWith('isolate-') && f.includes(`-${svc.pid}-`) && f.endsWith('-v8.log')) rmSync(join(ROOT, f), { force: true });
+  }
 }
 
 main()
