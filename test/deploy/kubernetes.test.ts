@@ -5,6 +5,7 @@
  * holds exactly the shipped policies and loads (in the folder layout the
  * kubelet mounts), and a ConfigMap update is picked up by a reload.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,7 +135,8 @@ describe('deploy/kubernetes', () => {
   it('sets on the sidecar only settings the service reads, and values it accepts', () => {
     expect(SETTINGS).toContain('PORT');
     expect(SETTINGS).toContain('TRUSTGATE_REQUEST_TIMEOUT_MS');
-    for (const name of Object.keys(sidecarEnv)) expect(SETTINGS, name).toContain(name);
+    // NODE_OPTIONS is Node's own (the heap limit, checked below).
+    for (const name of Object.keys(sidecarEnv)) if (name !== 'NODE_OPTIONS') expect(SETTINGS, name).toContain(name);
     const config = loadConfig(sidecarEnv);
     expect(config.token).toBeDefined();
     expect(config.policyDir).toBe(sidecarEnv.TRUSTGATE_POLICY_DIR);
@@ -191,6 +193,29 @@ describe('deploy/kubernetes', () => {
     }
     // Room above what the service uses when idle (about 90 MB resident).
     expect(quantity(sidecar.resources.limits.memory)).toBeGreaterThanOrEqual(256 * 2 ** 20);
+  });
+
+  it('limits the sidecar V8 heap below its memory limit, leaving room for the process and the admission budget', () => {
+    const opts = sidecarEnv.NODE_OPTIONS ?? '';
+    const m = /(?:^|\s)--max-old-space-size=(\d+)(?:\s|$)/.exec(opts);
+    expect(m, `NODE_OPTIONS ${JSON.stringify(opts)}`).not.toBeNull();
+    const heap = Number(m![1]) * 2 ** 20;
+    const limit = quantity(sidecar.resources.limits.memory);
+    const budget = loadConfig(sidecarEnv).maxInflightBytes;
+    // docs/operations/admission.md#sizing: peak RSS about 110 MB + 3.5 x the budget with a heap limit;
+    // the heap limit itself must leave the code, stacks and buffers outside the heap room below the container's.
+    expect(heap).toBeLessThanOrEqual(limit - 128 * 2 ** 20);
+    expect(110 * 2 ** 20 + 3.5 * budget).toBeLessThanOrEqual(heap);
+    // Node accepts it as given (an unknown or malformed option stops the process before it serves).
+    const run = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(require("v8").getHeapStatistics().heap_size_limit))'], {
+      env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: opts },
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    // V8's limit is the old generation plus the young one.
+    expect(Number(run.stdout)).toBeGreaterThanOrEqual(heap);
+    expect(Number(run.stdout)).toBeLessThan(heap + 128 * 2 ** 20);
   });
 
   it('runs both containers non-root, read-only, without privilege escalation or capabilities', () => {
