@@ -1,12 +1,18 @@
 /**
- * A Streamable HTTP server with the tools of the conformance suite's
- * scenarios in which the server turns to the client during a call
+ * A Streamable HTTP server with the fixtures of the conformance suite's
+ * server scenarios, written from the requirements the suite prints for
+ * each: the tools in which the server turns to the client during a call
  * (`tools-call-sampling`, `tools-call-elicitation`,
  * `elicitation-sep1034-defaults`, `elicitation-sep1330-enums`, logging and
- * progress), written from the requirements the suite prints for each
- * scenario. The suite's own reference server is not on npm; this one lets
- * `npm run conformance:proxy -- --server 'node --import tsx
- * scripts/conformance-server.ts'` run those scenarios through the proxy.
+ * progress), the tools of every content type (image, audio, embedded
+ * resource, mixed), the resources (text, binary, a template,
+ * subscriptions), the prompts (simple, with arguments, with an embedded
+ * resource, with an image) and completion. The suite's own reference server
+ * is not on npm; this one lets `npm run conformance:proxy -- --server 'node
+ * --import tsx scripts/conformance-server.ts'` run those scenarios through
+ * the proxy, so that what the proxy judges (results of every content type,
+ * `resources/read`, `prompts/get`, `completion/complete`, the server's own
+ * requests) is held to the suite.
  * Sampling and elicitation are asked on the server's own stream (no related
  * request), as a plain `elicitInput` does: the shape that once got lost
  * through `--upstream`. Listens on PORT (default: any), prints `listening <port>`.
@@ -14,13 +20,25 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+/** A 1x1 red PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+/** A WAV header with no samples (44 bytes). */
+const WAV = Buffer.concat([
+  Buffer.from('RIFF'),
+  Buffer.from([36, 0, 0, 0]),
+  Buffer.from('WAVEfmt '),
+  Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0]),
+  Buffer.from('data'),
+  Buffer.from([0, 0, 0, 0]),
+]).toString('base64');
 
 function server(): McpServer {
   const s = new McpServer({ name: 'trustgate-conformance-server', version: '1.0.0' }, { capabilities: { logging: {} } });
@@ -29,6 +47,18 @@ function server(): McpServer {
     return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
   };
   s.registerTool('test_simple_text', { description: 'Simple text' }, () => text('This is a simple text response for testing.'));
+  s.registerTool('test_image_content', { description: 'An image' }, () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }));
+  s.registerTool('test_audio_content', { description: 'An audio clip' }, () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }));
+  s.registerTool('test_embedded_resource', { description: 'An embedded resource' }, () => ({
+    content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }],
+  }));
+  s.registerTool('test_multiple_content_types', { description: 'Text, an image and a resource' }, () => ({
+    content: [
+      { type: 'text', text: 'Multiple content types test:' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+      { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' } },
+    ],
+  }));
   s.registerTool('test_tool_with_logging', { description: 'Three log messages during the call' }, async (extra) => {
     for (const [i, data] of ['Tool execution started', 'Tool processing data', 'Tool execution completed'].entries()) {
       if (i > 0) await pause(50);
@@ -108,6 +138,50 @@ function server(): McpServer {
       // enumNames and untyped anyOf items are what the scenario asks for; the SDK's schema type has neither.
     } as unknown as ElicitRequest['params']),
   );
+
+  s.registerResource('static-text', 'test://static-text', { description: 'A text resource', mimeType: 'text/plain' }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
+  }));
+  s.registerResource('static-binary', 'test://static-binary', { description: 'A binary resource', mimeType: 'image/png' }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'image/png', blob: PNG }],
+  }));
+  s.registerResource('watched-resource', 'test://watched-resource', { description: 'A resource to subscribe to', mimeType: 'text/plain' }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'Watched.' }],
+  }));
+  s.registerResource('template', new ResourceTemplate('test://template/{id}/data', { list: undefined }), { description: 'Data by id', mimeType: 'application/json' }, (uri, { id }) => ({
+    contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${String(id)}` }) }],
+  }));
+  const subscribed = new Set<string>();
+  s.server.registerCapabilities({ resources: { subscribe: true } });
+  s.server.setRequestHandler(SubscribeRequestSchema, (req) => {
+    subscribed.add(req.params.uri);
+    return {};
+  });
+  s.server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    subscribed.delete(req.params.uri);
+    return {};
+  });
+
+  s.registerPrompt('test_simple_prompt', { description: 'A simple prompt' }, () => ({
+    messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
+  }));
+  s.registerPrompt(
+    'test_prompt_with_arguments',
+    { description: 'A prompt with two arguments', argsSchema: { arg1: completable(z.string().describe('First test argument'), (v) => [`${v}1`, `${v}2`]), arg2: z.string().describe('Second test argument') } },
+    ({ arg1, arg2 }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }] }),
+  );
+  s.registerPrompt('test_prompt_with_embedded_resource', { description: 'A prompt embedding a resource', argsSchema: { resourceUri: z.string() } }, ({ resourceUri }) => ({
+    messages: [
+      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+      { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
+    ],
+  }));
+  s.registerPrompt('test_prompt_with_image', { description: 'A prompt with an image' }, () => ({
+    messages: [
+      { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+      { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
+    ],
+  }));
   return s;
 }
 
