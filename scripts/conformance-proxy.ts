@@ -22,9 +22,9 @@
  *                         (default: @modelcontextprotocol/server-everything streamableHttp). The suite's
  *                         documented reference server is examples/servers/typescript/everything-server.ts of
  *                         its repository (not on npm): from a checkout, --server 'npx tsx everything-server.ts'
- *                         --cwd <that folder>. scripts/conformance-server.ts has the tools of the scenarios in
- *                         which the server asks the client during a call: --server 'node --import tsx
- *                         scripts/conformance-server.ts'.
+ *                         --cwd <that folder>. scripts/conformance-server.ts has the fixtures of every server
+ *                         scenario (tools of each content type and those that ask the client during a call,
+ *                         resources, prompts, completion): --server 'node --import tsx scripts/conformance-server.ts'.
  *   --cwd <dir>           working folder of --server
  *   --url <url>           an already running server instead of --server
  *   --policies <dir>      the proxy's policies (default: test/fixtures/mcp/policies/none, which decide nothing, so
