@@ -35,9 +35,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import autocannon from 'autocannon';
+import autocannon, { type Result } from 'autocannon';
 import { evaluateRequestText } from './fixtures.js';
-import { ROOT, cleanup, envNumber, fmt, machine, startEcho, startService, table } from './lib.js';
+import { ROOT, cleanup, envNumber, fmt, machine, startEcho, startService, table, type Proc } from './lib.js';
 
 interface CallFrame {
   functionName: string;
@@ -163,20 +163,8 @@ export function summarisePerf(script: string, hz: number, requests?: number, top
     }
     add(bucket, label);
   }
-  const ms = (n: number): string => fmt((n / hz) * 1000);
-  const pct = (n: number): string => `${fmt((n / samples) * 100, 1)}%`;
-  const perReq = (n: number): string => (requests ? fmt((n / hz / requests) * 1e6, 1) : '');
-  console.log(`perf: ${fmt(samples)} samples at ${hz} Hz of CPU time (${ms(samples)} ms on a CPU, every thread); percentages are of that\n`);
-  console.log(`top ${top} functions by self time:`);
-  table([['function  location:line', 'self ms', 'self %'], ...[...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, ms(v), pct(v)])]);
-  console.log('\nself time by where the code lives:');
-  table([['code', 'self ms', 'self %'], ...[...group].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => [k, ms(v), pct(v)])]);
-  console.log(`\nwhere the time goes (each sample once, by its innermost recognised stage)${requests ? `; ${fmt(requests)} requests` : ''}:`);
-  table([
-    ['stage', 'ms', '%', requests ? 'us/request (perf)' : ''],
-    ...[...bucket].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, ms(v), pct(v), perReq(v)]),
-    ['total on a CPU', ms(samples), '100%', perReq(samples)],
-  ]);
+  console.log(`perf: ${fmt(samples)} samples at ${hz} Hz of CPU time (${fmt((samples / hz) * 1000)} ms on a CPU, every thread); percentages are of that\n`);
+  report({ self, group, bucket }, { toMs: (n) => (n / hz) * 1000, total: samples, totalLabel: 'total on a CPU', perRequestUs: requests ? (n) => (n / hz / requests) * 1e6 : undefined, perRequestHeader: 'us/request (perf)', top, requests });
 }
 
 export function summarise(file: string, requests?: number, top = 30): void {
@@ -218,22 +206,32 @@ export function summarise(file: string, requests?: number, top = 30): void {
     bucket.set(label, (bucket.get(label) ?? 0) + dt);
   }
   const busy = total - idle;
-  const pct = (us: number): string => `${fmt((us / busy) * 100, 1)}%`;
-  const ms = (us: number): string => fmt(us / 1000);
-  console.log(`profile ${file}: ${ms(total)} ms sampled, ${ms(busy)} ms busy (${fmt((busy / total) * 100)}%), ${fmt(idle / 1000)} ms idle; percentages are of busy time\n`);
+  console.log(`profile ${file}: ${fmt(total / 1000)} ms sampled, ${fmt(busy / 1000)} ms busy (${fmt((busy / total) * 100)}%), ${fmt(idle / 1000)} ms idle; percentages are of busy time\n`);
+  report({ self, group, bucket }, { toMs: (us) => us / 1000, total: busy, totalLabel: 'total busy', perRequestUs: requests ? (us) => us / requests : undefined, perRequestHeader: 'us/request', top, requests });
+}
 
-  console.log(`top ${top} functions by self time:`);
-  table([['function  location:line', 'self ms', 'self %'], ...[...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, ms(v), pct(v)])]);
-
+/**
+ * The three tables both summaries print: top functions by self time, self
+ * time by where the code lives, and time per request-path stage. Amounts are
+ * in the summary's own unit (µs of a V8 profile, samples of perf).
+ */
+function report(
+  maps: { self: Map<string, number>; group: Map<string, number>; bucket: Map<string, number> },
+  o: { toMs: (v: number) => number; total: number; totalLabel: string; perRequestUs: ((v: number) => number) | undefined; perRequestHeader: string; top: number; requests: number | undefined },
+): void {
+  const ms = (v: number): string => fmt(o.toMs(v));
+  const pct = (v: number): string => `${fmt((v / o.total) * 100, 1)}%`;
+  const perReq = (v: number): string => (o.perRequestUs ? fmt(o.perRequestUs(v), 1) : '');
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  console.log(`top ${o.top} functions by self time:`);
+  table([['function  location:line', 'self ms', 'self %'], ...sorted(maps.self).slice(0, o.top).map(([k, v]) => [k, ms(v), pct(v)])]);
   console.log('\nself time by where the code lives:');
-  table([['code', 'self ms', 'self %'], ...[...group].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => [k, ms(v), pct(v)])]);
-
-  const perReq = (v: number): string => (requests ? fmt(v / requests, 1) : '');
-  console.log(`\nwhere the time goes (each sample once, by its innermost recognised stage)${requests ? `; ${fmt(requests)} requests` : ''}:`);
+  table([['code', 'self ms', 'self %'], ...sorted(maps.group).slice(0, 25).map(([k, v]) => [k, ms(v), pct(v)])]);
+  console.log(`\nwhere the time goes (each sample once, by its innermost recognised stage)${o.requests ? `; ${fmt(o.requests)} requests` : ''}:`);
   table([
-    ['stage', 'ms', '%', requests ? 'us/request' : ''],
-    ...[...bucket].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, ms(v), pct(v), perReq(v)]),
-    ['total busy', ms(busy), '100%', perReq(busy)],
+    ['stage', 'ms', '%', o.perRequestUs ? o.perRequestHeader : ''],
+    ...sorted(maps.bucket).map(([k, v]) => [k, ms(v), pct(v), perReq(v)]),
+    [o.totalLabel, ms(o.total), '100%', perReq(o.total)],
   ]);
 }
 
@@ -261,17 +259,8 @@ async function main(): Promise<void> {
   if (perf) return perfMain(echo, level, seconds, dir);
   const before = new Set(readdirSync(dir));
   const profArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
-  const svc = echo ? await startEcho(profArgs) : await startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, profArgs);
-  const body = evaluateRequestText();
-  const r = await autocannon({
-    url: `${svc.base}${echo ? '/echo' : '/v1/evaluate'}`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections: 10,
-    duration: seconds,
-  });
-  console.log(`load: ${fmt(r.requests.total)} requests, ${fmt(r.requests.total / r.duration)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors\n`);
+  const svc = await startTarget(echo, level, profArgs);
+  const r = await load(svc, echo, seconds);
   await svc.stop();
   const fresh = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile') && !before.has(f))
@@ -282,25 +271,48 @@ async function main(): Promise<void> {
   summarise(fresh[0]!, r.requests.total);
 }
 
+/** The service (one process) or the echo, started with `nodeArgs`. */
+function startTarget(echo: boolean, level: string, nodeArgs: string[]): Promise<Proc> {
+  return echo ? startEcho(nodeArgs) : startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, nodeArgs);
+}
+
+/** `seconds` of the ~4 KB fixture from 10 connections; the load line is printed unless `say` is false. */
+async function load(svc: Proc, echo: boolean, seconds: number, say = true): Promise<Result> {
+  const r = await autocannon({
+    url: `${svc.base}${echo ? '/echo' : '/v1/evaluate'}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: evaluateRequestText(),
+    connections: 10,
+    duration: seconds,
+  });
+  if (say) console.log(`load: ${fmt(r.requests.total)} requests, ${fmt(r.requests.total / r.duration)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors\n`);
+  return r;
+}
+
 /** PROFILE_TOOL=perf: see the top of this file. */
 async function perfMain(echo: boolean, level: string, seconds: number, dir: string): Promise<void> {
   const HZ = 2999;
   const args = ['--perf-basic-prof'];
-  const svc = echo ? await startEcho(args) : await startService({ LOG_LEVEL: level, TRUSTGATE_WORKERS: '1' }, args);
-  const load = (duration: number) =>
-    autocannon({ url: `${svc.base}${echo ? '/echo' : '/v1/evaluate'}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: evaluateRequestText(), connections: 10, duration });
+  const svc = await startTarget(echo, level, args);
   const data = join(dir, `perf-${svc.pid}.data`);
   try {
     // Warm: the JIT settles before the recording starts.
-    await load(3);
+    await load(svc, echo, 3, false);
     const rec = spawn('perf', ['record', '-q', '-F', String(HZ), '-g', '-p', String(svc.pid), '-o', data], { stdio: ['ignore', 'ignore', 'inherit'] });
-    const ended = new Promise<number | null>((resolve) => rec.on('exit', resolve));
-    rec.on('error', (err) => console.error(`perf record: ${err.message}`));
+    // A perf that cannot be started reports 'error' and may never report 'exit'.
+    const ended = new Promise<void>((resolve) => {
+      rec.on('exit', () => resolve());
+      rec.on('error', (err) => {
+        console.error(`perf record: ${err.message}`);
+        resolve();
+      });
+    });
     await new Promise((r) => setTimeout(r, 300));
-    const r = await load(seconds);
+    const r = await load(svc, echo, seconds);
     rec.kill('SIGINT');
-    if ((await ended) !== 0 && !statSync(data, { throwIfNoEntry: false })) throw new Error('perf record wrote nothing (is perf installed, and perf_event_paranoid <= 2?)');
-    console.log(`load: ${fmt(r.requests.total)} requests, ${fmt(r.requests.total / r.duration)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors\n`);
+    await ended;
+    if (!statSync(data, { throwIfNoEntry: false })) throw new Error('perf record wrote nothing (is perf installed, and perf_event_paranoid <= 2?)');
     // Symbols of the JIT code come from /tmp/perf-<pid>.map, which the process writes while it runs.
     const script = execFileSync('perf', ['script', '-i', data, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
     summarisePerf(script, HZ, r.requests.total);

@@ -151,16 +151,10 @@ function server(): McpServer {
   s.registerResource('template', new ResourceTemplate('test://template/{id}/data', { list: undefined }), { description: 'Data by id', mimeType: 'application/json' }, (uri, { id }) => ({
     contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${String(id)}` }) }],
   }));
-  const subscribed = new Set<string>();
+  // Subscriptions are accepted and answered `{}`: this server never changes a resource, so it has no update to send.
   s.server.registerCapabilities({ resources: { subscribe: true } });
-  s.server.setRequestHandler(SubscribeRequestSchema, (req) => {
-    subscribed.add(req.params.uri);
-    return {};
-  });
-  s.server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
-    subscribed.delete(req.params.uri);
-    return {};
-  });
+  s.server.setRequestHandler(SubscribeRequestSchema, () => ({}));
+  s.server.setRequestHandler(UnsubscribeRequestSchema, () => ({}));
 
   s.registerPrompt('test_simple_prompt', { description: 'A simple prompt' }, () => ({
     messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
