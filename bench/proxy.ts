@@ -9,7 +9,12 @@
  * (TRUSTGATE_PROXY_POLL_US=0, see src/bindings/proxy/poll.ts), so what
  * the polling buys and costs is measured in the same run; and gateway mode
  * (`trustgate proxy --config`) with two servers behind it, the calls taking
- * turns between `a__echo` and `b__echo`. Each round runs
+ * turns between `a__echo` and `b__echo`. Two more sides measure the floor
+ * of any relay on the machine (bench/relay-floor.ts): a process that pipes
+ * the bytes through unread, and one that passes each message between the
+ * SDK's stdio transports as it came, judging nothing. A third process on
+ * the path costs wake-ups and pipe hops whatever it does; the proxy's ratio
+ * to the SDK relay ("proxy / floor") is what judging itself costs. Each round runs
  * the sides one after the other with the same concurrency, in an order
  * that turns round by round, so drift on a shared machine favours none.
  * The ratio is proxied / direct throughput (target >= 0.5 for the proxy;
@@ -45,10 +50,11 @@ const policies = process.env.BENCH_POLICIES || join(ROOT, 'policies');
 const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const baseEnv = { ...(Object.fromEntries(Object.entries(process.env).filter((e) => e[1] !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' };
 
-type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway' | 'base';
+type Side = 'direct' | 'proxy' | 'proxy, no polling' | 'gateway' | 'pipe relay' | 'SDK relay' | 'base';
 const baseEnvOverrides = JSON.parse(process.env.BENCH_BASE_ENV ?? '{}') as Record<string, string>;
 const baseCli = process.env.BENCH_BASE_CLI ?? (process.env.BENCH_BASE_ENV ? join(ROOT, 'dist/cli.js') : undefined);
-const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway', ...(baseCli ? (['base'] as const) : [])];
+const SIDES: readonly Side[] = ['direct', 'proxy', 'proxy, no polling', 'gateway', 'pipe relay', 'SDK relay', ...(baseCli ? (['base'] as const) : [])];
+const floor = join(ROOT, 'bench/relay-floor.ts');
 
 /** The gateway's mcpServers file: server-everything twice, as `a` and `b`. */
 const configDir = mkdtempSync(join(tmpdir(), 'trustgate-bench-proxy-'));
@@ -65,10 +71,17 @@ interface Connected {
 
 async function connect(side: Side): Promise<Connected> {
   const cli = [side === 'base' ? baseCli! : join(ROOT, 'dist/cli.js'), 'proxy', '--policies', policies];
-  const args = side === 'direct' ? [everything] : side === 'gateway' ? [...cli, '--config', gatewayConfig] : [...cli, '--', process.execPath, everything];
+  const args =
+    side === 'direct'
+      ? [everything]
+      : side === 'gateway'
+        ? [...cli, '--config', gatewayConfig]
+        : side === 'pipe relay' || side === 'SDK relay'
+          ? ['--import', 'tsx', floor, side === 'pipe relay' ? 'pipe' : 'sdk', '--', process.execPath, everything]
+          : [...cli, '--', process.execPath, everything];
   const env = side === 'proxy, no polling' ? { ...baseEnv, TRUSTGATE_PROXY_POLL_US: '0' } : side === 'base' ? { ...baseEnv, ...baseEnvOverrides } : baseEnv;
   const client = new Client({ name: 'bench', version: '1' });
-  const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore', cwd: ROOT });
   await client.connect(transport);
   // As a host does: a tool the server did not list is denied by the shipped policies (session/deny-unlisted-tool).
   await client.listTools();
@@ -133,16 +146,17 @@ async function main(): Promise<void> {
     for (const c of connected) await measure(c, levels[0]!);
     console.log(`bench:proxy on ${machine()}: tools/call echo, ${seconds} s per side and round, policies ${policies}`);
     const summary: Array<Array<string | number>> = [
-      ['in flight', 'ratio', 'added p50 ms', 'ratio, no polling', 'added p50 ms, no polling', 'proxy CPU µs/call', 'no polling', 'ratio, gateway', 'added p50 ms, gateway', 'gateway CPU µs/call'],
+      ['in flight', 'ratio', 'added p50 ms', 'ratio, no polling', 'added p50 ms, no polling', 'proxy CPU µs/call', 'no polling', 'ratio, gateway', 'added p50 ms, gateway', 'gateway CPU µs/call', 'pipe relay', 'SDK relay', 'SDK relay CPU µs/call', 'proxy / floor'],
     ];
     const verdict: number[] = [];
     const gateway: number[] = [];
+    const floors: string[] = [];
     for (const concurrency of levels) {
       const rows: Array<Array<string | number>> = [
-        ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'gateway req/s', 'ratio', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'gateway p50 ms', 'proxy p99 ms'],
+        ['round', 'direct req/s', 'proxy req/s', 'ratio', 'no polling req/s', 'ratio', 'gateway req/s', 'ratio', 'pipe relay', 'SDK relay', 'direct p50 ms', 'proxy p50 ms', 'no polling p50 ms', 'gateway p50 ms', 'proxy p99 ms'],
       ];
       const base = { ratio: [] as number[], cpu: [] as number[] };
-      const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[], ratioGw: [] as number[], addedGw: [] as number[], cpuGw: [] as number[] };
+      const got = { ratio: [] as number[], added: [] as number[], ratioOff: [] as number[], addedOff: [] as number[], cpu: [] as number[], cpuOff: [] as number[], ratioGw: [] as number[], addedGw: [] as number[], cpuGw: [] as number[], ratioPipe: [] as number[], ratioSdk: [] as number[], cpuSdk: [] as number[], overFloor: [] as number[] };
       for (let r = 0; r < rounds; r++) {
         const run = new Map<Side, Run>();
         for (let k = 0; k < SIDES.length; k++) {
@@ -162,6 +176,12 @@ async function main(): Promise<void> {
         got.ratioGw.push(g.rps / d.rps);
         got.addedGw.push(g.p50 - d.p50);
         if (g.cpuPerCall !== undefined) got.cpuGw.push(g.cpuPerCall);
+        const pipe = run.get('pipe relay')!;
+        const sdk = run.get('SDK relay')!;
+        got.ratioPipe.push(pipe.rps / d.rps);
+        got.ratioSdk.push(sdk.rps / d.rps);
+        got.overFloor.push(p.rps / sdk.rps);
+        if (sdk.cpuPerCall !== undefined) got.cpuSdk.push(sdk.cpuPerCall);
         const b = run.get('base');
         if (b) {
           base.ratio.push(b.rps / d.rps);
@@ -176,6 +196,8 @@ async function main(): Promise<void> {
           (o.rps / d.rps).toFixed(2),
           g.rps.toFixed(0),
           (g.rps / d.rps).toFixed(2),
+          (pipe.rps / d.rps).toFixed(2),
+          (sdk.rps / d.rps).toFixed(2),
           d.p50.toFixed(3),
           p.p50.toFixed(3),
           o.p50.toFixed(3),
@@ -197,8 +219,13 @@ async function main(): Promise<void> {
         median(got.ratioGw).toFixed(2),
         median(got.addedGw).toFixed(3),
         us(got.cpuGw.length > 0 ? median(got.cpuGw) : undefined),
+        median(got.ratioPipe).toFixed(2),
+        median(got.ratioSdk).toFixed(2),
+        us(got.cpuSdk.length > 0 ? median(got.cpuSdk) : undefined),
+        median(got.overFloor).toFixed(2),
       ]);
       gateway.push(median(got.ratioGw));
+      floors.push(`${concurrency}: pipe ${median(got.ratioPipe).toFixed(2)}, SDK ${median(got.ratioSdk).toFixed(2)}`);
       if (baseCli) {
         console.log(`base (${baseCli} ${JSON.stringify(baseEnvOverrides)}) at ${concurrency} in flight: ratio ${median(base.ratio).toFixed(2)} (rounds ${base.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(base.cpu))} µs/call; this build ${median(got.ratio).toFixed(2)} (rounds ${got.ratio.map((r) => r.toFixed(2)).join(', ')}), CPU ${us(median(got.cpu))} µs/call`);
       }
@@ -206,6 +233,7 @@ async function main(): Promise<void> {
     console.log('\nmedians over the rounds');
     table(summary);
     console.log(`lowest median throughput ratio proxy/direct over ${levels.join(', ')} in flight: ${Math.min(...verdict).toFixed(2)} (target >= 0.5)`);
+    console.log(`floor of any relay on this machine (a third process judging nothing) / direct, median ratio by calls in flight: ${floors.join('; ')}`);
     console.log(`gateway (two servers behind one trustgate proxy --config) / direct, median ratio at ${levels.join(', ')} in flight: ${gateway.map((g) => g.toFixed(2)).join(', ')}`);
   } finally {
     await Promise.all(connected.map((c) => c.client.close()));
