@@ -104,12 +104,15 @@ const TRICKS = [
   'sampling',
   'sampling-context',
   'elicitation',
+  'meta-text',
+  'key-text',
+  'sampling-extra',
   'unknown-request',
   'unknown-notification',
   'answer-twice',
 ] as const;
 // (A result that is not an object is not JSON-RPC: the SDK's transport drops it before the relay sees it; test/bindings/relay.test.ts covers the relay.)
-const FINALS = ['plain', 'untrusted', 'task', 'error', 'input-required'] as const;
+const FINALS = ['plain', 'untrusted', 'task', 'error', 'input-required', 'input-extra'] as const;
 
 /** Read (with the tricks), then write; the property checks. */
 async function readThenWrite(plan: string[]): Promise<void> {

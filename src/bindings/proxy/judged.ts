@@ -16,14 +16,25 @@
  * keywords (`uri`, `mimeType`, `type`, `role`, `name`, cursors, tokens,
  * levels, ids): never free text.
  *
+ * Member names are read by the host too (a requested schema's property
+ * names are the labels of a form). A name is passed on only when it is a
+ * name: letters, digits and `_.-/:@$#+`, at most 128 characters (MCP's
+ * tool-name alphabet, widened for `_meta` keys and other scripts). A member
+ * whose name is anything else (spaces, punctuation, a sentence) is text no
+ * slot judges, and is withheld with its value. A `_meta`'s strings are
+ * slots too, but for the trust claim's (the core reads the claim); the
+ * message's own `_meta` goes out as the core forwarded it (the trust claim
+ * alone once an effect touched the message), never as the server sent it.
+ *
  * Pure: no transport, no session; the relay owns both.
  */
+import { TRUST_KEY } from '../../annotations/trust.js';
 import { hasOwn, isRecord } from '../../json/record.js';
 
 type Msg = Record<string, unknown>;
 
 /** Members whose strings are identifiers or keywords of the protocol, not text shown to a reader. */
-const KEYWORDS = new Set([
+export const KEYWORDS: ReadonlySet<string> = new Set([
   'uri',
   'uriTemplate',
   'mimeType',
@@ -77,9 +88,17 @@ export interface Judgeable {
   rebuild(forwarded: Msg): Msg;
   /** How many slots it has; 0: nothing of the server's text to judge. */
   slots: number;
+  /** How many members were withheld for a name that is not a name. */
+  withheld: number;
 }
 
 const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b.type === 'text' && typeof b.text === 'string' ? b.text : undefined);
+
+/** Of a `_meta`, what is the claim rather than text. */
+const CLAIM: ReadonlySet<string> = new Set([TRUST_KEY]);
+
+/** A member name passed on: an identifier, not a sentence (see the module comment). */
+const NAME = /^[\p{L}\p{N}_.\-/:@$#+]{1,128}$/u;
 
 /** What stands in a slot whose content Trustgate withholds and no rule's placeholder names. */
 const WITHHELD = '[content withheld by Trustgate]';
@@ -93,6 +112,8 @@ function clone<T>(v: T): T {
 
 class Builder {
   readonly slots: Slot[] = [];
+  /** Members withheld because their name is not a name. */
+  withheld = 0;
 
   /** A content block in place (`holder[key]`). */
   block(holder: Msg | unknown[], key: string | number): void {
@@ -141,7 +162,17 @@ class Builder {
     }
     if (!isRecord(v)) return;
     for (const k of Object.keys(v)) {
-      if (skip.has(k) || KEYWORDS.has(k) || k === '_meta') continue;
+      if (!NAME.test(k)) {
+        delete v[k];
+        this.withheld++;
+        continue;
+      }
+      if (skip.has(k) || KEYWORDS.has(k)) continue;
+      // `_meta` is read by the host too: its strings are text like any other, but for the trust claim, which the core reads.
+      if (k === '_meta') {
+        this.strings(v[k], CLAIM);
+        continue;
+      }
       if (typeof v[k] === 'string') this.text(v, k);
       else this.strings(v[k]);
     }
@@ -164,10 +195,15 @@ class Builder {
 }
 
 /** Messages of `role` + `content` (a block, or from 2025-11-25 a list of blocks). */
-function messages(b: Builder, list: unknown): void {
-  if (!Array.isArray(list)) return;
-  for (const m of list) {
-    if (!isRecord(m)) continue;
+function messages(b: Builder, list: unknown[]): void {
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
+    if (!isRecord(m)) {
+      // Not a message: whatever text it holds is judged as text.
+      if (typeof m === 'string') b.text(list, i);
+      else b.strings(m);
+      continue;
+    }
     if (Array.isArray(m.content)) for (let i = 0; i < m.content.length; i++) b.block(m.content, i);
     else if (m.content !== undefined) b.block(m, 'content');
     b.strings(m, new Set(['content']));
@@ -186,14 +222,19 @@ export function judgeable(method: string, payload: Msg): Judgeable {
   if (members) for (const k of members) if (hasOwn(payload, k) && payload[k] !== undefined) copy[k] = clone(payload[k]);
   const b = new Builder();
   switch (method) {
+    // A member of another shape than MCP's is judged as strings like any other: no member is passed over unjudged.
     case 'resources/read':
-      if (Array.isArray(copy.contents)) for (let i = 0; i < copy.contents.length; i++) b.resource(copy.contents, i);
-      b.strings(copy, new Set(['contents']));
+      if (Array.isArray(copy.contents)) {
+        for (let i = 0; i < copy.contents.length; i++) b.resource(copy.contents, i);
+        b.strings(copy, new Set(['contents']));
+      } else b.strings(copy);
       break;
     case 'prompts/get':
     case 'sampling/createMessage':
-      messages(b, copy.messages);
-      b.strings(copy, new Set(['messages']));
+      if (Array.isArray(copy.messages)) {
+        messages(b, copy.messages);
+        b.strings(copy, new Set(['messages']));
+      } else b.strings(copy);
       break;
     case 'notifications/message':
       b.json(copy, 'data');
@@ -207,10 +248,13 @@ export function judgeable(method: string, payload: Msg): Judgeable {
   return {
     result,
     slots: b.slots.length,
+    withheld: b.withheld,
     rebuild(forwarded) {
       const blocks = Array.isArray(forwarded.content) ? forwarded.content : [];
       b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isRecord(blocks[i]) ? blocks[i] : undefined));
-      if (hasOwn(copy, '_meta') && !hasOwn(forwarded, '_meta')) delete copy._meta;
+      // The core's `_meta`: what it kept of the message's claim (only the trust claim once an effect touched the message).
+      if (hasOwn(forwarded, '_meta') && forwarded._meta !== undefined) copy._meta = forwarded._meta;
+      else delete copy._meta;
       return copy;
     },
   };

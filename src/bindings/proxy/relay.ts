@@ -592,6 +592,7 @@ export class McpProxy {
    */
   async #judge(method: string, subject: string, payload: Msg, how: { ask: boolean; args?: Msg }): Promise<Judged> {
     const j = judgeable(method, payload);
+    if (j.withheld > 0) this.#o.log.warn({ method, members: j.withheld }, 'members whose names are not names were withheld');
     // Nothing of the server's text: nothing to judge (a ping, an empty list).
     if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result) };
     try {
@@ -662,7 +663,8 @@ export class McpProxy {
       }
       const j = await this.#judgeServerRequest(v.method, isRecord(v.params) ? v.params : {});
       if (!j.ok) return j;
-      out[k] = { ...v, params: j.payload };
+      // Of a request inside, only what MCP defines: its method and its judged params.
+      out[k] = { method: v.method, params: j.payload };
     }
     return { ok: true, payload: out };
   }
