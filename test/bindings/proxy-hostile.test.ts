@@ -107,6 +107,7 @@ const TRICKS = [
   'meta-text',
   'key-text',
   'sampling-extra',
+  'ping-text',
   'unknown-request',
   'unknown-notification',
   'answer-twice',

@@ -73,6 +73,9 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   'elicitation/create': ['message', 'requestedSchema', 'mode', 'url', 'elicitationId', 'task', '_meta'],
   'notifications/message': ['level', 'logger', 'data', '_meta'],
   'notifications/progress': ['progressToken', 'progress', 'total', 'message', '_meta'],
+  // Requests whose params MCP gives nothing but `_meta`.
+  ping: ['_meta'],
+  'roots/list': ['_meta'],
 };
 
 /** One judged piece of a message: its block, and how the forwarded block goes back in its place. */

@@ -649,7 +649,6 @@ export class McpProxy {
 
   /** A server request's params judged: sampling messages fenced when untrusted, its includeContext shown to policies. */
   #judgeServerRequest(method: string, params: Msg): Promise<Judged> {
-    if (method === 'ping' || method === 'roots/list') return Promise.resolve({ ok: true, payload: params });
     const args: Msg | undefined = method === 'sampling/createMessage' ? { includeContext: typeof params.includeContext === 'string' ? params.includeContext : 'none' } : undefined;
     return this.#judge(method, '', params, { ask: false, ...(args ? { args } : {}) });
   }

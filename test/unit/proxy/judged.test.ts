@@ -19,6 +19,8 @@ import { MCP_POLICIES } from '../../helpers/mcp.js';
 const TRUST = 'io.modelcontextprotocol/trust-annotations';
 const FENCED = /^<untrusted-content boundary="([^"]+)">\n[^]*\n<\/untrusted-content boundary="\1">$/;
 const METHODS = [
+  'ping',
+  'roots/list',
   'resources/read',
   'prompts/get',
   'completion/complete',
