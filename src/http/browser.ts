@@ -81,6 +81,32 @@ function loopbackHost(host: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || LOOPBACK_V4.test(name);
 }
 
+/** The headers a browser sends that tell where a request comes from. */
+export interface OriginHeaders {
+  origin?: string | string[] | undefined;
+  host?: string | undefined;
+  'sec-fetch-site'?: string | string[] | undefined;
+}
+
+/**
+ * Where a request stands as a browser request: `refused` when it comes from
+ * a web page of another origin (an Origin other than the service's own, see
+ * ownOrigin, or `Sec-Fetch-Site: cross-site`/`same-site`) that `allowed` does
+ * not list; `listed` when `allowed` lists its Origin. A request that carries
+ * neither header (not from a browser) is neither.
+ */
+export function browserOrigin(headers: OriginHeaders, allowed: ReadonlySet<string>): { refused: boolean; listed: boolean } {
+  const rawOrigin = headers.origin;
+  const site = headers['sec-fetch-site'];
+  if (rawOrigin === undefined && site === undefined) return { refused: false, listed: false };
+  const origin = typeof rawOrigin === 'string' ? rawOrigin.trim().toLowerCase() : undefined;
+  const listed = origin !== undefined && allowed.has(origin);
+  // An Origin header sent twice (an array) is no origin of the service's own.
+  const foreignOrigin = rawOrigin !== undefined && !listed && (origin === undefined || !ownOrigin(origin, headers.host));
+  const foreignSite = (site === 'cross-site' || site === 'same-site' || Array.isArray(site)) && !listed;
+  return { refused: foreignOrigin || foreignSite, listed };
+}
+
 export function registerBrowserGuard(app: FastifyInstance, config: Pick<Config, 'allowedOrigins'>): void {
   const allowed = new Set(config.allowedOrigins);
   app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
@@ -91,32 +117,25 @@ export function registerBrowserGuard(app: FastifyInstance, config: Pick<Config, 
       return;
     }
     const headers = request.headers;
-    const rawOrigin = headers.origin;
-    const site = headers['sec-fetch-site'];
-    if (rawOrigin !== undefined || site !== undefined) {
-      const origin = typeof rawOrigin === 'string' ? rawOrigin.trim().toLowerCase() : undefined;
-      const listed = origin !== undefined && allowed.has(origin);
-      const foreignOrigin = origin !== undefined && !listed && !ownOrigin(origin, headers.host);
-      const foreignSite = (site === 'cross-site' || site === 'same-site') && !listed;
-      if (foreignOrigin || foreignSite) {
-        answerError(request, reply, {
-          code: 'TG_ERR_CROSS_ORIGIN',
-          detail: 'requests from web pages of other origins are refused (TRUSTGATE_ALLOWED_ORIGINS lists the ones served)',
-        });
+    const { refused, listed } = browserOrigin(headers, allowed);
+    if (refused) {
+      answerError(request, reply, {
+        code: 'TG_ERR_CROSS_ORIGIN',
+        detail: 'requests from web pages of other origins are refused (TRUSTGATE_ALLOWED_ORIGINS lists the ones served)',
+      });
+      return;
+    }
+    if (listed) {
+      reply.header('access-control-allow-origin', headers.origin);
+      reply.header('vary', 'Origin');
+      if (request.method === 'OPTIONS') {
+        reply
+          .code(204)
+          .header('access-control-allow-methods', 'GET, POST')
+          .header('access-control-allow-headers', 'authorization, content-type')
+          .header('access-control-max-age', '600')
+          .send();
         return;
-      }
-      if (listed) {
-        reply.header('access-control-allow-origin', rawOrigin);
-        reply.header('vary', 'Origin');
-        if (request.method === 'OPTIONS') {
-          reply
-            .code(204)
-            .header('access-control-allow-methods', 'GET, POST')
-            .header('access-control-allow-headers', 'authorization, content-type')
-            .header('access-control-max-age', '600')
-            .send();
-          return;
-        }
       }
     }
     const type = mediaType(headers['content-type']);

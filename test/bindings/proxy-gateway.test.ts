@@ -8,13 +8,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ENV, EVERYTHING, FILESYSTEM, MCP_POLICIES } from '../helpers/mcp.js';
-import { freePort, ROOT } from '../helpers/process.js';
+import { childrenOf, freePort, ROOT } from '../helpers/process.js';
 
 const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'tg-gateway-'));
@@ -116,6 +117,49 @@ describe('gateway: several servers as one, one session', () => {
         await a.close();
         await b.close();
       }
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+
+  it('on Streamable HTTP: servers start for an initialize only, and none outlives a request that opened no session; web pages are refused', async () => {
+    const port = await freePort();
+    const servers = join(dir, 'one-server.json');
+    writeFileSync(servers, JSON.stringify({ mcpServers: { pages: { command: process.execPath, args: [HOSTILE] } }, trustgate: { policies: join(MCP_POLICIES, 'gateway') } }));
+    const child = spawn(process.execPath, [CLI, 'proxy', '--config', servers, '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    try {
+      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
+      // Requests that open no session: any other method, a batch, not JSON, an initialize the transport refuses (Accept), one from a web page.
+      const noSession = fc.oneof(
+        fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constantFrom('tools/list', 'tools/call', 'ping', 'notifications/initialized', 'initialise') }).map((m) => ({ body: JSON.stringify(m), headers: {} })),
+        fc.jsonValue().map((v) => ({ body: JSON.stringify(v), headers: {} })),
+        fc.string().map((t) => ({ body: t, headers: {} })),
+        fc.constant({ body: JSON.stringify([initialize]), headers: {} }),
+        fc.constant({ body: JSON.stringify(initialize), headers: { accept: 'application/json' } }),
+        fc.constantFrom('http://evil.example', `http://rebound.example:${port}`).map((origin) => ({ body: JSON.stringify(initialize), headers: { origin } })),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(noSession, { minLength: 1, maxLength: 6 }), async (requests) => {
+          for (const r of requests) expect((await post(r.body, r.headers)).status).toBeGreaterThanOrEqual(400);
+          // What a refused request started is stopped, and nothing else was: the gateway has no server process running.
+          await expect.poll(() => childrenOf(child.pid!).length, { timeout: 10_000 }).toBe(0);
+        }),
+        { numRuns: 15 },
+      );
+      const page = await post(JSON.stringify(initialize), { origin: 'http://evil.example' });
+      expect(page.status).toBe(403);
+      // A host connection starts the servers; its own origin (a loopback name) is not a web page's.
+      const host = await post(JSON.stringify(initialize), { origin: `http://127.0.0.1:${port}` });
+      expect(host.status).toBe(200);
+      await expect.poll(() => childrenOf(child.pid!).length, { timeout: 10_000 }).toBe(1);
     } finally {
       child.kill('SIGTERM');
       await exited;

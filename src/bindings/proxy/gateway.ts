@@ -39,6 +39,8 @@ import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason } from './relay.js';
+import { browserOrigin } from '../../http/browser.js';
+import { isRecord } from '../../json/record.js';
 
 /** What the gateway asks of the process it runs in (src/main/proxy.ts gives it). */
 export interface GatewayHost {
@@ -60,6 +62,53 @@ export interface GatewayOptions {
   poll: IdlePoll;
   onDrop: (reason: DropReason) => void;
   host: GatewayHost;
+}
+
+/** Host connections one gateway on Streamable HTTP serves at once: each starts every server of the file. */
+export const MAX_CONNECTIONS = 64;
+/** The largest initialize request read before a connection's servers are started. */
+const MAX_INITIALIZE_BYTES = 1 << 20;
+/** No web page's origin is served (the gateway has no TRUSTGATE_ALLOWED_ORIGINS of its own). */
+const NO_ORIGINS: ReadonlySet<string> = new Set();
+
+/** A JSON-RPC error answer over HTTP, with no session. */
+function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
+  // A body too large is not read to its end: the connection closes once this answer is sent.
+  res.writeHead(status, { 'content-type': 'application/json', ...(status === 413 ? { connection: 'close' } : {}) }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+}
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The body of a request that opens a connection, parsed: the initialize request, or undefined when it is not one. */
+function readInitialize(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (size > MAX_INITIALIZE_BYTES) return;
+      size += chunk.length;
+      if (size > MAX_INITIALIZE_BYTES) reject(new BodyError(413, `an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`));
+      else chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size > MAX_INITIALIZE_BYTES) return;
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return reject(new BodyError(400, 'the body is not JSON'));
+      }
+      resolve(isRecord(body) && body.method === 'initialize' && 'id' in body ? body : undefined);
+    });
+  });
 }
 
 /** `<name>__<tool>`: server names hold no `__` (options.ts), so the first `__` splits. */
@@ -207,42 +256,54 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
   // Streamable HTTP: one gateway (and one session, unless --session) per host connection.
   const { host, port } = o.args.listen;
   const connections = new Map<string, { transport: StreamableHTTPServerTransport; gateway: Gateway }>();
+  /** Connections whose initialize is being answered: counted against the cap before they have a session id. */
+  let starting = 0;
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mcp') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
       return;
     }
+    // A web page the user opens may not drive the gateway, under its own name pointed at this address (DNS rebinding) or any other.
+    if (browserOrigin(req.headers, NO_ORIGINS).refused) return refuse(res, 403, 'requests from web pages are refused');
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const c = connections.get(sid);
-      if (!c) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'unknown session' } }));
-        return;
-      }
+      if (!c) return refuse(res, 404, 'unknown session', -32001);
       void c.transport.handleRequest(req, res);
       return;
     }
-    if (req.method !== 'POST') {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'start a session with initialize' } }));
-      return;
-    }
-    const gateway = new Gateway(o);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void connections.set(id, { transport, gateway }),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) connections.delete(transport.sessionId);
-      void gateway.close();
-    };
-    gateway
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((err: unknown) => {
-        log.error({ err: (err as Error).message }, 'could not start a gateway connection');
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: (err as Error).message } }));
-      });
+    if (req.method !== 'POST') return refuse(res, 400, 'start a session with initialize');
+    // Servers are started for a host connection only: for an initialize request, and within the cap.
+    void readInitialize(req).then(
+      (body) => {
+        if (body === undefined) return refuse(res, 400, 'start a session with initialize');
+        if (connections.size + starting >= MAX_CONNECTIONS) return refuse(res, 503, `this gateway serves at most ${MAX_CONNECTIONS} host connections at once`);
+        starting++;
+        const gateway = new Gateway(o);
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void connections.set(id, { transport, gateway }),
+        });
+        transport.onclose = () => {
+          if (transport.sessionId) connections.delete(transport.sessionId);
+          void gateway.close();
+        };
+        gateway
+          .connect(transport)
+          .then(() => transport.handleRequest(req, res, body))
+          .catch((err: unknown) => {
+            log.error({ err: (err as Error).message }, 'could not start a gateway connection');
+            if (!res.headersSent) refuse(res, 502, (err as Error).message, -32603);
+          })
+          .finally(() => {
+            starting--;
+            // An initialize the transport did not accept opened no session: nothing will ever use these servers.
+            if (transport.sessionId === undefined || !connections.has(transport.sessionId)) void gateway.close();
+          });
+      },
+      (err: unknown) => refuse(res, err instanceof BodyError ? err.status : 400, (err as Error).message, -32700),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
