@@ -63,6 +63,11 @@ export function ownOrigin(origin: string, host: string | undefined): boolean {
 
 const LOOPBACK_V4 = /^127\.(?:\d{1,3})\.(?:\d{1,3})\.(?:\d{1,3})$/;
 
+/** Whether a bind address (no port) is on the loopback interface only. */
+export function loopbackAddress(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
 /** A Host header (`name[:port]`, `[v6][:port]`) that names the loopback interface. */
 function loopbackHost(host: string): boolean {
   let name = host;

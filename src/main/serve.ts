@@ -19,13 +19,10 @@ import { loggerOptions } from '../logger.js';
 import { TurnBatchedDestination, WorkerLogDestination } from './log-destinations.js';
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
+import { loopbackAddress } from '../http/browser.js';
 import { openPrimaryStore, openSessionStore, openWorkerStore } from './stores.js';
 import { checkSessionStore, hangups, loadFirstPolicies, startConfig } from './start.js';
 import type { SessionStore } from '../session/store.js';
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
 
 /** Build the app, route the signals, listen. */
 async function serve(
@@ -111,7 +108,7 @@ async function main(): Promise<void> {
   // This process's log is its standard output: a refusal is logged too.
   if (!(await loadFirstPolicies(store, config.policyDir, { log, exit, logFatal: true }))) return;
   if (!(await checkSessionStore(config, { log, exit, logFatal: true }))) return;
-  if (!isLoopback(config.host) && config.token === undefined) {
+  if (!loopbackAddress(config.host) && config.token === undefined) {
     log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
   }
   if (workers > 1) {

@@ -39,7 +39,7 @@ import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason } from './relay.js';
-import { browserOrigin } from '../../http/browser.js';
+import { browserOrigin, loopbackAddress } from '../../http/browser.js';
 import { isRecord } from '../../json/record.js';
 
 /** What the gateway asks of the process it runs in (src/main/proxy.ts gives it). */
@@ -312,6 +312,7 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
   const address = http.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
   log.info({ url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`, servers: o.args.servers.map((s) => s.name) }, 'gateway listening');
+  if (!loopbackAddress(host)) log.warn({ host }, 'listening on a non-loopback address: anyone who can reach it can call the tools of every server in the file');
   proc.say(`trustgate proxy: gateway listening on http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`);
   proc.onStop(() => {
     void Promise.allSettled([...connections.values()].map((c) => c.gateway.close())).then(() => proc.exit(0));
