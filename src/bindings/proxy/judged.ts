@@ -18,13 +18,14 @@
  *
  * Member names are read by the host too (a requested schema's property
  * names are the labels of a form). A name is passed on only when it is a
- * name: letters, digits and `_.-/:@$#+`, at most 128 characters (MCP's
- * tool-name alphabet, widened for `_meta` keys and other scripts). A member
- * whose name is anything else (spaces, punctuation, a sentence) is text no
- * slot judges, and is withheld with its value. A `_meta`'s strings are
- * slots too, but for the trust claim's (the core reads the claim); the
- * message's own `_meta` goes out as the core forwarded it (the trust claim
- * alone once an effect touched the message), never as the server sent it.
+ * name: letters (with their marks), digits and `_.-/:@$#+`, at most 128
+ * characters (MCP's tool-name alphabet, widened for `_meta` keys and
+ * other scripts). A member whose name is anything else (spaces,
+ * punctuation, a sentence) is text no slot judges, and is withheld with
+ * its value. A `_meta`'s strings are slots too, but for the trust claim's
+ * (the core reads the claim); the message's own `_meta` goes out as the
+ * core forwarded it (the trust claim alone once an effect touched the
+ * message), never as the server sent it.
  *
  * Pure: no transport, no session; the relay owns both.
  */
@@ -101,7 +102,7 @@ const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b
 const CLAIM: ReadonlySet<string> = new Set([TRUST_KEY]);
 
 /** A member name passed on: an identifier, not a sentence (see the module comment). */
-const NAME = /^[\p{L}\p{N}_.\-/:@$#+]{1,128}$/u;
+const NAME = /^[\p{L}\p{M}\p{N}_.\-/:@$#+]{1,128}$/u;
 
 /** What stands in a slot whose content Trustgate withholds and no rule's placeholder names. */
 const WITHHELD = '[content withheld by Trustgate]';
@@ -207,7 +208,7 @@ function messages(b: Builder, list: unknown[]): void {
       else b.strings(m);
       continue;
     }
-    if (Array.isArray(m.content)) for (let i = 0; i < m.content.length; i++) b.block(m.content, i);
+    if (Array.isArray(m.content)) for (let j = 0; j < m.content.length; j++) b.block(m.content, j);
     else if (m.content !== undefined) b.block(m, 'content');
     b.strings(m, new Set(['content']));
   }
