@@ -22,6 +22,7 @@ function envOverrides(a: ProxyArgs): Record<string, string> {
   const env: Record<string, string> = {};
   if (a.store !== undefined) env.TRUSTGATE_SESSION_STORE = a.store;
   if (a.pollUs !== undefined) env.TRUSTGATE_PROXY_POLL_US = a.pollUs;
+  if (a.sessionTtl !== undefined) env.TRUSTGATE_SESSION_TTL = a.sessionTtl;
   return env;
 }
 

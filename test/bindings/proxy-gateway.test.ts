@@ -166,6 +166,51 @@ describe('gateway: several servers as one, one session', () => {
     }
   }, 120_000);
 
+  it('on Streamable HTTP: a connection left idle for a whole session TTL is closed and its servers stopped; one a host holds open is kept', async () => {
+    const port = await freePort();
+    const servers = join(dir, 'idle-servers.json');
+    const serverLog = join(dir, 'idle-server.jsonl');
+    writeFileSync(serverLog, '');
+    writeFileSync(servers, JSON.stringify({ mcpServers: { pages: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_LOG: serverLog } } }, trustgate: { policies: join(MCP_POLICIES, 'gateway') } }));
+    const child = spawn(process.execPath, [CLI, 'proxy', '--config', servers, '--session-ttl', '2', '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const url = `http://127.0.0.1:${port}/mcp`;
+    try {
+      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
+      // A host that initialized and went away without DELETE: its server is stopped once the TTL has passed.
+      const init = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+      expect(init.status).toBe(200);
+      await init.text();
+      const gone = init.headers.get('mcp-session-id')!;
+      // The connection's server was started (it was asked to initialize), and is stopped once the TTL has passed.
+      expect(readFileSync(serverLog, 'utf8')).toContain('"initialize"');
+      await expect.poll(() => childrenOf(child.pid!).length, { timeout: 15_000 }).toBe(0);
+      const late = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': gone }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+      expect(late.status).toBe(404);
+      // A host that holds its stream open is using its connection, however long it waits between calls.
+      const client = new Client({ name: 'held', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      try {
+        await client.listTools();
+        await new Promise((r) => setTimeout(r, 4_000));
+        expect(childrenOf(child.pid!).length).toBe(1);
+        const r = await client.callTool({ name: 'pages__read', arguments: {} });
+        expect(r.isError).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+
   it('refuses a config file it cannot use, in one line, exit 2', async () => {
     const { spawnSync } = await import('node:child_process');
     const bad = join(dir, 'bad.json');

@@ -71,6 +71,16 @@ const MAX_INITIALIZE_BYTES = 1 << 20;
 /** No web page's origin is served (the gateway has no TRUSTGATE_ALLOWED_ORIGINS of its own). */
 const NO_ORIGINS: ReadonlySet<string> = new Set();
 
+/** A host connection of the HTTP front. */
+interface Connection {
+  transport: StreamableHTTPServerTransport;
+  gateway: Gateway;
+  /** Requests of it being answered (a GET stream stays open as long as the host holds it). */
+  open: number;
+  /** When it was last used (ms). */
+  seen: number;
+}
+
 /** A JSON-RPC error answer over HTTP, with no session. */
 function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
   // A body too large is not read to its end: the connection closes once this answer is sent.
@@ -255,7 +265,28 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
   }
   // Streamable HTTP: one gateway (and one session, unless --session) per host connection.
   const { host, port } = o.args.listen;
-  const connections = new Map<string, { transport: StreamableHTTPServerTransport; gateway: Gateway }>();
+  const connections = new Map<string, Connection>();
+  // A connection no host has used for a whole session TTL (no request, no stream open) is over, as its session would be:
+  // it is closed and its servers stopped, so hosts that went away without DELETE do not hold the cap for good.
+  const idleMs = o.binding.config.sessionTtlSeconds * 1000;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const c of connections.values()) if (c.open === 0 && now - c.seen >= idleMs) void c.transport.close();
+    },
+    Math.min(60_000, Math.max(250, idleMs / 4)),
+  );
+  sweep.unref();
+  /** Serve one request of a connection, counting it (and the stream it may hold open) as use. */
+  const serve = (c: Connection, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
+    c.open++;
+    c.seen = Date.now();
+    res.once('close', () => {
+      c.open--;
+      c.seen = Date.now();
+    });
+    return c.transport.handleRequest(req, res, body);
+  };
   /** Connections whose initialize is being answered: counted against the cap before they have a session id. */
   let starting = 0;
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -270,7 +301,7 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
     if (typeof sid === 'string') {
       const c = connections.get(sid);
       if (!c) return refuse(res, 404, 'unknown session', -32001);
-      void c.transport.handleRequest(req, res);
+      void serve(c, req, res);
       return;
     }
     if (req.method !== 'POST') return refuse(res, 400, 'start a session with initialize');
@@ -283,15 +314,16 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
         const gateway = new Gateway(o);
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => void connections.set(id, { transport, gateway }),
+          onsessioninitialized: (id) => void connections.set(id, c),
         });
+        const c: Connection = { transport, gateway, open: 0, seen: Date.now() };
         transport.onclose = () => {
           if (transport.sessionId) connections.delete(transport.sessionId);
           void gateway.close();
         };
         gateway
           .connect(transport)
-          .then(() => transport.handleRequest(req, res, body))
+          .then(() => serve(c, req, res, body))
           .catch((err: unknown) => {
             log.error({ err: (err as Error).message }, 'could not start a gateway connection');
             if (!res.headersSent) refuse(res, 502, (err as Error).message, -32603);

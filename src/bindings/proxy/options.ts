@@ -20,6 +20,8 @@ options:
                       host given one id share what the conversation was shown
   --store <store>     memory or redis://host:port/db (TRUSTGATE_SESSION_STORE)
   --poll-us <n>       microseconds to keep polling after a message, 0 for none (TRUSTGATE_PROXY_POLL_US)
+  --session-ttl <s>   seconds a session lives after its last use; with --listen, a host connection
+                      idle that long is closed (TRUSTGATE_SESSION_TTL)
   --user-audience     the host shows blocks of audience ["user"] to its user only, never to
                       the model: forward them (default: such blocks are dropped)
   --header 'N: v'     a header on every request to an --upstream server
@@ -41,6 +43,8 @@ export interface ProxyArgs {
   session?: string;
   store?: string;
   pollUs?: string;
+  /** Seconds a session lives after its last use (checked where the configuration is read). */
+  sessionTtl?: string;
   userAudience: boolean;
   /** Set with --config: the host sees every server as one, tools named `<name>__<tool>`. */
   gateway: boolean;
@@ -82,7 +86,7 @@ function withAuthorization(headers: Record<string, string>, env: NodeJS.ProcessE
   return headers;
 }
 
-const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store', '--poll-us', '--upstream', '--header', '--config', '--listen']);
+const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen']);
 
 /**
  * Reads the command line. Options come first; the server's command starts
@@ -129,6 +133,7 @@ export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<str
   if (opt('--policies') !== undefined) out.policies = opt('--policies');
   if (opt('--store') !== undefined) out.store = opt('--store');
   if (opt('--poll-us') !== undefined) out.pollUs = opt('--poll-us');
+  if (opt('--session-ttl') !== undefined) out.sessionTtl = opt('--session-ttl');
   const session = opt('--session') ?? (env.TRUSTGATE_PROXY_SESSION || undefined);
   if (session !== undefined) out.session = session;
   if (opt('--listen') !== undefined) out.listen = listenOf(opt('--listen')!);
@@ -171,7 +176,7 @@ function listenOf(raw: string): { host: string; port: number } {
  * The `--config` file: `{"mcpServers": {"<name>": {"command", "args",
  * "env", "cwd"} | {"url", "headers"}}, "trustgate": {...}}`. The optional
  * `trustgate` member holds the proxy's own settings (`policies`, `store`,
- * `session`, `pollUs`, `userAudience`, `listen`); a flag given on the command
+ * `session`, `pollUs`, `sessionTtl`, `userAudience`, `listen`); a flag given on the command
  * line wins over it.
  */
 function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void {
@@ -187,7 +192,7 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
   const own = doc.trustgate;
   if (own !== undefined) {
     if (!isRecord(own)) throw new UsageError(`${where}: "trustgate" must be an object`);
-    const known = new Set(['policies', 'store', 'session', 'pollUs', 'userAudience', 'listen']);
+    const known = new Set(['policies', 'store', 'session', 'pollUs', 'sessionTtl', 'userAudience', 'listen']);
     for (const k of Object.keys(own)) if (!known.has(k)) throw new UsageError(`${where}: unknown setting "trustgate.${k.slice(0, 64)}" (settings: ${[...known].join(', ')})`);
     const str = (k: string): string | undefined => {
       if (own[k] === undefined) return undefined;
@@ -197,9 +202,10 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
     out.policies ??= str('policies');
     out.store ??= str('store');
     out.session ??= str('session');
-    if (own.pollUs !== undefined) {
-      if (typeof own.pollUs !== 'number' && typeof own.pollUs !== 'string') throw new UsageError(`${where}: "trustgate.pollUs" must be a number`);
-      out.pollUs ??= String(own.pollUs);
+    for (const k of ['pollUs', 'sessionTtl'] as const) {
+      if (own[k] === undefined) continue;
+      if (typeof own[k] !== 'number' && typeof own[k] !== 'string') throw new UsageError(`${where}: "trustgate.${k}" must be a number`);
+      out[k] ??= String(own[k]);
     }
     if (own.userAudience !== undefined) {
       if (typeof own.userAudience !== 'boolean') throw new UsageError(`${where}: "trustgate.userAudience" must be true or false`);

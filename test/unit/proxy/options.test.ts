@@ -33,11 +33,11 @@ describe('trustgate proxy options', () => {
     expect(parseProxyArgs(['--upstream', 'https://x.example/mcp?q=1'], {}).servers[0]!.name).toBe('https://x.example/mcp');
   });
 
-  it('--session, else TRUSTGATE_PROXY_SESSION; --store, --poll-us and --user-audience are read', () => {
+  it('--session, else TRUSTGATE_PROXY_SESSION; --store, --poll-us, --session-ttl and --user-audience are read', () => {
     expect(parseProxyArgs(['srv'], { TRUSTGATE_PROXY_SESSION: 'host-1' }).session).toBe('host-1');
     expect(parseProxyArgs(['--session', 'mine', 'srv'], { TRUSTGATE_PROXY_SESSION: 'host-1' }).session).toBe('mine');
-    const a = parseProxyArgs(['--store', 'redis://h:1/2', '--poll-us', '0', '--user-audience', 'srv'], {});
-    expect(a).toMatchObject({ store: 'redis://h:1/2', pollUs: '0', userAudience: true });
+    const a = parseProxyArgs(['--store', 'redis://h:1/2', '--poll-us', '0', '--session-ttl', '600', '--user-audience', 'srv'], {});
+    expect(a).toMatchObject({ store: 'redis://h:1/2', pollUs: '0', sessionTtl: '600', userAudience: true });
   });
 
   it.each([
@@ -56,7 +56,7 @@ describe('trustgate proxy options', () => {
   });
 
   it('any command line is read or refused with a usage error, never another error', () => {
-    const word = fc.oneof(fc.constantFrom('--', '--policies', '--name', '--session', '--store', '--poll-us', '--upstream', '--header', '--config', '--listen', '--help', '--user-audience', '-x', 'srv', 'http://h/mcp', 'a: b', '127.0.0.1:80'), fc.string({ maxLength: 8 }));
+    const word = fc.oneof(fc.constantFrom('--', '--policies', '--name', '--session', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen', '--help', '--user-audience', '-x', 'srv', 'http://h/mcp', 'a: b', '127.0.0.1:80'), fc.string({ maxLength: 8 }));
     fc.assert(
       fc.property(fc.array(word, { maxLength: 8 }), (argv) => {
         try {
@@ -75,11 +75,11 @@ describe('trustgate proxy --config', () => {
   it('reads servers of both kinds and the trustgate settings; a flag wins over the file', () => {
     const p = file({
       mcpServers: { fs: { command: 'npx', args: ['-y', 'fs'], env: { A: '1' } }, gh: { url: 'https://api.example/mcp', headers: { Authorization: 'Bearer t' } } },
-      trustgate: { policies: '/p', store: 'memory', session: 's', pollUs: 0, userAudience: true },
+      trustgate: { policies: '/p', store: 'memory', session: 's', pollUs: 0, sessionTtl: 3600, userAudience: true },
     });
     const a = parseProxyArgs(['--config', p, '--policies', '/mine'], { B: '2' });
     expect(a.gateway).toBe(true);
-    expect(a).toMatchObject({ policies: '/mine', store: 'memory', session: 's', pollUs: '0', userAudience: true });
+    expect(a).toMatchObject({ policies: '/mine', store: 'memory', session: 's', pollUs: '0', sessionTtl: '3600', userAudience: true });
     expect(a.servers[0]).toMatchObject({ name: 'fs', command: 'npx', args: ['-y', 'fs'], env: { A: '1', B: '2' } });
     expect(a.servers[1]).toMatchObject({ name: 'gh', headers: { authorization: 'Bearer t' } });
   });
