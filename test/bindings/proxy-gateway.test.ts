@@ -41,6 +41,26 @@ function config(extra: Record<string, unknown> = {}): string {
 
 const text = (r: unknown): string => JSON.stringify(r);
 
+/** `trustgate proxy --config <file> [args] --listen 127.0.0.1:<free port>`, once it listens; `stop` ends it. */
+async function listening(file: string, args: string[] = []) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'proxy', '--config', file, ...args, '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += String(d)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { pid: child.pid!, port, url: `http://127.0.0.1:${port}/mcp`, stop };
+}
+
 describe('gateway: several servers as one, one session', () => {
   it('lists every server tools as <name>__<tool>; untrusted text read through one makes a write on another ask first', async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--config', config()], env: { ...ENV, LOG_LEVEL: 'info' }, cwd: ROOT, stderr: 'pipe' });
@@ -88,14 +108,9 @@ describe('gateway: several servers as one, one session', () => {
   }, 120_000);
 
   it('serves Streamable HTTP with --listen, one session per host connection', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'proxy', '--config', config(), '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += String(d)));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const gw = await listening(config());
     try {
-      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
-      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      const url = new URL(gw.url);
       const a = new Client({ name: 'a', version: '1' }, { capabilities: { elicitation: {} } });
       a.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
       const b = new Client({ name: 'b', version: '1' }, { capabilities: { elicitation: {} } });
@@ -118,25 +133,19 @@ describe('gateway: several servers as one, one session', () => {
         await b.close();
       }
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await gw.stop();
     }
   }, 120_000);
 
   it('on Streamable HTTP: servers start for an initialize only, and none outlives a request that opened no session; web pages are refused', async () => {
-    const port = await freePort();
     const servers = join(dir, 'one-server.json');
     writeFileSync(servers, JSON.stringify({ mcpServers: { pages: { command: process.execPath, args: [HOSTILE] } }, trustgate: { policies: join(MCP_POLICIES, 'gateway') } }));
-    const child = spawn(process.execPath, [CLI, 'proxy', '--config', servers, '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += String(d)));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const url = `http://127.0.0.1:${port}/mcp`;
+    const gw = await listening(servers);
+    const { port, url } = gw;
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body }).then(async (r) => ({ status: r.status, text: await r.text() }));
     try {
-      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
       // Requests that open no session: any other method, a batch, not JSON, an initialize the transport refuses (Accept), one from a web page.
       const noSession = fc.oneof(
         fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constantFrom('tools/list', 'tools/call', 'ping', 'notifications/initialized', 'initialise') }).map((m) => ({ body: JSON.stringify(m), headers: {} })),
@@ -150,7 +159,7 @@ describe('gateway: several servers as one, one session', () => {
         fc.asyncProperty(fc.array(noSession, { minLength: 1, maxLength: 6 }), async (requests) => {
           for (const r of requests) expect((await post(r.body, r.headers)).status).toBeGreaterThanOrEqual(400);
           // What a refused request started is stopped, and nothing else was: the gateway has no server process running.
-          await expect.poll(() => childrenOf(child.pid!).length, { timeout: 10_000 }).toBe(0);
+          await expect.poll(() => childrenOf(gw.pid).length, { timeout: 10_000 }).toBe(0);
         }),
         { numRuns: 15 },
       );
@@ -159,26 +168,20 @@ describe('gateway: several servers as one, one session', () => {
       // A host connection starts the servers; its own origin (a loopback name) is not a web page's.
       const host = await post(JSON.stringify(initialize), { origin: `http://127.0.0.1:${port}` });
       expect(host.status).toBe(200);
-      await expect.poll(() => childrenOf(child.pid!).length, { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => childrenOf(gw.pid).length, { timeout: 10_000 }).toBe(1);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await gw.stop();
     }
   }, 120_000);
 
   it('on Streamable HTTP: a connection left idle for a whole session TTL is closed and its servers stopped; one a host holds open is kept', async () => {
-    const port = await freePort();
     const servers = join(dir, 'idle-servers.json');
     const serverLog = join(dir, 'idle-server.jsonl');
     writeFileSync(serverLog, '');
     writeFileSync(servers, JSON.stringify({ mcpServers: { pages: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_LOG: serverLog } } }, trustgate: { policies: join(MCP_POLICIES, 'gateway') } }));
-    const child = spawn(process.execPath, [CLI, 'proxy', '--config', servers, '--session-ttl', '2', '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += String(d)));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const url = `http://127.0.0.1:${port}/mcp`;
+    const gw = await listening(servers, ['--session-ttl', '2']);
+    const url = gw.url;
     try {
-      await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
       // A host that initialized and went away without DELETE: its server is stopped once the TTL has passed.
       const init = await fetch(url, {
         method: 'POST',
@@ -190,7 +193,7 @@ describe('gateway: several servers as one, one session', () => {
       const gone = init.headers.get('mcp-session-id')!;
       // The connection's server was started (it was asked to initialize), and is stopped once the TTL has passed.
       expect(readFileSync(serverLog, 'utf8')).toContain('"initialize"');
-      await expect.poll(() => childrenOf(child.pid!).length, { timeout: 15_000 }).toBe(0);
+      await expect.poll(() => childrenOf(gw.pid).length, { timeout: 15_000 }).toBe(0);
       const late = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': gone }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
       expect(late.status).toBe(404);
       // A host that holds its stream open is using its connection, however long it waits between calls.
@@ -199,15 +202,14 @@ describe('gateway: several servers as one, one session', () => {
       try {
         await client.listTools();
         await new Promise((r) => setTimeout(r, 4_000));
-        expect(childrenOf(child.pid!).length).toBe(1);
+        expect(childrenOf(gw.pid).length).toBe(1);
         const r = await client.callTool({ name: 'pages__read', arguments: {} });
         expect(r.isError).toBeFalsy();
       } finally {
         await client.close();
       }
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await gw.stop();
     }
   }, 120_000);
 
