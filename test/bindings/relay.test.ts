@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { McpProxy } from '../../src/bindings/proxy/relay.js';
+import { MAX_PASSED, McpProxy } from '../../src/bindings/proxy/relay.js';
 import { loadConfig } from '../../src/config.js';
 import { createDecisionCore } from '../../src/decision/core.js';
 import { PolicyStore } from '../../src/policy/reload.js';
@@ -81,6 +81,36 @@ describe('proxy relay against a misbehaving server', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(drops).toEqual(['unknown-id', 'unknown-id', 'repeated', 'repeated']);
     expect(answered).toBe(total);
+    await proxy.close();
+  });
+
+  it("the server's requests waiting on the host are bounded: past MAX_PASSED one is refused to the server, and an answer makes room", async () => {
+    const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
+    await store.load();
+    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }) });
+    const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
+    const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
+    const toServer: Msg[] = [];
+    upEnd.onmessage = (m) => void toServer.push(m as Msg);
+    const toHost: Msg[] = [];
+    hostEnd.onmessage = (m) => void toHost.push(m as Msg);
+    await upEnd.start();
+    await hostEnd.start();
+    const drops: string[] = [];
+    const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, onDrop: (r) => drops.push(r) });
+    await proxy.start();
+    // All at once, as a hostile server would: none is judged before the next arrives.
+    const burst = MAX_PASSED + 50;
+    await Promise.all(Array.from({ length: burst }, (_, i) => upEnd.send({ jsonrpc: '2.0', id: i, method: 'ping' } as JSONRPCMessage)));
+    await expect.poll(() => toHost.length + toServer.length).toBe(burst);
+    expect(toHost.length).toBe(MAX_PASSED);
+    expect(toServer.every((m) => m.error?.code === -32000)).toBe(true);
+    expect(drops.filter((d) => d === 'too-many')).toHaveLength(50);
+    // The host answers one: there is room for the next.
+    await hostEnd.send({ jsonrpc: '2.0', id: toHost[0]!.id, result: {} } as JSONRPCMessage);
+    await expect.poll(() => toServer.some((m) => m.id === 0 && 'result' in m)).toBe(true);
+    await upEnd.send({ jsonrpc: '2.0', id: 'late', method: 'ping' } as JSONRPCMessage);
+    await expect.poll(() => toHost.length).toBe(MAX_PASSED + 1);
     await proxy.close();
   });
 

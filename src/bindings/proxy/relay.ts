@@ -58,7 +58,7 @@ export interface ProxyLog {
 }
 
 /** Why a message from the server (or an answer from the host) was not passed on. */
-export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id';
+export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id' | 'too-many';
 
 /** Pin statuses the relay lists a tool under; any other (changed, unavailable) withholds it. */
 const LISTED_PINS = new Set(['first-seen', 'match']);
@@ -142,6 +142,9 @@ const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta',
 /** Methods whose answers describe the server rather than carry what the conversation reads. */
 const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
 
+/** How many of the server's requests may wait on the host at once: past it a request is refused, so a server cannot grow the relay's memory without end. */
+export const MAX_PASSED = 1024;
+
 /** How many answered ids a connection remembers, to count a repeated answer as `repeated` rather than `unknown-id`. */
 const DONE_KEPT = 1024;
 
@@ -178,6 +181,8 @@ export class McpProxy {
   readonly #asked = new Map<string, (answer: Msg | undefined) => void>();
   /** The server's id of each request passed to the host -> Trustgate's (for the server's cancellations). */
   readonly #byServerId = new Map<Id, string>();
+  /** The server's requests being judged, not yet passed on (they count toward MAX_PASSED). */
+  #serverJudging = 0;
   readonly #prefix = `trustgate-${randomUUID()}-`;
   #next = 0;
   #closed = false;
@@ -631,8 +636,13 @@ export class McpProxy {
       this.#drop('method', { method: method.slice(0, 64) });
       return this.#toUpstream({ jsonrpc: '2.0', id: serverId, error: { code: -32601, message: 'Trustgate does not pass this request to the client' } });
     }
+    if (this.#passed.size + this.#serverJudging >= MAX_PASSED) {
+      this.#drop('too-many', { method });
+      return this.#toUpstream({ jsonrpc: '2.0', id: serverId, error: { code: -32000, message: `Trustgate passes at most ${MAX_PASSED} of the server's requests to the client at once` } });
+    }
     const params = isRecord(m.params) ? m.params : {};
-    const j = await this.#judgeServerRequest(method, params);
+    this.#serverJudging++;
+    const j = await this.#judgeServerRequest(method, params).finally(() => this.#serverJudging--);
     if (!j.ok) {
       this.#o.log.info({ method }, 'server request withheld');
       if (method === 'elicitation/create') return this.#toUpstream({ jsonrpc: '2.0', id: serverId, result: { action: 'decline' } });
