@@ -63,6 +63,9 @@ export const KEYWORDS: ReadonlySet<string> = new Set([
   'data', // base64 of image and audio blocks; a log line's data is slotted by its own adapter
   'blob',
   'icons',
+  // A resource's or prompt's audience, priority and lastModified: exempt as in a result (contract section 11, law 2);
+  // fenced, `audience` would no longer be one of MCP's values and the host would refuse the whole list.
+  'annotations',
 ]);
 
 /** The members passed on of the messages whose shape MCP defines (results, and the server's requests' params). */

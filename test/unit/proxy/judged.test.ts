@@ -98,6 +98,15 @@ describe('the judged form of a proxied message', () => {
     expect(Object.keys(out.requestedSchema.properties).sort()).toEqual(['email', 'io.example/x', 'Имя', 'नाम'].sort());
   });
 
+  it('keeps annotations as MCP defines them (exempt as in a result) while the text beside them is fenced', async () => {
+    const annotations = { audience: ['user'], priority: 0.5, lastModified: '2026-01-01T00:00:00Z' };
+    const j = judgeable('resources/list', { resources: [{ uri: 'file:///a', name: 'a', description: 'MARK the page', annotations }] });
+    const d = await core.evaluateResult({ request: { result: j.result, tool: { name: '' }, server: { name: 's' } }, call: { method: 'resources/list', name: '', arguments: {} } });
+    const out = j.rebuild(d.result!) as { resources: Array<Record<string, unknown>> };
+    expect(out.resources[0]!.annotations).toEqual(annotations);
+    expect(out.resources[0]!.description).toMatch(FENCED);
+  });
+
   it("forwards the message's _meta as the core forwarded it, never as the server sent it", () => {
     const j = judgeable('notifications/message', { level: 'info', data: 'x', _meta: { [TRUST]: { untrusted: true }, note: 'n' } });
     expect(j.rebuild({ content: [{ type: 'text', text: 'x' }], _meta: { [TRUST]: { untrusted: true } } })._meta).toEqual({ [TRUST]: { untrusted: true } });
