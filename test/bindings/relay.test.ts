@@ -18,30 +18,46 @@ import { MCP_POLICIES } from '../helpers/mcp.js';
 const quiet = { info() {}, warn() {}, error() {} };
 type Msg = Record<string, any>;
 
-/** A relay whose upstream answers each request with `answer(request)`; `send` talks as the host and resolves with the host's next message. */
-async function relay(answer: (req: Msg) => Msg | undefined, onActivity?: () => void) {
+type End = InstanceType<typeof InMemoryTransport>;
+
+/**
+ * A started relay with the real core (guard policies) between two in-memory
+ * ends the test plays: what reaches the server's end goes to `onServer`
+ * (with that end, to answer on), what reaches the host's to `onHost`.
+ */
+async function wired(onServer: (m: Msg, upEnd: End) => void, onHost: (m: Msg) => void, onActivity?: () => void) {
   const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
   await store.load();
-  const config = loadConfig({});
-  const core = createDecisionCore({ config, policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) });
+  const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) });
   const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
   const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
-  const seen: Msg[] = [];
-  upEnd.onmessage = (m) => {
-    seen.push(m as Msg);
-    const reply = answer(m as Msg);
-    if (reply) void upEnd.send(reply as JSONRPCMessage);
-  };
+  upEnd.onmessage = (m) => onServer(m as Msg, upEnd);
+  hostEnd.onmessage = (m) => onHost(m as Msg);
   await upEnd.start();
+  await hostEnd.start();
+  const drops: string[] = [];
+  const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, onDrop: (r) => drops.push(r), ...(onActivity ? { onActivity } : {}) });
+  await proxy.start();
+  return { proxy, hostEnd, upEnd, drops };
+}
+
+/** A relay whose upstream answers each request with `answer(request)`; `send` talks as the host and resolves with the host's next message. */
+async function relay(answer: (req: Msg) => Msg | undefined, onActivity?: () => void) {
+  const seen: Msg[] = [];
   const inbox: Msg[] = [];
   let waiter: (() => void) | undefined;
-  hostEnd.onmessage = (m) => {
-    inbox.push(m as Msg);
-    waiter?.();
-  };
-  await hostEnd.start();
-  const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, ...(onActivity ? { onActivity } : {}) });
-  await proxy.start();
+  const { proxy, hostEnd } = await wired(
+    (m, upEnd) => {
+      seen.push(m);
+      const reply = answer(m);
+      if (reply) void upEnd.send(reply as JSONRPCMessage);
+    },
+    (m) => {
+      inbox.push(m);
+      waiter?.();
+    },
+    onActivity,
+  );
   const next = async (): Promise<Msg> => {
     while (inbox.length === 0) await new Promise<void>((r) => (waiter = r));
     return inbox.shift()!;
@@ -57,23 +73,15 @@ const reply = (req: Msg, result: unknown) => ({ jsonrpc: '2.0', id: req.id, resu
 
 describe('proxy relay against a misbehaving server', () => {
   it('counts a repeated answer as repeated for the last 1,024 ids answered, and an older one as unknown', async () => {
-    const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
-    await store.load();
-    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }) });
-    const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
-    const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
     const ids: unknown[] = [];
-    upEnd.onmessage = (m) => {
-      ids.push((m as Msg).id);
-      void upEnd.send({ jsonrpc: '2.0', id: (m as Msg).id, result: {} } as JSONRPCMessage);
-    };
     let answered = 0;
-    hostEnd.onmessage = () => void answered++;
-    await upEnd.start();
-    await hostEnd.start();
-    const drops: string[] = [];
-    const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, onDrop: (r) => drops.push(r) });
-    await proxy.start();
+    const { proxy, hostEnd, upEnd, drops } = await wired(
+      (m, up) => {
+        ids.push(m.id);
+        void up.send({ jsonrpc: '2.0', id: m.id, result: {} } as JSONRPCMessage);
+      },
+      () => void answered++,
+    );
     const total = 1_100;
     for (let i = 0; i < total; i++) await hostEnd.send({ jsonrpc: '2.0', id: i, method: 'ping' } as JSONRPCMessage);
     while (answered < total) await new Promise((r) => setTimeout(r, 5));
@@ -85,20 +93,12 @@ describe('proxy relay against a misbehaving server', () => {
   });
 
   it("the server's requests waiting on the host are bounded: past MAX_PASSED one is refused to the server, and an answer makes room", async () => {
-    const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
-    await store.load();
-    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }) });
-    const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
-    const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
     const toServer: Msg[] = [];
-    upEnd.onmessage = (m) => void toServer.push(m as Msg);
     const toHost: Msg[] = [];
-    hostEnd.onmessage = (m) => void toHost.push(m as Msg);
-    await upEnd.start();
-    await hostEnd.start();
-    const drops: string[] = [];
-    const proxy = new McpProxy({ core, host: hostSide, upstream: upSide, log: quiet, onDrop: (r) => drops.push(r) });
-    await proxy.start();
+    const { proxy, hostEnd, upEnd, drops } = await wired(
+      (m) => void toServer.push(m),
+      (m) => void toHost.push(m),
+    );
     // All at once, as a hostile server would: none is judged before the next arrives.
     const burst = MAX_PASSED + 50;
     await Promise.all(Array.from({ length: burst }, (_, i) => upEnd.send({ jsonrpc: '2.0', id: i, method: 'ping' } as JSONRPCMessage)));
