@@ -30,7 +30,7 @@ import type { PolicySet } from '../src/policy/load.js';
 import { requestWithBlocks } from './fixtures.js';
 import { CODE, QUICK, ROOT, envNumber, fmt, machine, median, ours, table } from './lib.js';
 
-const { buildApp } = await ours<typeof import('../src/http/app.js')>('http/app.js');
+const { buildApp } = await ours<typeof import('../src/app/app.js')>('app/app.js');
 const { loadConfig } = await ours<typeof import('../src/config.js')>('config.js');
 const { decideResult: decide } = await ours<typeof import('../src/decision/result.js')>('decision/result.js');
 const { parseRequestText } = await ours<typeof import('../src/json/parse.js')>('json/parse.js');

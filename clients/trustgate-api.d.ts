@@ -332,12 +332,12 @@ export interface components {
             /** @enum {string} */
             effect: "deny" | "redact" | "drop" | "spotlight" | "consent" | "flag" | "label" | "mask";
             /** @enum {string} */
-            scope?: "block" | "result" | "call" | "tool";
+            scope: "block" | "result" | "call" | "tool";
             /** @description `/content/<i>` for a block rule, `` for a result or call rule */
             pointer: string;
             message: string;
             /** @description True when the effect was applied (enforce mode) */
-            applied?: boolean;
+            applied: boolean;
             /** @description Set when the rule condition failed to evaluate; it then counts as matched (fail closed) */
             error?: string;
         };
@@ -864,15 +864,15 @@ export interface operations {
                         requiresConsent: boolean;
                         policyRevision: string;
                         /** @description The revision whose validation rules applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares) */
-                        protocolVersion?: string;
+                        protocolVersion: string;
                         labels: {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                         };
                         /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                         labelSources?: {
-                            sensitive?: string[];
-                            untrusted?: string[];
+                            sensitive: string[];
+                            untrusted: string[];
                         };
                         /** @description Flags of `structuredContent`, which the result-level claims govern, with fides labels on `$['structuredContent']` paths (block claims do not reach it); present when the result has one */
                         structuredContent?: {
@@ -888,8 +888,8 @@ export interface operations {
                             actions: ("label" | "mask" | "drop" | "redact" | "spotlight" | "spotlight-skipped")[];
                             /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                             sources?: {
-                                sensitive?: string[];
-                                untrusted?: string[];
+                                sensitive: string[];
+                                untrusted: string[];
                             };
                         }[];
                         evidence: components["schemas"]["EvidenceOutcome"][];
@@ -1069,10 +1069,10 @@ export interface operations {
                             /** @description sha256 of the JCS text of the definition's name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool */
                             digest?: string;
                             /**
-                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `unavailable`: nothing was pinned and the store already holds TRUSTGATE_MAX_PINS pins, so this one was refused (pins are never evicted; counted in `trustgate_pins_refused_total`; the shipped session policy denies the call); `none`: the request has no `tool`
+                             * @description `first-seen`: nothing was pinned for (server, tool), this digest now is; `match`: the pinned digest; `changed`: another digest is pinned (accept the new one with PUT /v1/pins); `unavailable`: nothing was pinned and the store already holds TRUSTGATE_MAX_PINS pins, so this one was refused (pins are never evicted; counted in `trustgate_pins_refused_total`; the shipped session policy denies the call); `none`: the request has no `tool`; `unlisted` (`trustgate proxy` only): the server did not list the tool called, so there is no definition and nothing is pinned
                              * @enum {string}
                              */
-                            pin: "first-seen" | "match" | "changed" | "unavailable" | "none";
+                            pin: "first-seen" | "match" | "changed" | "unavailable" | "none" | "unlisted";
                         };
                         session?: components["schemas"]["Session"];
                         /** @description Present with `options.explain`: every rule evaluated, in policy (file) order, then rule order, then block order, each with the value its condition had, so a rule that did not match shows why (`false`) and one that failed shows its error. Rules of the scopes the request does not evaluate (call rules on /v1/evaluate, result and block rules on /v1/evaluate-call) are not listed, nor block rules when the result has no blocks. */

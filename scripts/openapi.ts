@@ -7,15 +7,15 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { renderOpenApiYaml } from '../src/http/openapi.js';
+import { renderOpenApiYaml } from '../src/app/openapi.js';
 
 /** Path of the committed document. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
 
 /** The comment openapi.yaml starts with. */
 export const OPENAPI_HEADER = [
-  '# GENERATED FILE: do not edit. `npm run openapi` writes it from the route schemas',
-  '# (src/bindings/api/), the document GET /openapi.json serves; a test fails while they differ.',
+  '# GENERATED FILE: do not edit. `npm run openapi` writes it from the wire schemas',
+  '# (src/wire/), the document GET /openapi.json serves; a test fails while they differ.',
   '',
 ].join('\n');
 

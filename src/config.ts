@@ -7,8 +7,8 @@ import { isIP } from 'node:net';
 import { DIALECTS, parseDialectList, type Dialect } from './annotations/dialects.js';
 import { parseRedisUrl, RedisUrlError } from './session/url.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+
 
 export interface Config {
   /** TCP port (PORT, default 8080). */

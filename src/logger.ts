@@ -1,13 +1,15 @@
 /**
  * pino options shared by the server and the tests, and the decision line
- * writer. The destinations a process writes its lines to are process code:
+ * writer (decisionLines). The destinations a process writes its lines to are process code:
  * src/main/log-destinations.ts. Request logs carry the
  * method, the path without its query (a gateway may send the token there)
  * and the status; never headers or bodies.
  */
 import pino, { type DestinationStream, type LoggerOptions } from 'pino';
-import type { LogLevel } from './config.js';
-import type { DecisionLogEntry } from './decision/log.js';
+
+/** The levels LOG_LEVEL takes (pino's). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 interface ReqLike {
   method?: string;
@@ -36,7 +38,7 @@ export type LineWriter = (entry: object) => void;
 const writers = new WeakMap<object, LineWriter>();
 
 /** A decision log entry with the characters JSON escapes: the check line of decisionLineWriter. */
-const PROBE: DecisionLogEntry = {
+const PROBE = {
   decisionId: 'probe "\\\n\u0001',
   outcome: 'allow',
   policyRevision: 'sha256:0',
@@ -115,4 +117,11 @@ function fastWriter(logger: pino.Logger): LineWriter | undefined {
   return (entry) => {
     stream.write(render(entry, now()));
   };
+}
+
+/** The decision line writer of a logger, or undefined when its level drops decision lines (the core then builds none). */
+export function decisionLines(log: pino.Logger): ((entry: object) => void) | undefined {
+  if ((pino.levels.values[log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
+  const write = decisionLineWriter(log);
+  return write;
 }

@@ -4,6 +4,15 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * How old GET /metrics figures may be: an app answers from a copy it makes at
+ * most this often, and with worker processes the workers send their metrics
+ * to the primary, and the primary every worker the summed text, this often
+ * (src/main/cluster/). A scrape then costs no more than a health check,
+ * whatever the scrape rate, and its figures are at most about two periods old.
+ */
+export const METRICS_MS = 1_000;
+
 export interface Metrics {
   registry: Registry;
   decisions: Counter<'outcome'>;

@@ -14,8 +14,10 @@
  * (`TRUSTGATE_DIALECTS`).
  */
 import { parseDigest } from '../evidence/digest.js';
+import type { EvidenceSite } from '../evidence/verify.js';
 import { foldsTo } from '../mcp/casefold.js';
-import { TRUST_KEY, type Tri } from './trust.js';
+import { TRUST_KEY } from '../mcp/meta-key.js';
+import { type Tri } from './tri.js';
 import { pointer } from '../json/pointer.js';
 import { hasOwn, isRecord, own } from '../json/record.js';
 import { jsonType } from '../json/type-name.js';
@@ -49,16 +51,6 @@ export interface FlagSources {
 export interface PartialFlags {
   sensitive?: boolean;
   untrusted?: boolean;
-}
-
-/** Where an evidenceRef was found and what it holds (not yet checked beyond shape). */
-export interface EvidenceSite {
-  /** RFC 6901 pointer to the `evidenceRef` member. */
-  pointer: string;
-  /** `'result'` for the result-level claim, else the index of the block whose claim holds it. */
-  scope: 'result' | number;
-  /** The evidenceRef value as written, whatever its JSON type. */
-  value: unknown;
 }
 
 /** What the claims say about one content block. */

@@ -38,7 +38,7 @@ import { toolHints } from '../mcp/hints.js';
 import { evaluateToolPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION, type CallVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
-import { resultRulesReadSession, type PolicySet } from '../policy/load.js';
+import type { PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import { answerBudget, boundValidation } from './bound.js';
@@ -237,7 +237,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const flow: { forwarded?: ForwardedFlow } = {};
       return runDecision<SessionState | undefined, Decision & { session?: SessionView }, DecisionLogEntry>(config, {
         // The `session` variable is read only by rules that name it; without one, the merge is the request's one store operation.
-        read: () => (id === undefined || !resultRulesReadSession(policies) ? undefined : store().get(id)),
+        read: () => (id === undefined || !policies.index.resultRulesReadSession ? undefined : store().get(id)),
         decide: (before, frame) =>
           decideResult(request, {
             budget: frame.budget,

@@ -6,7 +6,7 @@
  * and the most restrictive verified data class among them. Withheld blocks
  * (dropped, redacted) and withheld structuredContent add nothing.
  */
-import type { TrustAssessment } from '../evidence/assess.js';
+import type { TrustAssessment } from '../trust/assess.js';
 import { DATA_CLASS_TYPE, readDataClass } from '../evidence/dataclass.js';
 import { hasOwn } from '../json/record.js';
 import type { BlockAction } from '../policy/effects.js';

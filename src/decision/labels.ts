@@ -7,8 +7,8 @@
  * rule as `policy:<policy>/<rule>`.
  */
 import { TRUST_FLAGS, type FlagSources, type TrustFlag } from '../annotations/claims.js';
-import type { BlockTrust, TrustAssessment } from '../evidence/assess.js';
-import type { Tri } from '../annotations/trust.js';
+import type { BlockTrust, TrustAssessment } from '../trust/assess.js';
+import type { Tri } from '../annotations/tri.js';
 
 /** Per flag, the provenance of the label rules that raised it. */
 export type Raised = Record<TrustFlag, string[]>;

@@ -7,7 +7,7 @@
  * decision. run.ts wraps it with the id, clock, metrics and log line.
  */
 import type { Dialect } from '../annotations/dialects.js';
-import { assessTrust, type TrustAssessment } from '../evidence/assess.js';
+import { assessTrust, type TrustAssessment } from '../trust/assess.js';
 import { MAX_RECORD_DEPTH } from '../evidence/digest.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
@@ -23,8 +23,8 @@ import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust } from './labels.js';
-import { blockText, policiesReadText, stringsOf } from './text.js';
-import type { Rule } from '../policy/load.js';
+import { blockText, stringsOf } from './text.js';
+import { ruleKey } from '../policy/load.js';
 import { forward, type MaskedEntry } from './forward.js';
 import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
@@ -186,7 +186,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   const trace: TraceEntry[] | undefined = explain ? [] : undefined;
 
   const detection = new DetectionCache();
-  const withText = policiesReadText(opts.policies);
+  const withText = opts.policies.index.readsText;
   const blockTexts = withText ? blocks.map(blockText) : undefined;
   const resultText = blockTexts === undefined ? undefined : detection.join(stringsOf(own(result, 'structuredContent'), blockTexts.slice()));
   const inputOf = (t: TrustAssessment) => ({
@@ -217,9 +217,9 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   });
 
   // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (docs/behaviour/labels-and-detectors.md).
-  const rules = rulesById(opts.policies);
+  const rules = opts.policies.index.rules;
   const raises = noRaises();
-  const labelRules = hasLabelRules(opts.policies);
+  const labelRules = opts.policies.index.labelRules;
   const matches: Match[] = withDetection(detection, () => {
     // When the label rules raise nothing the other rules see the same variables: one input, converted once.
     let acts: Activations | undefined;
@@ -327,37 +327,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   return decision;
 }
 
-const ruleMaps = new WeakMap<PolicySet, Map<string, Rule & { ordinal: number }>>();
-
-function ruleKey(policy: string, rule: string): string {
-  return `${policy}\u0000${rule}`;
-}
-
-/** The rules of a set by policy and rule id, with their place in the set. */
-function rulesById(set: PolicySet): Map<string, Rule & { ordinal: number }> {
-  let m = ruleMaps.get(set);
-  if (m === undefined) {
-    m = new Map();
-    let n = 0;
-    for (const p of set.policies) for (const r of p.rules) m.set(ruleKey(p.id, r.id), Object.assign(Object.create(null) as object, r, { ordinal: n++ }));
-    ruleMaps.set(set, m);
-  }
-  return m;
-}
-
-const labelSets = new WeakMap<PolicySet, boolean>();
-
-function hasLabelRules(set: PolicySet): boolean {
-  let has = labelSets.get(set);
-  if (has === undefined) {
-    has = false;
-    for (const r of rulesById(set).values()) if (r.effect === 'label' && r.scope !== 'call') has = true;
-    labelSets.set(set, has);
-  }
-  return has;
-}
-
 /** Matches of both passes back in policy, rule and block order (the sort is stable). */
-function inPolicyOrder(rules: Map<string, { ordinal: number }>, matches: Match[]): Match[] {
+function inPolicyOrder(rules: ReadonlyMap<string, { ordinal: number }>, matches: Match[]): Match[] {
   return matches.sort((a, b) => rules.get(ruleKey(a.policy, a.rule))!.ordinal - rules.get(ruleKey(b.policy, b.rule))!.ordinal);
 }

@@ -4,7 +4,6 @@
  * `structuredContent`, joined with newlines.
  */
 import { isRecord, own } from '../json/record.js';
-import type { PolicySet } from '../policy/load.js';
 import { decodeTextBlob, isTextualMime } from './forward.js';
 
 /** The text of a text block or embedded text resource, a textual blob decoded (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
@@ -39,16 +38,4 @@ export function stringsOf(v: unknown, out: string[] = []): string[] {
     }
   }
   return out;
-}
-
-const readsText = new WeakMap<PolicySet, boolean>();
-
-/** Whether some block or result rule of the set may read `text` (the texts are built only then). */
-export function policiesReadText(set: PolicySet): boolean {
-  let r = readsText.get(set);
-  if (r === undefined) {
-    r = set.policies.some((p) => p.rules.some((rule) => rule.scope !== 'call' && /\btext\b/.test(rule.when)));
-    readsText.set(set, r);
-  }
-  return r;
 }

@@ -10,14 +10,18 @@
  *   it needs a consent that cannot be asked or was not given; `text` is
  *   what the reader is told instead (docs/behaviour/decisions.md);
  * - `ask`: it needs the user's consent and the binding can ask: `question`
- *   is asked, and a refusal becomes `declined(...)`'s withhold.
+ *   is asked, and a refusal becomes `declined(...)`'s withhold;
+ * - `unchecked`: no decision could be made (a bad request, a store that
+ *   cannot be reached, an internal error): fail closed, the one way every
+ *   binding says "could not decide" (Envoy's CheckStatus `Error`);
+ *   `uncheckedVerdict(...)` makes it.
  *
  * The texts name the policies, the rules and the decision id; they never
  * quote the content that was judged. A binding turns the verdict into its
  * own wire format (an empty body, an `isError` CallToolResult, a validator
  * answer, a JSON-RPC reply) and nothing else.
  */
-import { TrustgateError } from '../errors.js';
+import { ERRORS, TrustgateError } from '../errors.js';
 import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 import type { FindingOut, Outcome } from './types.js';
 
@@ -43,7 +47,21 @@ export type Verdict =
   | { kind: 'pass'; result?: Record<string, unknown> | undefined }
   | { kind: 'replace'; result: Record<string, unknown> }
   | Withhold
-  | { kind: 'ask'; question: string };
+  | { kind: 'ask'; question: string }
+  | Unchecked;
+
+/** No decision could be made; what is judged never passes. */
+export interface Unchecked {
+  kind: 'unchecked';
+  /** The error's registered code (docs/errors.md), e.g. `TG_ERR_SESSION_STORE_UNAVAILABLE`. */
+  code: string;
+  /** What went wrong, content-free. */
+  detail: string;
+  /** The request was at fault (a 4xx code), not the service: JSON-RPC bindings answer -32602 rather than -32603. */
+  requestFault: boolean;
+  /** What the reader is told instead of the call, result or message. */
+  text: string;
+}
 
 export interface Withhold {
   kind: 'withhold';
@@ -60,9 +78,9 @@ export type Consent = { ask: true } | { ask: false; why: string };
  * name, so JSON parsers may disagree on which copy wins: the original
  * bytes never pass, the result as judged replaces them.
  */
-export function verdictOf(d: Decided, subject: Subject, consent: { ask: false; why: string }, reparse?: boolean): Exclude<Verdict, { kind: 'ask' }>;
-export function verdictOf(d: Decided, subject: Subject, consent: Consent, reparse?: boolean): Verdict;
-export function verdictOf(d: Decided, subject: Subject, consent: Consent, reparse = false): Verdict {
+export function verdictOf(d: Decided, subject: Subject, consent: { ask: false; why: string }, reparse?: boolean): Exclude<Verdict, { kind: 'ask' } | Unchecked>;
+export function verdictOf(d: Decided, subject: Subject, consent: Consent, reparse?: boolean): Exclude<Verdict, Unchecked>;
+export function verdictOf(d: Decided, subject: Subject, consent: Consent, reparse = false): Exclude<Verdict, Unchecked> {
   if (d.outcome === 'deny') return withhold(d, subject, 'denied');
   if (d.requiresConsent) {
     if (!consent.ask) return withhold(d, subject, 'consent', consent.why);
@@ -157,15 +175,37 @@ export function isErrorResult(text: string): { content: Array<{ type: 'text'; te
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The text when a call or result could not be checked: fail closed, say why (`detail`), never quote content. */
-export function uncheckedText(what: 'call' | 'result', detail: string): string {
-  return `Trustgate could not check this tool ${what}, so it is withheld: ${detail}.`;
+/**
+ * The verdict when no decision could be made about `subject`: from the
+ * error the core threw, or from a binding's own `{ code, detail }` (a body
+ * too large, policies that did not load). The text says why and never
+ * quotes the content.
+ */
+export function uncheckedVerdict(subject: Subject, cause: unknown): Unchecked {
+  const { code, detail } = isCause(cause) ? cause : errorCause(cause);
+  const status = ERRORS[code as keyof typeof ERRORS]?.status ?? 500;
+  const why = `${detail} (${code})`;
+  const text =
+    subject.kind === 'message'
+      ? `Trustgate could not check what the server sent for ${subject.method}, so it is withheld: ${why}.`
+      : `Trustgate could not check this tool ${subject.kind}, so it is withheld: ${why}.`;
+  return { kind: 'unchecked', code, detail, requestFault: status < 500, text };
 }
 
-/** A short, content-free description of an error of the core. */
+function isCause(c: unknown): c is { code: string; detail: string } {
+  return typeof c === 'object' && c !== null && !(c instanceof Error) && typeof (c as { code?: unknown }).code === 'string' && typeof (c as { detail?: unknown }).detail === 'string';
+}
+
+/** The registered code and a content-free description of an error of the core. */
+function errorCause(err: unknown): { code: string; detail: string } {
+  if (err instanceof TrustgateError) return { code: err.code, detail: err.message };
+  if (err instanceof SessionStoreFull) return { code: 'TG_ERR_SESSION_STORE_FULL', detail: 'the session store is full: no new session until one ends or expires' };
+  if (err instanceof SessionStoreUnavailable) return { code: 'TG_ERR_SESSION_STORE_UNAVAILABLE', detail: 'the session store is unavailable' };
+  return { code: 'TG_ERR_SERVER_INTERNAL', detail: 'internal error' };
+}
+
+/** A short, content-free description of an error of the core, for log lines: `detail (code)`. */
 export function errorDetail(err: unknown): string {
-  if (err instanceof TrustgateError) return `${err.message} (${err.code})`;
-  if (err instanceof SessionStoreFull) return 'the session store is full: no new session until one ends or expires (TG_ERR_SESSION_STORE_FULL)';
-  if (err instanceof SessionStoreUnavailable) return 'the session store is unavailable (TG_ERR_SESSION_STORE_UNAVAILABLE)';
-  return 'internal error (TG_ERR_SERVER_INTERNAL)';
+  const { code, detail } = errorCause(err);
+  return `${detail} (${code})`;
 }

@@ -20,11 +20,20 @@
  * reported its shape: a broken digest stays `malformed` whatever the
  * canonicalization says.
  */
-import type { EvidenceSite } from '../annotations/claims.js';
 import type { Canonicalization, DigestAlgorithm } from './algorithms.js';
 import type { EvidenceStatus } from './status.js';
 import { isRecord, own } from '../json/record.js';
 import { CanonicalizationError, canonicalForm, digestOf, isCanonicalization, parseDigest } from './digest.js';
+
+/** Where an evidenceRef was found and what it holds (not yet checked beyond shape). */
+export interface EvidenceSite {
+  /** RFC 6901 pointer to the `evidenceRef` member. */
+  pointer: string;
+  /** `'result'` for the result-level claim, else the index of the block whose claim holds it. */
+  scope: 'result' | number;
+  /** The evidenceRef value as written, whatever its JSON type. */
+  value: unknown;
+}
 
 /** One member of the request's `evidence` array, as the HTTP layer hands it over. */
 export interface EvidenceEntry {

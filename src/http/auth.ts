@@ -1,7 +1,9 @@
 /**
- * Bearer-token check for /v1/* (docs/operations/deploying.md). Both sides are hashed
- * to a fixed length first so timingSafeEqual compares in constant time
- * whatever the length of what was sent.
+ * Bearer tokens (docs/operations/deploying.md): the token of a request, the
+ * constant-time comparison, and the route a request was matched to. Both
+ * sides are hashed to a fixed length first so timingSafeEqual compares in
+ * constant time whatever the length of what was sent. The check routes opt
+ * into is bearer.ts.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 

@@ -9,7 +9,7 @@
  */
 import cluster from 'node:cluster';
 import pino from 'pino';
-import type { AppOptions } from '../http/app.js';
+import type { AppOptions } from '../app/app.js';
 import { workerCount } from './cluster/cpus.js';
 import { runPrimary } from './cluster/primary.js';
 import { WORKER_ENV } from './cluster/protocol.js';
@@ -32,7 +32,7 @@ async function serve(
   onHangup: (reload: () => void) => void,
   app: Omit<AppOptions, 'config' | 'logger'> & { store: PolicyStore; sessions: SessionStore },
 ): Promise<void> {
-  let server: Awaited<ReturnType<typeof import('../http/app.js').buildApp>> | undefined;
+  let server: Awaited<ReturnType<typeof import('../app/app.js').buildApp>> | undefined;
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
@@ -56,7 +56,7 @@ async function serve(
   // A worker whose primary is gone exits by itself (Node's cluster module does that on 'disconnect').
 
   // Loaded here, not at the top: a primary process never serves HTTP and stays small without Fastify and the routes.
-  const { buildApp } = await import('../http/app.js');
+  const { buildApp } = await import('../app/app.js');
   server = await buildApp({ config, logger: log, ...app });
   if (closing) return;
   const running = server;

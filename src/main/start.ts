@@ -16,7 +16,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { DecisionCore } from '../decision/core.js';
-import { decisionLineWriter, loggerOptions } from '../logger.js';
+import { decisionLines, loggerOptions } from '../logger.js';
 import { TurnBatchedDestination } from './log-destinations.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { openSessionStore, sessionStoreProblem } from './stores.js';
@@ -36,13 +36,6 @@ export interface BindingProcess {
   pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
   /** Writes a decision log line; undefined when the log level drops them (the core then builds none). */
   decisionLog: ((entry: object) => void) | undefined;
-}
-
-/** The decision line writer of a logger, or undefined when its level drops decision lines (the core then builds none). */
-export function decisionLines(log: pino.Logger): ((entry: object) => void) | undefined {
-  if ((pino.levels.values[log.level] ?? Infinity) > pino.levels.values.info!) return undefined;
-  const write = decisionLineWriter(log);
-  return (entry) => write(entry as Parameters<typeof write>[0]);
 }
 
 /** Remove `--policies DIR` from args; the folder it names, if any. */

@@ -14,91 +14,26 @@
  *   own client of the one Redis; the primary holds nothing.
  *
  * The process that sweeps a memory store (the one process, or the primary)
- * reports the sessions-live gauge, and counts and logs evictions (at most
- * one line every EVICTION_LOG_MS, with counts, never session content).
+ * reports the sessions-live gauge, and counts and logs evictions
+ * (src/session/held.ts).
  */
 import { accessSync, chmodSync, constants, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { MemorySessionStore } from '../session/memory.js';
+import { EvictionLog, HeldMemoryStore, type StoreLog } from '../session/held.js';
 import type { SessionStore } from '../session/store.js';
 
-/** How often the memory store drops expired sessions. */
-export const SWEEP_MS = 10_000;
 /** How often the primary sweeps the database its workers share: expired sessions, and the bound. */
 export const SHARED_SWEEP_MS = 1_000;
-/** At most one eviction line this often. */
-export const EVICTION_LOG_MS = 10_000;
 /** A store operation not answered in this time (Redis), or still locked out after it (the shared database), fails (503). */
 export const STORE_TIMEOUT_MS = 1_000;
 /** Set by the primary in its workers' environment: the database file of the memory store they share. */
 export const SHARED_DB_ENV = 'TRUSTGATE_CLUSTER_SESSION_DB';
 
-export interface StoreLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export function isMemory(config: Pick<Config, 'sessionStore'>): boolean {
   return config.sessionStore === 'memory';
-}
-
-/** Counts sessions whose TTL ran out (their labels dropped; they read as forgotten) and logs them, at most one line every EVICTION_LOG_MS. */
-class EvictionLog {
-  private count = 0;
-  private last = -Infinity;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly log: StoreLog,
-    private readonly metrics: Metrics,
-  ) {}
-
-  evicted(why: 'ttl', n = 1): void {
-    if (n <= 0) return;
-    this.metrics.sessionEvictions.labels({ reason: why }).inc(n);
-    this.count += n;
-    const wait = this.last + EVICTION_LOG_MS - Date.now();
-    if (wait <= 0) this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), wait);
-      this.timer.unref();
-    }
-  }
-
-  flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.count === 0) return;
-    const ttl = this.count;
-    this.count = 0;
-    this.last = Date.now();
-    this.log.info({ evicted: { ttl } }, 'sessions expired (a later use reads them as forgotten)');
-  }
-}
-
-/** The memory store of the process that holds it: sweep timer, gauge, evictions. */
-export class HeldMemoryStore extends MemorySessionStore {
-  private readonly sweeper: NodeJS.Timeout;
-  private readonly evictions: EvictionLog;
-
-  constructor(config: Pick<Config, 'sessionTtlSeconds' | 'maxSessions' | 'maxPins'>, metrics: Metrics, log: StoreLog) {
-    const evictions = new EvictionLog(log, metrics);
-    super({ maxSessions: config.maxSessions, maxPins: config.maxPins, ttlMs: config.sessionTtlSeconds * 1000, onEvict: (_id, why) => evictions.evicted(why) });
-    this.evictions = evictions;
-    metrics.sessionCount = () => this.size;
-    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, config.sessionTtlSeconds * 1000));
-    this.sweeper.unref();
-  }
-
-  override async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    this.evictions.flush();
-    await super.close();
-  }
 }
 
 async function openRedis(config: Pick<Config, 'sessionStore' | 'sessionTtlSeconds' | 'maxPins'>, metrics: Metrics, log: StoreLog): Promise<SessionStore> {

@@ -22,7 +22,7 @@
  * others, the defined name is kept; where it is shared by undefined names only,
  * every one of them collides.
  */
-import { TRUST_KEY } from '../annotations/trust.js';
+import { TRUST_KEY } from './meta-key.js';
 import { isRecord } from '../json/record.js';
 import { REVISIONS } from './revisions.js';
 import { MCP_TABLES } from './tables.generated.js';

@@ -13,6 +13,9 @@
  * is read as ASCII, as the name rule spells out `[a-z0-9A-Z]`.
  */
 
+/** The `_meta` key under which trust claims live (the trust-annotations extension). */
+export const TRUST_KEY = 'io.modelcontextprotocol/trust-annotations';
+
 function isLetter(c: number): boolean {
   return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }

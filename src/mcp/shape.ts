@@ -20,7 +20,7 @@
  * - Messages name members and expectations but never quote values: values
  *   may be the very content the policies protect.
  */
-import { TRUST_KEY } from '../annotations/trust.js';
+import { TRUST_KEY } from './meta-key.js';
 import { pointer } from '../json/pointer.js';
 import { hasOwn, isRecord, own } from '../json/record.js';
 import { REVISIONS, atLeast, type Revision } from './revisions.js';

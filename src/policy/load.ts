@@ -59,6 +59,52 @@ export interface PolicySet {
   files: string[];
   /** The files as read, in load order: what worker processes compile, so that every process serves the same bytes. */
   sources?: readonly PolicyFile[];
+  /** What the decision path looks up in the set, built once with it (indexPolicies). */
+  index: PolicyIndex;
+}
+
+/** A rule with its place in the set (policy order, then rule order). */
+export type IndexedRule = Rule & { ordinal: number };
+
+/** The lookups the decision path makes in a policy set, built once when the set is compiled. */
+export interface PolicyIndex {
+  /** Every rule by ruleKey(policy, rule), with its place in the set. */
+  rules: ReadonlyMap<string, IndexedRule>;
+  /**
+   * A `block` or `result` rule reads the `session` variable. Only then does a
+   * /v1/evaluate that names a session read the session before it decides;
+   * otherwise its one store operation is the merge after, whose answer is the
+   * state the response shows.
+   */
+  resultRulesReadSession: boolean;
+  /** A rule other than a `call` rule may read a `text` member (`block.text`, `result.text`): the texts are built only then. */
+  readsText: boolean;
+  /** A rule other than a `call` rule has effect `label`: a result decision then takes a second policy pass. */
+  labelRules: boolean;
+}
+
+/** The key of a rule in PolicyIndex.rules. */
+export function ruleKey(policy: string, rule: string): string {
+  return `${policy}\u0000${rule}`;
+}
+
+/** The lookups of a set of policies (PolicySet.index). */
+export function indexPolicies(policies: readonly Policy[]): PolicyIndex {
+  const rules = new Map<string, IndexedRule>();
+  let resultRulesReadSession = false;
+  let readsText = false;
+  let labelRules = false;
+  let n = 0;
+  for (const p of policies) {
+    for (const r of p.rules) {
+      rules.set(ruleKey(p.id, r.id), Object.assign(Object.create(null) as object, r, { ordinal: n++ }));
+      if ((r.scope === 'block' || r.scope === 'result') && r.compiled.variables.has('session')) resultRulesReadSession = true;
+      if (r.scope === 'call') continue;
+      if (r.compiled.members.has('text') || r.compiled.members.has('*')) readsText = true;
+      if (r.effect === 'label') labelRules = true;
+    }
+  }
+  return { rules, resultRulesReadSession, readsText, labelRules };
 }
 
 /** A policy file as read: its base name and bytes. */
@@ -469,23 +515,5 @@ export function compilePolicyFiles(files: readonly PolicyFile[], dir: string): P
     policies.push(policy);
   }
 
-  return { policies, revision: policyRevision(files), files: files.map((f) => f.name), sources: files };
-}
-
-const resultSessionReaders = new WeakMap<PolicySet, boolean>();
-
-/**
- * Whether a `block` or `result` rule of the set reads the `session`
- * variable (its free variables, as the scope check reads them). Only then
- * does a /v1/evaluate that names a session read the session before it
- * decides; otherwise its one store operation is the merge after, whose
- * answer is the state the response shows.
- */
-export function resultRulesReadSession(set: PolicySet): boolean {
-  let reads = resultSessionReaders.get(set);
-  if (reads === undefined) {
-    reads = set.policies.some((p) => p.rules.some((r) => (r.scope === 'block' || r.scope === 'result') && r.compiled.variables.has('session')));
-    resultSessionReaders.set(set, reads);
-  }
-  return reads;
+  return { policies, revision: policyRevision(files), files: files.map((f) => f.name), sources: files, index: indexPolicies(policies) };
 }

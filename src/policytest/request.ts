@@ -5,9 +5,9 @@
  * too, with the pointer and the reason.
  */
 import { Ajv, type ErrorObject } from 'ajv';
-import { sharedSchemas } from '../http/schemas.js';
-import { evaluateBody } from '../bindings/api/evaluate-result.js';
-import { evaluateCallBody } from '../bindings/api/evaluate-call.js';
+import { sharedSchemas } from '../wire/shared.js';
+import { evaluateBody } from '../wire/evaluate.js';
+import { evaluateCallBody } from '../wire/evaluate-call.js';
 
 // As the HTTP layer validates: never coerce, never fill defaults, never drop members.
 const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: false, removeAdditional: false });

@@ -9,7 +9,7 @@
  * the shipped policies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { PROTOCOL_VERSIONS, REVISION_ALIASES, atLeast, rulesRevision, type Revision } from '../../src/mcp/revisions.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';

@@ -11,7 +11,7 @@
  * 64, docs/behaviour/labels-and-detectors.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 import { loadCorpus, type CorpusFixture } from './load.js';
 

@@ -17,7 +17,7 @@
  * (scope-result redact).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { PROTOCOL_VERSIONS, atLeast, rulesRevision, type Revision } from '../../src/mcp/revisions.js';
 import { checkLaws, type Built, type Planted } from '../laws/check.js';
 import type { Obj } from '../hostile/gen.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config.js';
 import { loadPolicyDir } from '../../src/policy/load.js';
 import { PolicyStore } from '../../src/policy/reload.js';

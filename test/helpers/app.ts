@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
 import { PolicyStore } from '../../src/policy/reload.js';
@@ -55,4 +55,20 @@ export function answerOf<R extends { statusCode: number; headers: unknown; body:
     json = undefined;
   }
   return { status: res.statusCode, headers: res.headers as R['headers'], body: res.body, json };
+}
+
+/** Every route of an app as method and path, read from Fastify's own route tree (`printRoutes`). */
+export function routesOf(app: FastifyInstance): Array<{ method: string; url: string }> {
+  const out: Array<{ method: string; url: string }> = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^((?:│ {3}| {4})*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (m === null) continue;
+    const depth = m[1]!.length / 4;
+    stack.length = depth;
+    const url = (stack[depth - 1] ?? '') + m[2]!;
+    stack.push(url);
+    for (const method of (m[3] ?? '').split(', ').filter(Boolean)) out.push({ method, url });
+  }
+  return out;
 }

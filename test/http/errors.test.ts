@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, testApp, type TestApp } from '../helpers/app.js';
+import { post, routesOf, testApp, type TestApp } from '../helpers/app.js';
 
 const ok = { result: { content: [{ type: 'text', text: 'hello' }] } };
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
@@ -93,7 +93,7 @@ describe('errors and limits through the real routes (contract section 8)', () =>
 describe('bearer token (TRUSTGATE_TOKEN)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await testApp({ TRUSTGATE_TOKEN: 'tok-123' });
+    t = await testApp({ TRUSTGATE_TOKEN: 'tok-123', TRUSTGATE_PLAYGROUND: '1' });
   });
   afterAll(() => t.close());
 
@@ -119,6 +119,25 @@ describe('bearer token (TRUSTGATE_TOKEN)', () => {
   it('the right token passes', async () => {
     const r = await post(t.app, '/v1/evaluate', ok, { authorization: 'Bearer tok-123' });
     expect(r.status).toBe(200);
+  });
+
+  it('every route takes the token but the open ones; an unknown path answers 401 before it says 404', async () => {
+    // The open routes, on purpose: health, readiness, metrics, the OpenAPI document and its UI.
+    const open = (url: string) => ['/healthz', '/readyz', '/metrics', '/openapi.json'].includes(url) || url === '/docs' || url.startsWith('/docs/');
+    const routes = routesOf(t.app).filter((r) => !open(r.url) && r.method !== 'HEAD' && r.method !== 'OPTIONS');
+    expect(routes.map((r) => r.url)).toEqual(expect.arrayContaining(['/v1/evaluate', '/v1/evaluate-call', '/mcp', '/v1/sessions/:id', '/v1/pins', '/playground', '/playground/app.js', '/v1/playground/evaluate']));
+    for (const { method, url } of routes) {
+      const r = await t.app.inject({ method, url: url.replace(':id', 's1'), headers: { 'content-type': 'application/json' }, payload: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+      if (url === '/v1/interceptors/docker-mcp-gateway') {
+        // Checks the token itself (header or query) and always answers an isError result for the gateway.
+        expect(r.statusCode, url).toBe(200);
+        expect(JSON.parse(r.body).isError, url).toBe(true);
+      } else {
+        expect(r.statusCode, `${method} ${url}`).toBe(401);
+      }
+    }
+    const unknown = await t.app.inject({ method: 'GET', url: '/v2/nothing' });
+    expect(unknown.statusCode).toBe(401);
   });
 
   it('health, readiness, metrics and the OpenAPI document stay open', async () => {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluateReply } from '../../src/bindings/api/evaluate-result.js';
-import { evaluateCallReply } from '../../src/bindings/api/evaluate-call.js';
-import { sharedSchemas } from '../../src/http/schemas.js';
+import { evaluateReply } from '../../src/wire/evaluate.js';
+import { evaluateCallReply } from '../../src/wire/evaluate-call.js';
+import { sharedSchemas } from '../../src/wire/shared.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 
 const CASES = fileURLToPath(new URL('../cases', import.meta.url));

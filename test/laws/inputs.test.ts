@@ -15,7 +15,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { TRUST_KEY } from '../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { CANONICALIZATIONS } from '../../src/evidence/algorithms.js';
 import { post, testApp, type TestApp } from '../helpers/app.js';
 import { LAW_SEED } from './support.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { API_VERSION } from '../../src/http/app.js';
+import { API_VERSION } from '../../src/app/app.js';
 import { BINDING_VERSION } from '../../src/bindings/interceptors/mcp-server.js';
 import { VERSION } from '../../src/version.js';
 

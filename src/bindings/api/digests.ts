@@ -1,29 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { canonicalBytes, CanonicalizationError, digestOf, MAX_RECORD_DEPTH } from '../../evidence/digest.js';
 import { TrustgateError } from '../../errors.js';
-import type { Canonicalization, DigestAlgorithm } from '../../evidence/algorithms.js';
 import { pointerOf } from '../../json/scan.js';
-import { digestBody, digestReply, problemReplies, v1Security } from '../../http/schemas.js';
-
-interface DigestRequest {
-  record: unknown;
-  canonicalization: Canonicalization;
-  algorithm?: DigestAlgorithm;
-}
+import { digestSchema, type DigestRequest } from '../../wire/digests.js';
 
 /** POST /v1/digest: mint the digest of a record (docs/bindings/http.md). */
 export function digestRoutes(app: FastifyInstance): void {
   app.post<{ Body: DigestRequest }>(
     '/v1/digest',
     {
-      schema: {
-        operationId: 'digest',
-        security: v1Security,
-        tags: ['evidence'],
-        summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
-        body: digestBody,
-        response: { 200: digestReply, ...problemReplies(400, 401, 403, 413, 415) },
-      },
+      schema: digestSchema,
       config: { jsonScanFocus: ['record'] },
     },
     async (request) => {

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ValidateRequest } from '../../decision/types.js';
-import { v1Schema, validateBody, validateReply } from '../../http/schemas.js';
-
-const summary = 'Validate a CallToolResult and its trust annotations for one MCP revision';
+import { validateSchema } from '../../wire/validate.js';
 
 /** POST /v1/validate: MCP shape and trust-claim checks without policies (docs/behaviour/validation.md). */
 export function validateRoutes(app: FastifyInstance): void {
@@ -10,7 +8,7 @@ export function validateRoutes(app: FastifyInstance): void {
   app.post<{ Body: ValidateRequest }>(
     '/v1/validate',
     {
-      schema: v1Schema({ operationId: 'validate', tags: ['validation'], summary, body: validateBody, reply: validateReply, problems: [400, 401, 403, 413, 415] }),
+      schema: validateSchema,
       // Nothing here reads repeated member names or unsafe integers: the scan only bounds nesting.
       config: { jsonScanFocus: null },
     },

@@ -6,7 +6,7 @@
  * or an `isError` result saying why it was withheld.
  */
 import type { Decision } from '../../decision/types.js';
-import { isErrorResult, uncheckedText, verdictOf } from '../../decision/verdict.js';
+import { isErrorResult, uncheckedVerdict, verdictOf } from '../../decision/verdict.js';
 
 /**
  * The frames `trustgate intercept`'s evaluating process writes to the
@@ -41,7 +41,7 @@ export function interceptAnswer(decision: Decision, reparse = false): InterceptA
   }
 }
 
-/** The answer for a request that could not be checked: fail closed, say why, never quote content. */
+/** The answer for a request that could not be checked (its unchecked verdict): fail closed, say why, never quote content. */
 export function interceptError(code: string, detail: string): Extract<InterceptAnswer, { kind: 'replace' }> {
-  return { kind: 'replace', result: isErrorResult(uncheckedText('result', `${detail} (${code})`)) };
+  return { kind: 'replace', result: isErrorResult(uncheckedVerdict({ kind: 'result', name: '' }, { code, detail }).text) };
 }

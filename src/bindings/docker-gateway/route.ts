@@ -15,7 +15,7 @@ import { jsonBodyParser } from '../../http/body.js';
 import { answerError } from '../../http/error-handler.js';
 import { mediaType } from '../../http/browser.js';
 import { TrustgateError } from '../../errors.js';
-import { interceptorSecurity } from '../../http/schemas.js';
+import { dockerMcpGatewayInterceptorSchema } from '../../wire/docker-gateway.js';
 
 /** The Docker MCP Gateway interceptor route (docs/bindings/docker-gateway.md): it answers every error as an isError result, never problem+json. */
 export const INTERCEPTOR_PATH = '/v1/interceptors/docker-mcp-gateway';
@@ -57,22 +57,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     INTERCEPTOR_PATH,
     {
-      schema: {
-        operationId: 'dockerMcpGatewayInterceptor',
-        security: interceptorSecurity,
-        tags: ['decisions'],
-        summary: 'Docker MCP Gateway HTTP interceptor (after:http)',
-        description:
-          'Body: the bare CallToolResult. Always 200: an empty body when nothing was applied (the gateway passes the original through), the transformed CallToolResult when effects were applied, and an `isError` CallToolResult saying why when the result is denied, needs consent (the gateway cannot ask the user) or could not be checked. Never problem+json. With TRUSTGATE_TOKEN set, the token may also come as the `token` query parameter. The same contract on standard input/output is the command `trustgate intercept [--policies DIR]` (after:exec): a guard process runs the decision in a child process (heap TRUSTGATE_INTERCEPT_HEAP_MB) and itself answers the `isError` result when the child crashes, runs out of memory, is killed, or does not finish within TRUSTGATE_REQUEST_TIMEOUT_MS, and on SIGTERM/SIGINT/SIGHUP; its policies are `--policies DIR`, else TRUSTGATE_POLICY_DIR (both relative to the working directory), else the set shipped with the package.',
-        querystring: { type: 'object', properties: { token: { type: 'string', description: 'TRUSTGATE_TOKEN, for gateways that cannot send headers' } } },
-        body: { $ref: 'CallToolResult#' },
-        response: {
-          200: {
-            description: 'Empty when nothing was applied; otherwise the replacement CallToolResult',
-            content: { 'application/json': { schema: { $ref: 'CallToolResult#' } } },
-          },
-        },
-      },
+      schema: dockerMcpGatewayInterceptorSchema,
       config: { checksOwnToken: true },
       // The body is judged in the handler so that a non-object answers like any other error here.
       validatorCompiler: () => () => true,

@@ -21,11 +21,12 @@ import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { DecisionCore } from '../../decision/core.js';
 import pino from 'pino';
-import { problemReplies, v1Security } from '../../http/schemas.js';
-import { decisionLines } from '../../main/start.js';
+import { decisionLines } from '../../logger.js';
 import { InterceptorRegistry } from './registry.js';
 import { BINDING_VERSION, createInterceptorServer } from './mcp-server.js';
 import { trustgateInterceptors } from './trustgate.js';
+import { mcpInterceptorsSchema } from '../../wire/interceptors.js';
+import { hiddenBehindToken } from '../../wire/shared.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -34,24 +35,11 @@ export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
   const registry = new InterceptorRegistry(
     trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLines(app.log as pino.Logger) }),
   );
-  const hidden = { schema: { hide: true } };
+  const hidden = { schema: hiddenBehindToken };
   app.post(
     MCP_PATH,
     {
-      schema: {
-        operationId: 'mcpInterceptors',
-        security: v1Security,
-        tags: ['decisions'],
-        summary: 'MCP Interceptors extension server (Streamable HTTP, stateless)',
-        description:
-          'The MCP Interceptors extension (`io.modelcontextprotocol/interceptors`) over MCP Streamable HTTP: JSON-RPC `initialize`, `interceptors/list` and `interceptor/invoke`, offering `trustgate-call` (validator, tools/call request: the pre-call decision), `trustgate-result` (validator, tools/call response: deny -> valid:false severity error; warn -> valid:true severity warn) and `trustgate-redact` (mutator, tools/call response: the result to forward as payload; deny and consent -> an isError CallToolResult as payload). Consent cannot be asked through an interceptor: the validators answer it as valid:false, severity error, saying so. Every interceptor is fail-closed (failOpen false); mode is audit when every policy the interceptor runs is in audit (or TRUSTGATE_MODE=audit). Stateless: no Mcp-Session-Id, JSON responses, GET and DELETE are 405; a Trustgate session is named per invocation by context.sessionId. Invocation config may carry tool, server, context and protocolVersion. Errors: -32602 for bad params, unknown names and hooks not offered, -32603 when a decision could not be made. With TRUSTGATE_TOKEN set, send Authorization: Bearer <token> (401 otherwise).',
-        body: { type: 'object', description: 'One JSON-RPC message (MCP Streamable HTTP)' },
-        response: {
-          200: { description: 'The JSON-RPC response', content: { 'application/json': { schema: { type: 'object' } } } },
-          202: { description: 'A notification or response was accepted', type: 'null' },
-          ...problemReplies(400, 401, 413, 415, 503),
-        },
-      },
+      schema: mcpInterceptorsSchema,
       // The SDK transport checks the JSON-RPC message itself.
       validatorCompiler: () => () => true,
     },

@@ -24,8 +24,7 @@ import { isRecord } from '../../json/record.js';
 import type { PolicySet } from '../../policy/load.js';
 import { SESSION_ID_PATTERN } from '../../session/store.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { TrustgateError } from '../../errors.js';
-import { errorDetail, isErrorResult, verdictOf, type Decided } from '../../decision/verdict.js';
+import { isErrorResult, uncheckedVerdict, verdictOf, type Decided, type Subject } from '../../decision/verdict.js';
 import {
   invalidParams,
   type Descriptor,
@@ -133,10 +132,11 @@ function messagesOf(findings: readonly FindingOut[], mode: string, severity: 'wa
 }
 
 /** An error of the core as an MCP error: the caller's input (4xx) is -32602, anything else -32603. */
-export function mcpErrorOf(err: unknown): McpError {
+/** The JSON-RPC error for a decision that could not be made: its unchecked verdict, -32602 when the request was at fault, else -32603 (fail closed). */
+export function mcpErrorOf(err: unknown, subject: Subject): McpError {
   if (err instanceof McpError) return err;
-  if (err instanceof TrustgateError && err.status < 500) return new McpError(ErrorCode.InvalidParams, errorDetail(err));
-  return new McpError(ErrorCode.InternalError, errorDetail(err));
+  const v = uncheckedVerdict(subject, err);
+  return new McpError(v.requestFault ? ErrorCode.InvalidParams : ErrorCode.InternalError, `${v.detail} (${v.code})`);
 }
 
 /** The validator answer for the verdict of either decision (src/decision/verdict.ts). */
@@ -176,7 +176,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       try {
         return validatorAnswer(await core.evaluateCall({ request, log: deps.log }), 'call');
       } catch (err) {
-        throw mcpErrorOf(err);
+        throw mcpErrorOf(err, { kind: 'call', name: '' });
       }
     },
   };
@@ -193,7 +193,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
     try {
       return await core.evaluateResult({ request, log: deps.log });
     } catch (err) {
-      throw mcpErrorOf(err);
+      throw mcpErrorOf(err, { kind: 'result', name: '' });
     }
   };
   const result: RegisteredInterceptor = {
@@ -229,7 +229,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       if (verdict.kind === 'withhold') {
         return { modified: true, payload: isErrorResult(verdict.text), info: verdict.withheld === 'result-consent' ? { ...info, requiresConsent: true } : info };
       }
-      if (!verdict.result) throw mcpErrorOf(new Error('no result to forward'));
+      if (!verdict.result) throw mcpErrorOf(new Error('no result to forward'), { kind: 'result', name: '' });
       // The judged copy is sent even when nothing changed: the host forwards exactly what was judged.
       return { modified: d.modified, payload: verdict.result, info };
     },

@@ -33,12 +33,12 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Writable } from 'node:stream';
-import type { BindingProcess } from '../../main/start.js';
+import type { DecisionCore } from '../../decision/core.js';
 import { batchedPerTurn } from './batch.js';
 import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
-import { McpProxy, type DropReason } from './relay.js';
+import { McpProxy, type DropReason, type ProxyLog } from './relay.js';
 import { browserOrigin, loopbackAddress } from '../../http/browser.js';
 import { isRecord } from '../../json/record.js';
 
@@ -56,9 +56,21 @@ export interface GatewayHost {
   stdout: Writable;
 }
 
+/** What the gateway judges with: the process's core and what it logs and pins (src/main/start.ts's startBinding gives it). */
+export interface GatewayBinding {
+  core: DecisionCore;
+  log: ProxyLog;
+  /** Pins the definitions of a tools/list answer (trust on first use), as /v1/evaluate-call would. */
+  pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
+  /** Writes a decision log line; undefined when the log level drops them. */
+  decisionLog: ((entry: object) => void) | undefined;
+  /** TRUSTGATE_SESSION_TTL_SECONDS, the default of --session-ttl. */
+  config: { sessionTtlSeconds: number };
+}
+
 export interface GatewayOptions {
   args: ProxyArgs;
-  binding: BindingProcess;
+  binding: GatewayBinding;
   poll: IdlePoll;
   onDrop: (reason: DropReason) => void;
   host: GatewayHost;

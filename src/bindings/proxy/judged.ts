@@ -29,7 +29,7 @@
  *
  * Pure: no transport, no session; the relay owns both.
  */
-import { TRUST_KEY } from '../../annotations/trust.js';
+import { TRUST_KEY } from '../../mcp/meta-key.js';
 import { hasOwn, isRecord } from '../../json/record.js';
 
 type Msg = Record<string, unknown>;

@@ -43,7 +43,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
-import { declined, errorDetail, isErrorResult, uncheckedText, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
+import { declined, errorDetail, isErrorResult, uncheckedVerdict, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { judgeable } from './judged.js';
@@ -373,7 +373,7 @@ export class McpProxy {
     } catch (err) {
       this.#judging.delete(id);
       this.#o.log.error({ tool: name, err: errorDetail(err) }, 'call could not be checked');
-      return this.#answer(id, isErrorResult(uncheckedText('call', errorDetail(err))));
+      return this.#answer(id, isErrorResult(uncheckedVerdict({ kind: 'call', name }, err).text));
     }
     const subject: Subject = { kind: 'call', name };
     const verdict = verdictOf(d, subject, this.#canAsk());
@@ -448,7 +448,7 @@ export class McpProxy {
     }
     if (!isRecord(m.result)) {
       const why = new TrustgateError('TG_ERR_BODY_SCHEMA', `the server answered ${s.method} with a result that is not an object`);
-      if (isCall) return this.#answer(s.hostId, isErrorResult(uncheckedText('result', errorDetail(why))));
+      if (isCall) return this.#answer(s.hostId, isErrorResult(uncheckedVerdict({ kind: 'result', name: this.#subject(s) }, why).text));
       return this.#toHost({ jsonrpc: '2.0', id: s.hostId, error: { code: -32603, message: `Trustgate withheld this answer: ${errorDetail(why)}` } });
     }
     let result: Msg = m.result;
@@ -584,7 +584,7 @@ export class McpProxy {
       return this.#answer(s.hostId, d.result);
     } catch (err) {
       this.#o.log.error({ tool: call.name, err: errorDetail(err) }, 'result could not be checked');
-      return this.#answer(s.hostId, isErrorResult(uncheckedText('result', errorDetail(err))));
+      return this.#answer(s.hostId, isErrorResult(uncheckedVerdict({ kind: 'result', name: call.name }, err).text));
     }
   }
 
@@ -623,7 +623,7 @@ export class McpProxy {
       return { ok: true, payload: j.rebuild(d.result) };
     } catch (err) {
       this.#o.log.error({ method, err: errorDetail(err) }, 'message could not be checked');
-      return { ok: false, text: `Trustgate could not check what the server sent for ${method}, so it is withheld: ${errorDetail(err)}.` };
+      return { ok: false, text: uncheckedVerdict({ kind: 'message', method, name: subject }, err).text };
     }
   }
 

@@ -35,11 +35,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
-import { createMetrics, type Metrics } from '../../metrics.js';
+import { createMetrics, METRICS_MS, type Metrics } from '../../metrics.js';
 import type { PolicyFile, PolicySet } from '../../policy/load.js';
 import { reportReload, type PolicyStore } from '../../policy/reload.js';
 import type { PrimaryStore } from '../stores.js';
-import { HEARTBEAT_MS, METRICS_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, WORKER_ENV, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 /** How long the primary waits for a worker's acknowledgement of a new policy set. */
 const ANSWER_TIMEOUT_MS = 5_000;

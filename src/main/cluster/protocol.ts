@@ -20,13 +20,6 @@ export const WORKER_ENV = 'TRUSTGATE_CLUSTER_WORKER';
 /** How often a worker tells its primary that its event loop turns. */
 export const HEARTBEAT_MS = 1_000;
 
-/**
- * How often workers send their metrics to the primary and the primary
- * sends every worker the summed text: GET /metrics answers from that copy,
- * so a scrape costs a worker no more than a health check, whatever the
- * scrape rate, and its figures are at most about two periods old.
- */
-export const METRICS_MS = 1_000;
 
 /** Primary → worker. */
 export type ToWorker =

@@ -8,10 +8,10 @@
  * database the primary made, or Redis). See primary.ts.
  */
 import type { Config } from '../../config.js';
-import { createMetrics, type Metrics } from '../../metrics.js';
+import { createMetrics, METRICS_MS, type Metrics } from '../../metrics.js';
 import { compilePolicyFiles, PolicyLoadError } from '../../policy/load.js';
 import { PolicyStore, type ReloadResult } from '../../policy/reload.js';
-import { HEARTBEAT_MS, METRICS_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
+import { HEARTBEAT_MS, isMessage, type ToPrimary, type ToWorker } from './protocol.js';
 
 type Answer = Extract<ToWorker, { kind: 'reloaded' }>;
 

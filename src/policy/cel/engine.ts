@@ -72,6 +72,12 @@ export interface CompiledCel {
   readonly source: string;
   /** The variables the expression reads (comprehension variables excluded). */
   readonly variables: ReadonlySet<string>;
+  /**
+   * The member names the expression may read on any value (`x.name`,
+   * `has(x.name)`, `x["name"]`); `*` when an index is computed, so the
+   * expression may read any member.
+   */
+  readonly members: ReadonlySet<string>;
   /** True when the expression runs on the compiled fast path (falling back to the engine where that cannot tell). */
   readonly fast: boolean;
   /** Never throws: runtime errors and non-bool values come back as `{ ok: false }`. */
@@ -269,6 +275,23 @@ function freeVariables(ast: unknown, bound: readonly string[] = [], out = new Se
   return out;
 }
 
+/** The member names an AST selects or indexes by a literal; `*` for an index it computes (see CompiledCel.members). */
+function memberNames(ast: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(ast)) {
+    for (const a of ast) memberNames(a, out);
+    return out;
+  }
+  if (!isAstNode(ast)) return out;
+  if ((ast.op === '.' || ast.op === '.?') && Array.isArray(ast.args) && typeof ast.args[1] === 'string') out.add(ast.args[1]);
+  if ((ast.op === '[]' || ast.op === '[?]') && Array.isArray(ast.args)) {
+    const index = ast.args[1];
+    if (isAstNode(index) && index.op === 'value' && typeof index.args === 'string') out.add(index.args);
+    else out.add('*');
+  }
+  if (Array.isArray(ast.args)) memberNames(ast.args, out);
+  return out;
+}
+
 /** The engine's checked AST of a `when`, as the fast path compiles it (for tests and tools). @throws CelCompileError */
 export function checkedAst(source: string): unknown {
   return parseChecked(source).ast;
@@ -298,6 +321,7 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
   return {
     source,
     variables: freeVariables(fn.ast),
+    members: memberNames(fn.ast),
     fast: fast !== undefined,
     evaluate(activation: CelActivation): CelResult {
       if (fast !== undefined && (activation as unknown) instanceof Activation) {

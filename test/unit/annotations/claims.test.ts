@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readTrust, type TrustReading } from '../../../src/annotations/claims.js';
-import { TRUST_KEY, type Tri } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
+import { type Tri } from '../../../src/annotations/tri.js';
 
 const K = TRUST_KEY;
 /** K as an RFC 6901 reference token. */

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readTrust, type TrustReading } from '../../../src/annotations/claims.js';
 import { DIALECTS, FIDES_KEY, MAX_SHARED_SOURCES, parseDialectList } from '../../../src/annotations/dialects.js';
-import { TRUST_KEY, type Tri } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
+import { type Tri } from '../../../src/annotations/tri.js';
 import { resultArb } from '../../hostile/gen.js';
 
 const K = TRUST_KEY;

@@ -9,7 +9,6 @@ import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
-import { resultRulesReadSession } from '../../../src/policy/load.js';
 import { SessionStoreUnavailable, type SessionStore } from '../../../src/session/store.js';
 
 const policy = {
@@ -94,12 +93,23 @@ describe('createDecisionCore', () => {
     const untrusted = { content: [{ type: 'text', text: 'hi', _meta: { 'io.modelcontextprotocol/trust-annotations': { untrusted: true } } }] };
 
     it('tells from the free variables of the non-call rules', () => {
-      expect(resultRulesReadSession(compile(policy))).toBe(false);
-      expect(resultRulesReadSession(compile(resultPolicy('session.untrusted')))).toBe(true);
-      expect(resultRulesReadSession(compile(resultPolicy('block.type == "text" && session.results > 2', 'block')))).toBe(true);
-      expect(resultRulesReadSession(compile(resultPolicy('result.isError == true')))).toBe(false);
+      expect(compile(policy).index.resultRulesReadSession).toBe(false);
+      expect(compile(resultPolicy('session.untrusted')).index.resultRulesReadSession).toBe(true);
+      expect(compile(resultPolicy('block.type == "text" && session.results > 2', 'block')).index.resultRulesReadSession).toBe(true);
+      expect(compile(resultPolicy('result.isError == true')).index.resultRulesReadSession).toBe(false);
       // A comprehension variable of that name is not the session.
-      expect(resultRulesReadSession(compile(resultPolicy('[1, 2].exists(session, session > 1)')))).toBe(false);
+      expect(compile(resultPolicy('[1, 2].exists(session, session > 1)')).index.resultRulesReadSession).toBe(false);
+    });
+
+    it('tells from the members the non-call rules select whether the texts are built at all', () => {
+      expect(compile(resultPolicy('block.text.contains("x")', 'block')).index.readsText).toBe(true);
+      expect(compile(resultPolicy('has(result.text)')).index.readsText).toBe(true);
+      expect(compile(resultPolicy('result["text"] != ""')).index.readsText).toBe(true);
+      // An index the expression computes may name any member.
+      expect(compile(resultPolicy('block[["te", "xt"].join("")] != ""', 'block')).index.readsText).toBe(true);
+      // The word as a value, or no member of that name: the texts are not needed.
+      expect(compile(resultPolicy('block.type == "text"', 'block')).index.readsText).toBe(false);
+      expect(compile(resultPolicy('result.isError == true')).index.readsText).toBe(false);
     });
 
     for (const [label, when, reads] of [

@@ -12,7 +12,7 @@ import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decisionLogEntry } from '../../../src/decision/log.js';
 import type { ForwardedFlow } from '../../../src/decision/flow.js';
 import { compilePolicyFiles, PolicyLoadError } from '../../../src/policy/load.js';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const enc = new TextEncoder();
 const set = (...docs: string[]) => compilePolicyFiles(docs.map((text, i) => ({ name: `p${i}.yaml`, bytes: enc.encode(text) })), 'policies');

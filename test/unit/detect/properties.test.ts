@@ -21,7 +21,7 @@ import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanSecretsFully } from '../../../src/detect/secrets.js';
 import { scanPiiFully } from '../../../src/detect/pii.js';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const enc = new TextEncoder();
 const set = (...docs: string[]) => compilePolicyFiles(docs.map((text, i) => ({ name: `p${i}.yaml`, bytes: enc.encode(text) })), 'policies');

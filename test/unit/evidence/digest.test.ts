@@ -9,7 +9,7 @@ import {
   parseDigest,
   parseDigestFresh,
 } from '../../../src/evidence/digest.js';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 import { CANONICALIZATIONS, type Canonicalization } from '../../../src/evidence/algorithms.js';
 
 const vectors = new URL('../../vectors/', import.meta.url);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { assessTrust } from '../../../src/evidence/assess.js';
+import { assessTrust } from '../../../src/trust/assess.js';
 import type { EvidenceEntry } from '../../../src/evidence/verify.js';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const KT = 'io.modelcontextprotocol~1trust-annotations';
 

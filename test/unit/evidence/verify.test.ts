@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { EvidenceSite } from '../../../src/annotations/claims.js';
-import { assessTrust } from '../../../src/evidence/assess.js';
+import type { EvidenceSite } from '../../../src/evidence/verify.js';
+import { assessTrust } from '../../../src/trust/assess.js';
 import { readDataClass, mergeDataClasses } from '../../../src/evidence/dataclass.js';
 import { verifyEvidence, type EvidenceEntry } from '../../../src/evidence/verify.js';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const K = TRUST_KEY;
 const KT = 'io.modelcontextprotocol~1trust-annotations';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TRUST_KEY } from '../../../src/annotations/trust.js';
+import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 import { REVISIONS, type Revision } from '../../../src/mcp/revisions.js';
 import { defaultRevision, validateMcp } from '../../../src/mcp/shape.js';
 import { errors, expectFinding, expectFindings, resultWith, text, validateBlock } from './helpers.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Effect, Mode, Scope } from '../../../src/policy/vocabulary.js';
 import { compileCel } from '../../../src/policy/cel/engine.js';
 import { effectiveMode, evaluatePolicies, type BlockScopeInput, type EvaluationInput } from '../../../src/policy/evaluate.js';
-import { loadPolicyDir, type Policy, type PolicySet } from '../../../src/policy/load.js';
+import { indexPolicies, loadPolicyDir, type Policy, type PolicySet } from '../../../src/policy/load.js';
 
 interface RuleSpec {
   id: string;
@@ -31,7 +31,7 @@ function policy(id: string, mode: Mode, rules: RuleSpec[]): Policy {
   };
 }
 
-const set = (...policies: Policy[]): PolicySet => ({ policies, revision: 'sha256:' + '0'.repeat(64), files: policies.map((p) => p.file) });
+const set = (...policies: Policy[]): PolicySet => ({ policies, revision: 'sha256:' + '0'.repeat(64), files: policies.map((p) => p.file), index: indexPolicies(policies) });
 
 function block(index: number, extra: Record<string, unknown> = {}): BlockScopeInput {
   return {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PolicyStore } from '../../../src/policy/reload.js';
-import type { PolicySet } from '../../../src/policy/load.js';
+import { indexPolicies, type PolicySet } from '../../../src/policy/load.js';
 
-const set = (revision: string): PolicySet => ({ policies: [], revision, files: [] });
+const set = (revision: string): PolicySet => ({ policies: [], revision, files: [], index: indexPolicies([]) });
 
 describe('PolicyStore', () => {
   it('a reload asked for while one runs is queued behind it and sees the later folder', async () => {

@@ -8,16 +8,17 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
 import { loggerOptions } from '../logger.js';
-import { createMetrics, type Metrics } from '../metrics.js';
+import { createMetrics, METRICS_MS, type Metrics } from '../metrics.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
-import { registerJsonParser } from './body.js';
-import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, sendProblem } from './error-handler.js';
-import { registerBrowserGuard } from './browser.js';
-import { registerPressure } from './pressure.js';
-import { registerRequestTimeout } from './timeout.js';
-import { registerAdmission } from './admission.js';
-import { bearerToken, routeOf, tokenMatcher } from './auth.js';
-import { sharedSchemas } from './schemas.js';
+import { registerJsonParser } from '../http/body.js';
+import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling } from '../http/error-handler.js';
+import { registerBrowserGuard } from '../http/browser.js';
+import { registerPressure } from '../http/pressure.js';
+import { registerRequestTimeout } from '../http/timeout.js';
+import { registerAdmission } from '../http/admission.js';
+import { routeOf } from '../http/auth.js';
+import { registerBearerCheck } from '../http/bearer.js';
+import { sharedSchemas } from '../wire/shared.js';
 import { healthRoutes } from '../bindings/api/health.js';
 import { digestRoutes } from '../bindings/api/digests.js';
 import { validateRoutes } from '../bindings/api/validate.js';
@@ -29,11 +30,10 @@ import { playgroundRoutes } from '../bindings/api/playground.js';
 import { interceptorRoutes } from '../bindings/docker-gateway/route.js';
 import type { ReloadResult } from '../policy/reload.js';
 import { performance } from 'node:perf_hooks';
-import { METRICS_MS } from '../main/cluster/protocol.js';
 import type { SessionStore } from '../session/store.js';
-import { HeldMemoryStore } from '../main/stores.js';
+import { HeldMemoryStore } from '../session/held.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
-import { mcpRoutes, MCP_PATH } from '../bindings/interceptors/http.js';
+import { mcpRoutes } from '../bindings/interceptors/http.js';
 import { VERSION } from '../version.js';
 
 export interface AppOptions {
@@ -51,7 +51,7 @@ export interface AppOptions {
    * The session and pin store (docs/behaviour/sessions.md). When absent, an
    * in-process memory store sized by config (TRUSTGATE_MAX_SESSIONS,
    * TRUSTGATE_MAX_PINS, TRUSTGATE_SESSION_TTL), the one a serving process
-   * holds (src/main/stores.ts), closed with the app; a store passed in belongs to the caller, who closes it.
+   * holds (src/session/held.ts), closed with the app; a store passed in belongs to the caller, who closes it.
    */
   sessions?: SessionStore;
 }
@@ -91,7 +91,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   let sessions = opts.sessions;
   if (sessions === undefined) {
-    // The one memory store a process holds (src/main/stores.ts): swept, counted and closed with the app.
+    // The one memory store a process holds (src/session/held.ts): swept, counted and closed with the app.
     const own = new HeldMemoryStore(config, metrics, app.log);
     sessions = own;
     app.addHook('onClose', () => own.close());
@@ -167,18 +167,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('errorRenderers', errorRenderers);
   registerErrorHandling(app, config.bodyLimit);
 
-  if (config.token !== undefined) {
-    const matches = tokenMatcher(config.token);
-    app.addHook('onRequest', async (request, reply) => {
-      // A route that checks the token itself says so in its config (the Docker gateway route also takes it from the query).
-      const route = routeOf(request);
-      if (!(route.startsWith('/v1/') || route === MCP_PATH || route.startsWith('/playground')) || request.routeOptions.config?.checksOwnToken === true) return;
-      if (!matches(bearerToken(request.headers.authorization))) {
-        reply.header('www-authenticate', 'Bearer realm="trustgate"');
-        return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
-      }
-    });
-  }
+  // Routes whose schema lists the bearer security take the token (src/http/bearer.ts).
+  if (config.token !== undefined) registerBearerCheck(app, config.token);
 
   healthRoutes(app, store, admission);
   digestRoutes(app);

@@ -2,12 +2,13 @@
  * Wire schemas: each is the route's validator, its serializer and its
  * OpenAPI entry (openapi.yaml is generated from these). Shared shapes are
  * registered with `$id` and referenced as `Name#`, so they appear once under
- * `components.schemas`.
+ * `components.schemas`. The TypeScript type of a request or an answer is
+ * derived from its schema (`FromWire`), never written again by hand.
  */
-import { CANONICALIZATIONS, DIGEST_ALGORITHMS } from '../evidence/algorithms.js';
 import { EVIDENCE_STATUSES } from '../evidence/status.js';
 import { PROTOCOL_VERSIONS } from '../mcp/revisions.js';
 import { EFFECTS, MODES, SCOPES } from '../policy/vocabulary.js';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { ERRORS } from '../errors.js';
 import { SESSION_ID_PATTERN } from '../session/store.js';
 
@@ -74,6 +75,7 @@ export const sharedSchemas = [
   {
     $id: 'ValidationFinding',
     type: 'object',
+    additionalProperties: false,
     required: ['rule', 'severity', 'pointer', 'message'],
     properties: {
       rule: {
@@ -89,6 +91,7 @@ export const sharedSchemas = [
   {
     $id: 'EvidenceOutcome',
     type: 'object',
+    additionalProperties: false,
     required: ['pointer', 'type', 'canonicalization', 'status'],
     properties: {
       pointer: { type: 'string', description: 'Pointer of the evidenceRef in the request `result`' },
@@ -103,7 +106,8 @@ export const sharedSchemas = [
   {
     $id: 'Finding',
     type: 'object',
-    required: ['policy', 'rule', 'mode', 'effect', 'pointer', 'message'],
+    additionalProperties: false,
+    required: ['policy', 'rule', 'mode', 'effect', 'scope', 'pointer', 'message', 'applied'],
     properties: {
       policy: { type: 'string' },
       rule: { type: 'string' },
@@ -119,6 +123,7 @@ export const sharedSchemas = [
   {
     $id: 'TraceEntry',
     type: 'object',
+    additionalProperties: false,
     description:
       'One rule evaluated on one scope instance (`options.explain`): scope `block` rules once per block, `result` and `call` rules once. `value` is what the condition yielded, or `"error: <message>"` when it failed to evaluate (the rule then counted as matched, fail closed; a rule left unevaluated because the per-decision CEL budget was spent says so here).',
     required: ['policy', 'rule', 'scope', 'pointer', 'value'],
@@ -149,6 +154,7 @@ export const sharedSchemas = [
   {
     $id: 'Session',
     type: 'object',
+    additionalProperties: false,
     description:
       'What a session has been shown (docs/behaviour/sessions.md). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
     required: ['id', 'forgotten', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
@@ -163,6 +169,7 @@ export const sharedSchemas = [
       untrusted: { type: 'boolean' },
       dataClass: {
         type: 'object',
+        additionalProperties: false,
         properties: { class: { type: 'string' }, regulatory: { type: 'array', items: { type: 'string' } } },
       },
       calls: { type: 'integer', minimum: 0 },
@@ -171,29 +178,6 @@ export const sharedSchemas = [
     },
   },
 ] as const;
-
-export const digestBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['record', 'canonicalization'],
-  properties: {
-    record: { description: 'The evidence record (I-JSON; nests at most 128 levels below itself).' },
-    canonicalization: { type: 'string', enum: [...CANONICALIZATIONS] },
-    algorithm: { type: 'string', enum: [...DIGEST_ALGORITHMS], default: 'sha256' },
-  },
-} as const;
-
-export const digestReply = {
-  type: 'object',
-  description: 'The digest to put in an evidenceRef, and the canonical form it was computed over',
-  required: ['digest', 'canonicalization', 'canonical'],
-  properties: {
-    digest: { type: 'string', description: '`<alg>:<lowercase hex>`' },
-    canonicalization: { type: 'string', enum: [...CANONICALIZATIONS] },
-    algorithm: { type: 'string', enum: [...DIGEST_ALGORITHMS] },
-    canonical: { type: 'string', description: 'The JCS text, or the base64 of the deterministic CBOR bytes' },
-  },
-} as const;
 
 export const validateBody = {
   type: 'object',
@@ -236,6 +220,7 @@ export const validationOmitted = {
 
 export const validateReply = {
   type: 'object',
+  additionalProperties: false,
   description: 'The validation findings for the revision applied',
   required: ['valid', 'protocolVersion', 'validation'],
   properties: {
@@ -271,8 +256,16 @@ export const problemReplies = (...statuses: number[]) => {
 
 export { triState };
 
-/** OpenAPI security requirement of /v1/* (enforced only when TRUSTGATE_TOKEN is set). */
+/**
+ * OpenAPI security requirement of /v1/*, /mcp and the playground. It is also
+ * what the service enforces when TRUSTGATE_TOKEN is set: a route whose
+ * schema lists `bearer` gets the token check (src/http/auth.ts), so the
+ * document and the check cannot disagree.
+ */
 export const v1Security = [{ bearer: [] }];
+
+/** The schema of a route left out of the OpenAPI document that still takes the bearer token (the playground's page, /mcp's 405 answers). */
+export const hiddenBehindToken = { hide: true, security: v1Security } as const;
 
 /** The schema of a /v1 route answering `reply` (200) or problem+json with one of `problems` (docs/errors.md), behind the bearer token. */
 export function v1Schema(route: { operationId: string; tags: string[]; summary: string; description?: string; body: unknown; reply: unknown; problems: number[] }) {
@@ -282,3 +275,19 @@ export function v1Schema(route: { operationId: string; tags: string[]; summary: 
 
 /** The interceptor also takes the token as the `token` query parameter (docs/bindings/docker-gateway.md). */
 export const interceptorSecurity: Array<Record<string, string[]>> = [{ bearer: [] }, { queryToken: [] }];
+
+/**
+ * The TypeScript type of what a wire schema admits, its `Name#` references
+ * resolved against sharedSchemas. Members with a `default` stay optional:
+ * the core also takes requests no validator filled in (the MCP bindings).
+ */
+export type FromWire<S extends JSONSchema> = FromSchema<S, { references: [...typeof sharedSchemas]; keepDefaultedPropertiesOptional: true }>;
+
+/** POST /v1/validate's body (docs/behaviour/validation.md): a result checked without policies. */
+export type ValidateRequest = FromWire<typeof validateBody>;
+
+/** The 200 answer of POST /v1/validate. */
+export type ValidateAnswer = FromWire<typeof validateReply>;
+
+/** The TypeScript type of the shared schema registered as `$id` (`Finding`, `Session`, ...). */
+export type WireShape<Id extends (typeof sharedSchemas)[number]['$id']> = FromWire<Extract<(typeof sharedSchemas)[number], { $id: Id }>>;

@@ -7,11 +7,11 @@
  */
 import { readTrust, type FlagSources, type PartialFlags, type TrustFlags } from '../annotations/claims.js';
 import type { Dialect } from '../annotations/dialects.js';
-import type { Tri } from '../annotations/trust.js';
-import type { EvidenceStatus } from './status.js';
+import type { Tri } from '../annotations/tri.js';
+import type { EvidenceStatus } from '../evidence/status.js';
 import type { ValidationFinding } from '../mcp/findings.js';
-import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from './dataclass.js';
-import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from './verify.js';
+import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from '../evidence/dataclass.js';
+import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from '../evidence/verify.js';
 
 /** One evidenceRef as policies see it (the `evidence` variable's items). */
 export interface EvidenceSummary {
