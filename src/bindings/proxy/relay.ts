@@ -38,18 +38,18 @@
  * when the host declared `elicitation`, otherwise denied.
  */
 import { randomUUID } from 'node:crypto';
-import { randomHex } from '../../decision/random.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { CallDecision, DecisionCore, ToolJudgement } from '../../decision/core.js';
+import type { CallDecision, DecisionCore } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
 import { declined, errorDetail, isErrorResult, uncheckedVerdict, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { judgeable } from './judged.js';
+import { HostIds, isId, UpstreamIds, type Id } from './ids.js';
+import { judgeToolList, type ListedTools } from './tool-list.js';
 
 type Msg = Record<string, unknown>;
-type Id = string | number;
 
 export interface ProxyLog {
   info(obj: object, msg?: string): void;
@@ -59,9 +59,6 @@ export interface ProxyLog {
 
 /** Why a message from the server (or an answer from the host) was not passed on. */
 export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id' | 'too-many';
-
-/** Pin statuses the relay lists a tool under; any other (changed, unavailable) withholds it. */
-const LISTED_PINS = new Set(['first-seen', 'match']);
 
 export interface ProxyOptions {
   core: DecisionCore;
@@ -120,7 +117,6 @@ interface Passed {
   method: string;
 }
 
-const isId = (v: unknown): v is Id => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 /** Server requests the relay passes to the host (judged when they carry text); any other is refused. */
 const SERVER_REQUESTS = new Set(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']);
@@ -145,9 +141,6 @@ const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
 /** How many of the server's requests may wait on the host at once: past it a request is refused, so a server cannot grow the relay's memory without end. */
 export const MAX_PASSED = 1024;
 
-/** How many answered ids a connection remembers, to count a repeated answer as `repeated` rather than `unknown-id`. */
-const DONE_KEPT = 1024;
-
 /** The outcome of judging one message: what to forward, or why nothing is. */
 type Judged = { ok: true; payload: Msg } | { ok: false; text: string };
 
@@ -158,33 +151,20 @@ export class McpProxy {
   #server: Readonly<{ name: string; reported?: string }>;
   #protocolVersion: string | undefined;
   #elicitation = false;
-  /** Tools the server listed (exact names), frozen: what calls are judged and pinned against. */
-  readonly #tools = new Map<string, Record<string, unknown>>();
-  /** Requests sent to the server, by Trustgate's id. */
-  readonly #sent = new Map<Id, Sent>();
-  /** The host's id of each request sent -> Trustgate's (for the host's cancellations). */
-  readonly #byHostId = new Map<Id, string>();
-  /** Progress tokens of the host's requests in flight. */
-  readonly #tokens = new Map<Id, string>();
-  #upNext = 1;
-  /** The last ids answered (to tell a repeat from an unknown id in the count; bounded). */
-  readonly #done = new Set<string>();
-  /** #done's ids in the order they were answered, a ring of DONE_KEPT: the oldest leaves as a new one comes (a Set's own oldest is found by skipping the slots of every id deleted before it). */
-  readonly #doneOrder: Array<string | undefined> = new Array<string | undefined>(DONE_KEPT);
-  #doneAt = 0;
+  /** Tools the server listed (exact names), frozen: what calls are judged and pinned against (tool-list.ts). */
+  readonly #tools: ListedTools = new Map();
+  /** Requests sent to the server, by Trustgate's id (ids.ts). */
+  readonly #sent = new UpstreamIds<Sent>();
   /** Tasks created by judged tools/call requests. */
   readonly #tasks = new Map<string, CallInfo>();
   /** tools/call requests being judged before they are sent on (by the host's id); `true` once the host cancelled one. */
   readonly #judging = new Map<Id, boolean>();
-  /** Requests to the host, by Trustgate's id: the server's (passed on) and Trustgate's own (consent). */
-  readonly #passed = new Map<string, Passed>();
+  /** The server's requests passed to the host, by Trustgate's id (ids.ts). */
+  readonly #passed = new HostIds<Passed>();
+  /** Trustgate's own questions to the host (consent), by their id. */
   readonly #asked = new Map<string, (answer: Msg | undefined) => void>();
-  /** The server's id of each request passed to the host -> Trustgate's (for the server's cancellations). */
-  readonly #byServerId = new Map<Id, string>();
   /** The server's requests being judged, not yet passed on (they count toward MAX_PASSED). */
   #serverJudging = 0;
-  readonly #prefix = `trustgate-${randomUUID()}-`;
-  #next = 0;
   #closed = false;
   /** Pending while the server has not yet accepted the host's `notifications/initialized`: later messages wait for it. */
   #initializing: Promise<void> | undefined;
@@ -258,10 +238,8 @@ export class McpProxy {
         this.#asked.delete(m.id);
         return mine(m);
       }
-      const passed = this.#passed.get(m.id);
+      const passed = this.#passed.take(m.id);
       if (!passed) return this.#drop('host-unknown-id');
-      this.#passed.delete(m.id);
-      this.#byServerId.delete(passed.serverId);
       const out: Msg = { jsonrpc: '2.0', id: passed.serverId };
       if ('error' in m) out.error = m.error;
       else out.result = m.result;
@@ -271,7 +249,7 @@ export class McpProxy {
     if (!('id' in m)) {
       if (m.method === 'notifications/cancelled' && isId(params.requestId)) {
         if (this.#judging.has(params.requestId)) return void this.#judging.set(params.requestId, true);
-        const ours = this.#byHostId.get(params.requestId);
+        const ours = this.#sent.ofHost(params.requestId);
         if (ours === undefined) return;
         return this.#toUpstream({ ...m, params: { ...params, requestId: ours } });
       }
@@ -294,29 +272,8 @@ export class McpProxy {
 
   /** Send a request of the host's to the server under a fresh id of Trustgate's. */
   #send(s: Sent): void {
-    // `t<n>.<random>`: never used before (n counts up), and not guessable, so a server cannot answer a request before it has it.
-    const id = `t${this.#upNext++}.${randomHex(6)}`;
-    this.#sent.set(id, s);
-    this.#byHostId.set(s.hostId, id);
-    const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
-    if (isId(token)) this.#tokens.set(token, id);
+    const id = this.#sent.open(s);
     this.#toUpstream({ jsonrpc: '2.0', id, method: s.method, params: s.params }, id);
-  }
-
-  /** Forget a request sent; its entry, or undefined when it was not outstanding. */
-  #take(id: Id): Sent | undefined {
-    const s = this.#sent.get(id);
-    if (!s) return undefined;
-    this.#sent.delete(id);
-    const gone = this.#doneOrder[this.#doneAt];
-    if (gone !== undefined) this.#done.delete(gone);
-    this.#doneOrder[this.#doneAt] = id as string;
-    this.#doneAt = (this.#doneAt + 1) % DONE_KEPT;
-    this.#done.add(id as string);
-    if (this.#byHostId.get(s.hostId) === id) this.#byHostId.delete(s.hostId);
-    const token = isRecord(s.params._meta) ? s.params._meta.progressToken : undefined;
-    if (isId(token) && this.#tokens.get(token) === id) this.#tokens.delete(token);
-    return s;
   }
 
   #toUpstream(m: Msg, ours?: string): void {
@@ -340,7 +297,7 @@ export class McpProxy {
     sent.catch((err: unknown) => {
       const why = this.#describe(err);
       this.#o.log.warn({ err: why, method: m.method }, 'could not send to the server');
-      const s = ours === undefined ? undefined : this.#take(ours);
+      const s = ours === undefined ? undefined : this.#sent.take(ours);
       if (s) {
         const text = `Trustgate could not reach the server: ${why}`;
         if (s.method === 'tools/call') this.#answer(s.hostId, isErrorResult(text));
@@ -396,7 +353,7 @@ export class McpProxy {
 
   /** Ask the host's user; true only on `accept`. */
   #consent(message: string): Promise<boolean> {
-    const id = `${this.#prefix}${this.#next++}`;
+    const id = this.#passed.fresh();
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.#asked.delete(id);
@@ -426,11 +383,8 @@ export class McpProxy {
     if (!('id' in m)) return this.#drop('malformed');
     // An answer: taken only for an id of Trustgate's that is outstanding, exactly (a Map key: same type and value).
     const id = m.id;
-    const s = isId(id) ? this.#take(id) : undefined;
-    if (!s) {
-      const repeated = typeof id === 'string' && this.#done.has(id);
-      return this.#drop(repeated ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
-    }
+    const s = this.#sent.take(id);
+    if (!s) return this.#drop(this.#sent.answered(id) ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
     void this.#answered(s, m);
   }
 
@@ -496,58 +450,10 @@ export class McpProxy {
   }
 
   async #listed(s: Sent, result: Msg): Promise<void> {
-    if (!Array.isArray(result.tools)) return this.#withhold(s, 'Trustgate withheld this answer: the server answered tools/list without a list of tools');
-    const defs = result.tools.filter((t): t is Msg => isRecord(t) && typeof t.name === 'string');
-    const frozen = defs.map((t) => deepFreeze(t));
-    let pins: Map<string, string> | undefined;
-    try {
-      pins = this.#o.pinTools ? await this.#o.pinTools(this.#server.name, frozen) : undefined;
-    } catch (err) {
-      // No pin, no listing: fail closed.
-      this.#o.log.warn({ err: errorDetail(err) }, 'tool definitions could not be pinned');
-      return this.#withhold(s, `Trustgate withheld the list of tools: ${errorDetail(err)}`);
-    }
-    const seen = new Set<string>();
-    const twice = new Set<string>();
-    for (const t of frozen) (seen.has(t.name as string) ? twice : seen).add(t.name as string);
-    const listed: Msg[] = [];
-    const withheld: string[] = [];
-    for (const t of frozen) {
-      const name = t.name as string;
-      const pin = pins?.get(name) ?? (pins ? 'none' : 'match');
-      // A name listed twice is ambiguous: which definition would a call be judged against? Neither is callable.
-      if (twice.has(name)) {
-        this.#tools.delete(name);
-        withheld.push(name);
-        continue;
-      }
-      // A call is judged against the definition the server listed last: a changed one is denied by its pin.
-      this.#tools.set(name, t);
-      if (!LISTED_PINS.has(pin)) withheld.push(name);
-      else listed.push(t);
-    }
-    // Rules of scope tool see each definition left (its description, its hints): drop takes it off the list, flag is logged.
-    let judged: ToolJudgement[];
-    try {
-      judged = this.#o.core.judgeTools({ tools: listed, server: this.#server, ...(this.#o.context ? { context: this.#o.context } : {}) });
-    } catch (err) {
-      this.#o.log.error({ err: errorDetail(err) }, 'tool definitions could not be checked');
-      return this.#withhold(s, `Trustgate withheld the list of tools: ${errorDetail(err)}`);
-    }
-    const kept = listed.filter((t, i) => {
-      const j = judged[i]!;
-      const rules = j.findings.map((f) => `${f.policy}/${f.rule}`);
-      if (j.dropped) {
-        this.#tools.delete(t.name as string);
-        withheld.push(t.name as string);
-        this.#o.log.info({ server: this.#server.name, tool: t.name, rules }, 'tool dropped from the list by a policy');
-      } else if (rules.length > 0) this.#o.log.warn({ server: this.#server.name, tool: t.name, rules }, 'tool definition flagged by a policy');
-      return !j.dropped;
-    });
-    if (withheld.length > 0) this.#o.log.warn({ server: this.#server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
-    const out: Msg = { tools: kept };
-    if (typeof result.nextCursor === 'string') out.nextCursor = result.nextCursor;
-    this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: out });
+    const o = this.#o;
+    const j = await judgeToolList({ core: o.core, log: o.log, server: this.#server, ...(o.pinTools ? { pinTools: o.pinTools } : {}), ...(o.context ? { context: o.context } : {}) }, this.#tools, result);
+    if (!j.ok) return this.#withhold(s, j.text);
+    this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
   }
 
   async #callResult(s: Sent, raw: Msg): Promise<void> {
@@ -649,9 +555,7 @@ export class McpProxy {
       return this.#toUpstream({ jsonrpc: '2.0', id: serverId, error: { code: -32600, message: j.text } });
     }
     if (this.#closed) return;
-    const id = `${this.#prefix}${this.#next++}`;
-    this.#passed.set(id, { serverId, method });
-    this.#byServerId.set(serverId, id);
+    const id = this.#passed.pass({ serverId, method });
     const out: Msg = { jsonrpc: '2.0', id, method };
     if (m.params !== undefined || method !== 'ping') out.params = j.payload;
     this.#toHost(out);
@@ -684,10 +588,8 @@ export class McpProxy {
     const params = isRecord(m.params) ? m.params : {};
     if (method === 'notifications/cancelled') {
       // The server cancels one of its own requests passed to the host: under Trustgate's id for it.
-      const ours = isId(params.requestId) ? this.#byServerId.get(params.requestId) : undefined;
+      const ours = this.#passed.cancel(params.requestId);
       if (ours === undefined) return this.#drop('unknown-id', { method });
-      this.#byServerId.delete(params.requestId as Id);
-      this.#passed.delete(ours);
       const out: Msg = { requestId: ours };
       if (typeof params.reason === 'string') {
         const j = await this.#judge(method, '', { reason: params.reason }, { ask: false });
@@ -698,7 +600,7 @@ export class McpProxy {
     if (method === 'notifications/progress') {
       // Progress only for a request of the host's in flight, by its token exactly.
       const token = params.progressToken;
-      if (!isId(token) || !this.#tokens.has(token)) return this.#drop('unknown-id', { method });
+      if (!this.#sent.hasToken(token)) return this.#drop('unknown-id', { method });
     }
     const j = await this.#judge(method, '', params, { ask: false });
     if (!j.ok) return this.#drop('withheld', { method });

@@ -1,0 +1,87 @@
+/**
+ * A server's `tools/list` answer as the relay passes it on
+ * (docs/bindings/proxy.md): every definition pinned (trust on first use,
+ * under the operator's name for the server), listed only while its pin is
+ * `first-seen` or `match`, a name the server lists twice withheld (which
+ * definition would a call be judged against?), and the rules of scope
+ * `tool` judging each definition left (drop takes it off the list, flag is
+ * logged). The definitions kept are what later calls are judged against.
+ */
+import type { DecisionCore, ToolJudgement } from '../../decision/core.js';
+import { errorDetail } from '../../decision/verdict.js';
+import { deepFreeze } from '../../json/frozen.js';
+import { isRecord } from '../../json/record.js';
+
+type Msg = Record<string, unknown>;
+
+/** Pin statuses a tool is listed under; any other (changed, unavailable) withholds it. */
+const LISTED_PINS = new Set(['first-seen', 'match']);
+
+/** The tools a server listed, by exact name, frozen: what its calls are judged against; a call to a name not here is `unlisted`. */
+export type ListedTools = Map<string, Record<string, unknown>>;
+
+export interface ToolListDeps {
+  core: DecisionCore;
+  log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+  /** `server` of the judgement: the operator's name, and what the server reports of itself. */
+  server: Readonly<{ name: string; reported?: string }>;
+  /** Pins the definitions (trust on first use); without it every definition counts as pinned. */
+  pinTools?: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
+  context?: Msg;
+}
+
+/** The list to pass on (`tools`, and the server's `nextCursor`), or why the whole answer is withheld. */
+export async function judgeToolList(deps: ToolListDeps, tools: ListedTools, result: Msg): Promise<{ ok: true; payload: Msg } | { ok: false; text: string }> {
+  if (!Array.isArray(result.tools)) return { ok: false, text: 'Trustgate withheld this answer: the server answered tools/list without a list of tools' };
+  const { core, log, server } = deps;
+  const frozen = result.tools.filter((t): t is Msg => isRecord(t) && typeof t.name === 'string').map((t) => deepFreeze(t));
+  let pins: Map<string, string> | undefined;
+  try {
+    pins = deps.pinTools ? await deps.pinTools(server.name, frozen) : undefined;
+  } catch (err) {
+    // No pin, no listing: fail closed.
+    log.warn({ err: errorDetail(err) }, 'tool definitions could not be pinned');
+    return { ok: false, text: `Trustgate withheld the list of tools: ${errorDetail(err)}` };
+  }
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const t of frozen) (seen.has(t.name as string) ? twice : seen).add(t.name as string);
+  const listed: Msg[] = [];
+  const withheld: string[] = [];
+  for (const t of frozen) {
+    const name = t.name as string;
+    const pin = pins?.get(name) ?? (pins ? 'none' : 'match');
+    // A name listed twice is ambiguous: which definition would a call be judged against? Neither is callable.
+    if (twice.has(name)) {
+      tools.delete(name);
+      withheld.push(name);
+      continue;
+    }
+    // A call is judged against the definition the server listed last: a changed one is denied by its pin.
+    tools.set(name, t);
+    if (!LISTED_PINS.has(pin)) withheld.push(name);
+    else listed.push(t);
+  }
+  // Rules of scope tool see each definition left (its description, its hints): drop takes it off the list, flag is logged.
+  let judged: ToolJudgement[];
+  try {
+    judged = core.judgeTools({ tools: listed, server, ...(deps.context ? { context: deps.context } : {}) });
+  } catch (err) {
+    log.error({ err: errorDetail(err) }, 'tool definitions could not be checked');
+    return { ok: false, text: `Trustgate withheld the list of tools: ${errorDetail(err)}` };
+  }
+  const kept = listed.filter((t, i) => {
+    const j = judged[i]!;
+    const rules = j.findings.map((f) => `${f.policy}/${f.rule}`);
+    if (j.dropped) {
+      tools.delete(t.name as string);
+      withheld.push(t.name as string);
+      log.info({ server: server.name, tool: t.name, rules }, 'tool dropped from the list by a policy');
+    } else if (rules.length > 0) log.warn({ server: server.name, tool: t.name, rules }, 'tool definition flagged by a policy');
+    return !j.dropped;
+  });
+  if (withheld.length > 0) log.warn({ server: server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
+  const payload: Msg = { tools: kept };
+  if (typeof result.nextCursor === 'string') payload.nextCursor = result.nextCursor;
+  return { ok: true, payload };
+}
