@@ -4,7 +4,7 @@
  * `structuredContent`, joined with newlines.
  */
 import { isRecord, own } from '../json/record.js';
-import { decodeTextBlob, isTextualMime } from './forward.js';
+import { decodeTextBlob, isTextualMime } from './forward/mime.js';
 
 /** The text of a text block or embedded text resource, a textual blob decoded (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
 export function blockText(block: unknown): string {

@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideResult as decide } from '../../../src/decision/result.js';
 import type { EvaluateRequest } from '../../../src/decision/types.js';
-import { decodeTextBlob } from '../../../src/decision/forward.js';
+import { decodeTextBlob } from '../../../src/decision/forward/mime.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanSecretsFully } from '../../../src/detect/secrets.js';

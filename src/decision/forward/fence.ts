@@ -1,0 +1,143 @@
+/**
+ * Spotlight, the fourth job of a forwarding: a spotlit block keeps only the
+ * members its type defines in the revision, every reader-visible string
+ * fenced with the decision's boundary (law 2); a textual blob is decoded
+ * and fenced as text; a block that cannot be fenced is replaced by a
+ * placeholder (docs/behaviour/forwarding.md).
+ */
+import { setOwn } from '../../json/copy.js';
+import type { JsonType } from '../../mcp/schema-table.js';
+import { hasType } from '../../mcp/shape.js';
+import { MCP_TABLES } from '../../mcp/tables.generated.js';
+import { hasOwn, isRecord, own } from '../../json/record.js';
+import { fence, type PlannedEffect } from '../../policy/effects.js';
+import { Claims } from './claims.js';
+import { decodeTextBlob, isTextualMime } from './mime.js';
+import { child, type Node, type Tokens } from './withhold.js';
+
+/** Members a block of a type the revision does not define keeps under spotlight. */
+const GENERIC_BLOCK: Readonly<Record<string, JsonType>> = { type: 'string', annotations: 'object', _meta: 'object' };
+
+export class Fencing extends Claims {
+  /** Whether spotlight can forward any part of this block fenced (else it is replaced by a placeholder). */
+  fenceable(block: unknown): boolean {
+    if (!isRecord(block)) return false;
+    if (own(block, 'type') !== 'resource') return true;
+    const res = own(block, 'resource');
+    if (!isRecord(res)) return false;
+    if (typeof own(res, 'text') === 'string') return true;
+    const blob = own(res, 'blob');
+    const mime = own(res, 'mimeType');
+    return typeof blob === 'string' && isTextualMime(mime) && decodeTextBlob(blob, mime as string) !== undefined;
+  }
+  /** A spotlit block: the members its type defines, reader-visible strings fenced. The input block when nothing changed. */
+  spotlight(index: number, block: unknown, p: PlannedEffect, node: Node | true | undefined): unknown {
+    const at: Tokens = ['content', index];
+    if (!this.fenceable(block)) {
+      this.actions.set(index, 'spotlight');
+      this.withhold(at);
+      return this.placeholder(index, block, p, 'it cannot be fenced');
+    }
+    const b = block as Record<string, unknown>;
+    const type = own(b, 'type');
+    const shape = typeof type === 'string' ? own(MCP_TABLES[this.input.revision].blocks, type) : undefined;
+    const members = (shape as { members: Readonly<Record<string, JsonType>> } | undefined)?.members ?? GENERIC_BLOCK;
+    const n = node === true ? undefined : node;
+    const out: Record<string, unknown> = {};
+    let same = true;
+    let fenced = false;
+    for (const key of Object.keys(b)) {
+      const v = b[key];
+      const t = hasOwn(members, key) ? members[key] : undefined;
+      if (child(n, key) === true || t === undefined || !hasType(v, t) || (key === '_meta' && !this.blockMeta)) {
+        this.withhold(at, key);
+        same = false;
+        continue;
+      }
+      at.push(key);
+      let value: unknown = v;
+      switch (key) {
+        case 'uri':
+          value = this.maskIf(index, v as string, at);
+          break;
+        case 'type':
+        case 'mimeType':
+        case 'data':
+        case 'size':
+          break;
+        case 'annotations':
+          value = this.prune(v, child(n, key), at);
+          break;
+        case '_meta':
+          value = this.trustMetaOnly(v, child(n, key), at);
+          break;
+        case 'text':
+        case 'name':
+        case 'title':
+        case 'description':
+          // Precedence on one block: mask, then spotlight fences what is left (docs/behaviour/labels-and-detectors.md).
+          value = fence(this.maskIf(index, v as string, at), this.input.boundary);
+          fenced = true;
+          break;
+        case 'resource':
+          value = this.spotlightResource(v as Record<string, unknown>, child(n, key), at, index);
+          fenced = true;
+          break;
+        default:
+          // `icons`, and any member a later table adds: not judged, so not forwarded.
+          value = undefined;
+          this.withhold(at);
+      }
+      at.pop();
+      if (value !== v) same = false;
+      if (value !== undefined) setOwn(out, key, value);
+    }
+    this.actions.set(index, fenced ? 'spotlight' : 'spotlight-skipped');
+    return same ? block : out;
+  }
+  /** The embedded resource of a spotlit block: text fenced, a textual blob decoded into fenced text, the rest withheld. */
+  spotlightResource(res: Record<string, unknown>, node: Node | true | undefined, at: Tokens, index: number): Record<string, unknown> {
+    const textVariant = typeof own(res, 'text') === 'string';
+    const n = node === true ? undefined : node;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(res)) {
+      const v = res[key];
+      if (child(n, key) === true) {
+        this.withhold(at, key);
+        continue;
+      }
+      switch (key) {
+        case 'uri':
+        case 'mimeType':
+          if (typeof v === 'string') setOwn(out, key, key === 'uri' ? this.maskIf(index, v, [...at, key]) : v);
+          else this.withhold(at, key);
+          break;
+        case '_meta': {
+          if (!this.blockMeta) {
+            this.withhold(at, key);
+            break;
+          }
+          at.push(key);
+          const meta = this.trustMetaOnly(v, child(n, key), at);
+          at.pop();
+          if (meta !== undefined) setOwn(out, key, meta);
+          break;
+        }
+        case 'text':
+          setOwn(out, 'text', fence(this.maskIf(index, v as string, [...at, key]), this.input.boundary));
+          break;
+        case 'blob':
+          // A text resource's blob is not one of its members; a blob resource
+          // is fenceable only with a textual mimeType (checked before), and
+          // its decoded text takes the blob's place. Either way the member
+          // `blob` is not forwarded, so it is listed.
+          if (!textVariant) setOwn(out, 'text', fence(this.maskIf(index, decodeTextBlob(v as string, res.mimeType as string)!, [...at, key]), this.input.boundary));
+          this.withhold(at, key);
+          break;
+        default:
+          this.withhold(at, key);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * Masking, the second job of a forwarding: the spans of the kinds a `mask`
+ * rule names (docs/behaviour/labels-and-detectors.md) replaced in every
+ * string it governs, each masked string and kind listed once.
+ */
+import { copyWithout, setOwn } from '../../json/copy.js';
+import { isRecord, own } from '../../json/record.js';
+import { pointer } from '../../json/pointer.js';
+import type { MaskSpec } from '../../policy/effects.js';
+import { spansOf } from '../../detect/index.js';
+import { decodeTextBlob, isTextualMime } from './mime.js';
+import { Withholding, type MaskedEntry, type Tokens } from './withhold.js';
+
+export class Masking extends Withholding {
+  readonly masked: MaskedEntry[] = [];
+  maskedOmitted = 0;
+  readonly maskedBlocks = new Set<number>();
+  /** Kinds a block-scope mask replaced somewhere, with the rule that did: `structuredContent` strings holding them are masked too. */
+  readonly blockMaskedKinds = new Map<string, MaskSpec>();
+
+  /** The mask rules that govern block `index` (scope result first), or undefined. */
+  masksFor(index: number): MaskSpec[] | undefined {
+    const own = this.input.plan.blockMasks.get(index);
+    const all = this.input.plan.resultMasks;
+    if (own === undefined) return all.length > 0 ? all : undefined;
+    return all.length > 0 ? all.concat(own) : own;
+  }
+  /**
+   * `s` with every span of the masked kinds replaced by `[<kind> withheld
+   * by <policy>/<rule>]` (the first rule that names the kind); the same
+   * string when it holds none. Each masked kind is listed once per string.
+   */
+  maskString(s: string, specs: readonly MaskSpec[], at: Tokens, block?: number): string {
+    if (s.length === 0) return s;
+    const kinds = new Set<string>();
+    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const spans = spansOf(this.detection, s, kinds);
+    if (spans.length === 0) return s;
+    let out = '';
+    let from = 0;
+    const listed = new Set<string>();
+    for (const sp of spans) {
+      const m = specs.find((x) => x.kinds.has(sp.kind))!;
+      out += s.slice(from, sp.start) + `[${sp.kind} withheld by ${m.policy}/${m.rule}]`;
+      from = sp.end;
+      if (block !== undefined && !this.input.plan.resultMasks.includes(m) && !this.blockMaskedKinds.has(sp.kind)) this.blockMaskedKinds.set(sp.kind, m);
+      if (listed.has(sp.kind)) continue;
+      listed.add(sp.kind);
+      if (this.masked.length >= this.input.maxWithheld) this.maskedOmitted++;
+      else this.masked.push({ pointer: pointer(...at), kind: sp.kind, policy: m.policy, rule: m.rule });
+    }
+    if (block !== undefined) this.maskedBlocks.add(block);
+    return out + s.slice(from);
+  }
+  /** `s` masked by the rules governing block `index`, if any. */
+  maskIf(index: number, s: string, at: Tokens): string {
+    const specs = this.masksFor(index);
+    return specs === undefined ? s : this.maskString(s, specs, at, index);
+  }
+  /** Whether a member name holds a span of the masked kinds (the member is then withheld whole). */
+  nameHolds(name: string, specs: readonly MaskSpec[]): boolean {
+    const kinds = new Set<string>();
+    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    return spansOf(this.detection, name, kinds).length > 0;
+  }
+  /** Every string inside `v` masked (copy on write): the same value when nothing was masked. */
+  maskDeep(v: unknown, specs: readonly MaskSpec[], at: Tokens, block?: number): unknown {
+    if (typeof v === 'string') return this.maskString(v, specs, at, block);
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        at.push(i);
+        const x = this.maskDeep(v[i], specs, at, block);
+        at.pop();
+        if (x !== v[i]) (out ??= v.slice())[i] = x;
+      }
+      return out ?? v;
+    }
+    if (!isRecord(v)) return v;
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(v)) {
+      if (this.nameHolds(key, specs)) {
+        out ??= copyWithout(v);
+        delete out[key];
+        this.withhold(at, key);
+        if (block !== undefined) this.maskedBlocks.add(block);
+        continue;
+      }
+      at.push(key);
+      const x = this.maskDeep(v[key], specs, at, block);
+      at.pop();
+      if (x !== v[key]) setOwn((out ??= copyWithout(v)), key, x);
+    }
+    return out ?? v;
+  }
+  /**
+   * A block with its strings masked: every string but `type`, the base64
+   * `data` of images and audio and a blob that is not text; a textual blob
+   * holding a span is forwarded as masked `text` (the blob withheld).
+   */
+  maskBlock(index: number, block: unknown, specs: readonly MaskSpec[]): unknown {
+    if (!isRecord(block)) return this.maskDeep(block, specs, ['content', index], index);
+    const type = own(block, 'type');
+    const at: Tokens = ['content', index];
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(block)) {
+      const v = block[key];
+      if (key === 'type' || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+      let x: unknown;
+      if (this.nameHolds(key, specs)) {
+        out ??= copyWithout(block);
+        delete out[key];
+        this.withhold(at, key);
+        this.maskedBlocks.add(index);
+        continue;
+      }
+      at.push(key);
+      if (key === 'resource' && type === 'resource' && isRecord(v)) x = this.maskResource(index, v, specs, at);
+      else x = this.maskDeep(v, specs, at, index);
+      at.pop();
+      if (x !== v) setOwn((out ??= copyWithout(block)), key, x);
+    }
+    return out ?? block;
+  }
+  maskResource(index: number, res: Record<string, unknown>, specs: readonly MaskSpec[], at: Tokens): Record<string, unknown> {
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(res)) {
+      const v = res[key];
+      if (key === 'blob') {
+        const mime = own(res, 'mimeType');
+        if (typeof v !== 'string' || !isTextualMime(mime) || typeof own(res, 'text') === 'string') continue;
+        const text = decodeTextBlob(v, mime as string);
+        if (text === undefined) continue;
+        at.push(key);
+        const masked = this.maskString(text, specs, at, index);
+        at.pop();
+        if (masked !== text) {
+          out ??= copyWithout(res);
+          delete out.blob;
+          setOwn(out, 'text', masked);
+          this.withhold(at, key);
+        }
+        continue;
+      }
+      at.push(key);
+      const x = this.maskDeep(v, specs, at, index);
+      at.pop();
+      if (x !== v) setOwn((out ??= copyWithout(res)), key, x);
+    }
+    return out ?? res;
+  }
+  /** `structuredContent` masked: by every result-scope mask, and where it holds a kind a block-scope mask replaced. */
+  maskStructured(v: unknown): unknown {
+    const specs: MaskSpec[] = this.input.plan.resultMasks.slice();
+    for (const [kind, m] of this.blockMaskedKinds) specs.push({ kinds: new Set([kind]), policy: m.policy, rule: m.rule });
+    if (specs.length === 0) return v;
+    return this.maskDeep(v, specs, ['structuredContent']);
+  }
+}

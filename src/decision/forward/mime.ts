@@ -1,0 +1,32 @@
+/** Textual media types and the text of a textual blob: what masking reads and spotlight fences (docs/behaviour/forwarding.md). */
+
+/** Whether a media type is text a reader could be handed (docs/behaviour/forwarding.md): text/*, JSON, XML and their +json/+xml kin. */
+export function isTextualMime(mime: unknown): boolean {
+  if (typeof mime !== 'string') return false;
+  const semi = mime.indexOf(';');
+  const essence = (semi < 0 ? mime : mime.slice(0, semi)).trim().toLowerCase();
+  const slash = essence.indexOf('/');
+  if (slash <= 0 || slash === essence.length - 1) return false;
+  return (
+    essence.startsWith('text/') ||
+    essence === 'application/json' ||
+    essence === 'application/xml' ||
+    essence.endsWith('+json') ||
+    essence.endsWith('+xml')
+  );
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The text of a textual blob: RFC 4648 base64, decoded with the mimeType's charset (UTF-8 when none or unknown); undefined when not base64. */
+export function decodeTextBlob(blob: string, mime: string): string | undefined {
+  if (!BASE64.test(blob)) return undefined;
+  const bytes = Buffer.from(blob, 'base64');
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(mime);
+  try {
+    return new TextDecoder(m ? m[1] : 'utf-8').decode(bytes);
+  } catch {
+    // An encoding label TextDecoder does not know.
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
