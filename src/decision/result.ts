@@ -18,17 +18,19 @@ import { activationsOf, type Activations } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
 import type { PolicySet } from '../policy/load.js';
 import { findCasefoldCollisions } from '../mcp/casefold.js';
-import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut } from '../policy/effects.js';
+import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut, type EffectPlan } from '../policy/effects.js';
 import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
-import { addRaise, blockRaised, noRaises, raiseTrust } from './labels.js';
+import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
 import { blockText, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
-import { forward, type MaskedEntry } from './forward.js';
+import { forward, type Forwarded } from './forward.js';
 import { boundDecision } from './bound.js';
 import { checkStringLengths } from './limits.js';
 import { checkResultDepth, MAX_RESULT_DEPTH, resolveRevision, resultFindings } from './request-checks.js';
+import type { Revision } from '../mcp/revisions.js';
+import type { ValidationFinding } from '../mcp/findings.js';
 
 export interface DecideOptions {
   policies: PolicySet;
@@ -156,7 +158,33 @@ function evidenceEntries(req: EvaluateRequest, opts: DecideOptions): EvidenceEnt
   });
 }
 
+/**
+ * The result decision, one stage a function: the request's bounds, the
+ * trust assessment and validation, the policy passes, the effect plan and
+ * outcome, the result to forward, the answer.
+ */
 export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decision {
+  const checked = checkRequest(req, opts);
+  const assessed = assess(req, opts, checked);
+  // Provenance and the trace are opt-in: on a typical result provenance alone is a third of the decision's text.
+  const explain = req.options?.explain === true;
+  const trace: TraceEntry[] | undefined = explain ? [] : undefined;
+  const detection = new DetectionCache();
+  const passes = evaluate(req, opts, checked, assessed, detection, trace);
+  const planned = planEffects(opts.policies, passes.matches, checked.blocks.length);
+  const out = planned.denied ? undefined : forwardResult(opts, checked, assessed, passes, planned.plan, detection);
+  return answer(req, opts, { checked, assessed, passes, planned, out, explain, trace });
+}
+
+/** What the request checks leave: the result, the revision whose rules apply, its blocks. */
+interface Checked {
+  result: Record<string, unknown>;
+  revision: Revision;
+  blocks: unknown[];
+}
+
+/** Stage 1: the request's bounds (depth, blocks, evidence entries, string lengths) and the revision. @throws TrustgateError */
+function checkRequest(req: EvaluateRequest, opts: DecideOptions): Checked {
   const result = req.result;
   // The body's depth bounds the result's: the walk is needed only for deep bodies.
   if (opts.scan === undefined || opts.scan.depth > MAX_RESULT_DEPTH) checkResultDepth(result);
@@ -173,22 +201,46 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
       { pointer: '/evidence', message: `at most ${opts.maxEvidence} entries` },
     ]);
   }
-
   // No string parsed from a text is longer than the text: short bodies need no walk.
   if (opts.maxString !== undefined && !(opts.scan !== undefined && opts.scan.textLength <= opts.maxString)) {
     checkStringLengths(req, opts.maxString);
   }
-  let trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
+  return { result, revision, blocks };
+}
+
+/** What the assessment leaves: the trust view, the case-fold collisions, the validation findings. */
+interface Assessed {
+  trust: TrustAssessment;
+  collisions: ReturnType<typeof findCasefoldCollisions>;
+  validation: ValidationFinding[];
+  validationOmitted: number;
+}
+
+/** Stage 2: claims read with union semantics and evidence verified (trust/assess.ts), then the validation findings. */
+function assess(req: EvaluateRequest, opts: DecideOptions, { result, revision }: Checked): Assessed {
+  const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
   const collisions = findCasefoldCollisions(result);
   const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
-  // Provenance and the trace are opt-in: on a typical result provenance alone is a third of the decision's text.
-  const explain = req.options?.explain === true;
-  const trace: TraceEntry[] | undefined = explain ? [] : undefined;
+  return { trust, collisions, validation, validationOmitted: omitted };
+}
 
-  const detection = new DetectionCache();
+/** What the policy passes leave: the matches in policy order, what label rules raised, and the trust view they raised. */
+interface Passes {
+  matches: Match[];
+  raises: LabelRaises;
+  trust: TrustAssessment;
+}
+
+/**
+ * Stage 3: the policies. Label rules first, over the claims the result
+ * carries, in one order-free pass; the other rules read what they raised
+ * (docs/behaviour/labels-and-detectors.md).
+ */
+function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }: Checked, assessed: Assessed, detection: DetectionCache, trace: TraceEntry[] | undefined): Passes {
   const withText = opts.policies.index.readsText;
   const blockTexts = withText ? blocks.map(blockText) : undefined;
   const resultText = blockTexts === undefined ? undefined : detection.join(stringsOf(own(result, 'structuredContent'), blockTexts.slice()));
+  const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
   const inputOf = (t: TrustAssessment) => ({
     result: {
       sensitive: t.labels.sensitive === true,
@@ -205,7 +257,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
     tool: req.tool,
     server: req.server,
     context: req.context,
-    validation: validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer })),
+    validation,
     resultScope: { evidence: t.result.evidence, dataClass: t.result.dataClass },
     blocks: t.blocks.map((b) => {
       const block = blockVar(blocks[b.index], b);
@@ -216,10 +268,10 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
     call: opts.call,
   });
 
-  // Label rules first, over the claims the result carries, in one order-free pass; the other rules read what they raised (docs/behaviour/labels-and-detectors.md).
   const rules = opts.policies.index.rules;
   const raises = noRaises();
   const labelRules = opts.policies.index.labelRules;
+  let trust = assessed.trust;
   const matches: Match[] = withDetection(detection, () => {
     // When the label rules raise nothing the other rules see the same variables: one input, converted once.
     let acts: Activations | undefined;
@@ -238,46 +290,52 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
     const rest = evaluatePolicies(opts.policies, input, opts.modeOverride, opts.budget, trace, labelRules ? 'rest' : undefined, acts);
     return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
   });
+  return { matches, raises, trust };
+}
 
+/** Stage 4: the matches folded to findings and an outcome, and the effects they plan. */
+function planEffects(set: PolicySet, matches: Match[], blockCount: number): ReturnType<typeof foldMatches> & { plan: EffectPlan } {
+  const rules = set.index.rules;
   const plan = emptyPlan();
-  const allIndexes = blocks.map((_, i) => i);
-  const { findings, outcome, denied, requiresConsent } = foldMatches(matches, (m) => {
+  const allIndexes = Array.from({ length: blockCount }, (_, i) => i);
+  const folded = foldMatches(matches, (m) => {
     if (m.effect === 'mask') {
       const kinds = rules.get(ruleKey(m.policy, m.rule))?.maskKinds;
       if (kinds !== undefined) planMask(plan, { kinds, policy: m.policy, rule: m.rule }, m.scope === 'block' ? m.blockIndex : undefined);
     } else planEffect(plan, m.effect, m.policy, m.rule, m.scope === 'result' ? allIndexes : [m.blockIndex!], m.scope === 'result');
   });
-  let forwarded: Record<string, unknown> | undefined;
-  let modified = false;
-  let actions = new Map<number, BlockAction>();
-  let withheld: string[] = [];
-  let withheldOmitted = 0;
-  let masked: MaskedEntry[] = [];
-  let maskedOmitted = 0;
-  let maskedBlocks = new Set<number>();
-  if (!denied) {
-    const out = forward({
-      result,
-      revision,
-      plan,
-      collisions: collisions.root,
-      boundary: opts.boundary,
-      maxWithheld: opts.maxValidationFindings ?? Infinity,
-      blockFlags: (i) => trust.blocks[i],
-      detection,
-      raises,
-    });
-    masked = out.masked;
-    maskedOmitted = out.maskedOmitted;
-    maskedBlocks = out.maskedBlocks;
-    forwarded = out.result;
-    modified = out.modified;
-    actions = out.actions;
-    withheld = out.withheld;
-    withheldOmitted = out.omitted;
-    if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, actions, forwarded, own(result, 'structuredContent') !== undefined);
-  }
+  return { ...folded, plan };
+}
 
+/** Stage 5: the result to forward, built from what was judged (forward.ts); what it forwarded is handed to the session merge. */
+function forwardResult(opts: DecideOptions, { result, revision }: Checked, assessed: Assessed, { trust, raises }: Passes, plan: EffectPlan, detection: DetectionCache): Forwarded {
+  const out = forward({
+    result,
+    revision,
+    plan,
+    collisions: assessed.collisions.root,
+    boundary: opts.boundary,
+    maxWithheld: opts.maxValidationFindings ?? Infinity,
+    blockFlags: (i) => trust.blocks[i],
+    detection,
+    raises,
+  });
+  if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, out.actions, out.result, own(result, 'structuredContent') !== undefined);
+  return out;
+}
+
+/** Stage 6: the answer, its lists bounded by the request (bound.ts). */
+function answer(
+  req: EvaluateRequest,
+  opts: DecideOptions,
+  s: { checked: Checked; assessed: Assessed; passes: Passes; planned: ReturnType<typeof planEffects>; out: Forwarded | undefined; explain: boolean; trace: TraceEntry[] | undefined },
+): Decision {
+  const { result, revision } = s.checked;
+  const { trust, raises } = s.passes;
+  const { findings, outcome, requiresConsent } = s.planned;
+  const out = s.out;
+  const actions = out?.actions ?? new Map<number, BlockAction>();
+  const maskedBlocks = out?.maskedBlocks ?? new Set<number>();
   const labelled = (i: number): boolean => {
     const r = blockRaised(raises, i);
     return r.sensitive.length > 0 || r.untrusted.length > 0;
@@ -285,7 +343,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   const decision: Decision = {
     decisionId: opts.decisionId,
     outcome,
-    modified,
+    modified: out?.modified ?? false,
     requiresConsent,
     policyRevision: opts.policies.revision,
     protocolVersion: revision,
@@ -297,7 +355,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
       if (maskedBlocks.has(t.index)) list.push('mask');
       if (a) list.push(a);
       const b: BlockOut = { index: t.index, type: t.type, sensitive: t.sensitive, untrusted: t.untrusted, actions: list };
-      if (explain) b.sources = t.sources;
+      if (s.explain) b.sources = t.sources;
       return b;
     }),
     evidence: trust.evidence.map((o) => {
@@ -308,21 +366,21 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
       return e;
     }),
     findings,
-    validation,
-    withheld,
-    masked,
+    validation: s.assessed.validation,
+    withheld: out?.withheld ?? [],
+    masked: out?.masked ?? [],
   };
-  if (maskedOmitted > 0) decision.maskedOmitted = maskedOmitted;
-  if (omitted > 0) decision.validationOmitted = omitted;
-  if (withheldOmitted > 0) decision.withheldOmitted = withheldOmitted;
-  if (trace !== undefined) decision.trace = trace;
+  if ((out?.maskedOmitted ?? 0) > 0) decision.maskedOmitted = out!.maskedOmitted;
+  if (s.assessed.validationOmitted > 0) decision.validationOmitted = s.assessed.validationOmitted;
+  if ((out?.omitted ?? 0) > 0) decision.withheldOmitted = out!.omitted;
+  if (s.trace !== undefined) decision.trace = s.trace;
   boundDecision(decision, opts.maxFindings, opts.answerBudget);
-  if (explain) decision.labelSources = trust.result.sources;
+  if (s.explain) decision.labelSources = trust.result.sources;
   if (own(result, 'structuredContent') !== undefined) decision.structuredContent = trust.structured;
-  if (forwarded !== undefined) {
+  if (out !== undefined) {
     // The host already holds an unchanged result; sending it back is optional.
-    if (!modified && req.options?.omitUnmodifiedResult === true && opts.resultRepeatsNames?.() === false) decision.resultOmitted = true;
-    else decision.result = forwarded;
+    if (!out.modified && req.options?.omitUnmodifiedResult === true && opts.resultRepeatsNames?.() === false) decision.resultOmitted = true;
+    else decision.result = out.result;
   }
   return decision;
 }
