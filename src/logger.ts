@@ -57,8 +57,8 @@ const PROBE = {
 /**
  * Writes `logger.info(entry, 'decision')` lines — the decision log's one
  * line per decision — with a single JSON.stringify of the entry instead of
- * pino's member-by-member serialization: 1.9 µs a line instead of 4.4 on
- * the bench fixture's entry. The line is pino's own, byte for byte: the
+ * pino's member-by-member serialization, at less than half its cost
+ * (docs/performance.md#log-lines). The line is pino's own, byte for byte: the
  * level, time and bindings prefix and the ending come from the logger, and
  * before the writer is used, it renders a probe entry and compares it with
  * what pino itself renders for the same entry and time. When the logger does

@@ -46,7 +46,7 @@ abstract class TurnBatch implements DestinationStream {
  * thread-pool round trip per line. Against sonic-boom's own asynchronous
  * mode (each line written on its own once the previous write completes) or
  * its synchronous mode (a syscall per line), this halves what a decision
- * line costs: 6.5 µs instead of 12 (`npm run bench:log`).
+ * line costs (`npm run bench:log`; docs/performance.md#log-lines).
  *
  * Writes are synchronous, as pino's default destination's are: a reader that
  * stops draining stdout stalls the process rather than growing its memory.

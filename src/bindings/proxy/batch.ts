@@ -13,10 +13,8 @@
  *
  * Only toward the host. A request toward the server goes at once: the
  * server works on it while the proxy judges the next, and holding it to the
- * end of the turn cost throughput at 4 calls in flight (bench:proxy, same
- * rounds: batching both ways 0.39 to 0.52 of direct, neither way 0.52 to
- * 0.54, toward the host only 0.54; at 1 call in flight batching toward the
- * host gave 0.59 to 0.67 against 0.51 to 0.60 without).
+ * end of the turn cost throughput at 4 calls in flight
+ * (docs/performance.md#proxy-polling-and-batching).
  *
  * A message sent alone is delayed by the rest of its turn, not by a timer:
  * the immediate runs before the event loop waits for anything again.

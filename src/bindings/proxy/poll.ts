@@ -20,16 +20,14 @@
  * row up to 2 s, and sleeps at once meanwhile. Half, not more: a host, the
  * proxy and a server all busy on 2 CPUs each get about two thirds of one,
  * and polling still pays there (a bar of 80 % stopped it about 40 % of the
- * time at 4 calls in flight; with half, bench:proxy gave 0.52 and 0.46 of
- * direct throughput there, against 0.47 and 0.40, same rounds). Less than
- * half means more busy processes than CPUs can serve.
+ * time at 4 calls in flight: docs/performance.md#proxy-polling-and-batching).
+ * Less than half means more busy processes than CPUs can serve.
  *
  * The window (1 ms by default) must outlast the server's turnaround: the
  * proxy forwards a call and waits for its answer, and a fast local tool
  * answers in 0.1 to 0.3 ms on a busy 2-CPU machine, later than a 100 µs
- * window, which left the proxy asleep when the answer came (bench:proxy,
- * same rounds: 1 ms against 100 µs, 0.63 to 0.74 against 0.35 to 0.53 of
- * direct throughput at 1 call in flight, 0.48 against 0.35 to 0.40 at 4).
+ * window, which left the proxy asleep when the answer came
+ * (docs/performance.md#proxy-polling-and-batching).
  *
  * What it costs: at most the window in CPU time after the last message of
  * a burst, nothing while the connection is idle. TRUSTGATE_PROXY_POLL_US=0

@@ -5,16 +5,7 @@
  * are built by values.ts.
  *
  * Engine: @marcbachmann/cel-js, chosen by `bench/cel.ts` against
- * @bufbuild/cel 0.6.1 (Node 20, 6 policy expressions, 8 blocks per
- * decision, contenders timed in interleaved rounds; medians of 3 runs):
- *
- * | | cel-js 8.0.0 | @bufbuild/cel 0.6.1 | ratio |
- * |---|---:|---:|---:|
- * | compile, µs per expression (parse + check) | 1.8 | 33 | 18x |
- * | evaluate, ns per evaluation (activation incl.) | 355 | 930 | 2.6x |
- * | one decision, 8 blocks x 6 rules, µs | 17 | 45 | 2.6x |
- *
- * Both engines got the runtime semantics right (`has()` on absent members,
+ * @bufbuild/cel (the figures: docs/performance.md#the-cel-engine). Both engines got the runtime semantics right (`has()` on absent members,
  * `in` on lists, int/double comparison under `dyn`, errors for missing keys,
  * division by zero and mixed int/double arithmetic, error absorption by
  * `||`/`&&`). cel-js is faster, and it has a type checker, so an unknown
@@ -25,9 +16,8 @@
  *
  * Every `when` inside the common subset of CEL also gets a compiled fast
  * path (fast.ts) that reads the variables as plain data and
- * defers to the engine wherever it cannot tell; on the shipped policies it
- * takes decide() on the 4 KB bench fixture from 33.6 to 28.6 µs (in-process
- * A/B on fresh request objects, min of 40 rounds).
+ * defers to the engine wherever it cannot tell (what it saves:
+ * docs/performance.md#the-cel-engine).
  *
  * Known limits of cel-js kept in mind: `has()` takes a member chain that
  * starts at a variable (`has(list[0].x)` is refused at load, not
