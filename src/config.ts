@@ -165,7 +165,7 @@ export const DEFAULTS = {
   PORT: whole(8080, 0, 65535, 'TCP port'),
   HOST: row('`127.0.0.1` (`0.0.0.0` in the container image)', 'an IP address or host name', 'bind address; start-up warns when it is not loopback and no token is set'),
   LOG_LEVEL: row('`info`', LOG_LEVELS.join(', '), 'pino level ([decision log](operations/decision-log.md))'),
-  TRUSTGATE_POLICY_DIR: row('`./policies`', 'a folder', 'folder of policy files ([format](../policies/README.md)); `trustgate intercept`, `interceptor` and `proxy` default to the set shipped with the package instead, and take `--policies DIR` first'),
+  TRUSTGATE_POLICY_DIR: row('`./policies`', 'a folder', 'folder of policy files ([format](policies/reference.md)); `trustgate intercept`, `interceptor` and `proxy` default to the set shipped with the package instead, and take `--policies DIR` first'),
   TRUSTGATE_MODE: row('unset', '`audit`, `warn`', '`audit` forces every policy into audit (dry-run rollout); `warn` caps `enforce` at `warn`'),
   TRUSTGATE_TOKEN: row('unset', 'printable ASCII, no spaces', 'when set, every `/v1/*` request (and `POST /mcp`) needs `Authorization: Bearer <token>` (compared in constant time); the Docker interceptor route also takes it as `?token=`'),
   TRUSTGATE_PLAYGROUND: row('unset', '`0` or `1`', '`1` serves the policy playground at `GET /playground` and `POST /v1/playground/evaluate` (under the bearer token when one is set; [policy testing](policy-testing.md#the-playground))'),

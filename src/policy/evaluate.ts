@@ -1,5 +1,5 @@
 /**
- * Policy evaluation (policies/README.md): runs every rule of a loaded
+ * Policy evaluation (docs/policies/reference.md): runs every rule of a loaded
  * policy set against one decision's variables and lists what matched.
  * Pure: no I/O, no clock, no randomness; the same input and set always give
  * the same matches in the same order.

@@ -1,5 +1,5 @@
 /**
- * Loading a policy folder (policies/README.md): every `*.yaml`, `*.yml` and
+ * Loading a policy folder (docs/policies/reference.md): every `*.yaml`, `*.yml` and
  * `*.json` file directly in the folder is one policy. Everything is checked
  * before anything is served: schema, closed vocabularies, unique ids and
  * every `when` compiled. The first problem fails the whole load
@@ -153,7 +153,7 @@ export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 const RULE_KEYS = ['id', 'scope', 'mode', 'when', 'effect', 'message', 'labels', 'mask'] as const;
 const POLICY_KEYS = ['id', 'description', 'mode', 'rules'] as const;
 
-/** JSON Schema of one policy document (policies/README.md). */
+/** JSON Schema of one policy document (docs/policies/reference.md). */
 export const policyFileSchema = {
   type: 'object',
   additionalProperties: false,

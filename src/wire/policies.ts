@@ -1,5 +1,5 @@
 /**
- * Wire schemas of GET /v1/policies and POST /v1/policies/reload (policies/README.md).
+ * Wire schemas of GET /v1/policies and POST /v1/policies/reload (docs/policies/reference.md).
  */
 import { EFFECTS, MODES, SCOPES } from '../policy/vocabulary.js';
 import { problemReplies, v1Security } from './shared.js';

@@ -18,7 +18,7 @@ export function describePolicies(set: PolicySet, override: 'audit' | 'warn' | un
   };
 }
 
-/** GET /v1/policies and POST /v1/policies/reload (docs/operations/deploying.md and policies/README.md). */
+/** GET /v1/policies and POST /v1/policies/reload (docs/operations/deploying.md and docs/policies/reference.md). */
 export function policyRoutes(app: FastifyInstance): void {
   const { store, config } = app.trustgate;
   app.get(

@@ -1,6 +1,6 @@
 /**
  * CEL adapter: the only module that knows which CEL engine runs policy
- * `when` expressions (policies/README.md). The variables it declares come
+ * `when` expressions (docs/policies/reference.md). The variables it declares come
  * from the one variable table (variables.ts); the values it evaluates on
  * are built by values.ts.
  *

@@ -4,7 +4,7 @@
  * it holds. Everything else derives from this table: the engine's
  * declarations (engine.ts), the variables the fast path reads (fast.ts),
  * the loader's scope check (../load.ts), the engine benchmark
- * (bench/cel.ts) and the variables table of policies/README.md (a test
+ * (bench/cel.ts) and the variables table of docs/policies/reference.md (a test
  * holds the README to {@link variableTableMarkdown}).
  *
  * Below the table: the TypeScript shapes of the values the decision core
@@ -28,14 +28,14 @@ export interface CelVariableSpec {
   readonly type: CelVariableType;
   /** The rule scopes whose `when` may read it; reading it elsewhere fails the load. */
   readonly scopes: readonly Scope[];
-  /** What it holds, in the words of policies/README.md (Markdown). */
+  /** What it holds, in the words of docs/policies/reference.md (Markdown). */
   readonly description: string;
 }
 
 const RESULT_SCOPES = ['block', 'result'] as const;
 const EVERY_SCOPE = ['block', 'result', 'call', 'tool'] as const;
 
-/** Every variable a `when` may read, in the order messages and docs list them (policies/README.md). */
+/** Every variable a `when` may read, in the order messages and docs list them (docs/policies/reference.md). */
 export const CEL_VARIABLE_TABLE = [
   {
     name: 'result',
@@ -129,7 +129,7 @@ export function scopeVariables(scope: Scope): readonly CelVariable[] {
   return BY_SCOPE[scope];
 }
 
-/** The variables table of policies/README.md ("Variables"), rendered from the table. */
+/** The variables table of docs/policies/reference.md ("Variables"), rendered from the table. */
 export function variableTableMarkdown(): string {
   const rows = CEL_VARIABLE_TABLE.map((v) => {
     const scopes = v.scopes.length === SCOPES.length ? 'every' : v.scopes.map((s) => `\`${s}\``).join(', ');
@@ -140,7 +140,7 @@ export function variableTableMarkdown(): string {
 
 // ------------------------------------------------------------ values
 
-/** The value of `result` (policies/README.md). `blockCount` is a CEL int. */
+/** The value of `result` (docs/policies/reference.md). `blockCount` is a CEL int. */
 export interface ResultVar {
   sensitive: boolean;
   untrusted: boolean;
@@ -162,7 +162,7 @@ export interface ResultVar {
 export type AssertedVar = Readonly<{ sensitive?: boolean; untrusted?: boolean }>;
 
 /**
- * The value of `block` for scope `block` (policies/README.md). `index` is a
+ * The value of `block` for scope `block` (docs/policies/reference.md). `index` is a
  * CEL int, `priority` a double; optional members are left out, never
  * `undefined`-valued, so `has()` tells them apart.
  */

@@ -388,11 +388,11 @@ describe('loadPolicyDir: scope call (contract section 12)', () => {
   });
 });
 
-describe('policies/README.md', () => {
+describe('the policy guide and reference (docs/policies/)', () => {
   it('every complete policy shown in a yaml or json block loads', async () => {
     const { readFile } = await import('node:fs/promises');
     const { compilePolicyFiles } = await import('../../../src/policy/load.js');
-    const text = await readFile(fileURLToPath(new URL('../../../policies/README.md', import.meta.url)), 'utf8');
+    const text = (await Promise.all(['guide.md', 'reference.md'].map((f) => readFile(fileURLToPath(new URL(`../../../docs/policies/${f}`, import.meta.url)), 'utf8')))).join('\n');
     const blocks = [...text.matchAll(/```(yaml|json)\n([^]*?)```/g)].filter((m) => /^(id:|\{\s*"id")/.test(m[2]!.trimStart()));
     expect(blocks.length).toBeGreaterThan(8);
     expect(blocks.some((m) => m[2]!.includes('scope: call'))).toBe(true);

@@ -6,8 +6,8 @@ import { CEL_VARIABLE_TABLE, CEL_VARIABLES, scopeVariables, variableTableMarkdow
 import { SCOPES } from '../../../src/policy/vocabulary.js';
 
 describe('the CEL variable table', () => {
-  it('is the variables table of policies/README.md', () => {
-    const readme = readFileSync(new URL('../../../policies/README.md', import.meta.url), 'utf8');
+  it('is the variables table of docs/policies/reference.md', () => {
+    const readme = readFileSync(new URL('../../../docs/policies/reference.md', import.meta.url), 'utf8');
     expect(readme).toContain(variableTableMarkdown());
   });
 
