@@ -16,7 +16,7 @@ function markdownUnder(dir: string): string[] {
   );
 }
 
-const PAGES = ['README.md', 'CONTRIBUTING.md', 'test/README.md', 'policies/README.md', ...markdownUnder('docs')];
+const PAGES = ['README.md', 'CONTRIBUTING.md', 'test/README.md', 'policies/README.md', 'bench/README.md', 'bench/LOG.md', ...markdownUnder('docs')];
 
 const withoutCode = (text: string) => text.replace(/```[\s\S]*?```/g, '');
 
