@@ -2,7 +2,7 @@
  * Wire schema of POST /v1/digests (docs/behaviour/trust-claims.md).
  */
 import { CANONICALIZATIONS, DIGEST_ALGORITHMS } from '../evidence/algorithms.js';
-import { type FromWire, problemReplies, v1Security } from './shared.js';
+import { type FromWire, v1Schema } from './shared.js';
 
 export const digestBody = {
   type: 'object',
@@ -30,11 +30,11 @@ export const digestReply = {
 /** POST /v1/digest's body. */
 export type DigestRequest = FromWire<typeof digestBody>;
 
-export const digestSchema = {
+export const digestSchema = v1Schema({
   operationId: 'digest',
-  security: v1Security,
   tags: ['evidence'],
   summary: 'Canonicalize a record and digest it, to mint an evidenceRef',
   body: digestBody,
-  response: { 200: digestReply, ...problemReplies(400, 401, 403, 413, 415) },
-} as const;
+  reply: digestReply,
+  problems: [400, 401, 403, 413, 415],
+});

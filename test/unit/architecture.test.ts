@@ -8,10 +8,11 @@
  * "process" are not uses, and `import ... from 'node:process'` or
  * `globalThis.process` are.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles } from '../helpers/source.js';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,13 +43,6 @@ function processUses(fileName: string, text: string): string[] {
   return uses;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|cts)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
 
 /** The files allowed to touch the process: every process under src/main/, and the two entry files. */
 function mayTouchProcess(rel: string): boolean {

@@ -13,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles } from '../helpers/source.js';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -22,7 +23,7 @@ const SRC = fileURLToPath(new URL('../../src', import.meta.url));
  * files (`config.ts`) of src/. Every folder and file of src/ must be on
  * one floor: a new one is placed here, on purpose, before it can land.
  */
-export const FLOORS: ReadonlyArray<readonly [floor: string, rooms: readonly string[]]> = [
+const FLOORS: ReadonlyArray<readonly [floor: string, rooms: readonly string[]]> = [
   ['processes', ['main', 'cli.ts', 'server.ts']],
   ['app', ['app']],
   ['bindings', ['bindings']],
@@ -55,7 +56,7 @@ function floorIndex(floors: typeof FLOORS): Map<string, number> {
 }
 
 /** Each relative module path a TypeScript text imports, with its line. */
-export function importsOf(fileName: string, text: string): Array<{ spec: string; line: number }> {
+function importsOf(fileName: string, text: string): Array<{ spec: string; line: number }> {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true);
   const found: Array<{ spec: string; line: number }> = [];
   const add = (lit: ts.Expression | undefined) => {
@@ -78,7 +79,7 @@ export function importsOf(fileName: string, text: string): Array<{ spec: string;
  * floor, as `file:line imports spec (from floor → up to floor)`, and every
  * room that stands on no floor.
  */
-export function upwardImports(files: ReadonlyMap<string, string>, floors: typeof FLOORS = FLOORS): string[] {
+function upwardImports(files: ReadonlyMap<string, string>, floors: typeof FLOORS = FLOORS): string[] {
   const at = floorIndex(floors);
   const names = floors.map(([name]) => name);
   const problems: string[] = [];
@@ -101,13 +102,6 @@ export function upwardImports(files: ReadonlyMap<string, string>, floors: typeof
   return problems;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|cts)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
 
 describe('folders in one order', () => {
   it('no file of src/ imports a folder above its own', () => {
