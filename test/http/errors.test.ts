@@ -121,7 +121,7 @@ describe('bearer token (TRUSTGATE_TOKEN)', () => {
     expect(r.status).toBe(200);
   });
 
-  it('every route takes the token but the open ones; an unknown path answers 401 before it says 404', async () => {
+  it('every route takes the token but the open ones; an unknown path under theirs answers 401 before it says 404', async () => {
     // The open routes, on purpose: health, readiness, metrics, the OpenAPI document and its UI.
     const open = (url: string) => ['/healthz', '/readyz', '/metrics', '/openapi.json'].includes(url) || url === '/docs' || url.startsWith('/docs/');
     const routes = routesOf(t.app).filter((r) => !open(r.url) && r.method !== 'HEAD' && r.method !== 'OPTIONS');
@@ -136,8 +136,9 @@ describe('bearer token (TRUSTGATE_TOKEN)', () => {
         expect(r.statusCode, `${method} ${url}`).toBe(401);
       }
     }
-    const unknown = await t.app.inject({ method: 'GET', url: '/v2/nothing' });
-    expect(unknown.statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/nothing' })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'GET', url: '/playground/nothing' })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'GET', url: '/v2/nothing' })).statusCode).toBe(404);
   });
 
   it('health, readiness, metrics and the OpenAPI document stay open', async () => {
