@@ -43,7 +43,7 @@ const REQUESTS = envNumber('BENCH_REQUESTS', QUICK ? 5_000 : 20_000);
 const text = evaluateRequestText();
 const store = new PolicyStore(new URL('../policies', import.meta.url).pathname);
 await store.load();
-const config = { modeOverride: undefined, maxBlocks: 10_000, maxEvidence: 1_000, maxString: 65_536, maxValidationFindings: 1_000, maxFindings: 1_000, evalBudgetMs: 250, dialects: ['trust-annotations', 'ifc', 'fides'] as const };
+const config = { modeOverride: undefined, maxBlocks: 10_000, maxEvidence: 1_000, maxString: 65_536, maxValidationFindings: 1_000, maxFindings: 1_000, evalBudgetMs: 250, dialects: ['trust-annotations', 'ifc', 'fides'] as const, maxFlowValues: 20_000 };
 const { value, scan } = parseRequestText(text);
 const body = value as import('../src/decision/types.js').EvaluateRequest;
 const core = createDecisionCore({ config, policies: () => store.current });

@@ -92,6 +92,10 @@ export interface Config {
   readonly maxSessions: number;
   /** Most (server, tool) pins a store holds; a new pin past it is refused (`pin: "unavailable"`, the call denied), none is dropped (TRUSTGATE_MAX_PINS, default 10000). */
   readonly maxPins: number;
+  /** Most values a session keeps (TRUSTGATE_MAX_FLOW_VALUES, default 20000): past it the session reads `flowsOverflow` (docs/behaviour/flows.md). */
+  readonly maxFlowValues: number;
+  /** The key values are digested with (TRUSTGATE_FLOW_KEY, at least 32 characters); unset: the store's own random key. */
+  readonly flowKey: Uint8Array | undefined;
   /**
    * How long `trustgate proxy` keeps polling its pipes after a message
    * before its event loop sleeps, in microseconds; 0 sleeps at once
@@ -189,6 +193,8 @@ export const DEFAULTS = {
   TRUSTGATE_SESSION_TTL: whole(86_400, 1, 31_536_000, 'seconds a session lives after its last use (any request naming it, `GET` included)'),
   TRUSTGATE_MAX_SESSIONS: whole(10_000, 1, 10_000_000, 'most sessions the memory store holds (ids in their forgotten window included); past it a request naming a new session gets 503 `TG_ERR_SESSION_STORE_FULL`, and no live session is evicted'),
   TRUSTGATE_MAX_PINS: whole(10_000, 1, 10_000_000, 'most (server, tool) pins the store holds; past it a new pin is refused (`pin: "unavailable"`, the shipped policies deny the call, `trustgate_pins_refused_total` counts it), and no pin is evicted'),
+  TRUSTGATE_MAX_FLOW_VALUES: whole(20_000, 1, 10_000_000, 'most values a session keeps ([flows](behaviour/flows.md)); past it the session reads `flowsOverflow: true` for good, the shipped policies ask before every call that is not read-only, and `trustgate_flow_overflow_total` counts it; none is dropped to make room'),
+  TRUSTGATE_FLOW_KEY: row('unset (a random key made once per store and kept in it)', 'at least 32 characters', 'the HMAC key the values a session has seen are kept under ([flows](behaviour/flows.md)): the store holds keyed digests, never the text; replicas on one Redis share the store\'s own key when this is unset'),
   TRUSTGATE_PROXY_POLL_US: whole(1000, 0, 10_000, '`trustgate proxy` only: how long, in microseconds, it keeps polling its pipes after a message before it sleeps; `0` sleeps at once ([proxy](bindings/proxy.md), [performance](performance.md))'),
   TRUSTGATE_PROXY_SESSION: row('unset (one session per host connection)', 'a session id', '`trustgate proxy` only: the session to judge under, as `--session <id>` (which wins); proxies of one host given one id share what the conversation was shown ([proxy](bindings/proxy.md))'),
   TRUSTGATE_UPSTREAM_AUTHORIZATION: row('unset', '`Bearer <token>`', "`trustgate proxy --upstream` only: the `Authorization` header every request to the remote server carries, unless a `--header` sets one; put it in the host's `env` for the server rather than in `args`, which other users of the machine can read"),
@@ -282,6 +288,12 @@ function dialects(raw: string | undefined): readonly Dialect[] {
   }
 }
 
+function flowKey(v: string | undefined): Uint8Array | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (v.length < 32) throw new ConfigError('TRUSTGATE_FLOW_KEY must be at least 32 characters');
+  return new TextEncoder().encode(v);
+}
+
 /** Read, validate and freeze the configuration from `env` (the process passes its environment). Throws ConfigError naming the setting. */
 export function loadConfig(env: Env): Config {
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
@@ -320,6 +332,8 @@ export function loadConfig(env: Env): Config {
     sessionTtlSeconds: int(env, 'TRUSTGATE_SESSION_TTL'),
     maxSessions: int(env, 'TRUSTGATE_MAX_SESSIONS'),
     maxPins: int(env, 'TRUSTGATE_MAX_PINS'),
+    maxFlowValues: int(env, 'TRUSTGATE_MAX_FLOW_VALUES'),
+    flowKey: flowKey(env.TRUSTGATE_FLOW_KEY),
     proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US'),
     playground: oneOf(env, 'TRUSTGATE_PLAYGROUND', ['0', '1'] as const) === '1',
   });

@@ -9,6 +9,7 @@ import { TrustgateError } from '../errors.js';
 import { hasOwn, isRecord, own } from '../json/record.js';
 import { evaluateCallPolicies, type EvaluationBudget, type ModeOverride, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
 import type { PolicySet } from '../policy/load.js';
+import type { CallFlows } from '../flows/flows.js';
 import { foldMatches } from './outcome.js';
 import type { CallDecision, EvaluateCallRequest } from './types.js';
 
@@ -54,6 +55,8 @@ export interface CallOptions {
   /** `tool` as policies see it: hints, digest and pin status. */
   tool: CallDecision['tool'];
   session: SessionVar;
+  /** What the arguments carry of the session (docs/behaviour/flows.md); none without a session. */
+  flows?: CallFlows | undefined;
 }
 
 /** Judge one call (the answer without `session`, which the core adds once the session took the call in). */
@@ -62,7 +65,7 @@ export function decideCall(request: EvaluateCallRequest, call: CallRead, opts: C
   const matches = evaluateCallPolicies(
     opts.policies,
     {
-      call: { name: call.name, arguments: call.arguments },
+      call: { name: call.name, arguments: call.arguments, ...(opts.flows ?? {}) },
       tool: call.tool,
       toolMembers: opts.tool,
       server: request.server,

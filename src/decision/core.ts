@@ -44,6 +44,9 @@ import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type Pin
 import { answerBudget, boundValidation } from './bound.js';
 import { decideCall, readCall } from './call.js';
 import type { ForwardedFlow } from './flow.js';
+import { argumentValues, callFlows, userValues, type CallFlows, type SeenValues } from '../flows/flows.js';
+import { flowDigest, type FlowWrite } from '../flows/origin.js';
+import { MemoryFlowStore, type FlowStore } from '../session/flows.js';
 import { callLogEntry, decisionLogEntry, type CallLogEntry, type DecisionLogEntry } from './log.js';
 import { foldMatches } from './outcome.js';
 import { checkResultDepth, isValid, resolveRevision, resultFindings } from './request-checks.js';
@@ -100,6 +103,12 @@ export interface DecisionCore {
   judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown> }): ToolJudgement[];
   /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (docs/behaviour/sessions.md). */
   touchSession(id: string): Promise<void>;
+  /** A session as answers show it (GET /v1/sessions/{id}); undefined when it does not exist. */
+  session(id: string): Promise<SessionView | undefined>;
+  /** The user's own words (docs/behaviour/flows.md): their values recorded with bit `user`, the session created when new; the session after. */
+  userWords(id: string, text: string): Promise<SessionView>;
+  /** End a session and forget its values; false when there was none. */
+  endSession(id: string): Promise<boolean>;
 }
 
 /** What the `scope: tool` rules made of one listed definition. */
@@ -110,11 +119,13 @@ export interface ToolJudgement {
 
 /** What the core needs. */
 export interface DecisionCoreDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects' | 'maxFlowValues'>;
   /** The policy set in force now (it changes on reload); undefined until one is loaded. */
   policies: () => PolicySet | undefined;
   /** The session and pin store; absent in a process whose requests name no session (`trustgate intercept`). */
   sessions?: SessionStore | undefined;
+  /** The values sessions have seen (docs/behaviour/flows.md), beside the session store; a process without one keeps none, and its sessions read `flowsOverflow` (fail closed). */
+  flows?: FlowStore | undefined;
   metrics?: Metrics | undefined;
 }
 
@@ -132,17 +143,37 @@ function sessionId(session: unknown): string | undefined {
   return id;
 }
 
-/** The `session` variable: the stored state, or a new session's, or no session at all. */
-function sessionVar(id: string | undefined, s: SessionState | undefined): SessionVar {
+/** The `session` variable: the stored state, or a new session's, or no session at all. A forgotten session's values are lost: it reads `flowsOverflow`. */
+function sessionVar(id: string | undefined, s: SessionState | undefined, flowsOverflow = false): SessionVar {
   if (id === undefined) return NO_SESSION;
-  if (s === undefined) return { ...NO_SESSION, id };
-  return { id, forgotten: s.forgotten, sensitive: s.sensitive, untrusted: s.untrusted, dataClass: s.dataClass ?? {}, calls: s.calls, results: s.results, tools: s.tools };
+  if (s === undefined) return { ...NO_SESSION, id, flowsOverflow };
+  return {
+    id,
+    forgotten: s.forgotten,
+    sensitive: s.sensitive,
+    untrusted: s.untrusted,
+    dataClass: s.dataClass ?? {},
+    calls: s.calls,
+    results: s.results,
+    tools: s.tools,
+    flowsOverflow: flowsOverflow || s.forgotten === true,
+  };
 }
 
-/** A session as answers show it. */
-export function sessionView(id: string, s: SessionState): SessionView {
+/** A session as answers show it; `flowsOverflow` as its values say (a forgotten session's always). */
+export function sessionView(id: string, s: SessionState, flowsOverflow: boolean): SessionView {
   const dataClass: SessionView['dataClass'] = s.dataClass ? { class: s.dataClass.class, regulatory: s.dataClass.regulatory.slice() } : {};
-  return { id, forgotten: s.forgotten === true, sensitive: s.sensitive, untrusted: s.untrusted, dataClass, calls: s.calls, results: s.results, tools: s.tools.slice() };
+  return {
+    id,
+    forgotten: s.forgotten === true,
+    sensitive: s.sensitive,
+    untrusted: s.untrusted,
+    flowsOverflow: flowsOverflow || s.forgotten === true,
+    dataClass,
+    calls: s.calls,
+    results: s.results,
+    tools: s.tools.slice(),
+  };
 }
 
 /** What one answered /v1/evaluate adds to its session: the count, and the labels of what was forwarded (nothing on deny). */
@@ -153,6 +184,15 @@ function resultUpdate(flow: ForwardedFlow | undefined): SessionUpdate {
   if (flow.untrusted) u.untrusted = true;
   if (flow.dataClass) u.dataClass = flow.dataClass;
   return u;
+}
+
+/** Where a value was seen: `<server>/<tool>` as the request names them. */
+function sourceOf(server: unknown, tool: unknown): string {
+  const name = (v: unknown) => {
+    const n = isRecord(v) ? own(v, 'name') : undefined;
+    return typeof n === 'string' ? n.slice(0, 128) : '';
+  };
+  return `${name(server)}/${name(tool)}`;
 }
 
 function loaded(policies: PolicySet | undefined): PolicySet {
@@ -182,6 +222,30 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     if (p === undefined) pinCounts.set(pin, (p = metrics.toolPins.labels({ status: pin })));
     p.inc();
     if (pin === 'unavailable') metrics.pinsRefused.inc();
+  };
+  // Without a store of its own the core keeps values in this process (one process only: src/main/stores.ts gives
+  // worker processes and replicas the store they share).
+  const flowStore: FlowStore = deps.flows ?? new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: 86_400_000 });
+  let keyPromise: Promise<Uint8Array> | undefined;
+  const flowKey = (): Promise<Uint8Array> =>
+    (keyPromise ??= flowStore.key().catch((err: unknown) => {
+      keyPromise = undefined;
+      throw err;
+    }));
+  /** Records what a request showed the session (digests under the store's key); resolves whether the session's values overflowed. */
+  const recordSeen = async (id: string, seen: SeenValues | undefined, source: string): Promise<boolean> => {
+    const key = await flowKey();
+    const writes: FlowWrite[] = [];
+    if (seen !== undefined) for (const [value, bits] of seen.values) writes.push({ digest: flowDigest(key, value), bits, source });
+    return (await flowStore.record(id, writes, seen?.dropped ?? 0)).overflow;
+  };
+  /** What a call's arguments carry of its session, and whether the session's values can tell (false past its bound). */
+  const readFlows = async (id: string, args: Record<string, unknown>): Promise<{ flows: CallFlows; overflow: boolean }> => {
+    const { values, dropped } = argumentValues(args, config.maxFlowValues);
+    const key = await flowKey();
+    const digests = values.map((v) => flowDigest(key, v.value));
+    const read = await flowStore.read(id, digests);
+    return { flows: callFlows(values, digests, read.entries), overflow: read.overflow || dropped > 0 };
   };
   /** A store operation that may create a session: a refusal at capacity is counted. */
   const merge = async (id: string, update: SessionUpdate) => {
@@ -214,6 +278,26 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     async touchSession(id) {
       // Reading a session starts its TTL again, in every store.
       await store().get(sessionId({ id })!);
+    },
+
+    async session(id) {
+      const s = await store().get(id);
+      if (s === undefined) return undefined;
+      return sessionView(id, s, (await flowStore.read(id, [])).overflow);
+    },
+
+    async userWords(id, text) {
+      const sid = sessionId({ id })!;
+      // The session exists first (as a decision naming it makes it), so values never outlive a refused session.
+      const s = await merge(sid, {});
+      const overflow = await recordSeen(sid, userValues(text, config.maxFlowValues), 'user');
+      return sessionView(sid, s, overflow);
+    },
+
+    async endSession(id) {
+      const ended = await store().delete(id);
+      await flowStore.forget(id);
+      return ended;
     },
 
     validate(input) {
@@ -260,12 +344,15 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             session: sessionVar(id, before),
             // What was forwarded matters only to a session that takes it in.
             flow: id === undefined ? undefined : flow,
+            maxFlowValues: config.maxFlowValues,
           }),
         merge:
           id === undefined
             ? undefined
             : async (decision) => {
-                decision.session = sessionView(id, await merge(id, resultUpdate(flow.forwarded)));
+                const state = await merge(id, resultUpdate(flow.forwarded));
+                const overflow = await recordSeen(id, flow.forwarded?.seen, sourceOf(request.server, request.tool));
+                decision.session = sessionView(id, state, overflow);
               },
         timed: 'decide',
         count: (decision, seconds) => {
@@ -291,13 +378,19 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const digest = tool === undefined ? undefined : toolDigest(tool);
       const key = tool === undefined || input.unlisted === true ? undefined : pinKey(request.server, tool, call.name);
       let pinStatus: PinStatus | 'none' | 'unlisted' = 'none';
+      let carried: { flows: CallFlows; overflow: boolean } | undefined;
+      const userText = isRecord(request.context) ? own(request.context, 'userText') : undefined;
       return runDecision<SessionState | undefined, CallDecision, CallLogEntry>(config, {
         read: async () => {
-          const [before, pin] = await Promise.all([
+          // The user's words of this turn are the user's before the call is judged.
+          if (id !== undefined && typeof userText === 'string') await recordSeen(id, userValues(userText, config.maxFlowValues), 'user');
+          const [before, pin, flows] = await Promise.all([
             id === undefined ? undefined : sessions.get(id),
             key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
+            id === undefined ? undefined : readFlows(id, call.arguments),
           ]);
           pinStatus = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
+          carried = flows;
           return before;
         },
         decide: (before, frame) => {
@@ -309,14 +402,15 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             decisionId: frame.decisionId,
             budget: frame.budget,
             tool: toolInfo,
-            session: sessionVar(id, before),
+            session: sessionVar(id, before, carried?.overflow),
+            flows: carried?.flows,
           });
         },
         merge:
           id === undefined
             ? undefined
             : async (answer) => {
-                answer.session = sessionView(id, await merge(id, { call: { tool: call.name } }));
+                answer.session = sessionView(id, await merge(id, { call: { tool: call.name } }), carried?.overflow === true);
               },
         timed: 'request',
         count: (answer) => countCall(answer.outcome, pinStatus),

@@ -11,6 +11,9 @@ import { DATA_CLASS_TYPE, readDataClass } from '../evidence/dataclass.js';
 import { hasOwn } from '../json/record.js';
 import type { BlockAction } from '../policy/effects.js';
 import { dataClassRank } from '../session/store.js';
+import { addValues, contentBits, seenValues, type SeenValues } from '../flows/flows.js';
+import { isRecord, own } from '../json/record.js';
+import { blockText, stringsOf } from './text.js';
 
 /** The labels a forwarded result carries into its session. */
 export interface ForwardedFlow {
@@ -18,6 +21,21 @@ export interface ForwardedFlow {
   untrusted: boolean;
   /** The most restrictive verified class forwarded (first of equal rank) and the union of every forwarded record's `regulatory`. */
   dataClass?: { class: string; rank: number; regulatory: string[] };
+  /** The values of what reached the model, with their origin bits (docs/behaviour/flows.md); present when values were asked for. */
+  seen?: SeenValues;
+}
+
+/** The strings a reader is shown of one block: its text (a textual blob decoded), a link's name, title, description and URI. */
+function shownStrings(block: unknown): string[] {
+  const out = [blockText(block)];
+  if (!isRecord(block)) return out;
+  for (const k of ['uri', 'name', 'title', 'description']) {
+    const v = own(block, k);
+    if (typeof v === 'string') out.push(v);
+  }
+  const res = own(block, 'resource');
+  if (isRecord(res) && typeof own(res, 'uri') === 'string') out.push(own(res, 'uri') as string);
+  return out;
 }
 
 /**
@@ -25,7 +43,13 @@ export interface ForwardedFlow {
  * as it leaves (also when the answer leaves it out as unchanged: the host
  * then forwards its own, equal copy); `actions` the effect applied per block.
  */
-export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<number, BlockAction>, forwarded: Record<string, unknown>, hadStructured = false): ForwardedFlow {
+export function forwardedFlow(
+  trust: TrustAssessment,
+  actions: ReadonlyMap<number, BlockAction>,
+  forwarded: Record<string, unknown>,
+  hadStructured = false,
+  values?: { result: Record<string, unknown>; max: number },
+): ForwardedFlow {
   const flow: ForwardedFlow = { sensitive: false, untrusted: false };
   const reached = new Set<number>();
   for (const b of trust.blocks) {
@@ -65,6 +89,25 @@ export function forwardedFlow(trust: TrustAssessment, actions: ReadonlyMap<numbe
     best.regulatory = [...regulatory].sort();
     flow.dataClass = best;
     // A verified class other than public makes its scope sensitive (docs/behaviour/trust-claims.md#data-classes-data-classv1); the block labels already say so.
+  }
+  if (values !== undefined) {
+    // What reached the model, block by block with the block's labels (fenced blocks count: the model reads them).
+    const seen = seenValues();
+    const content = own(values.result, 'content');
+    if (Array.isArray(content)) {
+      for (const b of trust.blocks) {
+        if (!reached.has(b.index)) continue;
+        const bits = contentBits(b.untrusted === true, b.sensitive === true);
+        for (const s of shownStrings(content[b.index])) addValues(seen, s, bits, values.max);
+      }
+    } else if (odd) {
+      for (const s of stringsOf(content)) addValues(seen, s, contentBits(trust.labels.untrusted === true, trust.labels.sensitive === true), values.max);
+    }
+    if (structured) {
+      const bits = contentBits(trust.structured.untrusted === true, trust.structured.sensitive === true);
+      for (const s of stringsOf(own(values.result, 'structuredContent'))) addValues(seen, s, bits, values.max);
+    }
+    flow.seen = seen;
   }
   return flow;
 }

@@ -71,6 +71,8 @@ export interface DecideOptions {
   session?: SessionVar | undefined;
   /** When given, receives what the decision forwarded (left unset on deny), for the session to take in. */
   flow?: { forwarded?: ForwardedFlow };
+  /** With `flow`: the most values one result adds to its session (TRUSTGATE_MAX_FLOW_VALUES); none are read when absent. */
+  maxFlowValues?: number | undefined;
 }
 
 /** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
@@ -241,6 +243,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
   const blockTexts = withText ? blocks.map(blockText) : undefined;
   const resultText = blockTexts === undefined ? undefined : detection.join(stringsOf(own(result, 'structuredContent'), blockTexts.slice()));
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
+  const claimed = { sensitive: assessed.trust.labels.sensitive === true, untrusted: assessed.trust.labels.untrusted === true };
   const inputOf = (t: TrustAssessment) => ({
     result: {
       sensitive: t.labels.sensitive === true,
@@ -248,6 +251,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
       isError: own(result, 'isError') === true,
       blockCount: blocks.length,
       asserted: t.result.asserted,
+      claimed: claimed,
       structured:
         own(result, 'structuredContent') === undefined
           ? { sensitive: false, untrusted: false }
@@ -320,7 +324,10 @@ function forwardResult(opts: DecideOptions, { result, revision }: Checked, asses
     detection,
     raises,
   });
-  if (opts.flow) opts.flow.forwarded = forwardedFlow(trust, out.actions, out.result, own(result, 'structuredContent') !== undefined);
+  if (opts.flow) {
+    const values = opts.maxFlowValues === undefined ? undefined : { result, max: opts.maxFlowValues };
+    opts.flow.forwarded = forwardedFlow(trust, out.actions, out.result, own(result, 'structuredContent') !== undefined, values);
+  }
   return out;
 }
 

@@ -56,6 +56,28 @@ export const deleteSessionSchema = {
   response: { 204: { type: 'null', description: 'The session was ended' }, ...problemReplies(400, 401, 404, 503) },
 } as const;
 
+export const userWordsBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['text'],
+  properties: { text: { type: 'string', description: 'What the user typed this turn' } },
+} as const;
+
+/** POST /v1/sessions/{id}/user's body. */
+export type UserWordsBody = FromWire<typeof userWordsBody>;
+
+export const userWordsSchema = {
+  operationId: 'userWords',
+  security: v1Security,
+  tags: ['sessions'],
+  summary: "Record the user's own words",
+  description:
+    "One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call.",
+  params: idParams,
+  body: userWordsBody,
+  response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 413, 415, 503) },
+} as const;
+
 export const getPinSchema = {
   operationId: 'getPin',
   security: v1Security,

@@ -157,7 +157,7 @@ export const sharedSchemas = [
     additionalProperties: false,
     description:
       'What a session has been shown (docs/behaviour/sessions.md). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names).',
-    required: ['id', 'forgotten', 'sensitive', 'untrusted', 'dataClass', 'calls', 'results', 'tools'],
+    required: ['id', 'forgotten', 'sensitive', 'untrusted', 'flowsOverflow', 'dataClass', 'calls', 'results', 'tools'],
     properties: {
       id: { type: 'string' },
       forgotten: {
@@ -167,6 +167,11 @@ export const sharedSchemas = [
       },
       sensitive: { type: 'boolean' },
       untrusted: { type: 'boolean' },
+      flowsOverflow: {
+        type: 'boolean',
+        description:
+          'The session saw more values than it keeps (TRUSTGATE_MAX_FLOW_VALUES), or forgot them (`forgotten`): what a call\'s arguments carry cannot be told, so the shipped policies ask before every call that is not read-only (docs/behaviour/flows.md). Stays true until the host ends the session.',
+      },
       dataClass: {
         type: 'object',
         additionalProperties: false,

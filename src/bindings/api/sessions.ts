@@ -6,24 +6,23 @@
  * operator has checked the new definition).
  */
 import type { FastifyInstance } from 'fastify';
-import { sessionView } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
-import { acceptPinSchema, deleteSessionSchema, getPinSchema, getSessionSchema, type PinAcceptBody, type PinQuery, type SessionParams } from '../../wire/sessions.js';
+import { acceptPinSchema, deleteSessionSchema, getPinSchema, getSessionSchema, type PinAcceptBody, type PinQuery, type SessionParams, type UserWordsBody, userWordsSchema } from '../../wire/sessions.js';
 
 function notFound(id: string): TrustgateError {
   return new TrustgateError('TG_ERR_SESSION_NOT_FOUND', `no session has id ${JSON.stringify(id)} (never used, ended, or unused for two TTLs)`);
 }
 
 export function sessionRoutes(app: FastifyInstance): void {
-  const { sessions } = app.trustgate;
+  const { sessions, core } = app.trustgate;
 
   app.get<{ Params: SessionParams }>(
     '/v1/sessions/:id',
     { schema: getSessionSchema },
     async (request) => {
-      const s = await sessions.get(request.params.id);
+      const s = await core.session(request.params.id);
       if (s === undefined) throw notFound(request.params.id);
-      return sessionView(request.params.id, s);
+      return s;
     },
   );
 
@@ -31,10 +30,12 @@ export function sessionRoutes(app: FastifyInstance): void {
     '/v1/sessions/:id',
     { schema: deleteSessionSchema },
     async (request, reply) => {
-      if (!(await sessions.delete(request.params.id))) throw notFound(request.params.id);
+      if (!(await core.endSession(request.params.id))) throw notFound(request.params.id);
       return reply.code(204).send();
     },
   );
+
+  app.post<{ Params: SessionParams; Body: UserWordsBody }>('/v1/sessions/:id/user', { schema: userWordsSchema }, (request) => core.userWords(request.params.id, request.body.text));
 
   app.get<{ Querystring: PinQuery }>(
     '/v1/pins',

@@ -8,7 +8,7 @@ import { deepFreeze, isDeepFrozen, perFrozen } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { toolHints } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
-import { NO_SESSION, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
+import { NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
 
 declare const sharedBrand: unique symbol;
 declare const activationBrand: unique symbol;
@@ -163,7 +163,7 @@ class Shared {
   }
 
   get call(): unknown {
-    return (this.#call ??= mapWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: () => '', method: () => 'tools/call', arguments: emptyMap }));
+    return (this.#call ??= callToCel(this.#vars.call));
   }
 
   get plainSession(): unknown {
@@ -171,7 +171,7 @@ class Shared {
   }
 
   get plainCall(): unknown {
-    return (this.#plainCall ??= plainWithDefaults(this.#vars.call as Record<string, unknown> | undefined, { name: '', method: 'tools/call', arguments: {} }));
+    return (this.#plainCall ??= plainWithDefaults(this.#vars.call as Record<string, unknown> | undefined, CALL_DEFAULTS));
   }
 
   get server(): unknown {
@@ -221,6 +221,25 @@ class Shared {
   }
 }
 
+/** `call` without what the request does not give: no name, `tools/call`, no arguments, no flows. */
+const CALL_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({ name: '', method: 'tools/call', arguments: {}, flows: [], flowsOmitted: 0, untrustedArgs: [], sensitiveArgs: [], unknownArgs: [], unconfirmedIds: [] });
+
+/** `call` in CEL form: `flowsOmitted` is an int. */
+function callToCel(v: CallVar | undefined): Map<string, unknown> {
+  const out = mapWithDefaults(v as Record<string, unknown> | undefined, {
+    name: () => '',
+    method: () => 'tools/call',
+    arguments: emptyMap,
+    flows: () => [],
+    untrustedArgs: () => [],
+    sensitiveArgs: () => [],
+    unknownArgs: () => [],
+    unconfirmedIds: () => [],
+  });
+  out.set('flowsOmitted', BigInt(v?.flowsOmitted ?? 0));
+  return out;
+}
+
 /** `session` in CEL form: `calls` and `results` are ints. */
 function sessionToCel(v: SessionVar): Map<string, unknown> {
   return new Map<string, unknown>([
@@ -232,6 +251,7 @@ function sessionToCel(v: SessionVar): Map<string, unknown> {
     ['calls', BigInt(v.calls)],
     ['results', BigInt(v.results)],
     ['tools', v.tools.slice()],
+    ['flowsOverflow', v.flowsOverflow === true],
   ]);
 }
 

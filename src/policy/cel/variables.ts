@@ -41,7 +41,7 @@ export const CEL_VARIABLE_TABLE = [
     name: 'result',
     type: 'map<string, dyn>',
     scopes: RESULT_SCOPES,
-    description: '`{ sensitive: bool, untrusted: bool, isError: bool, blockCount: int, asserted: map }`',
+    description: '`{ sensitive: bool, untrusted: bool, isError: bool, blockCount: int, asserted: map, claimed: map }`; `claimed` is `{ sensitive: bool, untrusted: bool }` as the claims and verified evidence say, before label rules (a detector\'s find) raised a flag',
   },
   {
     name: 'block',
@@ -91,14 +91,14 @@ export const CEL_VARIABLE_TABLE = [
     type: 'map<string, dyn>',
     scopes: EVERY_SCOPE,
     description:
-      'what the session had been shown **before** this request, `{ id: string, forgotten: bool, sensitive: bool, untrusted: bool, dataClass: map, calls: int, results: int, tools: list<string> }`; without a session id `id` is `""`, the flags `false`, the counts `0`, `dataClass` `{}` and `tools` `[]`',
+      'what the session had been shown **before** this request, `{ id: string, forgotten: bool, sensitive: bool, untrusted: bool, flowsOverflow: bool, dataClass: map, calls: int, results: int, tools: list<string> }`; `flowsOverflow`: the session saw more values than it keeps, or forgot them, so what arguments carry cannot be told ([flows](../behaviour/flows.md)); without a session id `id` is `""`, the flags `false`, the counts `0`, `dataClass` `{}` and `tools` `[]`',
   },
   {
     name: 'call',
     type: 'map<string, dyn>',
     scopes: ['block', 'result', 'call'],
     description:
-      '`{ name: string, method: string, arguments: map }`; scope `call`: the call about to run; scopes `block` and `result`: what the judged message is, which the proxy names (`method` `"resources/read"`, `"prompts/get"`, ...; `name` the tool, resource URI or prompt name); `{ name: "", method: "tools/call", arguments: {} }` for what is not given',
+      '`{ name: string, method: string, arguments: map, flows: list<map>, flowsOmitted: int, untrustedArgs: list<string>, sensitiveArgs: list<string>, unknownArgs: list<string>, unconfirmedIds: list<string> }`; scope `call`: the call about to run, and `flows` the values of its arguments the session has seen, each `{ pointer, kind, untrusted, sensitive, trusted, user, inText, sources }` (at most 64, the rest counted in `flowsOmitted`); `untrustedArgs` and `sensitiveArgs` the pointers of arguments holding a value seen untrusted (and not given by the user) or sensitive, `unknownArgs` of arguments that are an identifier (a string without spaces) the session never saw, `unconfirmedIds` of those the user did not give ([flows](../behaviour/flows.md)); scopes `block` and `result`: what the judged message is, which the proxy names (`method` `"resources/read"`, `"prompts/get"`, ...; `name` the tool, resource URI or prompt name); `{ name: "", method: "tools/call", arguments: {} }` for what is not given',
   },
 ] as const satisfies readonly CelVariableSpec[];
 
@@ -148,6 +148,8 @@ export interface ResultVar {
   blockCount: number;
   /** Keys `sensitive`/`untrusted`, present only where some claim asserted that flag. */
   asserted: AssertedVar;
+  /** The flags as the claims and verified evidence say, before any label rule raised one (a detector's find is a label rule's). */
+  claimed?: { sensitive: boolean; untrusted: boolean };
   /**
    * The flags that govern `structuredContent` (the result-level claims and
    * fides labels on `$['structuredContent']`); both false when the result has
@@ -219,6 +221,8 @@ export interface SessionVar {
   results: number;
   /** Names of the tools called in the session, first call first. */
   tools: readonly string[];
+  /** The session saw more values than it keeps, or forgot them (docs/behaviour/flows.md). */
+  flowsOverflow?: boolean;
 }
 
 /** `session` without a session id: flags false, counts 0, no data class, no tools. */
@@ -231,6 +235,7 @@ export const NO_SESSION: Readonly<SessionVar> = Object.freeze({
   calls: 0,
   results: 0,
   tools: Object.freeze([]) as readonly string[],
+  flowsOverflow: false,
 });
 
 /** The value of `call`: the tool call about to run (scope `call`), or what the judged message is (scopes block and result). */
@@ -240,6 +245,14 @@ export interface CallVar {
   method?: string;
   /** The call's arguments as sent; `{}` when absent. */
   arguments: Record<string, unknown>;
+  /** Scope call: the values of the arguments the session has seen (docs/behaviour/flows.md); `[]` when absent. */
+  flows?: readonly object[];
+  /** Entries left out of `flows` past its bound; `flowsOmitted` is a CEL int. */
+  flowsOmitted?: number;
+  untrustedArgs?: readonly string[];
+  sensitiveArgs?: readonly string[];
+  unknownArgs?: readonly string[];
+  unconfirmedIds?: readonly string[];
 }
 
 /** Members shared by every scope of one decision. Absent tool/server/context/session/call get the defaults of the variable table. */

@@ -1,0 +1,187 @@
+/**
+ * The values of a text (docs/behaviour/flows.md): the pieces Trustgate can
+ * recognise again when a call's arguments carry them. What a result showed
+ * the model and what a call passes go through the same two functions, so a
+ * value is recognised however the model re-quotes it within the
+ * normalization:
+ *
+ * - `normalize`: zero-width, soft-hyphen and bidirectional controls
+ *   removed, Unicode NFKC, one round of percent-decoding and of HTML
+ *   entities, white space folded, surrounding quotes and punctuation
+ *   stripped;
+ * - `valuesOf`: every email address (and its domain), URL (and its host),
+ *   domain name, IP address, IBAN, card, phone and account-like number,
+ *   file path and identifier (a token of at least 6 characters holding a
+ *   digit, `@`, `/`, `.`, `_` or `:`, not an ordinary word) found in a
+ *   string, and every string of at most 256 characters as a whole. Hosts,
+ *   emails and URLs' scheme and host are case-folded.
+ *
+ * Linear in the text: one pass of tokens, each classified by anchored
+ * patterns whose quantifiers are bounded; at most MAX_VALUES_PER_STRING
+ * values of one string (the rest are counted, and the caller treats a
+ * count past its bound as an overflow: fail closed).
+ */
+
+/** What a value is. */
+export type ValueKind = 'string' | 'email' | 'url' | 'host' | 'ip' | 'iban' | 'card' | 'phone' | 'account' | 'path' | 'id';
+
+export interface FoundValue {
+  /** The normalized text: what is digested, never stored. */
+  value: string;
+  kind: ValueKind;
+}
+
+/** Strings of at most this many characters (after normalization) are also a value whole. */
+export const WHOLE_STRING_MAX = 256;
+/** Most values taken from one string; past it the rest are counted as left out. */
+export const MAX_VALUES_PER_STRING = 4096;
+/** Longest token classified; a longer run of non-space characters is cut into tokens of this size. */
+const MAX_TOKEN = 2048;
+
+// Zero-width and format characters a model may keep or drop when it re-quotes: ZWSP..RLM, LRE..RLO, WJ..invisible plus, LRI..PDI, BOM, soft hyphen, Mongolian vowel separator.
+const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[a-z]{2,6});/g;
+const PERCENT = /(?:%[0-9A-Fa-f]{2})+/g;
+/** Characters stripped from both ends of a value: white space, quotes, brackets, sentence punctuation. */
+const EDGE_CHARS = new Set([...' \t\n\r"\'`“”‘’«»<>()[]{}.,;:!?*']);
+
+/** `s` without EDGE_CHARS at either end (a loop, not a regular expression: linear on any run of them). */
+function stripEdges(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && EDGE_CHARS.has(s[a]!)) a++;
+  while (b > a && EDGE_CHARS.has(s[b - 1]!)) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
+}
+
+function decodeEntity(match: string, body: string): string {
+  if (body[0] === '#') {
+    const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : match;
+  }
+  return ENTITIES[body] ?? match;
+}
+
+function decodePercent(run: string): string {
+  try {
+    return decodeURIComponent(run);
+  } catch {
+    return run;
+  }
+}
+
+/** The one normalization of results and arguments alike (see the module comment). */
+export function normalize(s: string): string {
+  let t = s.replace(INVISIBLE, '').normalize('NFKC');
+  if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
+  if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
+  // NFKC again: a decoded character may have a compatibility form.
+  return stripEdges(t.replace(INVISIBLE, '').normalize('NFKC').replace(/\s+/g, ' '));
+}
+
+const EMAIL = /^[A-Za-z0-9._%+-]{1,64}@([A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8})$/;
+const URL_RE = /^([a-zA-Z][a-zA-Z0-9+.-]{1,15}):\/\/([^/?#\s@]{1,256}@)?([^/?#\s:]{1,253})(:[0-9]{1,5})?([/?#].*)?$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}$/;
+const IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])$/;
+const IPV6 = /^[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}$/;
+const IBAN = /^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$/;
+const PATH = /^(?:~?\/|\.{1,2}\/|[A-Za-z]:[\\/])[^\s]{0,2047}$/;
+/** An IBAN written in groups of four: `DE89 3704 0044 0532 0130 00`. */
+const GROUPED_IBAN = /\b[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?\b/g;
+/** A number written with separators: `+1 (555) 123-4567`, `4111 1111 1111 1111`. */
+const SPACED_NUMBER = /\+?[0-9][0-9 ().-]{5,22}[0-9]/g;
+/** An ordinary word: letters only, or letters with one inner apostrophe or hyphen. */
+const WORD = /^[\p{L}\p{M}]+(?:['’-][\p{L}\p{M}]+)?$/u;
+const ID_MARK = /[0-9@/._:]/;
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** The kind of a run of digits (separators dropped), or undefined when too short to recognise. */
+function numberKind(digits: string, plus: boolean): ValueKind | undefined {
+  if (digits.length < 6) return undefined;
+  if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) return 'card';
+  if (plus || (digits.length >= 7 && digits.length <= 15)) return 'phone';
+  return 'account';
+}
+
+/** Receives each value found; answers false to stop (the caller's bound is reached). */
+export type ValueSink = (value: string, kind: ValueKind) => boolean;
+
+/** Classify one token (already normalized and stripped); each value is handed to `add`. */
+function token(t: string, add: ValueSink): boolean {
+  if (t.length < 3) return true;
+  let m = EMAIL.exec(t);
+  if (m !== null) return add(t.toLowerCase(), 'email') && add(m[1]!.toLowerCase(), 'host');
+  m = URL_RE.exec(t);
+  if (m !== null) {
+    const host = m[3]!.toLowerCase();
+    const url = `${m[1]!.toLowerCase()}://${m[2] ?? ''}${host}${m[4] ?? ''}${m[5] ?? ''}`.replace(/\/$/, '');
+    return add(url, 'url') && add(host, 'host');
+  }
+  if (IPV4.test(t) || (t.includes(':') && IPV6.test(t) && t.length >= 6)) return add(t.toLowerCase(), 'ip');
+  if (HOST.test(t) && !/^[0-9.]+$/.test(t)) return add(t.toLowerCase(), 'host');
+  if (IBAN.test(t)) return add(t, 'iban');
+  if (PATH.test(t)) return add(t, 'path');
+  if (/^\+?[0-9]+$/.test(t)) {
+    const kind = numberKind(t.replace('+', ''), t[0] === '+');
+    if (kind !== undefined) return add(t.replace('+', ''), kind);
+  }
+  if (t.length >= 6 && ID_MARK.test(t) && !WORD.test(t)) return add(t, 'id');
+  return true;
+}
+
+/** A quoted span of running text: what an instruction names as a value (`send 'X' to "Y"`). */
+const QUOTED = /(?:^|[\s(:=,])['"`“‘«]([^'"`“”‘’«»\n]{1,256})['"`”’»](?=$|[\s).,;:!?])/g;
+
+/** The quoted spans of a text, normalized, each handed to `add` as a `string` value; stops when `add` answers false. */
+export function quotedValues(s: string, add: ValueSink): boolean {
+  for (const m of s.matchAll(QUOTED)) {
+    const v = normalize(m[1]!);
+    if (v.length > 0 && !add(v, 'string')) return false;
+  }
+  return true;
+}
+
+/**
+ * Every value of a string, normalized, handed to `add` in text order (the
+ * whole string first when short enough); stops when `add` answers false.
+ */
+export function valuesOf(s: string, add: ValueSink): void {
+  const n = normalize(s);
+  if (n.length === 0) return;
+  if (n.length <= WHOLE_STRING_MAX && !add(n, 'string')) return;
+  // Numbers written with separators, and IBANs in groups, as the digits (or characters) they stand for.
+  if (/[0-9]/.test(n)) {
+    for (const m of n.matchAll(GROUPED_IBAN)) if (!add(m[0].replace(/ /g, ''), 'iban')) return;
+    for (const m of n.matchAll(SPACED_NUMBER)) {
+      if (!/[ ().-]/.test(m[0])) continue;
+      const digits = m[0].replace(/[^0-9]/g, '');
+      const kind = numberKind(digits, m[0][0] === '+');
+      if (kind !== undefined && !add(digits, kind)) return;
+    }
+  }
+  let start = 0;
+  for (let i = 0; i <= n.length; i++) {
+    const end = i === n.length || n.charCodeAt(i) === 0x20 || i - start >= MAX_TOKEN;
+    if (!end) continue;
+    if (i > start) {
+      const t = stripEdges(n.slice(start, i));
+      if (!token(t, add)) return;
+      // Tokens glued by punctuation a sentence adds (`see:https://x`, `a,b`): the parts, too.
+      if (/[,;|=]/.test(t)) for (const part of t.split(/[,;|=]+/)) if (part !== t && !token(stripEdges(part), add)) return;
+    }
+    start = i + 1;
+  }
+}
