@@ -202,6 +202,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the user's own words
+         * @description One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call.
+         */
+        post: operations["userWords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pins": {
         parameters: {
             query?: never;
@@ -367,6 +387,8 @@ export interface components {
             forgotten: boolean;
             sensitive: boolean;
             untrusted: boolean;
+            /** @description The session saw more values than it keeps (TRUSTGATE_MAX_FLOW_VALUES), or forgot them (`forgotten`): what a call's arguments carry cannot be told, so the shipped policies ask before every call that is not read-only (docs/behaviour/flows.md). Stays true until the host ends the session. */
+            flowsOverflow: boolean;
             dataClass: {
                 class?: string;
                 regulatory?: string[];
@@ -1223,6 +1245,80 @@ export interface operations {
             };
             /** @description No such session, or no pin for that server and tool */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    userWords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the user typed this turn */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What a session has been shown (docs/behaviour/sessions.md). Labels only go up: `untrusted`/`sensitive` turn true once a forwarded block (fenced ones included) or forwarded structuredContent carried that label; `dataClass` is the most restrictive verified data class forwarded (public < internal < personal < confidential < restricted < highly_confidential; other classes rank with highly_confidential; of equal rank the first seen stays) with the union of `regulatory`, `{}` while none was. Withheld blocks and denied results add no labels. `results` counts answered /v1/evaluate requests (denied ones included), `calls` answered /v1/evaluate-call requests (denied ones included) and `tools` their tool names, first call first (at most 1000 names). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,8 @@ export interface Metrics {
   sessionStoreErrors: Counter<'backend' | 'operation'>;
   /** What the sessions-live gauge reads when scraped; set by the process that holds the memory store. */
   sessionCount?: () => number;
+  /** Sessions whose values overflowed TRUSTGATE_MAX_FLOW_VALUES (each counted once; docs/behaviour/flows.md). */
+  flowOverflows: Counter;
   /** Pre-call decisions (/v1/evaluate-call and the bindings over it), by outcome. */
   callDecisions: Counter<'outcome'>;
   /** Tool pin checks, by status (first-seen, match, changed, unavailable). */
@@ -90,6 +92,11 @@ export function createMetrics(defaultMetrics = true): Metrics {
       name: 'trustgate_session_store_errors_total',
       help: 'Session store operations that failed (the request got 503), by backend and operation',
       labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
+    flowOverflows: new Counter({
+      name: 'trustgate_flow_overflow_total',
+      help: 'Sessions whose values passed TRUSTGATE_MAX_FLOW_VALUES (each counted once): they read flowsOverflow, and every argument counts as untrusted',
       registers: [registry],
     }),
     callDecisions: new Counter({

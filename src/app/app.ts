@@ -32,6 +32,7 @@ import type { ReloadResult } from '../policy/reload.js';
 import { performance } from 'node:perf_hooks';
 import type { SessionStore } from '../session/store.js';
 import { HeldMemoryStore } from '../session/held.js';
+import { MemoryFlowStore, type FlowStore } from '../session/flows.js';
 import { createDecisionCore, type DecisionCore } from '../decision/core.js';
 import { mcpRoutes } from '../bindings/interceptors/http.js';
 import { VERSION } from '../version.js';
@@ -54,6 +55,8 @@ export interface AppOptions {
    * holds (src/session/held.ts), closed with the app; a store passed in belongs to the caller, who closes it.
    */
   sessions?: SessionStore;
+  /** Where the values sessions have seen live (docs/behaviour/flows.md); with `sessions` the caller's, beside it. Absent: in this process. */
+  flows?: FlowStore;
 }
 
 /** The version `info.version` of the OpenAPI document says: the package's. */
@@ -90,13 +93,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   });
   let sessions = opts.sessions;
+  let flows = opts.flows;
+  if (flows === undefined) {
+    const own = new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: config.sessionTtlSeconds * 1000, key: config.flowKey, onOverflow: () => metrics.flowOverflows.inc() });
+    flows = own;
+    app.addHook('onClose', () => own.close());
+  }
   if (sessions === undefined) {
     // The one memory store a process holds (src/session/held.ts): swept, counted and closed with the app.
     const own = new HeldMemoryStore(config, metrics, app.log);
     sessions = own;
     app.addHook('onClose', () => own.close());
   }
-  const core = createDecisionCore({ config, policies: () => store.current, sessions, metrics });
+  const core = createDecisionCore({ config, policies: () => store.current, sessions, flows, metrics });
   app.decorate('trustgate', { config, store, metrics, sessions, core });
   // Before every other hook and route (swagger's included): web pages of other origins are refused.
   registerBrowserGuard(app, config);

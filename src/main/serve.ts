@@ -20,7 +20,7 @@ import { TurnBatchedDestination, WorkerLogDestination } from './log-destinations
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
 import { loopbackAddress } from '../http/browser.js';
-import { openPrimaryStore, openSessionStore, openWorkerStore } from './stores.js';
+import { openFlowStore, openPrimaryStore, openSessionStore, openWorkerStore } from './stores.js';
 import { checkSessionStore, hangups, loadFirstPolicies, startConfig } from './start.js';
 import type { SessionStore } from '../session/store.js';
 
@@ -39,7 +39,7 @@ async function serve(
     closing = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stopped before it served: nothing is in flight.
-    const closed = (server ? server.close() : Promise.resolve()).then(() => app.sessions.close());
+    const closed = (server ? server.close() : Promise.resolve()).then(() => Promise.all([app.sessions.close(), app.flows?.close()]));
     closed.then(
       () => {
         log.info('stopped');
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     };
     const { ready, ...parts } = connectWorker(config, log, () => exitWorker(1));
     await ready;
-    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: await openWorkerStore(config, parts.metrics, log) });
+    return serve(config, log, exitWorker, onHangup, { ...parts, sessions: await openWorkerStore(config, parts.metrics, log), flows: await openFlowStore(config, parts.metrics, true) });
   }
 
   const store = new PolicyStore(config.policyDir);
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup, sessions: (metrics) => openPrimaryStore(config, metrics, log) });
   }
   const metrics = createMetrics();
-  return serve(config, log, exit, onHangup, { store, metrics, sessions: await openSessionStore(config, metrics, log) });
+  return serve(config, log, exit, onHangup, { store, metrics, sessions: await openSessionStore(config, metrics, log), flows: await openFlowStore(config, metrics, false) });
 }
 
 main().catch((err: unknown) => {

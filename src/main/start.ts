@@ -19,7 +19,7 @@ import type { DecisionCore } from '../decision/core.js';
 import { decisionLines, loggerOptions } from '../logger.js';
 import { TurnBatchedDestination } from './log-destinations.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
-import { openSessionStore, sessionStoreProblem } from './stores.js';
+import { openFlowStore, openSessionStore, sessionStoreProblem } from './stores.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { pinKey, toolDigest } from '../session/pins.js';
 import type { SessionStore } from '../session/store.js';
@@ -152,9 +152,10 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
   // TRUSTGATE_SESSION_STORE=redis://... pins are shared with the service and every other binding on that Redis.
   await checkSessionStore(config, { what, log, exit });
   const sessions = await openSessionStore(config, metrics, log);
+  const flows = await openFlowStore(config, metrics, false);
   // Loaded here, not at the top: the service's primary process starts through this module and never decides.
   const { createDecisionCore } = await import('../decision/core.js');
-  const core = createDecisionCore({ config, policies: () => store.current, sessions });
+  const core = createDecisionCore({ config, policies: () => store.current, sessions, flows });
   const pinTools = async (server: string, tools: Record<string, unknown>[]): Promise<Map<string, string>> => {
     const statuses = new Map<string, string>();
     for (const tool of tools) {

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { EvictionLog, HeldMemoryStore, type StoreLog } from '../session/held.js';
+import { MemoryFlowStore, type FlowStore } from '../session/flows.js';
 import type { SessionStore } from '../session/store.js';
 
 /** How often the primary sweeps the database its workers share: expired sessions, and the bound. */
@@ -69,6 +70,24 @@ export async function sessionStoreProblem(config: Pick<Config, 'sessionStore'>):
 export function openSessionStore(config: Config, metrics: Metrics, log: StoreLog): Promise<SessionStore> {
   if (isMemory(config)) return Promise.resolve(new HeldMemoryStore(config, metrics, log));
   return openRedis(config, metrics, log);
+}
+
+/**
+ * Where the values sessions have seen live (docs/behaviour/flows.md), beside
+ * the session store and shared as widely: in the process that holds the
+ * memory store, in the database worker processes share, in Redis.
+ */
+export async function openFlowStore(config: Config, metrics: Metrics, worker: boolean, env: NodeJS.ProcessEnv = process.env): Promise<FlowStore> {
+  const opts = { maxValues: config.maxFlowValues, ttlMs: config.sessionTtlSeconds * 1000, key: config.flowKey, onOverflow: () => metrics.flowOverflows.inc() };
+  if (!isMemory(config)) {
+    const { RedisFlowStore } = await import('../session/flows-redis.js');
+    return new RedisFlowStore(config.sessionStore, { ...opts, commandTimeoutMs: STORE_TIMEOUT_MS });
+  }
+  if (!worker) return new MemoryFlowStore(opts);
+  const path = env[SHARED_DB_ENV];
+  if (!path) throw new Error(`${SHARED_DB_ENV} is not set: a worker on the memory store needs the database of its primary`);
+  const { SqliteFlowStore } = await import('../session/flows-sqlite.js');
+  return new SqliteFlowStore(path, { ...opts, timeoutMs: STORE_TIMEOUT_MS });
 }
 
 /** The store of a worker process: the database its primary made (memory), or its own Redis client. */
