@@ -94,8 +94,25 @@ export class RedisFlowStore implements FlowStore {
     if (opts.key !== undefined) this.#key = Promise.resolve(opts.key);
   }
 
+  /** Resolves once the client is connected, waiting at most the command timeout (a first request right after start). */
+  #ready(): Promise<void> {
+    if (this.#client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#client.off('ready', onReady);
+        reject(new Error('Redis is not connected'));
+      }, this.opts.commandTimeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#client.once('ready', onReady);
+    });
+  }
+
   async #run<T>(operation: string, f: () => Promise<T>): Promise<T> {
     try {
+      await this.#ready();
       return await f();
     } catch (err) {
       throw new SessionStoreUnavailable(`the flow store failed (${operation}): ${(err as Error)?.message ?? 'error'}`);
