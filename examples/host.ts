@@ -32,9 +32,9 @@
  *   nothing.
  *
  * callTool() does both around the tool itself. With a `session` id,
- * Trustgate remembers what the session was shown (sensitive data,
- * untrusted text), so a later call that writes or reaches the open world is
- * judged by it.
+ * Trustgate remembers the values the session was shown and where (sensitive
+ * data, untrusted text), so a later call that carries one of them (a planted
+ * address, a PIN) is judged by where it came from.
  */
 import { createInterface } from 'node:readline/promises';
 import { pathToFileURL } from 'node:url';
@@ -318,8 +318,8 @@ const sendMail: ToolDefinition = { name: 'send_email', description: 'Send an ema
 /**
  * The lethal trifecta in one session: untrusted text (a fetched page that
  * asks for the bank mail), private data (reading the inbox is read-only and
- * stays local, so it runs), then a call that could send the data out: it
- * needs the user's consent on both counts.
+ * stays local, so it runs), then a call that sends mail to the address the
+ * page planted: it needs the user's consent.
  */
 async function sessionDemo(session: string): Promise<void> {
   const steps: Array<{ call: ToolCall; tool: ToolDefinition; server: string; result: CallToolResult }> = [

@@ -59,9 +59,9 @@ function isRunningText(s: string): boolean {
   return false;
 }
 
-/** Adds the values of one string: running text with IN_TEXT (and its quoted spans), a field's value as it is. */
-function addString(seen: SeenValues, s: string, bits: number, max: number): boolean {
-  const text = isRunningText(s);
+/** Adds the values of one string: running text with IN_TEXT (and its quoted spans), a field's value as it is. A string outside structured data is running text. */
+function addString(seen: SeenValues, s: string, bits: number, max: number, field: boolean): boolean {
+  const text = !field || isRunningText(s);
   const add = into(seen, text ? bits | IN_TEXT : bits, max);
   let going = true;
   valuesOf(s, (v) => (going = add(v)));
@@ -92,14 +92,14 @@ function structured(text: string): unknown {
 export function addValues(seen: SeenValues, text: string, bits: number, max: number): void {
   const data = structured(text);
   if (data === undefined) {
-    addString(seen, text, bits, max);
+    addString(seen, text, bits, max, false);
     return;
   }
   const stack: unknown[] = [data];
   while (stack.length > 0) {
     const x = stack.pop();
     if (typeof x === 'string') {
-      if (!addString(seen, x, bits, max)) return;
+      if (!addString(seen, x, bits, max, true)) return;
     } else if (typeof x === 'number' || typeof x === 'bigint') {
       if (!into(seen, bits, max)(String(x))) return;
     } else if (Array.isArray(x)) {

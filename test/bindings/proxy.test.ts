@@ -404,21 +404,24 @@ describe('proxy with the shipped policies (the default, found next to the packag
   };
   const first = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]!.text;
 
-  it('the connection is the session: after untrusted content, a call that is not read-only needs consent', async () => {
+  it('the connection is the session: after untrusted content, a call carrying what it planted needs consent', async () => {
     const c = await connect();
     const fresh = await connect();
     const asked = await connect('accept');
+    const planted = { path: '/srv/notes/planted.sh' };
     try {
-      expect(first(await c.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      expect(first(await c.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
       expect(first(await c.callTool({ name: 'untrusted', arguments: {} }))).toMatch(/^<untrusted-content boundary=/);
-      const r = await c.callTool({ name: 'write-note', arguments: {} });
+      const r = await c.callTool({ name: 'write-note', arguments: planted });
       expect(r.isError).toBe(true);
-      expect(first(r)).toMatch(/session\/consent-write-after-untrusted/);
+      expect(first(r)).toMatch(/flows\/consent-untrusted-value/);
+      // A call that carries none of it still runs.
+      expect(first(await c.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
       // Another connection is another session.
-      expect(first(await fresh.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      expect(first(await fresh.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
       // A host that can ask the user goes on when the user accepts.
       await asked.callTool({ name: 'untrusted', arguments: {} });
-      expect(first(await asked.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      expect(first(await asked.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
     } finally {
       await Promise.all([c.close(), fresh.close(), asked.close()]);
     }

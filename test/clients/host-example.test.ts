@@ -228,7 +228,7 @@ describe('checkToolCall and callTool: one session', () => {
   const pin: CallToolResult = { content: [{ type: 'text', text: 'PIN 4471', _meta: { [K]: { sensitive: true } } }] };
 
   // Server names of their own: the main() demo pins other definitions of these tools.
-  it('checks each call before it runs and each result after; a write after untrusted text and sensitive data needs consent', async () => {
+  it('checks each call before it runs and each result after; a send to the address untrusted text planted needs consent', async () => {
     const session = `host-${Date.now()}`;
     const ran: string[] = [];
     const run = (name: string, result: CallToolResult) => async () => {
@@ -246,7 +246,7 @@ describe('checkToolCall and callTool: one session', () => {
     const askUser = vi.fn((_findings: Finding[]) => false);
     const send = await callTool({ name: 'send_email', arguments: { to: 'x@example.net' } }, { ...base, tool: mail, server: 'mail-test', askUser, run: run('send_email', plain) });
     expect(askUser).toHaveBeenCalledTimes(1);
-    expect(askUser.mock.calls[0]![0].map((f) => `${f.policy}/${f.rule}`)).toEqual(['session/consent-write-after-untrusted', 'session/consent-open-world-after-sensitive']);
+    expect(askUser.mock.calls[0]![0].map((f) => `${f.policy}/${f.rule}`)).toEqual(['flows/consent-untrusted-value', 'flows/consent-untrusted-destination', 'flows/consent-sensitive-out', 'flows/consent-destructive-after-untrusted']);
     expect(send.call).toMatchObject({ run: false, outcome: 'warn', consent: false });
     expect(send.result).toBeUndefined();
     expect(notice(send.toModel)).toContain('did not run');
@@ -256,7 +256,7 @@ describe('checkToolCall and callTool: one session', () => {
     const fresh = await checkToolCall({ name: 'send_email' }, { client, tool: mail, server: 'mail-test', session: `${session}-b` });
     expect(fresh).toMatchObject({ run: true, outcome: 'allow', pin: 'match' });
     // On yes it runs.
-    const yes = await callTool({ name: 'send_email' }, { ...base, tool: mail, server: 'mail-test', askUser: () => true, run: run('send_email', plain) });
+    const yes = await callTool({ name: 'send_email', arguments: { to: 'x@example.net' } }, { ...base, tool: mail, server: 'mail-test', askUser: () => true, run: run('send_email', plain) });
     expect(yes.call).toMatchObject({ run: true, consent: true });
     expect(ran).toEqual(['fetch', 'read_inbox', 'send_email']);
   });
