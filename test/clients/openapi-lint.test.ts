@@ -71,6 +71,7 @@ describe('openapi.yaml lint', () => {
       'POST /v1/evaluate-call': 'evaluateCall',
       'GET /v1/sessions/{id}': 'getSession',
       'DELETE /v1/sessions/{id}': 'deleteSession',
+      'POST /v1/sessions/{id}/user': 'userWords',
       'GET /v1/pins': 'getPin',
       'PUT /v1/pins': 'acceptPin',
       'POST /mcp': 'mcpInterceptors',
