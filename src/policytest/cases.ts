@@ -6,6 +6,7 @@
  * anything) or a request the service would refuse is a TestLoadError, and
  * the run exits 2.
  */
+import { DEFAULTS } from '../config.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import YAML, { LineCounter, isMap, isSeq, type Node } from 'yaml';
@@ -66,9 +67,11 @@ export interface TestCase {
   session: boolean;
   /** The most pins the case's store holds (TRUSTGATE_MAX_PINS); 0 is a store that is already full. */
   maxPins: number;
+  /** The most values a session of the case keeps (TRUSTGATE_MAX_FLOW_VALUES): a small one lets a case show an overflowed session. */
+  maxFlowValues: number;
 }
 
-const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxPins'];
+const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxPins', 'maxFlowValues'];
 const STEP_KEYS = ['evaluate', 'call', 'expect', 'proxy'];
 const PROXY_RESULT_KEYS = ['method', 'arguments'];
 const PROXY_CALL_KEYS = ['unlisted'];
@@ -235,6 +238,14 @@ function readStep(raw: unknown, where: string, line: number, allowed: readonly s
   return step;
 }
 
+/** A case's `maxFlowValues`: a whole number from 1 to the largest TRUSTGATE_MAX_FLOW_VALUES; TRUSTGATE_MAX_FLOW_VALUES's default without one. */
+function checkMaxFlowValues(raw: unknown, where: string): number {
+  if (raw === undefined) return DEFAULTS.TRUSTGATE_MAX_FLOW_VALUES.default;
+  const { min, max } = DEFAULTS.TRUSTGATE_MAX_FLOW_VALUES;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) throw new TestLoadError(`${where}: maxFlowValues must be a whole number from ${min} to ${max}`);
+  return raw;
+}
+
 /** A case's `maxPins`: a whole number from 0 to the largest TRUSTGATE_MAX_PINS. */
 function checkMaxPins(raw: unknown, where: string): number {
   if (raw === undefined) return DEFAULT_MAX_PINS;
@@ -295,9 +306,10 @@ export async function readTestFile(path: string, cwd?: string): Promise<TestCase
     if (names.has(name)) throw new TestLoadError(`${where}: another case of this file is also named ${JSON.stringify(name)}`);
     names.add(name);
     const maxPins = checkMaxPins(own(raw, 'maxPins'), where);
+    const maxFlowValues = checkMaxFlowValues(own(raw, 'maxFlowValues'), where);
     const stepsRaw = own(raw, 'steps');
     if (stepsRaw === undefined) {
-      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false, maxPins });
+      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false, maxPins, maxFlowValues });
       return;
     }
     if (own(raw, 'evaluate') !== undefined || own(raw, 'call') !== undefined || own(raw, 'expect') !== undefined || own(raw, 'proxy') !== undefined) {
@@ -310,7 +322,7 @@ export async function readTestFile(path: string, cwd?: string): Promise<TestCase
       const sl = itemLine(text, stepItems[j] as Node | undefined, lines);
       return readStep(s, `${file}:${sl} (step ${j + 1} of case ${JSON.stringify(name)})`, sl, STEP_KEYS);
     });
-    cases.push({ name, file, line, policies, steps, session: true, maxPins });
+    cases.push({ name, file, line, policies, steps, session: true, maxPins, maxFlowValues });
   });
   return cases;
 }

@@ -13,6 +13,7 @@ import type { Decision, EvaluateRequest } from '../decision/types.js';
 import { isRecord, own } from '../json/record.js';
 import { loadPolicyDir, PolicyLoadError, type PolicySet } from '../policy/load.js';
 import { MemorySessionStore } from '../session/memory.js';
+import { MemoryFlowStore } from '../session/flows.js';
 import type { CallVar } from '../policy/cel/variables.js';
 import { TrustgateError } from '../errors.js';
 import { displayPath, TestLoadError, type Expect, type Step, type TestCase } from './cases.js';
@@ -226,7 +227,8 @@ export async function runCases(
   for (const c of cases) {
     const set = await sets.get(c.policies);
     const sessions = new MemorySessionStore({ maxSessions: 16, maxPins: c.maxPins, ttlMs: 3_600_000 });
-    const core = createDecisionCore({ config: TEST_CONFIG, policies: () => set, sessions });
+    const flows = new MemoryFlowStore({ maxValues: c.maxFlowValues, ttlMs: 3_600_000 });
+    const core = createDecisionCore({ config: { ...TEST_CONFIG, maxFlowValues: c.maxFlowValues }, policies: () => set, sessions, flows });
     const failures: Failure[] = [];
     const hit = new Set<string>();
     for (let i = 0; i < c.steps.length; i++) {
@@ -235,7 +237,7 @@ export async function runCases(
       for (const f of d.findings) hit.add(`${c.policies}\u0000${f.policy}\u0000${f.rule}`);
       failures.push(...compare(step.expect, d, c.session ? { step: i + 1, line: step.line } : undefined));
     }
-    await sessions.close();
+    await Promise.all([sessions.close(), flows.close()]);
     for (const k of hit) matched.set(k, (matched.get(k) ?? 0) + 1);
     results.push({ name: c.name, file: c.file, line: c.line, passed: failures.length === 0, failures });
     if (opts.stopAtFirstFailure && failures.length > 0) break;

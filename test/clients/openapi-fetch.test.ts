@@ -139,7 +139,7 @@ describe('the other operations', () => {
   it('GET /v1/policies lists the shipped policies', async () => {
     const { data } = await client.GET('/v1/policies');
     expect(data?.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'labels', 'pii', 'secrets', 'sensitive', 'session', 'untrusted', 'validation']);
+    expect(data?.policies.map((p) => p.id).sort()).toEqual(['audience', 'evidence', 'flows', 'labels', 'pii', 'secrets', 'sensitive', 'session', 'untrusted', 'validation']);
     const evidence = data?.policies.find((p) => p.id === 'evidence');
     expect(evidence?.rules).toEqual(['deny-evidence-mismatch', 'flag-dataclass-unchecked']);
     expect(evidence?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.mode ?? '-'} ${r.effect}`)).toEqual([
@@ -148,8 +148,6 @@ describe('the other operations', () => {
     ]);
     const session = data?.policies.find((p) => p.id === 'session');
     expect(session?.ruleDetails.map((r) => `${r.id} ${r.scope} ${r.effect}`)).toEqual([
-      'consent-write-after-untrusted call consent',
-      'consent-open-world-after-sensitive call consent',
       'deny-changed-definition call deny',
       'deny-unpinned-definition call deny',
       'deny-unlisted-tool call deny',

@@ -34,6 +34,7 @@ const FLOORS: ReadonlyArray<readonly [floor: string, rooms: readonly string[]]> 
   ['settings', ['config.ts']],
   ['policy', ['policy']],
   ['session', ['session']],
+  ['flows', ['flows']],
   ['trust', ['trust']],
   ['annotations', ['annotations']],
   ['evidence', ['evidence']],
