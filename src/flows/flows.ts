@@ -74,7 +74,8 @@ function structured(text: string): unknown {
   if (text.length > MAX_STRUCTURED_TEXT) return undefined;
   const first = /\S/.exec(text)?.[0];
   const looksJson = first === '{' || first === '[';
-  if (!looksJson && !/^\s*(?:- |[A-Za-z_][\w.-]{0,63}:(?: |$))/m.test(text.slice(0, 256))) return undefined;
+  // YAML when it opens as YAML does: a list item or a `key:` on its first line.
+  if (!looksJson && !/^\s*(?:- |[A-Za-z_][\w.-]{0,63}:(?: |\n|$))/.test(text.slice(0, 256))) return undefined;
   try {
     const v: unknown = looksJson ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 16, uniqueKeys: false, prettyErrors: false, strict: false });
     return isRecord(v) || Array.isArray(v) ? v : undefined;

@@ -74,10 +74,12 @@ function decodePercent(run: string): string {
 /** The one normalization of results and arguments alike (see the module comment). */
 export function normalize(s: string): string {
   let t = s.replace(INVISIBLE, '').normalize('NFKC');
+  const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
-  // NFKC again: a decoded character may have a compatibility form.
-  return stripEdges(t.replace(INVISIBLE, '').normalize('NFKC').replace(/\s+/g, ' '));
+  // NFKC again when something was decoded: a decoded character may have a compatibility form.
+  if (t !== before) t = t.replace(INVISIBLE, '').normalize('NFKC');
+  return stripEdges(t.replace(/\s+/g, ' '));
 }
 
 const EMAIL = /^[A-Za-z0-9._%+-]{1,64}@([A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8})$/;
@@ -119,9 +121,13 @@ function numberKind(digits: string, plus: boolean): ValueKind | undefined {
 /** Receives each value found; answers false to stop (the caller's bound is reached). */
 export type ValueSink = (value: string, kind: ValueKind) => boolean;
 
+/** A character every kind but a plain word holds: a digit, `@`, `/`, `.`, `:`, `_`, `+`, `-` or `\\`. */
+const MARK = /[0-9@/.:_+\\-]/;
+
 /** Classify one token (already normalized and stripped); each value is handed to `add`. */
 function token(t: string, add: ValueSink): boolean {
-  if (t.length < 3) return true;
+  // Most tokens of prose are words: none of the kinds below is made of letters alone.
+  if (t.length < 3 || !MARK.test(t)) return true;
   let m = EMAIL.exec(t);
   if (m !== null) return add(t.toLowerCase(), 'email') && add(m[1]!.toLowerCase(), 'host');
   m = URL_RE.exec(t);

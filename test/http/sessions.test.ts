@@ -79,7 +79,8 @@ describe('session TTL: never forgotten silently', () => {
     }
     // The live sessions go on, labels intact.
     expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/a' })).json).toMatchObject({ untrusted: true, forgotten: false });
-    expect((await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 'b' } })).json.requiresConsent).toBe(true);
+    // Session b's values are intact too: a call carrying what its untrusted result showed asks first.
+    expect((await post(app, '/v1/evaluate-call', { call: { name: 'send', arguments: { to: 'x' } }, session: { id: 'b' } })).json.requiresConsent).toBe(true);
     expect((await app.inject({ method: 'GET', url: '/v1/sessions/c' })).statusCode).toBe(404);
     // A request without a session is still judged.
     expect((await post(app, '/v1/evaluate', { result: untrusted })).status).toBe(200);
