@@ -71,15 +71,48 @@ function decodePercent(run: string): string {
   }
 }
 
-/** The one normalization of results and arguments alike (see the module comment). */
-export function normalize(s: string): string {
+/** The normalization less white-space folding and edge stripping: what the token loop reads (it splits on any white space itself). */
+function decoded(s: string): string {
   let t = s.replace(INVISIBLE, '').normalize('NFKC');
   const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
   // NFKC again when something was decoded: a decoded character may have a compatibility form.
   if (t !== before) t = t.replace(INVISIBLE, '').normalize('NFKC');
-  return stripEdges(t.replace(/\s+/g, ' '));
+  return t;
+}
+
+/** White space as the token loop splits on it: ASCII space and controls, and Unicode's spaces. */
+function isSpace(c: number): boolean {
+  return c <= 0x20 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/** Every run of white space as one ASCII space (a loop: a regular expression of white space costs several times more on long text). */
+function foldSpaces(s: string): string {
+  let out = '';
+  let from = 0;
+  let i = 0;
+  while (i < s.length) {
+    if (!isSpace(s.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < s.length && isSpace(s.charCodeAt(j))) j++;
+    // A lone ASCII space stays as it is.
+    if (j - i === 1 && s.charCodeAt(i) === 0x20) {
+      i = j;
+      continue;
+    }
+    out += s.slice(from, i) + ' ';
+    from = i = j;
+  }
+  return from === 0 ? s : out + s.slice(from);
+}
+
+/** The one normalization of results and arguments alike (see the module comment). */
+export function normalize(s: string): string {
+  return stripEdges(foldSpaces(decoded(s)));
 }
 
 const EMAIL = /^[A-Za-z0-9._%+-]{1,64}@([A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8})$/;
@@ -165,9 +198,13 @@ export function quotedValues(s: string, add: ValueSink): boolean {
  * whole string first when short enough); stops when `add` answers false.
  */
 export function valuesOf(s: string, add: ValueSink): void {
-  const n = normalize(s);
+  const n = decoded(s);
   if (n.length === 0) return;
-  if (n.length <= WHOLE_STRING_MAX && !add(n, 'string')) return;
+  // A string short enough to be a value whole, folded as normalize() folds it (folding is the cost on long text: only here).
+  if (n.length <= 4 * WHOLE_STRING_MAX) {
+    const whole = stripEdges(foldSpaces(n));
+    if (whole.length > 0 && whole.length <= WHOLE_STRING_MAX && !add(whole, 'string')) return;
+  }
   // Numbers written with separators, and IBANs in groups, as the digits (or characters) they stand for.
   if (/[0-9]/.test(n)) {
     for (const m of n.matchAll(GROUPED_IBAN)) if (!add(m[0].replace(/ /g, ''), 'iban')) return;
@@ -180,7 +217,7 @@ export function valuesOf(s: string, add: ValueSink): void {
   }
   let start = 0;
   for (let i = 0; i <= n.length; i++) {
-    const end = i === n.length || n.charCodeAt(i) === 0x20 || i - start >= MAX_TOKEN;
+    const end = i === n.length || isSpace(n.charCodeAt(i)) || i - start >= MAX_TOKEN;
     if (!end) continue;
     if (i > start) {
       const t = stripEdges(n.slice(start, i));

@@ -57,14 +57,28 @@ describe('flows over HTTP', () => {
     expect(big.status).toBe(413);
   });
 
-  it('a result with hundreds of thousands of values is answered, the session marked flowsOverflow; a call with 100,000 argument strings too', async () => {
-    const text = Array.from({ length: 300_000 }, (_, i) => `v${i}x`).join(' ');
-    const r = await post(t.app, '/v1/evaluate', { result: { content: [{ type: 'text', text }] }, tool: { name: 'notes', annotations: { openWorldHint: false } }, session: { id: 'many-1' } });
+  it('past TRUSTGATE_MAX_FLOW_VALUES a result is answered and the session marked flowsOverflow; every later write asks', async () => {
+    const small = await testApp({ LOG_LEVEL: 'silent', TRUSTGATE_MAX_FLOW_VALUES: '1000' });
+    try {
+      const text = Array.from({ length: 5_000 }, (_, i) => `val-${i}x`).join(' ');
+      const r = await post(small.app, '/v1/evaluate', { result: { content: [{ type: 'text', text }] }, tool: { name: 'notes', annotations: { openWorldHint: false } }, session: { id: 'many-1' } });
+      expect(r.status).toBe(200);
+      expect((r.json.session as { flowsOverflow: boolean }).flowsOverflow).toBe(true);
+      const c = await post(small.app, '/v1/evaluate-call', { call: { name: 'write_note', arguments: { text: 'hello' } }, tool: { name: 'write_note', annotations: { readOnlyHint: false, destructiveHint: false } }, session: { id: 'many-1' } });
+      expect((c.json.findings as Array<{ rule: string }>).map((f) => f.rule)).toContain('consent-write-values-unknown');
+      expect((await small.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^trustgate_flow_overflow_total 1$/m);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a result of a million tiny values, and a call of 100,000 argument strings, get a bounded answer: never a 5xx', async () => {
+    const text = 'a1 '.repeat(1_000_000);
+    const r = await post(t.app, '/v1/evaluate', { result: { content: [{ type: 'text', text }] }, tool: { name: 'notes', annotations: { openWorldHint: false } }, session: { id: 'many-2' } });
     expect(r.status).toBe(200);
-    expect((r.json.session as { flowsOverflow: boolean }).flowsOverflow).toBe(true);
-    const c = await post(t.app, '/v1/evaluate-call', { call: { name: 'write_note', arguments: { lines: Array.from({ length: 100_000 }, (_, i) => `line-${i}`) } }, tool: { name: 'write_note', annotations: { readOnlyHint: false, destructiveHint: false } }, session: { id: 'many-2' } });
+    const c = await post(t.app, '/v1/evaluate-call', { call: { name: 'write_note', arguments: { lines: Array.from({ length: 100_000 }, (_, i) => `line-${i}`) } }, tool: { name: 'write_note', annotations: { readOnlyHint: false, destructiveHint: false } }, session: { id: 'many-3' } });
     expect(c.status).toBe(200);
+    // Read to its bound, the call counts as one whose values cannot be told.
     expect(c.json).toMatchObject({ requiresConsent: true });
-    expect((c.json.findings as Array<{ rule: string }>).map((f) => f.rule)).toContain('consent-write-values-unknown');
   });
 });
