@@ -46,12 +46,27 @@ const PERCENT = /(?:%[0-9A-Fa-f]{2})+/g;
 /** Characters stripped from both ends of a value: white space, quotes, brackets, sentence punctuation. */
 const EDGE_CHARS = new Set([...' \t\n\r"\'`“”‘’«»<>()[]{}.,;:!?*']);
 
+/** Classes of ASCII characters for the loops below: white space, an edge to strip, a mark of a kind (not a word), glue between tokens. */
+const SPACE = 1;
+const EDGE = 2;
+const MARK_CHAR = 4;
+const GLUE = 8;
+const ASCII = new Uint8Array(128);
+for (let c = 0; c <= 0x20; c++) ASCII[c] = SPACE;
+for (const ch of EDGE_CHARS) if (ch.charCodeAt(0) < 128) ASCII[ch.charCodeAt(0)]! |= EDGE;
+for (const ch of '0123456789@/.:_+-\\') ASCII[ch.charCodeAt(0)]! |= MARK_CHAR;
+for (const ch of ',;|=') ASCII[ch.charCodeAt(0)]! |= GLUE;
+
+function isEdge(c: number): boolean {
+  return c < 128 ? (ASCII[c]! & EDGE) !== 0 : EDGE_CHARS.has(String.fromCharCode(c));
+}
+
 /** `s` without EDGE_CHARS at either end (a loop, not a regular expression: linear on any run of them). */
 function stripEdges(s: string): string {
   let a = 0;
   let b = s.length;
-  while (a < b && EDGE_CHARS.has(s[a]!)) a++;
-  while (b > a && EDGE_CHARS.has(s[b - 1]!)) b--;
+  while (a < b && isEdge(s.charCodeAt(a))) a++;
+  while (b > a && isEdge(s.charCodeAt(b - 1))) b--;
   return a === 0 && b === s.length ? s : s.slice(a, b);
 }
 
@@ -215,16 +230,28 @@ export function valuesOf(s: string, add: ValueSink): void {
       if (kind !== undefined && !add(digits, kind)) return;
     }
   }
+  // One pass: a token is read only when it holds a mark of some kind (a word never is a value of its own).
   let start = 0;
+  let marked = false;
+  let glued = false;
   for (let i = 0; i <= n.length; i++) {
-    const end = i === n.length || isSpace(n.charCodeAt(i)) || i - start >= MAX_TOKEN;
-    if (!end) continue;
-    if (i > start) {
+    const c = i < n.length ? n.charCodeAt(i) : 0x20;
+    const k = c < 128 ? ASCII[c]! : isSpace(c) ? SPACE : 0;
+    const cut = (k & SPACE) === 0 && i - start >= MAX_TOKEN;
+    if ((k & SPACE) === 0 && !cut) {
+      if (k & MARK_CHAR) marked = true;
+      if (k & GLUE) glued = true;
+      continue;
+    }
+    if (i > start && marked) {
       const t = stripEdges(n.slice(start, i));
       if (!token(t, add)) return;
       // Tokens glued by punctuation a sentence adds (`see:https://x`, `a,b`): the parts, too.
-      if (/[,;|=]/.test(t)) for (const part of t.split(/[,;|=]+/)) if (part !== t && !token(stripEdges(part), add)) return;
+      if (glued) for (const part of t.split(/[,;|=]+/)) if (part !== t && !token(stripEdges(part), add)) return;
     }
-    start = i + 1;
+    // A token cut at its bound goes on from this character; white space is skipped.
+    start = cut ? i : i + 1;
+    marked = cut && (k & MARK_CHAR) !== 0;
+    glued = cut && (k & GLUE) !== 0;
   }
 }
