@@ -44,9 +44,9 @@ import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type Pin
 import { answerBudget, boundValidation } from './bound.js';
 import { decideCall, readCall } from './call.js';
 import type { ForwardedFlow } from './flow.js';
-import { argumentValues, callFlows, userValues, type CallFlows, type SeenValues } from '../flows/flows.js';
-import { flowDigest, type FlowWrite } from '../flows/origin.js';
+import { userValues, type CallFlows } from '../flows/flows.js';
 import { MemoryFlowStore, type FlowStore } from '../session/flows.js';
+import { sessionFlows } from './flows.js';
 import { callLogEntry, decisionLogEntry, type CallLogEntry, type DecisionLogEntry } from './log.js';
 import { foldMatches } from './outcome.js';
 import { checkResultDepth, isValid, resolveRevision, resultFindings } from './request-checks.js';
@@ -225,28 +225,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   };
   // Without a store of its own the core keeps values in this process (one process only: src/main/stores.ts gives
   // worker processes and replicas the store they share).
-  const flowStore: FlowStore = deps.flows ?? new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: 86_400_000 });
-  let keyPromise: Promise<Uint8Array> | undefined;
-  const flowKey = (): Promise<Uint8Array> =>
-    (keyPromise ??= flowStore.key().catch((err: unknown) => {
-      keyPromise = undefined;
-      throw err;
-    }));
-  /** Records what a request showed the session (digests under the store's key); resolves whether the session's values overflowed. */
-  const recordSeen = async (id: string, seen: SeenValues | undefined, source: string): Promise<boolean> => {
-    const key = await flowKey();
-    const writes: FlowWrite[] = [];
-    if (seen !== undefined) for (const [value, bits] of seen.values) writes.push({ digest: flowDigest(key, value), bits, source });
-    return (await flowStore.record(id, writes, seen?.dropped ?? 0)).overflow;
-  };
-  /** What a call's arguments carry of its session, and whether the session's values can tell (false past its bound). */
-  const readFlows = async (id: string, args: Record<string, unknown>): Promise<{ flows: CallFlows; overflow: boolean }> => {
-    const { values, dropped } = argumentValues(args, config.maxFlowValues);
-    const key = await flowKey();
-    const digests = values.map((v) => flowDigest(key, v.value));
-    const read = await flowStore.read(id, digests);
-    return { flows: callFlows(values, digests, read.entries), overflow: read.overflow || dropped > 0 };
-  };
+  const flows = sessionFlows(deps.flows ?? new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: 86_400_000 }), config.maxFlowValues);
   /** A store operation that may create a session: a refusal at capacity is counted. */
   const merge = async (id: string, update: SessionUpdate) => {
     try {
@@ -283,20 +262,20 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     async session(id) {
       const s = await store().get(id);
       if (s === undefined) return undefined;
-      return sessionView(id, s, (await flowStore.read(id, [])).overflow);
+      return sessionView(id, s, await flows.overflowed(id));
     },
 
     async userWords(id, text) {
       const sid = sessionId({ id })!;
       // The session exists first (as a decision naming it makes it), so values never outlive a refused session.
       const s = await merge(sid, {});
-      const overflow = await recordSeen(sid, userValues(text, config.maxFlowValues), 'user');
+      const overflow = await flows.record(sid, userValues(text, config.maxFlowValues), 'user');
       return sessionView(sid, s, overflow);
     },
 
     async endSession(id) {
       const ended = await store().delete(id);
-      await flowStore.forget(id);
+      await flows.forget(id);
       return ended;
     },
 
@@ -351,7 +330,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             ? undefined
             : async (decision) => {
                 const state = await merge(id, resultUpdate(flow.forwarded));
-                const overflow = await recordSeen(id, flow.forwarded?.seen, sourceOf(request.server, request.tool));
+                const overflow = await flows.record(id, flow.forwarded?.seen, sourceOf(request.server, request.tool));
                 decision.session = sessionView(id, state, overflow);
               },
         timed: 'decide',
@@ -383,14 +362,14 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       return runDecision<SessionState | undefined, CallDecision, CallLogEntry>(config, {
         read: async () => {
           // The user's words of this turn are the user's before the call is judged.
-          if (id !== undefined && typeof userText === 'string') await recordSeen(id, userValues(userText, config.maxFlowValues), 'user');
-          const [before, pin, flows] = await Promise.all([
+          if (id !== undefined && typeof userText === 'string') await flows.record(id, userValues(userText, config.maxFlowValues), 'user');
+          const [before, pin, args] = await Promise.all([
             id === undefined ? undefined : sessions.get(id),
             key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
-            id === undefined ? undefined : readFlows(id, call.arguments),
+            id === undefined ? undefined : flows.carried(id, call.arguments),
           ]);
           pinStatus = input.unlisted === true ? 'unlisted' : (pin?.status ?? 'none');
-          carried = flows;
+          carried = args;
           return before;
         },
         decide: (before, frame) => {
