@@ -5,7 +5,7 @@
  * so replicas on one store agree), with origin bits that only go up and up
  * to MAX_SOURCES sources, first seen first.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /** Seen in forwarded content labelled untrusted (block or result, after label rules). */
 export const UNTRUSTED = 1;
@@ -44,9 +44,14 @@ export function newFlowKey(): Buffer {
   return randomBytes(32);
 }
 
-/** The digest a value is kept under: HMAC-SHA-256 of its normalized text, the first 16 bytes in base64url. */
+/** Key objects made once per key (importing the key is most of an HMAC's cost on a short value). */
+const keyObjects = new WeakMap<Uint8Array, KeyObject>();
+
+/** The digest a value is kept under: HMAC-SHA-256 of its normalized text under the flow key, its first 132 bits in base64url (22 characters). */
 export function flowDigest(key: Uint8Array, value: string): string {
-  return createHmac('sha256', key).update(value).digest().subarray(0, 16).toString('base64url');
+  let k = keyObjects.get(key);
+  if (k === undefined) keyObjects.set(key, (k = createSecretKey(key)));
+  return createHmac('sha256', k).update(value).digest('base64url').slice(0, 22);
 }
 
 /** Merge one write into what is kept (bits OR, the source appended when new and room is left); the same entry object, changed. */

@@ -215,8 +215,8 @@ export function quotedValues(s: string, add: ValueSink): boolean {
 export function valuesOf(s: string, add: ValueSink): void {
   const n = decoded(s);
   if (n.length === 0) return;
-  // A string short enough to be a value whole, folded as normalize() folds it (folding is the cost on long text: only here).
-  if (n.length <= 4 * WHOLE_STRING_MAX) {
+  // A string short enough to be a value whole, folded as normalize() folds it (only short ones: folding is the cost on long text).
+  if (n.length <= WHOLE_STRING_MAX) {
     const whole = stripEdges(foldSpaces(n));
     if (whole.length > 0 && whole.length <= WHOLE_STRING_MAX && !add(whole, 'string')) return;
   }
@@ -231,15 +231,21 @@ export function valuesOf(s: string, add: ValueSink): void {
     }
   }
   // One pass: a token is read only when it holds a mark of some kind (a word never is a value of its own).
+  // A mark that is also an edge (`.`, `:`) marks the token only when more follows it: `end.` is a word.
   let start = 0;
   let marked = false;
+  let pending = false;
   let glued = false;
   for (let i = 0; i <= n.length; i++) {
     const c = i < n.length ? n.charCodeAt(i) : 0x20;
     const k = c < 128 ? ASCII[c]! : isSpace(c) ? SPACE : 0;
     const cut = (k & SPACE) === 0 && i - start >= MAX_TOKEN;
     if ((k & SPACE) === 0 && !cut) {
-      if (k & MARK_CHAR) marked = true;
+      if (pending && (k & EDGE) === 0) marked = true;
+      if (k & MARK_CHAR) {
+        if (k & EDGE) pending = true;
+        else marked = true;
+      }
       if (k & GLUE) glued = true;
       continue;
     }
@@ -252,6 +258,7 @@ export function valuesOf(s: string, add: ValueSink): void {
     // A token cut at its bound goes on from this character; white space is skipped.
     start = cut ? i : i + 1;
     marked = cut && (k & MARK_CHAR) !== 0;
+    pending = false;
     glued = cut && (k & GLUE) !== 0;
   }
 }
