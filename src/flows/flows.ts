@@ -7,7 +7,8 @@
 import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../json/record.js';
 import { IN_TEXT, SENSITIVE, TRUSTED, UNTRUSTED, USER, type FlowEntry } from './origin.js';
-import { quotedValues, valuesOf, type ValueKind } from './values.js';
+import { isWord, quotedValues, valuesOf, type ValueKind } from './values.js';
+import { escapePointerToken } from '../json/pointer.js';
 
 /** Longest text read as the YAML or JSON it may hold; a longer one is read as running text. */
 const MAX_STRUCTURED_TEXT = 512 * 1024;
@@ -134,15 +135,11 @@ export interface ArgValue {
 /** A date or time as a model writes one (`2024-05-26`, `2024-05-26 17:00`, `17:00`): computed, not copied. */
 const DATE_TIME = /^(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?)$/;
 
-/** An ordinary word: letters only, or letters with one inner apostrophe or hyphen. */
-const WORD = /^[\p{L}\p{M}]+(?:['’-][\p{L}\p{M}]+)?$/u;
-
 function isIdentifier(whole: string): boolean {
-  if (whole.length === 0 || whole.length > 64 || whole.includes(' ') || DATE_TIME.test(whole) || WORD.test(whole)) return false;
+  if (whole.length === 0 || whole.length > 64 || whole.includes(' ') || DATE_TIME.test(whole) || isWord(whole)) return false;
   return /[0-9@/._:-]/.test(whole);
 }
 
-const escapeToken = (t: string) => t.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Every value of every string in `args`, in argument order (depth first),
@@ -182,7 +179,7 @@ export function argumentValues(args: Record<string, unknown>, max: number): { va
       for (let i = x.length - 1; i >= 0; i--) stack.push([x[i], `${at}/${i}`]);
     } else if (isRecord(x)) {
       const keys = Object.keys(x);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([x[keys[i]!], `${at}/${escapeToken(keys[i]!)}`]);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push([x[keys[i]!], `${at}/${escapePointerToken(keys[i]!)}`]);
     }
   }
   return { values, dropped };

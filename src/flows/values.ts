@@ -143,6 +143,11 @@ const GROUPED_IBAN = /\b[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?
 const SPACED_NUMBER = /\+?[0-9][0-9 ().-]{5,22}[0-9]/g;
 /** An ordinary word: letters only, or letters with one inner apostrophe or hyphen. */
 const WORD = /^[\p{L}\p{M}]+(?:['’-][\p{L}\p{M}]+)?$/u;
+
+/** Whether a token is an ordinary word (letters, with at most one inner apostrophe or hyphen): never a value of its own. */
+export function isWord(t: string): boolean {
+  return WORD.test(t);
+}
 const ID_MARK = /[0-9@/._:]/;
 
 function luhn(digits: string): boolean {

@@ -8,11 +8,11 @@
  * lives two TTLs after its last use. The store's random flow key is
  * `trustgate:flowkey`, set once (SET NX), so every replica digests alike.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { MAX_SOURCES, newFlowKey, type FlowEntry, type FlowWrite } from '../flows/origin.js';
 import type { FlowRead, FlowStore, FlowStoreOptions } from './flows.js';
 import { SessionStoreUnavailable } from './store.js';
-import { parseRedisUrl } from './url.js';
+import { failClosedRedis } from './redis-client.js';
 
 const KEY = 'trustgate:flowkey';
 const PREFIX = 'trustgate:flows:';
@@ -75,20 +75,7 @@ export class RedisFlowStore implements FlowStore {
     url: string,
     private readonly opts: FlowStoreOptions & { commandTimeoutMs: number },
   ) {
-    const timeout = opts.commandTimeoutMs;
-    this.#client = new Redis({
-      ...parseRedisUrl(url),
-      commandTimeout: timeout,
-      connectTimeout: Math.max(timeout, 2_000),
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
-      protocol: 2,
-      lazyConnect: false,
-      connectionName: 'trustgate-flows',
-      disableClientInfo: true,
-    }) as Redis & Scripts;
+    this.#client = failClosedRedis(url, opts.commandTimeoutMs, 'trustgate-flows') as Redis & Scripts;
     this.#client.defineCommand('tgFlows', { numberOfKeys: 1, lua: RECORD_LUA });
     this.#client.on('error', () => {});
     if (opts.key !== undefined) this.#key = Promise.resolve(opts.key);

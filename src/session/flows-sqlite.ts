@@ -65,8 +65,10 @@ export class SqliteFlowStore implements FlowStore {
       for (const w of writes) {
         const row = this.#s.get.get(id, w.digest);
         if (row !== undefined) {
-          const e = mergeEntry({ bits: row.bits, sources: JSON.parse(row.sources) as string[] }, w);
-          if (e.bits !== row.bits || e.sources.length !== (JSON.parse(row.sources) as string[]).length) this.#s.put.run(id, w.digest, e.bits, JSON.stringify(e.sources));
+          const sources = JSON.parse(row.sources) as string[];
+          const had = sources.length;
+          const e = mergeEntry({ bits: row.bits, sources }, w);
+          if (e.bits !== row.bits || e.sources.length !== had) this.#s.put.run(id, w.digest, e.bits, JSON.stringify(e.sources));
         } else if (meta.count < this.opts.maxValues) {
           const e = mergeEntry({ bits: 0, sources: [] }, w);
           this.#s.put.run(id, w.digest, e.bits, JSON.stringify(e.sources));

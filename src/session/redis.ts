@@ -39,6 +39,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseRedisUrl } from './url.js';
+import { failClosedRedis } from './redis-client.js';
 import {
   dataClassRank,
   SessionStoreFull,
@@ -347,22 +348,7 @@ export class RedisSessionStore implements SessionStore {
     this.maxTools = opts.maxTools ?? 1000;
     this.maxPins = opts.maxPins ?? Number.MAX_SAFE_INTEGER;
     const timeout = opts.commandTimeoutMs ?? 1_000;
-    this.client = new Redis({
-      ...parseRedisUrl(opts.url),
-      commandTimeout: timeout,
-      connectTimeout: Math.max(timeout, 2_000),
-      // Fail at once while the connection is down; never resend a command whose request already failed.
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      // Reconnect forever, quickly at first, then every 2 s.
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
-      // RESP2: what every Redis 6+ speaks, without a HELLO round trip.
-      protocol: 2,
-      lazyConnect: false,
-      connectionName: 'trustgate',
-      disableClientInfo: true,
-    }) as Redis & Scripts;
+    this.client = failClosedRedis(opts.url, timeout, 'trustgate') as Redis & Scripts;
     this.client.defineCommand('tgMerge', { numberOfKeys: 2, lua: MERGE_LUA });
     this.client.defineCommand('tgGet', { numberOfKeys: 2, lua: GET_LUA });
     this.client.defineCommand('tgDelete', { numberOfKeys: 2, lua: DELETE_LUA });

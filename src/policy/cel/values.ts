@@ -224,18 +224,16 @@ class Shared {
 /** `call` without what the request does not give: no name, `tools/call`, no arguments, no flows. */
 const CALL_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({ name: '', method: 'tools/call', arguments: {}, flows: [], flowsOmitted: 0, untrustedArgs: [], sensitiveArgs: [], unknownArgs: [], unconfirmedIds: [] });
 
+/** CALL_DEFAULTS as the engine takes them, made fresh for each activation (`flowsOmitted`, an int, is set apart). */
+const CALL_CEL_DEFAULTS: Record<string, () => unknown> = Object.fromEntries(
+  Object.keys(CALL_DEFAULTS)
+    .filter((k) => k !== 'flowsOmitted')
+    .map((k) => [k, () => toCel(CALL_DEFAULTS[k])]),
+);
+
 /** `call` in CEL form: `flowsOmitted` is an int. */
 function callToCel(v: CallVar | undefined): Map<string, unknown> {
-  const out = mapWithDefaults(v as Record<string, unknown> | undefined, {
-    name: () => '',
-    method: () => 'tools/call',
-    arguments: emptyMap,
-    flows: () => [],
-    untrustedArgs: () => [],
-    sensitiveArgs: () => [],
-    unknownArgs: () => [],
-    unconfirmedIds: () => [],
-  });
+  const out = mapWithDefaults(v as Record<string, unknown> | undefined, CALL_CEL_DEFAULTS);
   out.set('flowsOmitted', BigInt(v?.flowsOmitted ?? 0));
   return out;
 }
