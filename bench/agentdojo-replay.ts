@@ -6,7 +6,8 @@
  * user's prompt given first as the user's own words. A consent question is
  * answered "no": the call does not run, the result does not reach the model.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 const FIXTURES = new URL('../test/fixtures/agentdojo/', import.meta.url);
@@ -72,6 +73,30 @@ function poster(app: FastifyInstance): Post {
 function why(answer: Record<string, unknown>): string {
   const f = (answer.findings as Array<{ policy: string; rule: string; effect: string; applied: boolean }>).find((x) => x.applied && (x.effect === 'consent' || x.effect === 'deny'));
   return f ? `${f.policy}/${f.rule}` : String(answer.outcome);
+}
+
+/**
+ * The operator's entries for the suites' servers (TRUSTGATE_SERVERS): the
+ * hints of annotations.json are what an operator would declare for each
+ * tool, so they are the operator's own annotations, believed; what the
+ * definitions declare is not (docs/behaviour/operator.md).
+ */
+export function operatorEntries(): Record<string, unknown> {
+  const all = load<Record<string, Record<string, Hints>>>('annotations.json');
+  const out: Record<string, unknown> = {};
+  for (const name of SUITES) {
+    const tools: Record<string, unknown> = {};
+    for (const [tool, h] of Object.entries(all[name]!)) tools[tool] = { annotations: { readOnlyHint: h.readOnly, destructiveHint: h.destructive, openWorldHint: h.openWorld } };
+    out[`agentdojo-${name}`] = { tools };
+  }
+  return out;
+}
+
+/** operatorEntries written to a file in `dir`; its path. */
+export function writeOperatorEntries(dir: string): string {
+  const path = join(dir, 'agentdojo-servers.json');
+  writeFileSync(path, JSON.stringify(operatorEntries(), null, 2));
+  return path;
 }
 
 /** Replays one suite; `sessionPrefix` keeps the runs of several sets apart. */

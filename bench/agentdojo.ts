@@ -14,14 +14,15 @@ import pino from 'pino';
 import { buildApp } from '../src/app/app.js';
 import { loadConfig } from '../src/config.js';
 import { PolicyStore } from '../src/policy/reload.js';
-import { replaySuite, SUITES, type SuiteFigures } from './agentdojo-replay.js';
+import { replaySuite, SUITES, writeOperatorEntries, type SuiteFigures } from './agentdojo-replay.js';
 
 const SHIPPED = fileURLToPath(new URL('../policies', import.meta.url));
 const STRICT = fileURLToPath(new URL('../examples/policies/strict-session.yaml', import.meta.url));
 
 async function figures(dir: string, label: string): Promise<SuiteFigures[]> {
-  const config = loadConfig({ TRUSTGATE_POLICY_DIR: dir, LOG_LEVEL: 'silent' });
-  const store = new PolicyStore(dir);
+  // The hints an operator would declare for the suites' tools, as the operator's entries (docs/behaviour/operator.md).
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: dir, LOG_LEVEL: 'silent', TRUSTGATE_SERVERS: writeOperatorEntries(serversDir) });
+  const store = new PolicyStore(dir, undefined, config.serversFile);
   await store.load();
   const app = await buildApp({ config, store, logger: pino({ level: 'silent' }) });
   await app.ready();
@@ -54,6 +55,7 @@ function overall(rows: SuiteFigures[]): SuiteFigures {
 }
 
 const strictDir = mkdtempSync(join(tmpdir(), 'trustgate-strict-'));
+const serversDir = mkdtempSync(join(tmpdir(), 'trustgate-servers-'));
 try {
   for (const f of readdirSync(SHIPPED)) if (/\.(ya?ml|json)$/.test(f)) copyFileSync(join(SHIPPED, f), join(strictDir, f));
   copyFileSync(STRICT, join(strictDir, 'strict-session.yaml'));
@@ -70,4 +72,5 @@ try {
   }
 } finally {
   rmSync(strictDir, { recursive: true, force: true });
+  rmSync(serversDir, { recursive: true, force: true });
 }

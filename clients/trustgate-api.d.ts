@@ -165,7 +165,7 @@ export interface paths {
          * Decide on a tool call before it runs
          * @description Runs the `scope: call` rules (and only those; result and block rules never run here). Their effects are deny, consent and flag. Outcome as for /v1/evaluate: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.
          *
-         *     Policies see `call`, `tool` (with `hints`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).
+         *     Policies see `call`, `tool` (with `hints`, `declared`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).
          *
          *     The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.
          *
@@ -1030,7 +1030,7 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called. */
+                    /** @description The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (the hints believed), `tool.declared` (the hints the server said), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called. */
                     tool?: {
                         name?: string;
                         annotations?: {
@@ -1077,8 +1077,19 @@ export interface operations {
                         policyRevision: string;
                         findings: components["schemas"]["Finding"][];
                         tool: {
-                            /** @description MCP's tool annotations with MCP's defaults for the ones the definition leaves out (or gives as anything but a boolean) */
+                            /** @description The hints believed: what the server declared where its operator entry says `hints: "declared"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always */
                             hints: {
+                                /** @description the tool does not modify its environment; false when the definition does not say */
+                                readOnlyHint: boolean;
+                                /** @description the tool may perform destructive updates; true when the definition does not say */
+                                destructiveHint: boolean;
+                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+                                idempotentHint: boolean;
+                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+                                openWorldHint: boolean;
+                            };
+                            /** @description The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
+                            declared: {
                                 /** @description the tool does not modify its environment; false when the definition does not say */
                                 readOnlyHint: boolean;
                                 /** @description the tool may perform destructive updates; true when the definition does not say */

@@ -64,7 +64,7 @@ export const API_VERSION = VERSION;
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts;
-  const store = opts.store ?? new PolicyStore(config.policyDir);
+  const store = opts.store ?? new PolicyStore(config.policyDir, undefined, config.serversFile);
   const metrics = opts.metrics ?? createMetrics();
   // How bindings answer errors on their paths (the Docker gateway route: an isError result, never problem+json).
   const errorRenderers = new ErrorRenderers();

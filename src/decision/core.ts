@@ -34,7 +34,8 @@ import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { recordDecision, type Metrics } from '../metrics.js';
-import { toolHints } from '../mcp/hints.js';
+import { hintViews } from '../mcp/hints.js';
+import type { OperatorEntry } from '../trust/operator.js';
 import { evaluateToolPolicies, type SessionVar } from '../policy/evaluate.js';
 import { NO_SESSION, type CallVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
@@ -71,6 +72,10 @@ export interface ResultInput {
   log?: ((entry: DecisionLogEntry) => void) | undefined;
   /** What the judged message is (`call.method`, `call.name`): the proxy's messages other than tools/call results. */
   call?: CallVar | undefined;
+  /** The operator's entry for the server, from a binding that has its own (the gateway's `trustgate` member, the proxy's flags); else the servers file's. */
+  operator?: OperatorEntry | undefined;
+  /** The `context.destination` of a request that gives none, from the binding (`--destination`); else TRUSTGATE_DESTINATION. */
+  destination?: string | undefined;
 }
 
 export interface CallInput {
@@ -79,6 +84,10 @@ export interface CallInput {
   log?: ((entry: CallLogEntry) => void) | undefined;
   /** The server did not list the tool called (the proxy): its pin reads `unlisted`, and nothing is pinned. */
   unlisted?: boolean;
+  /** As ResultInput.operator. */
+  operator?: OperatorEntry | undefined;
+  /** As ResultInput.destination. */
+  destination?: string | undefined;
 }
 
 /** One result to check without policies, with what the binding knows of its request text. */
@@ -100,7 +109,7 @@ export interface DecisionCore {
    * (docs/bindings/proxy.md): for each, in order, whether an applied rule
    * drops it from the list, and the findings.
    */
-  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown> }): ToolJudgement[];
+  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown>; operator?: OperatorEntry | undefined }): ToolJudgement[];
   /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (docs/behaviour/sessions.md). */
   touchSession(id: string): Promise<void>;
   /** A session as answers show it (GET /v1/sessions/{id}); undefined when it does not exist. */
@@ -111,6 +120,25 @@ export interface DecisionCore {
   endSession(id: string): Promise<boolean>;
 }
 
+/** `server.name` of a request (`""` without one). */
+function serverName(server: unknown): string {
+  const n = isRecord(server) ? own(server, 'name') : undefined;
+  return typeof n === 'string' ? n : '';
+}
+
+/** The servers file's entry for a request's server (its own, else `"*"`). */
+function operatorFor(policies: PolicySet, server: unknown): OperatorEntry | undefined {
+  return policies.servers?.entryFor(serverName(server));
+}
+
+/** `request` with `context.destination` set to `destination` when it gives none (a new object; the input is not changed). */
+function withDestination<R extends { context?: Record<string, unknown> | undefined }>(request: R, destination: string | undefined): R {
+  if (destination === undefined) return request;
+  const context = request.context;
+  if (isRecord(context) && own(context, 'destination') !== undefined) return request;
+  return { ...request, context: { ...(isRecord(context) ? context : {}), destination } };
+}
+
 /** What the `scope: tool` rules made of one listed definition. */
 export interface ToolJudgement {
   dropped: boolean;
@@ -119,7 +147,7 @@ export interface ToolJudgement {
 
 /** What the core needs. */
 export interface DecisionCoreDeps {
-  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects' | 'maxFlowValues'>;
+  config: Pick<Config, 'modeOverride' | 'maxBlocks' | 'maxEvidence' | 'maxString' | 'maxValidationFindings' | 'maxFindings' | 'evalBudgetMs' | 'dialects' | 'maxFlowValues'> & Partial<Pick<Config, 'destination'>>;
   /** The policy set in force now (it changes on reload); undefined until one is loaded. */
   policies: () => PolicySet | undefined;
   /** The session and pin store; absent in a process whose requests name no session (`trustgate intercept`). */
@@ -242,7 +270,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       return input.tools.map((tool) => {
         const matches = evaluateToolPolicies(
           policies,
-          { tool, toolMembers: { hints: toolHints(tool) }, server: input.server, context: input.context },
+          { tool, toolMembers: hintViews(tool, input.operator ?? operatorFor(policies, input.server)), server: input.server, context: input.context },
           config.modeOverride,
           budgetFrom(config),
         );
@@ -293,10 +321,12 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     },
 
     async evaluateResult(input) {
-      const { request, scan } = input;
+      const { scan } = input;
+      const request = withDestination(input.request, input.destination ?? config.destination);
       const id = sessionId(request.session);
       // One set for the whole request: the one whose rules decide whether the session is read.
       const policies = loaded(deps.policies());
+      const operator = input.operator ?? operatorFor(policies, request.server);
       const flow: { forwarded?: ForwardedFlow } = {};
       return runDecision<SessionState | undefined, Decision & { session?: SessionView }, DecisionLogEntry>(config, {
         // The `session` variable is read only by rules that name it; without one, the merge is the request's one store operation.
@@ -324,6 +354,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             // What was forwarded matters only to a session that takes it in.
             flow: id === undefined ? undefined : flow,
             maxFlowValues: config.maxFlowValues,
+            operator: operator === undefined ? undefined : { entry: operator, server: serverName(request.server) },
           }),
         merge:
           id === undefined
@@ -346,10 +377,11 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
     },
 
     async evaluateCall(input) {
-      const request = input.request;
+      const request = withDestination(input.request, input.destination ?? config.destination);
       const call = readCall(request);
       const id = sessionId(request.session);
       const policies = loaded(deps.policies());
+      const operator = input.operator ?? operatorFor(policies, request.server);
       const sessions = store();
       // Every pre-call decision reads the store (docs/behaviour/sessions.md): one that names neither a tool nor a session still fails closed while it is down.
       if (id === undefined && call.tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
@@ -373,7 +405,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           return before;
         },
         decide: (before, frame) => {
-          const toolInfo: CallDecision['tool'] = { hints: toolHints(tool), pin: pinStatus };
+          const toolInfo: CallDecision['tool'] = { ...hintViews(tool, operator, call.name), pin: pinStatus };
           if (digest !== undefined) toolInfo.digest = digest;
           return decideCall(request, call, {
             policies,

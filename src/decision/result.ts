@@ -8,6 +8,8 @@
  */
 import type { Dialect } from '../annotations/dialects.js';
 import { assessTrust, type TrustAssessment } from '../trust/assess.js';
+import { operatorSource, type OperatorEntry } from '../trust/operator.js';
+import { hintViews } from '../mcp/hints.js';
 import { MAX_RECORD_DEPTH } from '../evidence/digest.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
@@ -73,6 +75,8 @@ export interface DecideOptions {
   flow?: { forwarded?: ForwardedFlow };
   /** With `flow`: the most values one result adds to its session (TRUSTGATE_MAX_FLOW_VALUES); none are read when absent. */
   maxFlowValues?: number | undefined;
+  /** The operator's entry for the result's server: its `labels` are claims on the whole result (provenance `operator:<server>`), its hints give `tool.hints`. */
+  operator?: { entry: OperatorEntry; server: string } | undefined;
 }
 
 /** The roles an `annotations.audience` may name (MCP's `Role`, the same in every revision). */
@@ -220,10 +224,18 @@ interface Assessed {
 
 /** Stage 2: claims read with union semantics and evidence verified (trust/assess.ts), then the validation findings. */
 function assess(req: EvaluateRequest, opts: DecideOptions, { result, revision }: Checked): Assessed {
-  const trust = assessTrust(result, evidenceEntries(req, opts), opts.dialects);
+  const trust = withOperatorLabels(assessTrust(result, evidenceEntries(req, opts), opts.dialects), opts.operator);
   const collisions = findCasefoldCollisions(result);
   const { validation, omitted } = resultFindings(result, revision, trust.findings, opts.maxValidationFindings, collisions.list);
   return { trust, collisions, validation, validationOmitted: omitted };
+}
+
+/** The operator's labels for the server, joined to the claims the result carries (labels only go up). */
+function withOperatorLabels(trust: TrustAssessment, op: DecideOptions['operator']): TrustAssessment {
+  const labels = op?.entry.labels;
+  if (labels === undefined || (labels.sensitive !== true && labels.untrusted !== true)) return trust;
+  const source = operatorSource(op!.server);
+  return raiseTrust(trust, { result: { sensitive: labels.sensitive === true ? [source] : [], untrusted: labels.untrusted === true ? [source] : [] }, blocks: new Map() });
 }
 
 /** What the policy passes leave: the matches in policy order, what label rules raised, and the trust view they raised. */
@@ -259,6 +271,8 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
       ...(resultText !== undefined ? { text: resultText } : {}),
     },
     tool: req.tool,
+    // Without an operator entry the variables compute the same hints themselves (and keep them per frozen definition).
+    toolMembers: opts.operator === undefined ? undefined : hintViews(req.tool, opts.operator.entry, undefined),
     server: req.server,
     context: req.context,
     validation,

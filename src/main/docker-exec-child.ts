@@ -49,7 +49,7 @@ async function decide(): Promise<InterceptAnswer> {
   const log = stderrLogger(config);
   let policies;
   try {
-    policies = await loadPolicyDir(config.policyDir);
+    policies = await loadPolicyDir(config.policyDir, config.serversFile);
   } catch (err) {
     log.error(`policy load failed: ${(err as Error).message}`);
     return interceptError('TG_ERR_SERVER_NOT_READY', 'the policies did not load');

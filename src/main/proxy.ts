@@ -75,6 +75,8 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
     upstream: upstreamOf(spec, log),
     log,
     serverName: spec.name,
+    operator: spec.operator,
+    destination: a.destination,
     ...(a.session !== undefined ? { sessionId: a.session } : {}),
     ...(a.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
     pinTools: b.pinTools,

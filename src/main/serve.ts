@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     return serve(config, log, exitWorker, onHangup, { ...parts, sessions: await openWorkerStore(config, parts.metrics, log), flows: await openFlowStore(config, parts.metrics, true) });
   }
 
-  const store = new PolicyStore(config.policyDir);
+  const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   // This process's log is its standard output: a refusal is logged too.
   if (!(await loadFirstPolicies(store, config.policyDir, { log, exit, logFatal: true }))) return;
   if (!(await checkSessionStore(config, { log, exit, logFatal: true }))) return;

@@ -142,7 +142,7 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
   else if (!(overrides.TRUSTGATE_POLICY_DIR ?? process.env.TRUSTGATE_POLICY_DIR)) env.TRUSTGATE_POLICY_DIR = shippedPolicies;
   const config = startConfig(what, env);
   const log = stderrLogger(config);
-  const store = new PolicyStore(config.policyDir);
+  const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   const exit = (code: number): never => process.exit(code);
   await loadFirstPolicies(store, config.policyDir, { what, log, exit });
   const metrics = createMetrics(false);

@@ -26,7 +26,7 @@ export interface BlockScopeInput {
 }
 
 /** Everything the policies of one decision see: the variables shared by its scopes (see SharedVarsInput), then each scope's own. */
-export interface EvaluationInput extends Omit<SharedVarsInput, 'toolMembers'> {
+export interface EvaluationInput extends SharedVarsInput {
   /** Evidence and data class for scope `result` (every evidenceRef and record in the result). */
   resultScope: { evidence: readonly EvidenceVar[]; dataClass: DataClassVar };
   /** One entry per content block, in content order. */
@@ -36,9 +36,9 @@ export interface EvaluationInput extends Omit<SharedVarsInput, 'toolMembers'> {
 /** Everything the `scope: call` rules of one pre-call decision see (docs/behaviour/sessions.md). */
 export interface CallEvaluationInput {
   call: CallVar;
-  /** The tool definition; `tool.hints` is added from its annotations. */
+  /** The tool definition; `tool.hints` and `tool.declared` are added from its annotations. */
   tool?: Record<string, unknown> | undefined;
-  /** Members computed for `tool` (`hints`, `digest`, `pin`) that replace the definition's members of the same names. */
+  /** Members computed for `tool` (`hints`, `declared`, `digest`, `pin`) that replace the definition's members of the same names. */
   toolMembers?: Readonly<Record<string, unknown>> | undefined;
   server?: Record<string, unknown> | undefined;
   context?: Record<string, unknown> | undefined;

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
+import { OperatorEntries, OperatorEntryError, parseServersText } from '../trust/operator.js';
 import YAML from 'yaml';
 import { isRecord, own } from '../json/record.js';
 import { CALL_EFFECTS, EFFECTS, MODES, SCOPES, TOOL_EFFECTS, type Effect, type Mode, type Scope } from './vocabulary.js';
@@ -61,6 +62,8 @@ export interface PolicySet {
   sources?: readonly PolicyFile[];
   /** What the decision path looks up in the set, built once with it (indexPolicies). */
   index: PolicyIndex;
+  /** The operator's entries per server (TRUSTGATE_SERVERS; docs/behaviour/operator.md); empty without a servers file. */
+  servers?: OperatorEntries;
 }
 
 /** A rule with its place in the set (policy order, then rule order). */
@@ -111,6 +114,8 @@ export function indexPolicies(policies: readonly Policy[]): PolicyIndex {
 export interface PolicyFile {
   name: string;
   bytes: Uint8Array;
+  /** `servers`: the operator's servers file (TRUSTGATE_SERVERS), read and reloaded with the policies; `name` is its path. */
+  role?: 'servers';
 }
 
 /**
@@ -448,7 +453,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  *   no policy file, or when any file fails to read, parse, validate or
  *   compile, or ids repeat.
  */
-export async function loadPolicyDir(dir: string): Promise<PolicySet> {
+export async function loadPolicyDir(dir: string, serversFile?: string): Promise<PolicySet> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -485,8 +490,26 @@ export async function loadPolicyDir(dir: string): Promise<PolicySet> {
   if (files.length === 0) {
     throw new PolicyLoadError(`policy folder ${dir} holds no policy files (*.yaml, *.yml, *.json)`);
   }
+  const all: PolicyFile[] = files;
+  if (serversFile !== undefined) all.push({ name: serversFile, bytes: await readServersFile(serversFile), role: 'servers' });
+  return compilePolicyFiles(all, dir);
+}
 
-  return compilePolicyFiles(files, dir);
+/** The servers file's bytes, size-checked before and after reading. @throws PolicyLoadError naming the file. */
+async function readServersFile(path: string): Promise<Buffer> {
+  const fail = (detail: string) => new PolicyLoadError(`servers file ${path} (TRUSTGATE_SERVERS): ${detail}`);
+  let bytes: Buffer;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw fail('is not a file');
+    if (info.size > MAX_POLICY_FILE_BYTES) throw fail(`is ${info.size} bytes; the limit is ${MAX_POLICY_FILE_BYTES}`);
+    bytes = await readFile(path);
+  } catch (err) {
+    if (err instanceof PolicyLoadError) throw err;
+    throw fail(fsReason(err));
+  }
+  if (bytes.length > MAX_POLICY_FILE_BYTES) throw fail(`is ${bytes.length} bytes; the limit is ${MAX_POLICY_FILE_BYTES}`);
+  return bytes;
 }
 
 /**
@@ -499,7 +522,12 @@ export async function loadPolicyDir(dir: string): Promise<PolicySet> {
 export function compilePolicyFiles(files: readonly PolicyFile[], dir: string): PolicySet {
   const policies: Policy[] = [];
   const byId = new Map<string, string>();
-  for (const { name, bytes } of files) {
+  let servers = new OperatorEntries();
+  for (const { name, bytes, role } of files) {
+    if (role === 'servers') {
+      servers = compileServersFile(name, bytes);
+      continue;
+    }
     let text: string;
     try {
       text = utf8.decode(bytes);
@@ -515,5 +543,21 @@ export function compilePolicyFiles(files: readonly PolicyFile[], dir: string): P
     policies.push(policy);
   }
 
-  return { policies, revision: policyRevision(files), files: files.map((f) => f.name), sources: files, index: indexPolicies(policies) };
+  return {
+    policies,
+    revision: policyRevision(files),
+    files: files.filter((f) => f.role === undefined).map((f) => f.name),
+    sources: files,
+    index: indexPolicies(policies),
+    servers,
+  };
+}
+
+function compileServersFile(path: string, bytes: Uint8Array): OperatorEntries {
+  try {
+    return parseServersText(utf8.decode(bytes));
+  } catch (err) {
+    const detail = err instanceof OperatorEntryError ? err.message : 'is not valid UTF-8';
+    throw new PolicyLoadError(`servers file ${path} (TRUSTGATE_SERVERS): ${detail}`);
+  }
 }

@@ -14,7 +14,9 @@ export class PolicyStore {
 
   constructor(
     readonly dir: string,
-    private readonly loader: (dir: string) => Promise<PolicySet> = loadPolicyDir,
+    private readonly loader: (dir: string, serversFile?: string) => Promise<PolicySet> = loadPolicyDir,
+    /** The operator's servers file (TRUSTGATE_SERVERS), read and reloaded with the folder. */
+    readonly serversFile?: string,
   ) {}
 
   /** The set in force; undefined until the first successful load. */
@@ -24,7 +26,7 @@ export class PolicyStore {
 
   /** First load at start-up. Throws PolicyLoadError: the process must not serve without policies. */
   async load(): Promise<PolicySet> {
-    const set = await this.loader(this.dir);
+    const set = await this.loader(this.dir, this.serversFile);
     this.#current = set;
     return set;
   }
@@ -55,7 +57,7 @@ export class PolicyStore {
   #start(): Promise<ReloadResult> {
     this.#pending = (async (): Promise<ReloadResult> => {
       try {
-        const set = await this.loader(this.dir);
+        const set = await this.loader(this.dir, this.serversFile);
         const changed = set.revision !== this.#current?.revision;
         this.#current = set;
         return { ok: true, set, changed };

@@ -7,6 +7,7 @@
  * the run exits 2.
  */
 import { DEFAULTS } from '../config.js';
+import { OperatorEntries, OperatorEntryError, parseServersText } from '../trust/operator.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import YAML, { LineCounter, isMap, isSeq, type Node } from 'yaml';
@@ -69,9 +70,11 @@ export interface TestCase {
   maxPins: number;
   /** The most values a session of the case keeps (TRUSTGATE_MAX_FLOW_VALUES): a small one lets a case show an overflowed session. */
   maxFlowValues: number;
+  /** The operator's entries the case runs under, as a TRUSTGATE_SERVERS file holds them (docs/behaviour/operator.md); none without. */
+  servers?: OperatorEntries;
 }
 
-const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxPins', 'maxFlowValues'];
+const CASE_KEYS = ['name', 'evaluate', 'call', 'steps', 'expect', 'proxy', 'maxPins', 'maxFlowValues', 'servers'];
 const STEP_KEYS = ['evaluate', 'call', 'expect', 'proxy'];
 const PROXY_RESULT_KEYS = ['method', 'arguments'];
 const PROXY_CALL_KEYS = ['unlisted'];
@@ -246,6 +249,17 @@ function checkMaxFlowValues(raw: unknown, where: string): number {
   return raw;
 }
 
+/** A case's `servers`: operator entries keyed by server name, as in a TRUSTGATE_SERVERS file. */
+function checkServers(raw: unknown, where: string): OperatorEntries | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return parseServersText(JSON.stringify(raw));
+  } catch (err) {
+    if (err instanceof OperatorEntryError) throw new TestLoadError(`${where}: servers ${err.message}`);
+    throw err;
+  }
+}
+
 /** A case's `maxPins`: a whole number from 0 to the largest TRUSTGATE_MAX_PINS. */
 function checkMaxPins(raw: unknown, where: string): number {
   if (raw === undefined) return DEFAULT_MAX_PINS;
@@ -307,9 +321,11 @@ export async function readTestFile(path: string, cwd?: string): Promise<TestCase
     names.add(name);
     const maxPins = checkMaxPins(own(raw, 'maxPins'), where);
     const maxFlowValues = checkMaxFlowValues(own(raw, 'maxFlowValues'), where);
+    const servers = checkServers(own(raw, 'servers'), where);
+    const extra = servers === undefined ? {} : { servers };
     const stepsRaw = own(raw, 'steps');
     if (stepsRaw === undefined) {
-      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false, maxPins, maxFlowValues });
+      cases.push({ name, file, line, policies, steps: [readStep(raw, where, line, CASE_KEYS)], session: false, maxPins, maxFlowValues, ...extra });
       return;
     }
     if (own(raw, 'evaluate') !== undefined || own(raw, 'call') !== undefined || own(raw, 'expect') !== undefined || own(raw, 'proxy') !== undefined) {
@@ -322,7 +338,7 @@ export async function readTestFile(path: string, cwd?: string): Promise<TestCase
       const sl = itemLine(text, stepItems[j] as Node | undefined, lines);
       return readStep(s, `${file}:${sl} (step ${j + 1} of case ${JSON.stringify(name)})`, sl, STEP_KEYS);
     });
-    cases.push({ name, file, line, policies, steps, session: true, maxPins, maxFlowValues });
+    cases.push({ name, file, line, policies, steps, session: true, maxPins, maxFlowValues, ...extra });
   });
   return cases;
 }

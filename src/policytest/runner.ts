@@ -228,7 +228,8 @@ export async function runCases(
     const set = await sets.get(c.policies);
     const sessions = new MemorySessionStore({ maxSessions: 16, maxPins: c.maxPins, ttlMs: 3_600_000 });
     const flows = new MemoryFlowStore({ maxValues: c.maxFlowValues, ttlMs: 3_600_000 });
-    const core = createDecisionCore({ config: { ...TEST_CONFIG, maxFlowValues: c.maxFlowValues }, policies: () => set, sessions, flows });
+    const withServers = c.servers === undefined ? set : { ...set, servers: c.servers };
+    const core = createDecisionCore({ config: { ...TEST_CONFIG, maxFlowValues: c.maxFlowValues }, policies: () => withServers, sessions, flows });
     const failures: Failure[] = [];
     const hit = new Set<string>();
     for (let i = 0; i < c.steps.length; i++) {

@@ -5,6 +5,20 @@ import { type FromWire, contextMember, serverMember, traceList, v1Schema } from 
 
 const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
 
+const hintsObject = (description: string) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    description,
+    required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
+    properties: {
+      readOnlyHint: hint(false, 'the tool does not modify its environment'),
+      destructiveHint: hint(true, 'the tool may perform destructive updates'),
+      idempotentHint: hint(false, 'calling it again with the same arguments has no further effect'),
+      openWorldHint: hint(true, 'the tool may interact with an open world of external entities'),
+    },
+  }) as const;
+
 export const evaluateCallBody = {
   type: 'object',
   additionalProperties: false,
@@ -25,7 +39,7 @@ export const evaluateCallBody = {
     tool: {
       type: 'object',
       description:
-        'The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (its annotations with MCP defaults), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called.',
+        'The tool definition from `tools/list`. Handed to policies as `tool`, with `tool.hints` (the hints believed), `tool.declared` (the hints the server said), `tool.digest` and `tool.pin` added. Pinned by (`server.name`, `tool.name`; the call name when the definition has none). Its `name`, when present, must equal `call.name` (400 otherwise): the definition judged is the one of the tool called.',
       properties: { name: { type: 'string' }, annotations: { type: 'object', additionalProperties: true } },
       additionalProperties: true,
     },
@@ -57,20 +71,12 @@ export const evaluateCallReply = {
     tool: {
       type: 'object',
       additionalProperties: false,
-      required: ['hints', 'pin'],
+      required: ['hints', 'declared', 'pin'],
       properties: {
-        hints: {
-          type: 'object',
-          additionalProperties: false,
-          description: "MCP's tool annotations with MCP's defaults for the ones the definition leaves out (or gives as anything but a boolean)",
-          required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
-          properties: {
-            readOnlyHint: hint(false, 'the tool does not modify its environment'),
-            destructiveHint: hint(true, 'the tool may perform destructive updates'),
-            idempotentHint: hint(false, 'calling it again with the same arguments has no further effect'),
-            openWorldHint: hint(true, 'the tool may interact with an open world of external entities'),
-          },
-        },
+        hints: hintsObject(
+          "The hints believed: what the server declared where its operator entry says `hints: \"declared\"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always",
+        ),
+        declared: hintsObject("The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean)"),
         digest: {
           type: 'string',
           description: 'sha256 of the JCS text of the definition\'s name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool',
@@ -94,7 +100,7 @@ export const evaluateCallSchema = v1Schema({
   summary: 'Decide on a tool call before it runs',
   description: [
     'Runs the `scope: call` rules (and only those; result and block rules never run here). Their effects are deny, consent and flag. Outcome as for /v1/evaluate: `deny` if an applied finding has effect deny; else `warn` if any finding ran in warn mode or consent is required; else `allow`.',
-    'Policies see `call`, `tool` (with `hints`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).',
+    'Policies see `call`, `tool` (with `hints`, `declared`, `digest`, `pin`), `server`, `context` and `session` (the values before this request; without a session id: id "", flags false, counts 0).',
     'The first definition seen for a (server, tool) pair is pinned (trust on first use); a later different one is `changed` until an operator accepts it with PUT /v1/pins.',
     'Every request reads the pins, so when the session store cannot be read or written it fails closed (503). A request that names a session the store does not hold while it holds TRUSTGATE_MAX_SESSIONS is refused (503 `TG_ERR_SESSION_STORE_FULL`): no live session is evicted to make room.',
   ].join('\n\n'),

@@ -28,7 +28,7 @@ export async function testApp(env: Record<string, string> = {}, policyDir = SHIP
     },
   });
   const logger = pino(loggerOptions(config.logLevel), sink);
-  const store = new PolicyStore(config.policyDir);
+  const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   await store.load();
   const app = await buildApp({ config, store, logger });
   await app.ready();

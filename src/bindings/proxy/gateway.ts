@@ -186,6 +186,8 @@ export class Gateway {
       upstream: upstreamOf(spec, b.log),
       log: b.log,
       serverName: spec.name,
+      operator: spec.operator,
+      destination: this.#o.args.destination,
       sessionId: this.sessionId,
       ...(this.#o.args.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
       pinTools: b.pinTools,

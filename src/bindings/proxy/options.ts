@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isRecord } from '../../json/record.js';
+import { checkOperatorEntry, OperatorEntryError, type OperatorEntry } from '../../trust/operator.js';
 
 export const USAGE = `usage: trustgate proxy [options] [--] <command> [args...]
        trustgate proxy [options] --upstream <url> [--header 'Name: value']...
@@ -24,6 +25,12 @@ options:
                       idle that long is closed (TRUSTGATE_SESSION_TTL)
   --user-audience     the host shows blocks of audience ["user"] to its user only, never to
                       the model: forward them (default: such blocks are dropped)
+  --hints <trust>     declared: believe the server's tool hints; defaults (the default): keep
+                      MCP's cautious defaults wherever a declared hint would lower protection
+  --labels <flags>    untrusted, sensitive or both (comma-separated): the operator's labels on
+                      every result of the server
+  --destination <d>   context.destination when a request gives none, e.g. local
+                      (TRUSTGATE_DESTINATION)
   --header 'N: v'     a header on every request to an --upstream server
   --listen host:port  with --config: serve Streamable HTTP at http://host:port/mcp instead of stdio
   --help              this text
@@ -33,9 +40,13 @@ options:
 export class UsageError extends Error {}
 
 /** One server behind the proxy. */
-export type ServerSpec =
+export type ServerSpec = (
   | { name: string; command: string; args: string[]; env: Record<string, string>; cwd?: string }
-  | { name: string; url: URL; headers: Record<string, string> };
+  | { name: string; url: URL; headers: Record<string, string> }
+) & {
+  /** The operator's entry for the server (`--hints`/`--labels`, or its `trustgate` member in a gateway config); else TRUSTGATE_SERVERS's. */
+  operator?: OperatorEntry;
+};
 
 export interface ProxyArgs {
   help: boolean;
@@ -49,6 +60,8 @@ export interface ProxyArgs {
   /** Set with --config: the host sees every server as one, tools named `<name>__<tool>`. */
   gateway: boolean;
   listen?: { host: string; port: number };
+  /** `context.destination` of requests that give none (`--destination`, `trustgate.destination`). */
+  destination?: string;
   servers: ServerSpec[];
 }
 
@@ -86,7 +99,7 @@ function withAuthorization(headers: Record<string, string>, env: NodeJS.ProcessE
   return headers;
 }
 
-const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen']);
+const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen', '--hints', '--labels', '--destination']);
 
 /**
  * Reads the command line. Options come first; the server's command starts
@@ -137,6 +150,8 @@ export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<str
   const session = opt('--session') ?? (env.TRUSTGATE_PROXY_SESSION || undefined);
   if (session !== undefined) out.session = session;
   if (opt('--listen') !== undefined) out.listen = listenOf(opt('--listen')!);
+  if (opt('--destination') !== undefined) out.destination = destinationOf(opt('--destination')!, '--destination');
+  const flagEntry = entryOfFlags(opt('--hints'), opt('--labels'));
 
   const config = opt('--config');
   const upstream = opt('--upstream');
@@ -147,18 +162,36 @@ export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<str
   if (Object.keys(headers).length > 0 && upstream === undefined) throw new UsageError('--header needs --upstream');
   if (config !== undefined) {
     if (opt('--name') !== undefined) throw new UsageError('--name does not go with --config: each server is named by its key');
+    if (flagEntry !== undefined) throw new UsageError('--hints and --labels do not go with --config: give each server a "trustgate" member');
     out.gateway = true;
     readConfig(config, out, env);
     return out;
   }
   if (upstream !== undefined) {
     const u = url(upstream, '--upstream');
-    out.servers.push({ name: opt('--name') ?? `${u.origin}${u.pathname}`, url: u, headers: withAuthorization(headers, env) });
+    out.servers.push({ name: opt('--name') ?? `${u.origin}${u.pathname}`, url: u, headers: withAuthorization(headers, env), ...(flagEntry ? { operator: flagEntry } : {}) });
     return out;
   }
   // The server gets the environment the host gave Trustgate (API keys and the like), and its working directory.
-  out.servers.push({ name: opt('--name') ?? command.join(' '), command: command[0]!, args: command.slice(1), env: envOf(env) });
+  out.servers.push({ name: opt('--name') ?? command.join(' '), command: command[0]!, args: command.slice(1), env: envOf(env), ...(flagEntry ? { operator: flagEntry } : {}) });
   return out;
+}
+
+/** `--hints` and `--labels` as an operator entry; undefined when neither is given. */
+function entryOfFlags(hints: string | undefined, labels: string | undefined): OperatorEntry | undefined {
+  if (hints === undefined && labels === undefined) return undefined;
+  if (hints !== undefined && hints !== 'declared' && hints !== 'defaults') throw new UsageError('--hints is declared or defaults');
+  const flags: { untrusted?: boolean; sensitive?: boolean } = {};
+  for (const f of labels === undefined ? [] : labels.split(',')) {
+    if (f !== 'untrusted' && f !== 'sensitive') throw new UsageError('--labels is untrusted, sensitive or untrusted,sensitive');
+    flags[f] = true;
+  }
+  return { ...(hints !== undefined ? { hints } : {}), ...(labels !== undefined ? { labels: flags } : {}) };
+}
+
+function destinationOf(v: string, where: string): string {
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(v)) throw new UsageError(`${where} is a lower-case name such as local or remote`);
+  return v;
 }
 
 function envOf(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -174,10 +207,11 @@ function listenOf(raw: string): { host: string; port: number } {
 
 /**
  * The `--config` file: `{"mcpServers": {"<name>": {"command", "args",
- * "env", "cwd"} | {"url", "headers"}}, "trustgate": {...}}`. The optional
- * `trustgate` member holds the proxy's own settings (`policies`, `store`,
- * `session`, `pollUs`, `sessionTtl`, `userAudience`, `listen`); a flag given on the command
- * line wins over it.
+ * "env", "cwd"} | {"url", "headers"}, each with an optional "trustgate"
+ * member: the operator's entry for that server}, "trustgate": {...}}`. The
+ * optional top-level `trustgate` member holds the proxy's own settings
+ * (`policies`, `store`, `session`, `pollUs`, `sessionTtl`, `userAudience`,
+ * `listen`, `destination`); a flag given on the command line wins over it.
  */
 function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void {
   let doc: unknown;
@@ -192,7 +226,7 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
   const own = doc.trustgate;
   if (own !== undefined) {
     if (!isRecord(own)) throw new UsageError(`${where}: "trustgate" must be an object`);
-    const known = new Set(['policies', 'store', 'session', 'pollUs', 'sessionTtl', 'userAudience', 'listen']);
+    const known = new Set(['policies', 'store', 'session', 'pollUs', 'sessionTtl', 'userAudience', 'listen', 'destination']);
     for (const k of Object.keys(own)) if (!known.has(k)) throw new UsageError(`${where}: unknown setting "trustgate.${k.slice(0, 64)}" (settings: ${[...known].join(', ')})`);
     const str = (k: string): string | undefined => {
       if (own[k] === undefined) return undefined;
@@ -213,14 +247,29 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
     }
     const listen = str('listen');
     if (listen !== undefined) out.listen ??= listenOf(listen);
+    const destination = str('destination');
+    if (destination !== undefined) out.destination ??= destinationOf(destination, `${where}: "trustgate.destination"`);
   }
   const names = Object.keys(doc.mcpServers);
   if (names.length === 0) throw new UsageError(`${where}: "mcpServers" names no server`);
+  const keys = new Set(names);
   for (const name of names) {
     const s = doc.mcpServers[name];
     const at = `${where}: server ${JSON.stringify(name.slice(0, 64))}`;
     if (!SERVER_NAME.test(name) || name.includes('__')) throw new UsageError(`${at}: a name is 1 to 64 of A-Z a-z 0-9 _ . - and holds no "__" (it prefixes the tools: <name>__<tool>)`);
+    // `a` + `__` + `_send` and `a_` + `__` + `send` are one name: keys that differ by a trailing `_` could meet.
+    if (keys.has(`${name}_`)) throw new UsageError(`${where}: servers ${JSON.stringify(name)} and ${JSON.stringify(`${name}_`)} could give two tools one name (<name>__<tool>); rename one`);
     if (!isRecord(s)) throw new UsageError(`${at}: must be an object`);
+    let operator: OperatorEntry | undefined;
+    if (s.trustgate !== undefined) {
+      try {
+        operator = checkOperatorEntry(s.trustgate, '');
+      } catch (err) {
+        if (err instanceof OperatorEntryError) throw new UsageError(`${at}: "trustgate": ${err.message}`);
+        throw err;
+      }
+    }
+    const entry = operator === undefined ? {} : { operator };
     if (typeof s.url === 'string') {
       const headers: Record<string, string> = {};
       if (s.headers !== undefined) {
@@ -231,7 +280,7 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
           headers[n] = value;
         }
       }
-      out.servers.push({ name, url: url(s.url, `${at}: "url"`), headers });
+      out.servers.push({ name, url: url(s.url, `${at}: "url"`), headers, ...entry });
       continue;
     }
     if (typeof s.command !== 'string' || s.command === '') throw new UsageError(`${at}: needs "command" (or "url")`);
@@ -245,6 +294,7 @@ function readConfig(path: string, out: ProxyArgs, env: NodeJS.ProcessEnv): void 
       // As hosts do: the server's own env over the proxy's.
       env: { ...envOf(env), ...((s.env as Record<string, string> | undefined) ?? {}) },
       ...(typeof s.cwd === 'string' ? { cwd: s.cwd } : {}),
+      ...entry,
     });
   }
 }

@@ -48,6 +48,7 @@ import { isRecord } from '../../json/record.js';
 import { judgeable } from './judged.js';
 import { HostIds, isId, UpstreamIds, type Id } from './ids.js';
 import { judgeToolList, type ListedTools } from './tool-list.js';
+import type { OperatorEntry } from '../../trust/operator.js';
 
 type Msg = Record<string, unknown>;
 
@@ -71,6 +72,10 @@ export interface ProxyOptions {
   serverName?: string;
   /** `context` of every result judged (e.g. `hostShowsUserAudience`: the host shows audience-user blocks to its user only). */
   context?: Record<string, unknown>;
+  /** The operator's entry for the server (docs/behaviour/operator.md); without it the servers file's (TRUSTGATE_SERVERS). */
+  operator?: OperatorEntry | undefined;
+  /** `context.destination` of what is judged (`--destination`); without it TRUSTGATE_DESTINATION. */
+  destination?: string | undefined;
   /** The Trustgate session of this connection; a fresh one by default. */
   sessionId?: string;
   /**
@@ -325,6 +330,8 @@ export class McpProxy {
           session: { id: this.sessionId },
         },
         ...(tool ? {} : { unlisted: true }),
+        operator: this.#o.operator,
+        destination: this.#o.destination,
         log: this.#o.decisionLog,
       });
     } catch (err) {
@@ -451,7 +458,11 @@ export class McpProxy {
 
   async #listed(s: Sent, result: Msg): Promise<void> {
     const o = this.#o;
-    const j = await judgeToolList({ core: o.core, log: o.log, server: this.#server, ...(o.pinTools ? { pinTools: o.pinTools } : {}), ...(o.context ? { context: o.context } : {}) }, this.#tools, result);
+    const j = await judgeToolList(
+      { core: o.core, log: o.log, server: this.#server, operator: o.operator, ...(o.pinTools ? { pinTools: o.pinTools } : {}), ...(o.context ? { context: o.context } : {}) },
+      this.#tools,
+      result,
+    );
     if (!j.ok) return this.#withhold(s, j.text);
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
   }
@@ -471,6 +482,8 @@ export class McpProxy {
     if (!Array.isArray(result.content)) result.content = [];
     try {
       const d = await this.#o.core.evaluateResult({
+        operator: this.#o.operator,
+        destination: this.#o.destination,
         request: {
           result,
           ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
@@ -508,6 +521,8 @@ export class McpProxy {
     if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result) };
     try {
       const d = await this.#o.core.evaluateResult({
+        operator: this.#o.operator,
+        destination: this.#o.destination,
         request: {
           result: j.result,
           ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),

@@ -11,6 +11,7 @@ import type { DecisionCore, ToolJudgement } from '../../decision/core.js';
 import { errorDetail } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
+import type { OperatorEntry } from '../../trust/operator.js';
 
 type Msg = Record<string, unknown>;
 
@@ -28,6 +29,8 @@ export interface ToolListDeps {
   /** Pins the definitions (trust on first use); without it every definition counts as pinned. */
   pinTools?: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
   context?: Msg;
+  /** The operator's entry for the server: which of its hints the `scope: tool` rules believe. */
+  operator?: OperatorEntry | undefined;
 }
 
 /** The list to pass on (`tools`, and the server's `nextCursor`), or why the whole answer is withheld. */
@@ -65,7 +68,7 @@ export async function judgeToolList(deps: ToolListDeps, tools: ListedTools, resu
   // Rules of scope tool see each definition left (its description, its hints): drop takes it off the list, flag is logged.
   let judged: ToolJudgement[];
   try {
-    judged = core.judgeTools({ tools: listed, server, ...(deps.context ? { context: deps.context } : {}) });
+    judged = core.judgeTools({ tools: listed, server, operator: deps.operator, ...(deps.context ? { context: deps.context } : {}) });
   } catch (err) {
     log.error({ err: errorDetail(err) }, 'tool definitions could not be checked');
     return { ok: false, text: `Trustgate withheld the list of tools: ${errorDetail(err)}` };

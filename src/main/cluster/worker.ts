@@ -29,7 +29,7 @@ export interface WorkerParts {
 
 /** Wire this process to its primary. `fail` is called when the first policy set cannot be served. */
 export function connectWorker(config: Config, log: { error(obj: object, msg: string): void; info(obj: object, msg: string): void }, fail: () => void): WorkerParts {
-  const store = new PolicyStore(config.policyDir);
+  const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   const metrics = createMetrics();
   const waiting = new Map<number, { resolve: (m: Answer) => void; reject: (err: Error) => void }>();
   let nextId = 1;

@@ -6,7 +6,7 @@
  */
 import { deepFreeze, isDeepFrozen, perFrozen } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
-import { toolHints } from '../../mcp/hints.js';
+import { believedHints, declaredHints } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
 import { NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
 
@@ -83,9 +83,18 @@ const plainToolOf = perFrozen((tool: Record<string, unknown> | undefined) => {
   return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
 });
 const plainToolWithHints = perFrozen((tool: Record<string, unknown> | undefined): Record<string, unknown> => {
-  const plain = { ...plainToolOf(tool), hints: toolHints(tool) };
+  const plain = { ...plainToolOf(tool), ...hintMembers(tool) };
   return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
 });
+
+/**
+ * `tool.hints` and `tool.declared` of a definition when the decision gives
+ * none: the hints believed of a server without an operator entry (a
+ * declared hint that lowers protection is not believed), and those said.
+ */
+function hintMembers(tool: unknown): { hints: unknown; declared: unknown } {
+  return { hints: believedHints(tool, undefined), declared: declaredHints(tool) };
+}
 
 const emptyMap = () => new Map<string, unknown>();
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -150,7 +159,8 @@ class Shared {
 
   get tool(): unknown {
     if (this.#tool === undefined) {
-      const m = mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }).set('hints', toCel(toolHints(this.#vars.tool)));
+      const h = hintMembers(this.#vars.tool);
+      const m = mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }).set('hints', toCel(h.hints)).set('declared', toCel(h.declared));
       const extra = this.#vars.toolMembers;
       if (extra !== undefined) for (const k of Object.keys(extra)) if (extra[k] !== undefined) m.set(k, toCel(extra[k]));
       this.#tool = m;
@@ -184,13 +194,13 @@ class Shared {
 
   /** The plain-data counterparts for the fast path: the same members and defaults, no conversion. */
   get plainTool(): unknown {
-    // `hints` is always computed, never taken from the request (a definition's own `hints` member is replaced);
-    // a pre-call decision passes the hints it computed among its toolMembers.
+    // `hints` and `declared` are always computed, never taken from the request (a definition's own members of
+    // those names are replaced); a decision passes the hints it computed with the operator's entry among its toolMembers.
     const extra = this.#vars.toolMembers;
     if (this.#plainTool !== undefined) return this.#plainTool;
     const tool = this.#vars.tool;
     return (this.#plainTool =
-      extra === undefined ? plainToolWithHints(tool) : { ...plainToolOf(tool), ...(extra.hints !== undefined ? extra : { hints: toolHints(tool), ...extra }) });
+      extra === undefined ? plainToolWithHints(tool) : { ...plainToolOf(tool), ...(extra.hints !== undefined && extra.declared !== undefined ? extra : { ...hintMembers(tool), ...extra }) });
   }
 
   get plainServer(): unknown {

@@ -54,7 +54,8 @@ describe('createDecisionCore', () => {
   it('without a tool every hint takes its MCP default and the pin is none', async () => {
     const { core: c } = core();
     const d = await c.evaluateCall({ request: { call: { name: 'x' } } });
-    expect(d.tool).toEqual({ hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }, pin: 'none' });
+    const defaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+    expect(d.tool).toEqual({ hints: defaults, declared: defaults, pin: 'none' });
     expect(d).not.toHaveProperty('session');
   });
 
@@ -65,14 +66,20 @@ describe('createDecisionCore', () => {
       request: { result: { content: [{ type: 'text', text: 'hi', _meta: { 'io.modelcontextprotocol/trust-annotations': { untrusted: true } } }] }, session },
     });
     expect(r.session).toMatchObject({ id: 'conv-1', untrusted: true, sensitive: false, results: 1, calls: 0 });
-    const read = await c.evaluateCall({ request: { call: { name: 'search' }, tool: { name: 'search', annotations: { readOnlyHint: true } }, session } });
+    const search = { name: 'search', annotations: { readOnlyHint: true } };
+    // A server's readOnlyHint is a claim: believed only on the operator's word.
+    const unbelieved = await c.evaluateCall({ request: { call: { name: 'search' }, tool: search, session } });
+    expect(unbelieved.tool.declared.readOnlyHint).toBe(true);
+    expect(unbelieved.tool.hints.readOnlyHint).toBe(false);
+    expect(unbelieved.requiresConsent).toBe(true);
+    const read = await c.evaluateCall({ request: { call: { name: 'search' }, tool: search, session }, operator: { hints: 'declared' } });
     expect(read.outcome).toBe('allow');
     const write = await c.evaluateCall({ request: { call: { name: 'send_email', arguments: { to: 'x@evil.test' } }, tool, session } });
     expect(write.requiresConsent).toBe(true);
     expect(write.outcome).toBe('warn');
     expect(write.findings.map((f) => f.rule)).toEqual(['write-after-untrusted', 'to-external']);
-    expect(write.session).toMatchObject({ calls: 2, results: 1, tools: ['search', 'send_email'] });
-    expect(await metrics.registry.getSingleMetricAsString('trustgate_call_decisions_total')).toMatch(/outcome="warn"} 1/);
+    expect(write.session).toMatchObject({ calls: 3, results: 1, tools: ['search', 'send_email'] });
+    expect(await metrics.registry.getSingleMetricAsString('trustgate_call_decisions_total')).toMatch(/outcome="warn"} 2/);
   });
 
   describe('a result read from the session only when a result or block rule reads `session`', () => {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../../src/decision/core.js';
+import { OperatorEntries } from '../../../src/trust/operator.js';
 import { argumentValues, callFlows } from '../../../src/flows/flows.js';
 import { normalize, valuesOf } from '../../../src/flows/values.js';
 import { loadPolicyDir, type PolicySet } from '../../../src/policy/load.js';
@@ -23,11 +24,14 @@ beforeAll(async () => {
   set = await loadPolicyDir(SHIPPED);
 });
 
+const BELIEVED = new OperatorEntries(new Map([['*', { hints: 'declared' as const }]]));
+
 function core(maxFlowValues = 20_000): DecisionCore {
   const config = loadConfig({ TRUSTGATE_MAX_FLOW_VALUES: String(maxFlowValues) });
   return createDecisionCore({
     config,
-    policies: () => set,
+    // The tools' hints below are the ones meant: the operator believes them (docs/behaviour/operator.md).
+    policies: () => ({ ...set, servers: BELIEVED }),
     sessions: new MemorySessionStore({ maxSessions: 1000, maxPins: 1000, ttlMs: 3_600_000 }),
     flows: new MemoryFlowStore({ maxValues: maxFlowValues, ttlMs: 3_600_000 }),
   });

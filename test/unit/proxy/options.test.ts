@@ -19,6 +19,36 @@ const file = (body: unknown): string => {
   return p;
 };
 
+describe('operator entries in the proxy options', () => {
+  it('--hints and --labels are the one server\'s entry; --destination is read', () => {
+    const a = parseProxyArgs(['--hints', 'declared', '--labels', 'untrusted,sensitive', '--destination', 'local', 'srv'], {});
+    expect(a.servers[0]!.operator).toEqual({ hints: 'declared', labels: { untrusted: true, sensitive: true } });
+    expect(a.destination).toBe('local');
+    expect(parseProxyArgs(['srv'], {}).servers[0]!.operator).toBeUndefined();
+    expect(() => parseProxyArgs(['--hints', 'trusted', 'srv'], {})).toThrow(/--hints is declared or defaults/);
+    expect(() => parseProxyArgs(['--labels', 'secret', 'srv'], {})).toThrow(/--labels/);
+  });
+
+  it('a gateway server\'s "trustgate" member is its entry; an unknown key is refused, naming it and the server', () => {
+    const ok = parseProxyArgs(['--config', file({ mcpServers: { a: { command: 'x', trustgate: { hints: 'declared', tools: { t: { annotations: { openWorldHint: false } } } } }, b: { command: 'y' } } })], {});
+    expect(ok.servers[0]!.operator).toEqual({ hints: 'declared', tools: { t: { annotations: { openWorldHint: false } } } });
+    expect(ok.servers[1]!.operator).toBeUndefined();
+    expect(() => parseProxyArgs(['--config', file({ mcpServers: { a: { command: 'x', trustgate: { hint: 'declared' } } } })], {})).toThrow(/server "a": "trustgate": unknown key "hint"/);
+    expect(() => parseProxyArgs(['--config', file({ mcpServers: { a: { command: 'x', trustgate: { tools: { t: { annotations: { readOnly: true } } } } } } })], {})).toThrow(/unknown key "readOnly"/);
+  });
+
+  it('server keys whose tool names could meet (a + _send, a_ + send) are refused with both keys named', () => {
+    expect(() => parseProxyArgs(['--config', file({ mcpServers: { a: { command: 'x' }, a_: { command: 'y' } } })], {})).toThrow(/servers "a" and "a_"/);
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z_]{0,6}$/).filter((k) => !k.includes('__') && !k.endsWith('_')), (k) => {
+        const keys = [k, `${k}_`];
+        expect(() => parseProxyArgs(['--config', file({ mcpServers: Object.fromEntries(keys.map((n) => [n, { command: 'x' }])) })], {})).toThrow(UsageError);
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
+
 describe('trustgate proxy options', () => {
   it('the command starts at -- or at the first word that is not an option', () => {
     for (const argv of [['--', 'npx', '-y', 'srv', '--flag'], ['npx', '-y', 'srv', '--flag'], ['--policies', 'p', 'npx', '-y', 'srv', '--flag']]) {
