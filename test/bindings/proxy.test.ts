@@ -409,19 +409,20 @@ describe('proxy with the shipped policies (the default, found next to the packag
     const fresh = await connect();
     const asked = await connect('accept');
     const planted = { path: '/srv/notes/planted.sh' };
+    // write-note says it is closed-world; without an operator entry that is not believed, so its own answer is fenced too.
     try {
-      expect(first(await c.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
+      expect(first(await c.callTool({ name: 'write-note', arguments: planted }))).toContain('written');
       expect(first(await c.callTool({ name: 'untrusted', arguments: {} }))).toMatch(/^<untrusted-content boundary=/);
       const r = await c.callTool({ name: 'write-note', arguments: planted });
       expect(r.isError).toBe(true);
       expect(first(r)).toMatch(/flows\/consent-untrusted-value/);
       // A call that carries none of it still runs.
-      expect(first(await c.callTool({ name: 'write-note', arguments: {} }))).toBe('written');
+      expect(first(await c.callTool({ name: 'write-note', arguments: {} }))).toContain('written');
       // Another connection is another session.
-      expect(first(await fresh.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
+      expect(first(await fresh.callTool({ name: 'write-note', arguments: planted }))).toContain('written');
       // A host that can ask the user goes on when the user accepts.
       await asked.callTool({ name: 'untrusted', arguments: {} });
-      expect(first(await asked.callTool({ name: 'write-note', arguments: planted }))).toBe('written');
+      expect(first(await asked.callTool({ name: 'write-note', arguments: planted }))).toContain('written');
     } finally {
       await Promise.all([c.close(), fresh.close(), asked.close()]);
     }

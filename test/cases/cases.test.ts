@@ -39,7 +39,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp, believingServersFile } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
 
@@ -72,7 +72,7 @@ function appFor(policies: unknown, env: Record<string, string>): Promise<TestApp
   const key = JSON.stringify([policies, env]);
   let app = apps.get(key);
   if (!app) {
-    app = testApp(env, policyDir(policies));
+    app = testApp({ TRUSTGATE_SERVERS: believingServersFile(), ...env }, policyDir(policies));
     apps.set(key, app);
   }
   return app;
@@ -145,7 +145,7 @@ const STEP_KINDS = ['evaluate', 'evaluateCall', 'getSession', 'deleteSession', '
 
 async function runSteps(c: any): Promise<void> {
   expect(Array.isArray(c.steps) && c.steps.length > 0, 'steps is a non-empty list').toBe(true);
-  const t = await testApp(c.env ?? {}, policyDir(c.policies ?? 'shipped'));
+  const t = await testApp({ TRUSTGATE_SERVERS: believingServersFile(), ...(c.env ?? {}) }, policyDir(c.policies ?? 'shipped'));
   try {
     for (const [i, step] of (c.steps as any[]).entries()) {
       const kinds = STEP_KINDS.filter((k) => k in step);

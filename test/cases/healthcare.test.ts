@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { answerOf, post, SHIPPED_POLICIES, testApp } from '../helpers/app.js';
+import { answerOf, post, SHIPPED_POLICIES, testApp, believingServersFile } from '../helpers/app.js';
 
 const DIR = fileURLToPath(new URL('./healthcare', import.meta.url));
 const EXAMPLE = fileURLToPath(new URL('../../examples/policies/healthcare.yaml', import.meta.url));
@@ -100,7 +100,7 @@ function expectFenced(sent: any, got: any, indexes: number[]): void {
 
 /** One file through a fresh service with `policyDir`; `expect` overridden by `withExample`. */
 async function runWithExample(c: any, policyDir: string): Promise<void> {
-  const t = await testApp({}, policyDir);
+  const t = await testApp({ TRUSTGATE_SERVERS: believingServersFile() }, policyDir);
   try {
     for (const [i, s] of c.steps.entries()) {
       const e = { ...s.expect, ...s.withExample };

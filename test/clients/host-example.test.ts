@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { believingServersFile } from '../helpers/app.js';
 import { callTool, checkToolCall, forwardToolResult, trustgateClient, type CallToolResult, type Finding, type TrustgateClient } from '../../examples/host.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { freePort, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
@@ -32,7 +33,7 @@ const notice = (r: CallToolResult) => {
 };
 
 async function start(env: Record<string, string>, command?: string[]): Promise<Running> {
-  const s = await startService({ TRUSTGATE_TOKEN: TOKEN, ...env }, command);
+  const s = await startService({ TRUSTGATE_TOKEN: TOKEN, TRUSTGATE_SERVERS: believingServersFile(), ...env }, command);
   if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
   return s;
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, paths } from '../../clients/trustgate-api.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { isRunning, startService, type Running } from '../helpers/process.js';
+import { believingServersFile } from '../helpers/app.js';
 
 type Problem = components['schemas']['Problem'];
 type CallToolResult = components['schemas']['CallToolResult'];
@@ -18,7 +19,7 @@ let service: Running;
 let client: ReturnType<typeof createClient<paths>>;
 
 beforeAll(async () => {
-  const s = await startService({ TRUSTGATE_TOKEN: TOKEN });
+  const s = await startService({ TRUSTGATE_TOKEN: TOKEN, TRUSTGATE_SERVERS: believingServersFile() });
   if (!isRunning(s)) throw new Error(`service did not start (exit ${s.code}):\n${s.stderr}\n${s.stdout}`);
   service = s;
   client = createClient<paths>({ baseUrl: s.base, headers: { Authorization: `Bearer ${TOKEN}` } });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { PROTOCOL_VERSIONS, REVISION_ALIASES, atLeast, rulesRevision, type Revision } from '../../src/mcp/revisions.js';
 import { deriveDigest } from '../../src/evidence/digest.js';
-import { post, testApp, type TestApp } from '../helpers/app.js';
+import { believingServersFile, post, testApp, type TestApp } from '../helpers/app.js';
 import { loadCorpus, resultOf, type CorpusFixture } from './load.js';
 
 const corpus = loadCorpus();
@@ -26,7 +26,8 @@ const closedTool = (f: CorpusFixture) => ({ name: f.tool, annotations: CLOSED_WO
 let t: TestApp;
 beforeAll(async () => {
   // About decisions, not overload: a busy machine must not turn answers into 503s.
-  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  // The tools' own openWorldHint decides here: the operator believes the servers (docs/behaviour/operator.md).
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_SERVERS: believingServersFile() });
 });
 afterAll(() => t.close());
 

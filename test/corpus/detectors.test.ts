@@ -12,14 +12,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRUST_KEY } from '../../src/mcp/meta-key.js';
-import { post, testApp, type TestApp } from '../helpers/app.js';
+import { believingServersFile, post, testApp, type TestApp } from '../helpers/app.js';
 import { loadCorpus, type CorpusFixture } from './load.js';
 
 const corpus = loadCorpus();
 let t: TestApp;
 beforeAll(async () => {
   // This file is about decisions, not overload: the event-loop guard stays off so a busy machine cannot turn answers into 503s.
-  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  // The tools' own openWorldHint decides here: the operator believes the servers (docs/behaviour/operator.md).
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_SERVERS: believingServersFile() });
 });
 afterAll(() => t.close());
 
@@ -79,7 +80,7 @@ describe('closed-world results are left as they are', () => {
 });
 
 describe('false positives of the detectors on the corpus', () => {
-  it('mask-secrets and label-pii fire on at most 2% of the real results', async () => {
+  it('mask-secrets and label-pii fire on at most 1% of the real results', async () => {
     const fired: string[] = [];
     for (const f of corpus) {
       const r = await post(t.app, '/v1/evaluate', { result: f.result, protocolVersion: f.protocolVersion, tool: { name: f.tool, annotations: { openWorldHint: false } } });
@@ -87,6 +88,6 @@ describe('false positives of the detectors on the corpus', () => {
       for (const x of r.json.findings as Obj[]) if (DETECTOR_RULES.has(x.rule)) fired.push(`${f.file} ${x.rule}`);
     }
     expect(corpus.length).toBeGreaterThanOrEqual(50);
-    expect(fired.length / corpus.length, fired.join('\n')).toBeLessThanOrEqual(0.02);
+    expect(fired.length / corpus.length, fired.join('\n')).toBeLessThanOrEqual(0.01);
   });
 });

@@ -1,4 +1,7 @@
 /** Build the real app for inject() tests, with its log lines captured. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -71,4 +74,19 @@ export function routesOf(app: FastifyInstance): Array<{ method: string; url: str
     for (const method of (m[3] ?? '').split(', ').filter(Boolean)) out.push({ method, url });
   }
   return out;
+}
+
+/**
+ * A TRUSTGATE_SERVERS file whose `"*"` entry believes every server's hints
+ * (docs/behaviour/operator.md): for tests about what a declared hint does,
+ * not about whether it is believed. Written once per process.
+ */
+let believing: string | undefined;
+export function believingServersFile(): string {
+  if (believing === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-servers-'));
+    believing = join(dir, 'servers.json');
+    writeFileSync(believing, JSON.stringify({ '*': { hints: 'declared' } }));
+  }
+  return believing;
 }

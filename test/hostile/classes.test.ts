@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { testApp, type TestApp, believingServersFile } from '../helpers/app.js';
 import { ROOT } from '../helpers/process.js';
 import { answerBound, answerWithoutResult, errorRegistry, INTERCEPTOR, K, LOG_LINE_LIMIT, SHAPE_ROUTES, shapeRequest, violation } from './gen.js';
 
@@ -50,7 +50,7 @@ describe('a client that never reads its answer (contract section 8, write-side d
   /** Server-side sockets, to see which the service closed. */
   const serverSockets: Socket[] = [];
   beforeAll(async () => {
-    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_REQUEST_TIMEOUT_MS: '300', TRUSTGATE_BODY_LIMIT: '16000000', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    t = await testApp({ TRUSTGATE_SERVERS: believingServersFile(), LOG_LEVEL: 'warn', TRUSTGATE_REQUEST_TIMEOUT_MS: '300', TRUSTGATE_BODY_LIMIT: '16000000', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as { port: number }).port;
     t.app.server.on('connection', (s: Socket) => serverSockets.push(s));
@@ -153,7 +153,7 @@ describe('answer amplification (contract sections 3 and 8)', () => {
   });
 
   it('findings past TRUSTGATE_MAX_FINDINGS: only the first of each further policy, rule and mode, the rest counted', async () => {
-    const small = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_FINDINGS: '5' });
+    const small = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_FINDINGS: '5', TRUSTGATE_SERVERS: believingServersFile() });
     try {
       const content = new Array(20).fill({ type: 'text', text: 'some text long enough to keep the size bound out of it' });
       const r = await small.app.inject({

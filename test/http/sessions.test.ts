@@ -10,7 +10,7 @@ import { buildApp } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config.js';
 import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
-import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp, believingServersFile } from '../helpers/app.js';
 
 const K = 'io.modelcontextprotocol/trust-annotations';
 const untrusted = { content: [{ type: 'text', text: 'x', _meta: { [K]: { untrusted: true } } }] };
@@ -21,8 +21,8 @@ afterEach(async () => {
 
 async function appWith(sessions: MemorySessionStore, env: Record<string, string> = {}) {
   // No event-loop shedding: these tests are about sessions and pins, on machines of any load.
-  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', ...env });
-  const store = new PolicyStore(config.policyDir);
+  const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_SERVERS: believingServersFile(), ...env });
+  const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   await store.load();
   const app = await buildApp({ config, store, sessions, logger: pino({ level: 'silent' }) });
   opened.push(app);
@@ -66,7 +66,7 @@ describe('session TTL: never forgotten silently', () => {
   it('the default store is built from TRUSTGATE_SESSION_TTL and TRUSTGATE_MAX_SESSIONS: past the bound a new session is 503 TG_ERR_SESSION_STORE_FULL (counted), none is evicted', async () => {
     const config = loadConfig({ TRUSTGATE_POLICY_DIR: SHIPPED_POLICIES, LOG_LEVEL: 'silent', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_MAX_SESSIONS: '2', TRUSTGATE_SESSION_TTL: '30' });
     expect(config).toMatchObject({ sessionStore: 'memory', sessionTtlSeconds: 30, maxSessions: 2 });
-    const store = new PolicyStore(config.policyDir);
+    const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
     await store.load();
     const app = await buildApp({ config, store, logger: pino({ level: 'silent' }) });
     opened.push(app);

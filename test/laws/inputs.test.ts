@@ -17,12 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveDigest } from '../../src/evidence/digest.js';
 import { TRUST_KEY } from '../../src/mcp/meta-key.js';
 import { CANONICALIZATIONS } from '../../src/evidence/algorithms.js';
-import { post, testApp, type TestApp } from '../helpers/app.js';
+import { post, testApp, type TestApp, believingServersFile } from '../helpers/app.js';
 import { LAW_SEED } from './support.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await testApp({ LOG_LEVEL: 'warn' });
+  t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_SERVERS: believingServersFile() });
 });
 afterAll(() => t.close());
 

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { believingServersFile, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 import { rng } from '../../bench/fixtures.js';
 
 export const LAW_SEED = Number(process.env.LAW_SEED ?? 0x1a3_2025);
@@ -73,7 +73,8 @@ export interface LawApps {
 }
 
 export async function lawApps(): Promise<LawApps> {
-  const env = { LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' };
+  // Laws about claims: the tools' own hints decide the open-world label (the operator believes the servers).
+  const env = { LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_SERVERS: believingServersFile() };
   const shipped = await testApp(env, SHIPPED_POLICIES);
   const dir = inlinePolicyDir();
   const inline = await testApp(env, dir);
