@@ -167,12 +167,23 @@ describe('proxy relay against a misbehaving server', () => {
     await r.close();
   });
 
+  it('a call made before the host listed tools is judged against the list the proxy asks the server for itself', async () => {
+    const r = await relay((req) => (req.method === 'tools/list' ? reply(req, { tools: [{ name: 't', inputSchema: { type: 'object' } }] }) : reply(req, { content: [{ type: 'text', text: 'ok' }] })));
+    const answer = await r.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: {} } });
+    // The server was asked for its list first (nothing of it reached the host), then the call went through.
+    expect(r.seen.map((m) => m.method)).toEqual(['tools/list', 'tools/call']);
+    expect(JSON.stringify(answer)).not.toMatch(/unlisted|not listed/);
+    await r.close();
+  });
+
   it('tells its idle strategy of every message, in and out, on both sides', async () => {
     let active = 0;
     const r = await relay((req) => reply(req, { content: [{ type: 'text', text: 'ok' }] }), () => active++);
-    await r.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: {} } });
+    await r.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const listed = active;
+    await r.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 't', arguments: {} } });
     // The call in from the host and on to the server, its result in from the server and on to the host.
-    expect(active).toBe(4);
+    expect(active - listed).toBe(4);
     await r.close();
   });
 });

@@ -43,8 +43,8 @@ export function direct(server: string[], options?: ClientOptions, setup?: (c: Cl
 }
 
 /** The SDK Client on `trustgate proxy --policies <dir> -- <server>`. */
-export function proxied(policies: string, server: string[], options?: ClientOptions, setup?: (c: Client) => void): Promise<Connected> {
-  return connect([process.execPath, CLI, 'proxy', '--policies', policies, '--', ...server], options, setup);
+export function proxied(policies: string, server: string[], options?: ClientOptions, setup?: (c: Client) => void, flags: string[] = []): Promise<Connected> {
+  return connect([process.execPath, CLI, 'proxy', '--policies', policies, ...flags, '--', ...server], options, setup);
 }
 
 /** Start a Streamable HTTP server that prints `listening <port>` (or, for server-everything, runs on PORT). */

@@ -114,6 +114,8 @@ interface Sent {
   call?: CallInfo;
   /** The call asked for a task (params.task). */
   task?: boolean;
+  /** A request of Trustgate's own (not the host's): its answer goes here, never to the host. */
+  own?: (m: Msg) => void;
 }
 
 /** A request of the server's, passed to the host under Trustgate's id. */
@@ -122,6 +124,11 @@ interface Passed {
   method: string;
 }
 
+
+/** Pages of the server's tool list the proxy reads for itself before a call the host made without listing. */
+const OWN_LIST_PAGES = 100;
+/** How long the proxy waits for the server to answer a request of its own. */
+const OWN_REQUEST_MS = 30_000;
 
 /** Server requests the relay passes to the host (judged when they carry text); any other is refused. */
 const SERVER_REQUESTS = new Set(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']);
@@ -318,8 +325,10 @@ export class McpProxy {
     }
     const name = params.name;
     const args = params.arguments as Msg | undefined;
-    const tool = this.#tools.get(name);
     this.#judging.set(id, false);
+    // A call before the host listed tools on this connection is judged against the server's list: the proxy lists them itself.
+    if (!this.#everListed && !this.#tools.has(name)) await this.#listOwn();
+    const tool = this.#tools.get(name);
     let d: CallDecision;
     try {
       d = await this.#o.core.evaluateCall({
@@ -392,6 +401,7 @@ export class McpProxy {
     const id = m.id;
     const s = this.#sent.take(id);
     if (!s) return this.#drop(this.#sent.answered(id) ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
+    if (s.own) return s.own(m);
     void this.#answered(s, m);
   }
 
@@ -456,13 +466,51 @@ export class McpProxy {
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
   }
 
-  async #listed(s: Sent, result: Msg): Promise<void> {
+  /** Whether a tools/list answer was judged on this connection (the host's, or the proxy's own). */
+  #everListed = false;
+  #listing: Promise<void> | undefined;
+
+  /**
+   * List the server's tools for the proxy's own use (up to OWN_LIST_PAGES
+   * pages), judged and pinned as a host's list is, so that a call made
+   * before the host listed tools meets the definition the server gives.
+   * Nothing of it reaches the host. A failure leaves the call unlisted.
+   */
+  #listOwn(): Promise<void> {
+    this.#listing ??= (async () => {
+      let cursor: string | undefined;
+      for (let page = 0; page < OWN_LIST_PAGES; page++) {
+        const m = await this.#ownRequest('tools/list', cursor === undefined ? {} : { cursor });
+        if (m === undefined || !isRecord(m.result)) return;
+        const j = await judgeToolList(this.#listDeps(), this.#tools, m.result);
+        if (!j.ok) return;
+        this.#everListed = true;
+        cursor = typeof m.result.nextCursor === 'string' ? m.result.nextCursor : undefined;
+        if (cursor === undefined) return;
+      }
+    })().catch(() => {});
+    return this.#listing;
+  }
+
+  /** Send a request of Trustgate's own to the server; its answer, or undefined when it cannot be sent or the connection ends first. */
+  #ownRequest(method: string, params: Msg): Promise<Msg | undefined> {
+    return new Promise((resolve) => {
+      if (this.#closed) return resolve(undefined);
+      const timer = setTimeout(() => resolve(undefined), OWN_REQUEST_MS);
+      timer.unref?.();
+      const id = this.#sent.open({ hostId: `trustgate-own-${method}`, method, params, own: (m) => (clearTimeout(timer), resolve(m)) });
+      this.#toUpstream({ jsonrpc: '2.0', id, method, params }, id);
+    });
+  }
+
+  #listDeps() {
     const o = this.#o;
-    const j = await judgeToolList(
-      { core: o.core, log: o.log, server: this.#server, operator: o.operator, ...(o.pinTools ? { pinTools: o.pinTools } : {}), ...(o.context ? { context: o.context } : {}) },
-      this.#tools,
-      result,
-    );
+    return { core: o.core, log: o.log, server: this.#server, operator: o.operator, ...(o.pinTools ? { pinTools: o.pinTools } : {}), ...(o.context ? { context: o.context } : {}) };
+  }
+
+  async #listed(s: Sent, result: Msg): Promise<void> {
+    this.#everListed = true;
+    const j = await judgeToolList(this.#listDeps(), this.#tools, result);
     if (!j.ok) return this.#withhold(s, j.text);
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
   }
