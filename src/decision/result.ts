@@ -175,7 +175,9 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   // Provenance and the trace are opt-in: on a typical result provenance alone is a third of the decision's text.
   const explain = req.options?.explain === true;
   const trace: TraceEntry[] | undefined = explain ? [] : undefined;
-  const detection = new DetectionCache();
+  // Scans run while policies run stop at the CEL budget; the rule then counts as matched (fail closed).
+  const budget = opts.budget;
+  const detection = new DetectionCache(budget === undefined ? undefined : () => budget.exceeded());
   const passes = evaluate(req, opts, checked, assessed, detection, trace);
   const planned = planEffects(opts.policies, passes.matches, checked.blocks.length);
   const out = planned.denied ? undefined : forwardResult(opts, checked, assessed, passes, planned.plan, detection);

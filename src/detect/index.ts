@@ -9,10 +9,20 @@
  */
 import type { Span } from './chars.js';
 import { PII_KINDS, scanPii } from './pii.js';
-import { SECRET_KINDS, scanSecrets } from './secrets.js';
+import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
+import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
 
 export type { Span } from './chars.js';
-export { PII_KINDS, SECRET_KINDS, scanPii, scanSecrets };
+export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
+
+/** Every kind `secrets()` reports: the formats of secrets.ts, then gitleaks' rule ids (ruleset.ts). */
+export const SECRET_KINDS: readonly string[] = [...OWN_SECRET_KINDS, ...RULESET_KINDS.filter((k) => !(OWN_SECRET_KINDS as readonly string[]).includes(k))];
+
+/**
+ * The kind of a string whose scan ran out of time (the decision's budget):
+ * masking withholds the whole string, since what it holds is not known.
+ */
+export const UNCHECKED_KIND = 'unchecked';
 
 export type Detector = 'secrets' | 'pii';
 export const DETECTORS: readonly Detector[] = ['secrets', 'pii'];
@@ -38,7 +48,7 @@ export function maskKinds(names: readonly string[]): Set<string> {
   return out;
 }
 
-const SCANNERS: Record<Detector, (s: string) => Span[]> = { secrets: scanSecrets, pii: scanPii };
+const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: (s) => scanPii(s) };
 const NONE: readonly Span[] = Object.freeze([]);
 
 /** Strings a cache looks up by `===` before it uses a Map. */
@@ -70,6 +80,16 @@ export class DetectionCache {
   readonly #joins = new Map<string, readonly string[]>();
   /** Strings scanned, per detector (tests read it). */
   readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
+  /** Whether the decision's time ran out during a scan: strings not scanned since are withheld whole (fail closed). */
+  stopped = false;
+  readonly #stop: (() => boolean) | undefined;
+  /** Set while policies run (withDetection): scans then stop at the deadline. */
+  inRules = false;
+
+  /** `stop`: whether the decision's time is spent (its CEL budget); asked inside the scans while policies run. */
+  constructor(stop?: () => boolean) {
+    this.#stop = stop;
+  }
 
   spans(d: Detector, s: string): readonly Span[] {
     if (s.length === 0) return NONE;
@@ -78,8 +98,15 @@ export class DetectionCache {
     for (let i = 0; i < keys.length; i++) if (keys[i] === s) return scans.spans[i]!;
     let spans = scans.more?.get(s);
     if (spans === undefined) {
+      // After a scan ran out of time, no scan starts again: what is not known is withheld whole.
+      if (this.stopped) return [{ kind: UNCHECKED_KIND, start: 0, end: s.length }];
       this.scans[d]++;
-      spans = SCANNERS[d](s);
+      try {
+        spans = SCANNERS[d](s, this.inRules ? this.#stop : undefined);
+      } catch (err) {
+        if (err instanceof DetectionStopped) this.stopped = true;
+        throw err;
+      }
       if (keys.length < FEW) {
         keys.push(s);
         scans.spans.push(spans);
@@ -117,11 +144,14 @@ let current: DetectionCache | undefined;
 /** Run `fn` with `cache` answering the CEL functions (decisions are synchronous, so one at a time). */
 export function withDetection<T>(cache: DetectionCache, fn: () => T): T {
   const prev = current;
+  const was = cache.inRules;
   current = cache;
+  cache.inRules = true;
   try {
     return fn();
   } finally {
     current = prev;
+    cache.inRules = was;
   }
 }
 
@@ -141,7 +171,7 @@ export function detectKinds(d: Detector, s: string): string[] {
 export function spansOf(cache: DetectionCache, s: string, kinds: ReadonlySet<string>): Span[] {
   const out: Span[] = [];
   for (const d of DETECTORS) {
-    for (const sp of cache.spans(d, s)) if (kinds.has(sp.kind)) out.push(sp);
+    for (const sp of cache.spans(d, s)) if (kinds.has(sp.kind) || sp.kind === UNCHECKED_KIND) out.push(sp);
   }
   if (out.length < 2) return out;
   out.sort((a, b) => a.start - b.start || b.end - a.end);

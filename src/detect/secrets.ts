@@ -7,7 +7,8 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, isAlnum, isB64url, isLetter, isSpace, isUpperDigit, isWord, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { codeAt, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
 export const SECRET_KINDS = [
@@ -20,6 +21,7 @@ export const SECRET_KINDS = [
   'private-key',
   'jwt',
   'connection-string',
+  'secret-assignment',
 ] as const;
 
 // secretlint-rule-aws: \b(A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b
@@ -183,6 +185,106 @@ function connection(s: string, i: number): [number, number] | undefined {
   return [a, pos];
 }
 
+/** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
+const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth)$/;
+const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
+
+function isNameChar(c: number): boolean {
+  return isAlnum(c) || c === 95 || c === 45 || c === 46;
+}
+
+/** Stops a value: blanks, quotes, `;` `,` (the next pair of a connection string, a list), closing brackets, `<` `>`. */
+function isValueStop(c: number): boolean {
+  return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
+}
+
+/** How many of lower, upper, digit and other characters `v` mixes. */
+function classesOf(v: string): number {
+  let l = 0;
+  let u = 0;
+  let d = 0;
+  let o = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (isLower(c)) l = 1;
+    else if (isUpper(c)) u = 1;
+    else if (isDigit(c)) d = 1;
+    else o = 1;
+  }
+  return l + u + d + o;
+}
+
+function hasDigitIn(v: string): boolean {
+  for (let i = 0; i < v.length; i++) if (isDigit(v.charCodeAt(i))) return true;
+  return false;
+}
+
+function entropyOf(v: string): number {
+  const counts = new Map<number, number>();
+  for (let i = 0; i < v.length; i++) counts.set(v.charCodeAt(i), (counts.get(v.charCodeAt(i)) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) h -= (n / v.length) * Math.log2(n / v.length);
+  return h;
+}
+
+/** The run of value characters last walked: [start, end). */
+interface ValueRun {
+  start: number;
+  end: number;
+}
+
+/** The most characters of a value read, and of a name looked back over. */
+const MAX_VALUE = 256;
+const MAX_NAME = 64;
+
+/**
+ * A generic assignment (`NAME=value`, `name: value`, `"name": "value"`,
+ * `Name=value;` in a connection string) whose name says it holds a secret
+ * and whose value looks like one: at least 8 characters, at least two
+ * classes of characters and 2.5 bits of entropy per character, not a
+ * placeholder, a reference or a URL. `i` is the `=` or `:`; returns the
+ * value's [start, end] or undefined.
+ */
+function assignment(s: string, i: number, run: ValueRun): [number, number] | undefined {
+  // The name: back over `"`/`'` and blanks, then name characters.
+  let e = i;
+  if (s.charCodeAt(i) === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
+  let k = e - 1;
+  for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
+  const nameEnd = k + 1;
+  while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
+  const nameStart = k + 1;
+  if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
+  const name = s.slice(nameStart, nameEnd).toLowerCase();
+  if (!SECRET_NAME_END.test(name) && !SECRET_NAME_ANY.test(name)) return undefined;
+  // The value: after `=`, `:`, `=>`, blanks and one quote.
+  let v = i + 1;
+  if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=
+  for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
+  const q = codeAt(s, v);
+  if (q === 34 || q === 39 || q === 96) v++;
+  // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.
+  if (!(v >= run.start && v <= run.end)) {
+    let e = v;
+    while (!isValueStop(codeAt(s, e))) e++;
+    run.start = v;
+    run.end = e;
+  }
+  const end = run.end;
+  const len = end - v;
+  if (len < 8 || len > MAX_VALUE) return undefined;
+  const value = s.slice(v, end);
+  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|@)/i.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
+  // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
+  if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
+  const classes = classesOf(value);
+  if (classes < 2 || entropyOf(value) < 2.5) return undefined;
+  if (!(hasDigitIn(value) || classes >= 3 || (len >= 16 && entropyOf(value) >= 3.5))) return undefined;
+  return [v, end];
+}
+
 /**
  * Every format above starts its match with one of these literals (the AWS and Google prefixes, `gh?_` and
  * `github_pat_`, `npm_`, the Slack prefixes and their `-`, Stripe's `?k_live_`/`?k_test_`, a JWT's `eyJ`,
@@ -205,9 +307,61 @@ function mayHoldAnchor(s: string): boolean {
   return s.includes('_') || s.includes('-') || s.includes('://') || s.includes('eyJ') || LETTER_ANCHORS.test(s);
 }
 
-/** Every secret in `s`, left to right, not overlapping. */
-export function scanSecrets(s: string): Span[] {
+/**
+ * Every secret in `s`, left to right, not overlapping: the formats above,
+ * generic assignments, and gitleaks' default rules (ruleset.ts) where they
+ * find what the others do not. `stop` is asked while the rules run (a
+ * deadline): see scanRuleset.
+ */
+export function scanSecrets(s: string, stop?: () => boolean): Span[] {
+  const own = scanFormats(s);
+  const more = scanAssignments(s, own);
+  const rules = scanRuleset(s, stop);
+  return mergeSpans(mergeSpans(own, more), rules);
+}
+
+/** The formats above only: the scan, after a native search for an anchor says there may be one. */
+export function scanFormats(s: string): Span[] {
   return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s) : [];
+}
+
+/** `a` with every span of `b` that overlaps none of `a`, in order; both sorted, each non-overlapping: one pass. */
+function mergeSpans(a: Span[], b: Span[]): Span[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: Span[] = [];
+  let i = 0;
+  for (const sp of b) {
+    while (i < a.length && a[i]!.end <= sp.start) out.push(a[i++]!);
+    // a[i] (if any) ends after sp starts: they overlap when it also starts before sp ends.
+    if (i < a.length && a[i]!.start < sp.end) continue;
+    out.push(sp);
+  }
+  while (i < a.length) out.push(a[i++]!);
+  return out;
+}
+
+/** The generic assignments of `s` (see assignment) outside the spans already found. */
+function scanAssignments(s: string, found: readonly Span[]): Span[] {
+  const out: Span[] = [];
+  let from = 0;
+  let f = 0;
+  let eq = s.indexOf('=');
+  let colon = s.indexOf(':');
+  const run: ValueRun = { start: -1, end: -1 };
+  for (;;) {
+    if (eq >= 0 && eq < from) eq = s.indexOf('=', from);
+    if (colon >= 0 && colon < from) colon = s.indexOf(':', from);
+    const i = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
+    if (i < 0) break;
+    const m = assignment(s, i, run);
+    if (m !== undefined) {
+      while (f < found.length && found[f]!.end <= m[0]) f++;
+      if (!(f < found.length && found[f]!.start < m[1])) out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
+      from = m[1];
+    } else from = i + 1;
+  }
+  return out;
 }
 
 /** The scan of scanSecrets, without the search for an anchor first. */

@@ -19,7 +19,7 @@ import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decodeTextBlob } from '../../../src/decision/forward/mime.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
-import { scanSecretsFully } from '../../../src/detect/secrets.js';
+import { scanFormats, scanSecretsFully } from '../../../src/detect/secrets.js';
 import { scanPiiFully } from '../../../src/detect/pii.js';
 import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
@@ -106,7 +106,7 @@ const labelRule = fc.record({
 });
 
 describe('the search for an anchor before the secret scan changes no answer', () => {
-  it('scanSecrets finds what the whole scan finds, on texts near every format', () => {
+  it('the anchor search before the format scan changes no answer, on texts near every format', () => {
     // Every format whole, cut at any point, with one character changed, or beside its own pieces.
     const piece = fc.oneof(
       fc.constantFrom(...SECRETS),
@@ -124,7 +124,7 @@ describe('the search for an anchor before the secret scan changes no answer', ()
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
         const text = parts.join('');
-        expect(scanSecrets(text)).toEqual(scanSecretsFully(text));
+        expect(scanFormats(text)).toEqual(scanSecretsFully(text));
       }),
       { numRuns: 3000 },
     );

@@ -1,0 +1,282 @@
+/**
+ * gitleaks' default rules (data/gitleaks, generated into
+ * secret-rules.generated.ts) as a detector over any text, as gitleaks runs
+ * them: a rule is tried only where one of its keywords occurs (gitleaks'
+ * prefilter), its regex runs under re2js (RE2: linear time, the rule set's
+ * own syntax), the secret is the first non-empty group (or `secretGroup`),
+ * a rule with `entropy` keeps only secrets above it (and a `generic` rule
+ * only secrets holding a digit), and the rule's and the global allowlists
+ * (regexes on the secret, the match or the line; stopwords) drop what they
+ * name.
+ *
+ * Bounded work: each rule runs on windows around its keywords' occurrences
+ * (WINDOW_BEFORE characters before, WINDOW_AFTER after, merged), never on
+ * the whole text once per rule; `stop` is asked between windows, so a
+ * caller with a deadline can end a scan a crafted text would drag out.
+ */
+import { RE2JS } from 're2js';
+import type { Span } from './chars.js';
+import { GITLEAKS_ALLOW, GITLEAKS_RULES } from './secret-rules.generated.js';
+
+export interface GitleaksAllow {
+  readonly and?: boolean;
+  readonly target?: string;
+  readonly regexes?: readonly string[];
+  readonly stopwords?: readonly string[];
+}
+
+export interface GitleaksRule {
+  readonly id: string;
+  readonly regex: string;
+  readonly keywords: readonly string[];
+  readonly entropy?: number;
+  readonly secretGroup?: number;
+  readonly allow?: readonly GitleaksAllow[];
+}
+
+/** Characters of a window before a keyword (gitleaks' rules allow at most 50 of a name before theirs). */
+const WINDOW_BEFORE = 80;
+/** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails. */
+const WINDOW_AFTER = 320;
+
+/** Thrown when `stop` says the caller's time is spent: the scan did not finish, so its answer cannot be trusted. */
+export class DetectionStopped extends Error {
+  override readonly name = 'DetectionStopped';
+}
+
+/** The kinds the rule set reports: gitleaks' rule ids. */
+export const RULESET_KINDS: readonly string[] = GITLEAKS_RULES.map((r) => r.id).filter((id) => id !== 'generic-api-key');
+
+interface CompiledAllow {
+  and: boolean;
+  target: 'secret' | 'match' | 'line';
+  regexes: RE2JS[];
+  /** The stopwords as one search of literals (V8: linear in the secret), or undefined without any. */
+  stopwords: RegExp | undefined;
+}
+
+interface Compiled {
+  rule: GitleaksRule;
+  re: RE2JS | undefined;
+  allow: CompiledAllow[] | undefined;
+  /** The rule is gitleaks' keyword-assignment shape: its keyword is followed, within a name's tail, by an assignment operator. */
+  assigns: boolean;
+}
+
+/** The assignment operators of gitleaks' keyword rules, as their regexes spell them. */
+const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
+
+/**
+ * Rules left out, with why: `generic-api-key` (a name that says key,
+ * token, secret... bound to a value of enough entropy) is what secrets.ts's
+ * generic assignments find, in one pass over the text; under re2js the
+ * rule costs about 0.4 s per MB wherever its common keywords ("key",
+ * "token", "access") crowd a text.
+ */
+export const RULES_LEFT_OUT: ReadonlySet<string> = new Set(['generic-api-key']);
+
+const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => ({ rule, re: undefined, allow: undefined, assigns: rule.regex.includes(ASSIGN_SHAPE) }));
+
+/** `[ \t\w.-]` and `[\s'"]`: what may stand between such a rule's keyword and its operator. */
+function isNameTail(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 45 || c === 32 || c === 9 || c === 10 || c === 13 || c === 34 || c === 39;
+}
+
+/**
+ * Whether an assignment operator follows the keyword ending at `at` within
+ * the 23 characters such a rule allows: a cheap test that spares the regex
+ * every keyword in prose ("access", "token") that assigns nothing.
+ */
+function operatorFollows(s: string, at: number): boolean {
+  const end = Math.min(s.length, at + 24);
+  for (let i = at; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 61 || c === 62 || c === 58 || c === 124 || c === 44 || c === 63) return true;
+    if (!isNameTail(c)) return false;
+  }
+  return false;
+}
+
+function escapeLiteral(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
+
+function compileAllow(a: GitleaksAllow): CompiledAllow {
+  const target = a.target === 'match' || a.target === 'line' ? a.target : 'secret';
+  const words = a.stopwords ?? [];
+  const stopwords = words.length === 0 ? undefined : new RegExp([...words].sort((x, y) => y.length - x.length).map(escapeLiteral).join('|'));
+  return { and: a.and === true, target, regexes: (a.regexes ?? []).map((r) => RE2JS.compile(r)), stopwords };
+}
+
+const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? undefined : compileAllow(GITLEAKS_ALLOW);
+
+/** A rule's regex and allowlists, compiled on first use (most rules never meet their keywords). */
+function ready(c: Compiled): RE2JS {
+  if (c.re === undefined) {
+    c.re = RE2JS.compile(c.rule.regex);
+    c.allow = (c.rule.allow ?? []).map(compileAllow);
+  }
+  return c.re;
+}
+
+/** Every keyword, and the rules each one starts. */
+const BY_KEYWORD = new Map<string, number[]>();
+RULES.forEach((c, i) => {
+  for (const k of c.rule.keywords) {
+    const list = BY_KEYWORD.get(k);
+    if (list === undefined) BY_KEYWORD.set(k, [i]);
+    else if (!list.includes(i)) list.push(i);
+  }
+});
+const KEYWORDS = [...BY_KEYWORD.keys()].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+/** Keywords inside a longer keyword, with their offset there: found with it (the search reports the longest at each place). */
+const INSIDE = new Map<string, Array<[string, number]>>();
+for (const k of KEYWORDS) {
+  const inner: Array<[string, number]> = [];
+  for (const j of KEYWORDS) {
+    if (j === k || j.length >= k.length) continue;
+    for (let at = k.indexOf(j); at >= 0; at = k.indexOf(j, at + 1)) inner.push([j, at]);
+  }
+  if (inner.length > 0) INSIDE.set(k, inner);
+}
+const escape = escapeLiteral;
+/** Literals only (no quantifier, no class): V8 runs it in time linear in the text times the alternatives that start alike. */
+const KEYWORD_RE = new RegExp(KEYWORDS.map(escape).join('|'), 'g');
+const KEYWORD_RE_I = new RegExp(KEYWORDS.map(escape).join('|'), 'gi');
+
+/** Shannon entropy of `s` in bits per character, as gitleaks computes it (over its characters). */
+export function shannonEntropy(s: string): number {
+  if (s.length === 0) return 0;
+  const counts = new Map<number, number>();
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+function hasDigit(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return false;
+}
+
+/** The most characters of a line an allowlist reads on each side of a match (a text may be one long line). */
+const LINE_REACH = 256;
+
+function lineAround(s: string, start: number, end: number): string {
+  let a = start;
+  while (a > 0 && start - a < LINE_REACH && s.charCodeAt(a - 1) !== 10) a--;
+  let b = end;
+  while (b < s.length && b - end < LINE_REACH && s.charCodeAt(b) !== 10) b++;
+  return s.slice(a, b);
+}
+
+function allowed(a: CompiledAllow, secret: string, match: string, line: () => string): boolean {
+  const checks: boolean[] = [];
+  if (a.regexes.length > 0) {
+    const target = a.target === 'match' ? match : a.target === 'line' ? line() : secret;
+    checks.push(a.regexes.some((r) => r.matcher(target).find()));
+  }
+  if (a.stopwords !== undefined) checks.push(a.stopwords.test(secret.toLowerCase()));
+  return a.and ? checks.length > 0 && checks.every(Boolean) : checks.some(Boolean);
+}
+
+/** Where each keyword occurs in `s`, by the rules it starts: the windows to try each rule on. */
+function keywordHits(s: string): Map<number, number[]> {
+  const lower = s.toLowerCase();
+  const same = lower.length === s.length;
+  const re = same ? KEYWORD_RE : KEYWORD_RE_I;
+  const text = same ? lower : s;
+  re.lastIndex = 0;
+  const hits = new Map<number, number[]>();
+  const add = (k: string, at: number) => {
+    for (const r of BY_KEYWORD.get(k.toLowerCase()) ?? []) {
+      if (RULES[r]!.assigns && !operatorFollows(s, at + k.length)) continue;
+      const list = hits.get(r);
+      if (list === undefined) hits.set(r, [at]);
+      else if (list[list.length - 1]! !== at) list.push(at);
+    }
+  };
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const k = m[0];
+    add(k, m.index);
+    for (const [inner, off] of INSIDE.get(k.toLowerCase()) ?? []) add(inner, m.index + off);
+    // Every start, not only those after the last match: keywords may overlap.
+    re.lastIndex = m.index + 1;
+  }
+  return hits;
+}
+
+/**
+ * The secrets gitleaks' rules find in `s`, left to right, each with its
+ * rule's id as kind (overlapping finds: the first, longest kept).
+ * @throws DetectionStopped when `stop` says so between windows.
+ */
+export function scanRuleset(s: string, stop?: () => boolean): Span[] {
+  const hits = keywordHits(s);
+  if (hits.size === 0) return [];
+  const out: Span[] = [];
+  for (const [ri, positions] of hits) {
+    // Keywords inside a longer one are reported with it, ahead of later finds.
+    positions.sort((a, b) => a - b);
+    const c = RULES[ri]!;
+    const re = ready(c);
+    let w0 = -1;
+    let w1 = -1;
+    const flush = () => {
+      if (w0 < 0) return;
+      if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      findIn(c, re, s, w0, w1, out);
+    };
+    for (const p of positions) {
+      const a = Math.max(0, p - WINDOW_BEFORE);
+      const b = Math.min(s.length, p + WINDOW_AFTER);
+      if (w0 >= 0 && a <= w1) w1 = b;
+      else {
+        flush();
+        w0 = a;
+        w1 = b;
+      }
+    }
+    flush();
+  }
+  if (out.length < 2) return out;
+  out.sort((x, y) => x.start - y.start || y.end - x.end);
+  // Sorted: each kept span is compared with the last one kept only.
+  const kept: Span[] = [out[0]!];
+  for (let i = 1; i < out.length; i++) if (out[i]!.start >= kept[kept.length - 1]!.end) kept.push(out[i]!);
+  return kept;
+}
+
+function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: Span[]): void {
+  const sub = s.slice(w0, w1);
+  const m = re.matcher(sub);
+  const cut = w1 < s.length;
+  while (m.find()) {
+    // `$` (and an unbounded run) at a window's end that is not the text's proves nothing.
+    if (cut && m.end() === sub.length) continue;
+    let g = c.rule.secretGroup ?? 0;
+    if (g === 0) for (let i = 1; i <= m.groupCount(); i++) if (m.start(i) >= 0 && m.end(i) > m.start(i)) { g = i; break; }
+    const start = m.start(g);
+    const end = m.end(g);
+    if (start < 0 || end <= start) continue;
+    const secret = sub.slice(start, end);
+    if (c.rule.entropy !== undefined) {
+      if (shannonEntropy(secret) <= c.rule.entropy) continue;
+      if (c.rule.id.startsWith('generic') && !hasDigit(secret)) continue;
+    }
+    const match = sub.slice(m.start(), m.end());
+    const line = () => lineAround(sub, m.start(), m.end());
+    if (GLOBAL_ALLOW !== undefined && allowed(GLOBAL_ALLOW, secret, match, line)) continue;
+    if (c.allow!.some((a) => allowed(a, secret, match, line))) continue;
+    out.push({ kind: c.rule.id, start: w0 + start, end: w0 + end });
+  }
+}

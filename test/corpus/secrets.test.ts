@@ -1,0 +1,96 @@
+/**
+ * Secret coverage on a corpus of realistic fake credentials
+ * (test/fixtures/secrets/credentials.json: 60 providers and formats) and a
+ * benign corpus of look-alikes (benign.json: UUIDs, git SHAs, digests, SRI
+ * hashes, base64 images, timestamps, ISBNs, semver, Slack links, ...), with
+ * the shipped policies: through /v1/evaluate and through `trustgate proxy`
+ * in front of the real filesystem server. Recall is the share of
+ * credentials whose value never reaches the host; false positives the share
+ * of benign items the secret rule fires on.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import credentials from '../fixtures/secrets/credentials.json' with { type: 'json' };
+import benign from '../fixtures/secrets/benign.json' with { type: 'json' };
+import { post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
+import { FILESYSTEM, proxied, type Connected } from '../helpers/mcp.js';
+
+type Obj = Record<string, any>;
+const creds = credentials.credentials;
+
+/** Whether `value`, or any 8 characters of it past a provider's prefix, shows in `text`. */
+function leaks(text: string, value: string): boolean {
+  if (text.includes(value)) return true;
+  for (let i = Math.min(8, value.length - 8); i + 8 <= value.length; i += 4) if (text.includes(value.slice(i, i + 8))) return true;
+  return false;
+}
+
+describe('the credential corpus', () => {
+  it('holds at least 40 providers and formats', () => {
+    expect(new Set(creds.map((c) => c.provider)).size).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('secret coverage through /v1/evaluate', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  });
+  afterAll(() => t.close());
+
+  it('recall at least 0.98: the value never reaches the host, in text, structuredContent or a resource link', async () => {
+    const missed: string[] = [];
+    for (const c of creds) {
+      for (const result of [
+        { content: [{ type: 'text', text: `config:\n${c.text}\n` }] },
+        { content: [{ type: 'text', text: 'see below' }], structuredContent: { config: { line: c.text } } },
+        { content: [{ type: 'resource', resource: { uri: 'file:///app/.env', mimeType: 'text/plain', text: c.text } }] },
+      ]) {
+        const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        if (leaks(JSON.stringify(r.json.result ?? {}), c.value)) missed.push(`${c.provider} in ${Object.keys(result).join('+')}`);
+      }
+    }
+    const recall = 1 - missed.length / (creds.length * 3);
+    expect(recall, missed.join('\n')).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it('false positives at most 1 percent on the benign corpus', async () => {
+    const fired: string[] = [];
+    for (const b of benign.items) {
+      const r = await post(t.app, '/v1/evaluate', { result: { content: [{ type: 'text', text: b.text }] }, protocolVersion: '2025-06-18' });
+      expect(r.status, r.body).toBe(200);
+      if ((r.json.findings as Obj[]).some((f) => f.rule === 'mask-secrets')) fired.push(`${b.kind}: ${b.text.slice(0, 60)}`);
+    }
+    expect(benign.items.length).toBeGreaterThanOrEqual(100);
+    expect(fired.length / benign.items.length, fired.join('\n')).toBeLessThanOrEqual(0.01);
+  });
+});
+
+describe('secret coverage through trustgate proxy and the real filesystem server', () => {
+  const root = mkdtempSync(join(tmpdir(), 'tg-secrets-'));
+  let p: Connected;
+  beforeAll(async () => {
+    creds.forEach((c, i) => writeFileSync(join(root, `cred-${i}.env`), `# ${c.provider}\n${c.text}\n`));
+    // The operator believes the filesystem server's hints (read_text_file is read-only): what is judged here is masking.
+    p = await proxied(SHIPPED_POLICIES, [...FILESYSTEM, root], undefined, undefined, ['--hints', 'declared']);
+  }, 60_000);
+  afterAll(async () => {
+    await p?.client.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('recall at least 0.98 on files read through the proxy', async () => {
+    const missed: string[] = [];
+    for (let i = 0; i < creds.length; i++) {
+      const r = await p.client.callTool({ name: 'read_text_file', arguments: { path: join(root, `cred-${i}.env`) } });
+      const text = JSON.stringify(r);
+      expect((r as Obj).isError, text).not.toBe(true);
+      if (!text.includes('withheld')) missed.push(`${creds[i]!.provider}: nothing masked`);
+      else if (leaks(text, creds[i]!.value)) missed.push(creds[i]!.provider);
+    }
+    expect(1 - missed.length / creds.length, missed.join('\n')).toBeGreaterThanOrEqual(0.98);
+  }, 120_000);
+});

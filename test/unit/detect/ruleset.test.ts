@@ -1,0 +1,63 @@
+/**
+ * gitleaks' default rules as a detector (src/detect/ruleset.ts, data/gitleaks): the generated module matches the
+ * carried file, every rule compiles under re2js, a credential is found wherever it sits in a text, nothing is found
+ * in look-alikes, and a scan asked to stop stops (fail closed).
+ */
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { RE2JS } from 're2js';
+import { describe, expect, it } from 'vitest';
+import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
+import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
+import { DetectionStopped, RULES_LEFT_OUT, scanRuleset, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
+import { scanSecrets } from '../../../src/detect/secrets.js';
+import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
+
+const creds = credentials.credentials;
+
+describe('the carried rule set', () => {
+  it('matches what the generator derives from data/gitleaks/gitleaks.toml (npm run secret-rules)', () => {
+    expect(readFileSync(OUTPUT_FILE, 'utf8')).toBe(generate());
+  });
+
+  it('has every rule compile under re2js, and every rule but the ones left out reports its id as a secrets kind', () => {
+    expect(GITLEAKS_RULES.length).toBeGreaterThan(150);
+    for (const r of GITLEAKS_RULES) {
+      expect(() => RE2JS.compile(r.regex), r.id).not.toThrow();
+      expect(SECRET_KINDS.includes(r.id), r.id).toBe(!RULES_LEFT_OUT.has(r.id));
+    }
+  });
+
+  it('computes entropy as gitleaks does', () => {
+    expect(shannonEntropy('aaaa')).toBe(0);
+    expect(shannonEntropy('abcd')).toBe(2);
+  });
+});
+
+describe('a credential is found wherever it sits', () => {
+  const filler = fc.string({ maxLength: 200, unit: fc.constantFrom(...' \nabcdefghijklmnopqrstuvwxyz.,;()'.split('')) });
+  it('before and after any prose, at any depth of a line', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...creds), filler, filler, (c, before, after) => {
+        const text = `${before}\n${c.text}\n${after}`;
+        const spans = scanSecrets(text);
+        let masked = text;
+        for (const s of [...spans].reverse()) masked = masked.slice(0, s.start) + '[x]' + masked.slice(s.end);
+        expect(masked.includes(c.value), `${c.provider}: ${text}`).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('a scan told to stop', () => {
+  it('throws DetectionStopped between windows, and the decision\'s cache then withholds what it cannot know', () => {
+    const text = creds.map((c) => c.text).join('\n');
+    expect(() => scanRuleset(text, () => true)).toThrow(DetectionStopped);
+    const cache = new DetectionCache(() => true);
+    expect(() => withDetection(cache, () => detectKinds('secrets', text))).toThrow(DetectionStopped);
+    expect(cache.stopped).toBe(true);
+    expect(cache.spans('secrets', 'anything else')).toEqual([{ kind: 'unchecked', start: 0, end: 13 }]);
+  });
+});
