@@ -25,7 +25,7 @@ import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
-import { blockText, stringsOf } from './text.js';
+import { blockText, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
 import { forward, type Forwarded } from './forward.js';
 import { boundDecision } from './bound.js';
@@ -255,7 +255,15 @@ interface Passes {
 function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }: Checked, assessed: Assessed, detection: DetectionCache, trace: TraceEntry[] | undefined): Passes {
   const withText = opts.policies.index.readsText;
   const blockTexts = withText ? blocks.map(blockText) : undefined;
-  const resultText = blockTexts === undefined ? undefined : detection.join(stringsOf(own(result, 'structuredContent'), blockTexts.slice()));
+  // result.text: every string the host will see (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): the
+  // blocks' texts first (consecutive blocks are also read across their seams), then each block's other strings, then
+  // structuredContent's member names and values.
+  let resultText: string | undefined;
+  if (blockTexts !== undefined) {
+    const parts = blockTexts.slice();
+    for (const b of blocks) otherStrings(b, parts);
+    resultText = detection.join(stringsOf(own(result, 'structuredContent'), parts, true));
+  }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
   const claimed = { sensitive: assessed.trust.labels.sensitive === true, untrusted: assessed.trust.labels.untrusted === true };
   const inputOf = (t: TrustAssessment) => ({

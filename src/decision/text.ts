@@ -4,7 +4,8 @@
  * `structuredContent`, joined with newlines.
  */
 import { isRecord, own } from '../json/record.js';
-import { decodeTextBlob, isTextualMime } from './forward/mime.js';
+import { TRUST_KEY } from '../mcp/meta-key.js';
+import { decodeTextBlob, decodeUtf8Blob, isTextualMime } from './forward/mime.js';
 
 /** The text of a text block or embedded text resource, a textual blob decoded (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
 export function blockText(block: unknown): string {
@@ -21,12 +22,47 @@ export function blockText(block: unknown): string {
   if (typeof t === 'string') return t;
   const blob = own(res, 'blob');
   const mime = own(res, 'mimeType');
-  if (typeof blob !== 'string' || !isTextualMime(mime)) return '';
+  if (typeof blob !== 'string') return '';
+  // A blob of any media type that decodes to valid UTF-8 is text a reader may be shown.
+  if (!isTextualMime(mime)) return decodeUtf8Blob(blob) ?? '';
   return decodeTextBlob(blob, mime as string) ?? '';
 }
 
-/** Every string value inside `v`, in document order (member names are not text a reader is shown as such). */
-export function stringsOf(v: unknown, out: string[] = []): string[] {
+/**
+ * The other strings of a block a host will see, beside its text
+ * (blockText): every member name and string value (annotations, `_meta`
+ * but the trust claim, a resource link's name, title, URI and
+ * description), without `type`, the base64 `data` of images and audio,
+ * and what blockText already reads (`text`, a resource's `text` or blob).
+ */
+export function otherStrings(block: unknown, out: string[] = []): string[] {
+  if (!isRecord(block)) return stringsOf(block, out, true);
+  const type = own(block, 'type');
+  for (const key of Object.keys(block)) {
+    if (key === 'type' || (key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+    out.push(key);
+    const v = block[key];
+    if (key === '_meta' && isRecord(v)) {
+      for (const k of Object.keys(v)) {
+        out.push(k);
+        if (k !== TRUST_KEY) stringsOf(v[k], out, true);
+      }
+      continue;
+    }
+    if (key === 'resource' && type === 'resource' && isRecord(v)) {
+      for (const k of Object.keys(v)) {
+        out.push(k);
+        if (k !== 'text' && k !== 'blob') stringsOf(v[k], out, true);
+      }
+      continue;
+    }
+    stringsOf(v, out, true);
+  }
+  return out;
+}
+
+/** Every string value inside `v`, in document order; with `names`, every member name too, before its value. */
+export function stringsOf(v: unknown, out: string[] = [], names = false): string[] {
   const stack: unknown[] = [v];
   while (stack.length > 0) {
     const x = stack.pop();
@@ -34,7 +70,10 @@ export function stringsOf(v: unknown, out: string[] = []): string[] {
     else if (Array.isArray(x)) for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
     else if (isRecord(x)) {
       const keys = Object.keys(x);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]!]);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push(x[keys[i]!]);
+        if (names) stack.push(keys[i]!);
+      }
     }
   }
   return out;

@@ -11,6 +11,7 @@ import type { Span } from './chars.js';
 import { PII_KINDS, scanPii } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
+import { normalizeForDetection } from './normalize.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -48,7 +49,37 @@ export function maskKinds(names: readonly string[]): Set<string> {
   return out;
 }
 
-const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: (s) => scanPii(s) };
+const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: (s) => scanPii(s) };
+
+/**
+ * A detector's spans in `s` as written and as normalized (normalize.ts:
+ * invisible characters, compatibility forms, confusables, percent-escapes),
+ * the latter mapped back onto the characters they came from; sorted, and
+ * where both find the same place, the span as written kept.
+ */
+function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
+  const raw = RAW_SCANNERS[d](s, stop);
+  const n = normalizeForDetection(s);
+  if (n === undefined) return raw;
+  const found = RAW_SCANNERS[d](n.text, stop);
+  if (found.length === 0) return raw;
+  const all = raw.concat(found.map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! })));
+  all.sort((a, b) => a.start - b.start || b.end - a.end);
+  // Where the two readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
+  const out: Span[] = [{ ...all[0]! }];
+  for (let i = 1; i < all.length; i++) {
+    const last = out[out.length - 1]!;
+    const sp = all[i]!;
+    if (sp.start < last.end) last.end = Math.max(last.end, sp.end);
+    else out.push({ ...sp });
+  }
+  return out;
+}
+
+const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s) => scanBoth('pii', s) };
+
+/** Characters of each side of a boundary between two consecutive strings read joined (a value split over two blocks). */
+const SEAM = 256;
 const NONE: readonly Span[] = Object.freeze([]);
 
 /** Strings a cache looks up by `===` before it uses a Map. */
@@ -78,6 +109,8 @@ export class DetectionCache {
   #joined: string | undefined;
   #joinedParts: readonly string[] | undefined;
   readonly #joins = new Map<string, readonly string[]>();
+  /** Spans found only where consecutive strings meet (a value split over two), by detector and string: each string's part of them. */
+  readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
   /** Strings scanned, per detector (tests read it). */
   readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
   /** Whether the decision's time ran out during a scan: strings not scanned since are withheld whole (fail closed). */
@@ -93,6 +126,8 @@ export class DetectionCache {
 
   spans(d: Detector, s: string): readonly Span[] {
     if (s.length === 0) return NONE;
+    const seam = this.#seams[d].size === 0 ? undefined : this.#seams[d].get(s);
+    if (seam !== undefined) return this.#withSeams(d, s, seam);
     const scans = this.#spans[d];
     const keys = scans.keys;
     for (let i = 0; i < keys.length; i++) if (keys[i] === s) return scans.spans[i]!;
@@ -115,9 +150,58 @@ export class DetectionCache {
     return spans;
   }
 
-  /** `parts` joined with newlines; the kinds of the joined text are those of its parts, each part scanned once. */
+  #withSeams(d: Detector, s: string, seam: Span[]): readonly Span[] {
+    this.#seams[d].delete(s);
+    const own = this.spans(d, s);
+    this.#seams[d].set(s, seam);
+    const out = own.slice();
+    for (const sp of seam) if (!own.some((o) => o.start <= sp.start && sp.end <= o.end)) out.push(sp);
+    return out.sort((a, b) => a.start - b.start);
+  }
+
+  /**
+   * Where consecutive `parts` meet, read the end of one and the start of the
+   * next as one text: a value found across the seam gives each string its
+   * part, so `spans` of either holds it and masking replaces both parts.
+   */
+  #readSeams(parts: readonly string[]): void {
+    for (let k = 0; k + 1 < parts.length; k++) {
+      const left = parts[k]!;
+      const right = parts[k + 1]!;
+      if (left.length === 0 || right.length === 0) continue;
+      const a = left.slice(Math.max(0, left.length - SEAM));
+      const b = right.slice(0, SEAM);
+      const offset = left.length - a.length;
+      for (const d of DETECTORS) {
+        let found: Span[];
+        try {
+          found = SCANNERS[d](a + b, this.inRules ? this.#stop : undefined);
+        } catch (err) {
+          if (err instanceof DetectionStopped) this.stopped = true;
+          throw err;
+        }
+        for (const sp of found) {
+          if (!(sp.start < a.length && sp.end > a.length)) continue;
+          this.#addSeam(d, left, { kind: sp.kind, start: offset + sp.start, end: left.length });
+          this.#addSeam(d, right, { kind: sp.kind, start: 0, end: sp.end - a.length });
+        }
+      }
+    }
+  }
+
+  #addSeam(d: Detector, s: string, sp: Span): void {
+    const list = this.#seams[d].get(s);
+    if (list === undefined) this.#seams[d].set(s, [sp]);
+    else list.push(sp);
+  }
+
+  /**
+   * `parts` joined with newlines; the kinds of the joined text are those of
+   * its parts, each part scanned once, and of what their seams hold.
+   */
   join(parts: readonly string[]): string {
     const joined = parts.join('\n');
+    if (parts.length > 1) this.#readSeams(parts);
     if (parts.length > 1) {
       if (this.#joined === undefined && this.#joins.size === 0) {
         this.#joined = joined;

@@ -17,22 +17,9 @@
 import { RE2JS } from 're2js';
 import type { Span } from './chars.js';
 import { GITLEAKS_ALLOW, GITLEAKS_RULES } from './secret-rules.generated.js';
+import type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
-export interface GitleaksAllow {
-  readonly and?: boolean;
-  readonly target?: string;
-  readonly regexes?: readonly string[];
-  readonly stopwords?: readonly string[];
-}
-
-export interface GitleaksRule {
-  readonly id: string;
-  readonly regex: string;
-  readonly keywords: readonly string[];
-  readonly entropy?: number;
-  readonly secretGroup?: number;
-  readonly allow?: readonly GitleaksAllow[];
-}
+export type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
 /** Characters of a window before a keyword (gitleaks' rules allow at most 50 of a name before theirs). */
 const WINDOW_BEFORE = 80;

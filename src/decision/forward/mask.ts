@@ -8,7 +8,7 @@ import { isRecord, own } from '../../json/record.js';
 import { pointer } from '../../json/pointer.js';
 import type { MaskSpec } from '../../policy/effects.js';
 import { spansOf } from '../../detect/index.js';
-import { decodeTextBlob, isTextualMime } from './mime.js';
+import { decodeTextBlob, decodeUtf8Blob, isTextualMime } from './mime.js';
 import { Withholding, type MaskedEntry, type Tokens } from './withhold.js';
 
 export class Masking extends Withholding {
@@ -128,8 +128,9 @@ export class Masking extends Withholding {
       const v = res[key];
       if (key === 'blob') {
         const mime = own(res, 'mimeType');
-        if (typeof v !== 'string' || !isTextualMime(mime) || typeof own(res, 'text') === 'string') continue;
-        const text = decodeTextBlob(v, mime as string);
+        if (typeof v !== 'string' || typeof own(res, 'text') === 'string') continue;
+        // A blob of any media type whose bytes are UTF-8 text is read as text (a credential in an "octet-stream").
+        const text = isTextualMime(mime) ? decodeTextBlob(v, mime as string) : decodeUtf8Blob(v);
         if (text === undefined) continue;
         at.push(key);
         const masked = this.maskString(text, specs, at, index);

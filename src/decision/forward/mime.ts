@@ -30,3 +30,17 @@ export function decodeTextBlob(blob: string, mime: string): string | undefined {
     return new TextDecoder('utf-8').decode(bytes);
   }
 }
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of a blob of any media type when its bytes are valid UTF-8 text (no NUL, no other C0 control but tab and line breaks); undefined otherwise. */
+export function decodeUtf8Blob(blob: string): string | undefined {
+  if (!BASE64.test(blob)) return undefined;
+  let text: string;
+  try {
+    text = UTF8.decode(Buffer.from(blob, 'base64'));
+  } catch {
+    return undefined;
+  }
+  return /[\x00-\x08\x0b\x0c\x0e-\x1f]/.test(text) ? undefined : text;
+}

@@ -16,12 +16,15 @@ describe('DetectionCache joins', () => {
     expect(c.scans).toEqual({ secrets: 4, pii: 4 });
   });
 
-  it('a text joined from parts whose seam holds a value is read by parts', () => {
+  it('a value split over two parts is read across their seam, and each part holds its piece of it', () => {
     const c = new DetectionCache();
-    // `4111 1111` / `1111 1111`: a card only across the newline, which the parts never see.
-    const joined = c.join(['4111 1111', '1111 1111']);
-    expect(c.kinds('pii', joined)).toEqual([]);
-    expect(new DetectionCache().kinds('pii', '4111 1111 1111 1111')).toEqual(['credit-card']);
+    const parts = ['key AKIAIOSFOD', 'NN7EXAMPLE for the deploy'];
+    const joined = c.join(parts);
+    expect(c.kinds('secrets', joined)).toEqual(['aws-access-key-id']);
+    expect(c.spans('secrets', parts[0]!)).toEqual([{ kind: 'aws-access-key-id', start: 4, end: 14 }]);
+    expect(c.spans('secrets', parts[1]!)).toEqual([{ kind: 'aws-access-key-id', start: 0, end: 10 }]);
+    // Neither part alone holds one.
+    expect(new DetectionCache().kinds('secrets', parts[0]!)).toEqual([]);
   });
 });
 

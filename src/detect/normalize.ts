@@ -1,0 +1,151 @@
+/**
+ * Text as the detectors read it (docs/behaviour/labels-and-detectors.md#normalization):
+ * zero-width characters and the soft hyphen removed, each character in its
+ * NFKC form, Unicode's confusables of ASCII letters and digits folded to
+ * them (the table of the `unhomoglyph` package, built from Unicode's
+ * confusables.txt; only entries whose prototype is one ASCII letter or
+ * digit), and one round of percent-decoding (a run of escapes read as
+ * UTF-8). A credential
+ * written `AKIA\u200bIOSF...`, in fullwidth or Cyrillic letters, or as
+ * `%41KIA...` reads as itself.
+ *
+ * The result keeps, for every character, where it came from in the input,
+ * so a span found in the normalized text masks the characters it came
+ * from. One pass, each character looked at once: linear in the text.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const CONFUSABLES = require('unhomoglyph/data.json') as Record<string, string>;
+
+/** Non-ASCII characters whose confusable prototype is one ASCII letter or digit. */
+const FOLD = new Map<number, string>();
+for (const [from, to] of Object.entries(CONFUSABLES)) {
+  if (!/^[A-Za-z0-9]$/.test(to)) continue;
+  const cp = from.codePointAt(0)!;
+  if (cp < 0x80 || String.fromCodePoint(cp) !== from) continue;
+  // The table's prototype of `I`, `l` and `1` is `l`: a capital letter that looks like them reads as `I`.
+  FOLD.set(cp, to === 'l' && from !== from.toLowerCase() ? 'I' : to);
+}
+
+/** Removed before detection: zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen, Mongolian vowel separator. */
+function isInvisible(cp: number): boolean {
+  return cp === 0x200b || cp === 0x200c || cp === 0x200d || cp === 0x2060 || cp === 0xfeff || cp === 0xad || cp === 0x180e;
+}
+
+/** A text that may read differently normalized: one with a non-ASCII character or a percent-escape. */
+const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}/;
+
+const nfkcCache = new Map<number, string>();
+function nfkc(cp: number): string {
+  let out = nfkcCache.get(cp);
+  if (out === undefined) {
+    out = String.fromCodePoint(cp).normalize('NFKC');
+    if (nfkcCache.size < 65536) nfkcCache.set(cp, out);
+  }
+  return out;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** A normalized text: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]) it came from. */
+export interface Normalized {
+  text: string;
+  from: Uint32Array;
+  to: Uint32Array;
+}
+
+/** `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search). */
+export function normalizeForDetection(s: string): Normalized | undefined {
+  if (!MAY_CHANGE.test(s)) return undefined;
+  const parts: string[] = [];
+  const from: number[] = [];
+  const to: number[] = [];
+  let changed = false;
+  const emit = (t: string, a: number, b: number) => {
+    parts.push(t);
+    for (let k = 0; k < t.length; k++) {
+      from.push(a);
+      to.push(b);
+    }
+  };
+  /** A character read as `cp` (non-ASCII) from the input's units [a, b): dropped, folded or in its NFKC form. */
+  const fold = (cp: number, a: number, b: number, written: string) => {
+    if (isInvisible(cp)) {
+      changed = true;
+      return;
+    }
+    const folded = FOLD.get(cp);
+    let out: string;
+    if (folded !== undefined) out = folded;
+    else {
+      out = nfkc(cp);
+      // A compatibility form may itself be a confusable (e.g. a mathematical letter that NFKC makes Greek).
+      if (out.length <= 2) {
+        const inner = out.codePointAt(0)!;
+        const again = inner >= 0x80 && out.length === (inner > 0xffff ? 2 : 1) ? FOLD.get(inner) : undefined;
+        if (again !== undefined) out = again;
+      }
+    }
+    if (out !== written) changed = true;
+    emit(out, a, b);
+  };
+  for (let i = 0; i < s.length; ) {
+    const c = s.charCodeAt(i);
+    if (c === 37 /* % */) {
+      // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone).
+      let j = i;
+      const bytes: number[] = [];
+      while (j + 2 < s.length && s.charCodeAt(j) === 37 && hexValue(s.charCodeAt(j + 1)) >= 0 && hexValue(s.charCodeAt(j + 2)) >= 0 && bytes.length < 64) {
+        bytes.push(hexValue(s.charCodeAt(j + 1)) * 16 + hexValue(s.charCodeAt(j + 2)));
+        j += 3;
+      }
+      if (bytes.length > 0) {
+        let text: string | undefined;
+        try {
+          text = UTF8.decode(Uint8Array.from(bytes));
+        } catch {
+          text = undefined;
+        }
+        if (text !== undefined) {
+          changed = true;
+          // Each decoded character stands for the escapes of its bytes: [start of its first, end of its last).
+          let at = i;
+          for (const ch of text) {
+            const n = Buffer.byteLength(ch, 'utf8');
+            const cp = ch.codePointAt(0)!;
+            if (cp < 0x80) emit(ch, at, at + 3 * n);
+            else fold(cp, at, at + 3 * n, ch);
+            at += 3 * n;
+          }
+          i = j;
+          continue;
+        }
+        if (bytes[0]! < 0x80) {
+          emit(String.fromCharCode(bytes[0]!), i, i + 3);
+          changed = true;
+          i += 3;
+          continue;
+        }
+      }
+    }
+    if (c < 0x80) {
+      emit(s[i]!, i, i + 1);
+      i++;
+      continue;
+    }
+    const cp = s.codePointAt(i)!;
+    const w = cp > 0xffff ? 2 : 1;
+    fold(cp, i, i + w, s.slice(i, i + w));
+    i += w;
+  }
+  if (!changed) return undefined;
+  return { text: parts.join(''), from: Uint32Array.from(from), to: Uint32Array.from(to) };
+}

@@ -1,0 +1,113 @@
+/**
+ * Generated: a credential placed anywhere in a result a host will see (a text block, split over two blocks, a
+ * structuredContent value or member name, a block's _meta, a resource link's fields, a resource's text or a blob of a
+ * non-text media type), as written or behind one of the normalizations (a zero-width space, a soft hyphen, a
+ * confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
+ * policies.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import credentials from '../fixtures/secrets/credentials.json' with { type: 'json' };
+import { post, testApp, type TestApp } from '../helpers/app.js';
+import { scanSecrets } from '../../src/detect/secrets.js';
+
+type Obj = Record<string, any>;
+/** One-line credentials of distinct formats (a PEM key is a block of its own). */
+const creds = credentials.credentials.filter((c) => !c.value.includes('\n') && /^[\x21-\x7e]+$/.test(c.value));
+/** Those whose value alone says what it is (a provider's prefix or shape): what may stand without a name, as a member name or in a URL. */
+const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
+/** Placements where the value stands alone. */
+const ALONE = new Set(['structured-name', 'link-uri']);
+
+const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
+
+/** `v` obfuscated at `at` by `how` (the detectors read it back as `v`). */
+function obfuscate(v: string, how: string, at: number): string {
+  const i = 1 + (at % (v.length - 2));
+  switch (how) {
+    case 'zero-width':
+      return v.slice(0, i) + '\u200b' + v.slice(i);
+    case 'soft-hyphen':
+      return v.slice(0, i) + '\u00ad' + v.slice(i);
+    case 'confusable': {
+      for (let k = 0; k < v.length; k++) {
+        const j = (i + k) % v.length;
+        const r = CONFUSABLE[v[j]!];
+        if (r !== undefined) return v.slice(0, j) + r + v.slice(j + 1);
+      }
+      return v;
+    }
+    case 'percent':
+      return v.slice(0, i) + '%' + v.charCodeAt(i).toString(16).toUpperCase().padStart(2, '0') + v.slice(i + 1);
+    default:
+      return v;
+  }
+}
+
+function place(where: string, text: string, line: string, cut: number): Obj {
+  switch (where) {
+    case 'text':
+      return { content: [{ type: 'text', text: `here it is:\n${line}\nok` }] };
+    case 'split': {
+      // Cut inside the value (the line's own words stay whole in the first block).
+      const v0 = line.indexOf(text);
+      const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
+      return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }, { type: 'text', text: `${line.slice(at)}\nok` }] };
+    }
+    case 'structured-value':
+      return { content: [{ type: 'text', text: '{}' }], structuredContent: { config: { env: line } } };
+    case 'structured-name':
+      return { content: [{ type: 'text', text: '{}' }], structuredContent: { [text]: true } };
+    case 'meta':
+      return { content: [{ type: 'text', text: 'ok', _meta: { 'com.example/debug': line } }] };
+    case 'link-description':
+      return { content: [{ type: 'resource_link', uri: 'file:///app/.env', name: 'env', description: line }] };
+    case 'link-uri':
+      return { content: [{ type: 'resource_link', uri: `https://cb.test/hook?token=${encodeURIComponent(text)}`, name: 'callback' }] };
+    case 'resource-text':
+      return { content: [{ type: 'resource', resource: { uri: 'file:///app/.env', mimeType: 'text/plain', text: line } }] };
+    default:
+      return { content: [{ type: 'resource', resource: { uri: 'file:///app/env.bin', mimeType: 'application/octet-stream', blob: Buffer.from(line).toString('base64') } }] };
+  }
+}
+
+/** Whether the value, as written or as placed, or 8 characters of it past its prefix, shows in what is forwarded (its text, and its blobs decoded). */
+function reaches(forwarded: unknown, value: string, placed: string): boolean {
+  const texts: string[] = [JSON.stringify(forwarded)];
+  const walk = (x: unknown) => {
+    if (Array.isArray(x)) x.forEach(walk);
+    else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) (k === 'blob' && typeof v === 'string' ? texts.push(Buffer.from(v, 'base64').toString('utf8')) : walk(v));
+    else if (typeof x === 'string') texts.push(x, decodeURIComponent(x.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')));
+  };
+  walk(forwarded);
+  return texts.some((t) => {
+    if (t.includes(value) || t.includes(placed)) return true;
+    for (let i = Math.min(8, value.length - 8); i + 8 <= value.length; i += 4) if (t.includes(value.slice(i, i + 8))) return true;
+    return false;
+  });
+}
+
+describe('a credential anywhere in a result never reaches the host', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  });
+  afterAll(() => t.close());
+
+  it('for any placement, split or not, under any normalization', async () => {
+    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'link-description', 'link-uri', 'resource-text', 'blob'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent'];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
+        const placed = obfuscate(c.value, how, n);
+        const line = c.text.replace(c.value, placed);
+        const result = place(where, placed, line, n);
+        const r = await post(t.app, '/v1/evaluate', { result, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        if (r.json.outcome === 'deny') return;
+        expect(reaches(r.json.result, c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
+      }),
+      { numRuns: 400 },
+    );
+  }, 120_000);
+});
