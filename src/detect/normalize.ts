@@ -62,18 +62,44 @@ export interface Normalized {
   to: Uint32Array;
 }
 
+/** Where the next character that normalizing may change is: a non-ASCII one or `%`. */
+const SPECIAL = /[^\x00-\x7f]|%/g;
+
 /** `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search). */
 export function normalizeForDetection(s: string): Normalized | undefined {
   if (!MAY_CHANGE.test(s)) return undefined;
-  const parts: string[] = [];
-  const from: number[] = [];
-  const to: number[] = [];
+  const chunks: string[] = [];
+  let cap = s.length + 64;
+  let from = new Uint32Array(cap);
+  let to = new Uint32Array(cap);
+  let n = 0;
   let changed = false;
+  const room = (k: number) => {
+    if (n + k <= cap) return;
+    cap = Math.max(cap * 2, n + k);
+    const f = new Uint32Array(cap);
+    f.set(from.subarray(0, n));
+    from = f;
+    const t = new Uint32Array(cap);
+    t.set(to.subarray(0, n));
+    to = t;
+  };
+  /** The input's units [a, b) as written (ASCII): each character from itself. */
+  const copy = (a: number, b: number) => {
+    if (b <= a) return;
+    chunks.push(s.slice(a, b));
+    room(b - a);
+    for (let m = a; m < b; m++) {
+      from[n] = m;
+      to[n++] = m + 1;
+    }
+  };
   const emit = (t: string, a: number, b: number) => {
-    parts.push(t);
+    chunks.push(t);
+    room(t.length);
     for (let k = 0; k < t.length; k++) {
-      from.push(a);
-      to.push(b);
+      from[n] = a;
+      to[n++] = b;
     }
   };
   /** A character read as `cp` (non-ASCII) from the input's units [a, b): dropped, folded or in its NFKC form. */
@@ -97,7 +123,15 @@ export function normalizeForDetection(s: string): Normalized | undefined {
     if (out !== written) changed = true;
     emit(out, a, b);
   };
-  for (let i = 0; i < s.length; ) {
+  let i = 0;
+  SPECIAL.lastIndex = 0;
+  while (i < s.length) {
+    SPECIAL.lastIndex = i;
+    const m = SPECIAL.exec(s);
+    const at = m === null ? s.length : m.index;
+    copy(i, at);
+    i = at;
+    if (i >= s.length) break;
     const c = s.charCodeAt(i);
     if (c === 37 /* % */) {
       // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone).
@@ -107,38 +141,34 @@ export function normalizeForDetection(s: string): Normalized | undefined {
         bytes.push(hexValue(s.charCodeAt(j + 1)) * 16 + hexValue(s.charCodeAt(j + 2)));
         j += 3;
       }
+      let text: string | undefined;
       if (bytes.length > 0) {
-        let text: string | undefined;
         try {
           text = UTF8.decode(Uint8Array.from(bytes));
         } catch {
           text = undefined;
         }
-        if (text !== undefined) {
-          changed = true;
-          // Each decoded character stands for the escapes of its bytes: [start of its first, end of its last).
-          let at = i;
-          for (const ch of text) {
-            const n = Buffer.byteLength(ch, 'utf8');
-            const cp = ch.codePointAt(0)!;
-            if (cp < 0x80) emit(ch, at, at + 3 * n);
-            else fold(cp, at, at + 3 * n, ch);
-            at += 3 * n;
-          }
-          i = j;
-          continue;
-        }
-        if (bytes[0]! < 0x80) {
-          emit(String.fromCharCode(bytes[0]!), i, i + 3);
-          changed = true;
-          i += 3;
-          continue;
-        }
       }
-    }
-    if (c < 0x80) {
-      emit(s[i]!, i, i + 1);
-      i++;
+      if (text !== undefined) {
+        changed = true;
+        // Each decoded character stands for the escapes of its bytes: [start of its first, end of its last).
+        let p = i;
+        for (const ch of text) {
+          const width = 3 * Buffer.byteLength(ch, 'utf8');
+          const cp = ch.codePointAt(0)!;
+          if (cp < 0x80) emit(ch, p, p + width);
+          else fold(cp, p, p + width, ch);
+          p += width;
+        }
+        i = j;
+      } else if (bytes.length > 0 && bytes[0]! < 0x80) {
+        emit(String.fromCharCode(bytes[0]!), i, i + 3);
+        changed = true;
+        i += 3;
+      } else {
+        copy(i, i + 1);
+        i++;
+      }
       continue;
     }
     const cp = s.codePointAt(i)!;
@@ -147,5 +177,5 @@ export function normalizeForDetection(s: string): Normalized | undefined {
     i += w;
   }
   if (!changed) return undefined;
-  return { text: parts.join(''), from: Uint32Array.from(from), to: Uint32Array.from(to) };
+  return { text: chunks.join(''), from: from.subarray(0, n), to: to.subarray(0, n) };
 }

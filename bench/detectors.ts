@@ -1,0 +1,92 @@
+/**
+ * `npm run bench:detectors`: each detector's time per MB on crafted inputs
+ * against its time on prose, in the same run (contract v4, section 19: a
+ * crafted input stays within 4 times prose). Detectors: `secrets()` whole
+ * (formats, generic assignments, gitleaks' rules), the rule set alone, and
+ * `pii()`; each input is 1 MiB, each figure the median of 5 runs after a
+ * warm-up.
+ *
+ * Prose is English text of the kind tools return (docs prose: this
+ * repository's documentation, which is technical and holds keywords such
+ * as "token", "key" and "access"). Crafted inputs are the ones that drive
+ * each scanner hardest: dense keywords, dense assignments, dense
+ * candidates, dense percent-escapes and confusables (normalization), and
+ * every gitleaks keyword in turn followed by an assignment.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scanPii } from '../src/detect/pii.js';
+import { scanRuleset } from '../src/detect/ruleset.js';
+import { GITLEAKS_RULES } from '../src/detect/secret-rules.generated.js';
+import { DetectionCache } from '../src/detect/index.js';
+import { fmt, machine, median, QUICK, ROOT, table } from './lib.js';
+
+const MB = 1 << 20;
+const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB);
+
+function docsProse(): string {
+  const parts: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (e.name.endsWith('.md')) parts.push(readFileSync(join(dir, e.name), 'utf8'));
+    }
+  };
+  walk(join(ROOT, 'docs'));
+  return fill(parts.join('\n\n'));
+}
+
+/** The slowest keyword of the rule set: each rule's first keyword followed by an assignment, 64 KiB each, the worst kept. */
+function worstKeyword(): { name: string; text: string } {
+  let worst = { name: '', text: '', ms: -1 };
+  for (const r of GITLEAKS_RULES) {
+    const k = r.keywords[0]!;
+    const text = `${k}_token = "${k}${k}" `.repeat(Math.ceil(65536 / (k.length * 3 + 12))).slice(0, 65536);
+    const t = performance.now();
+    scanRuleset(text);
+    const ms = performance.now() - t;
+    if (ms > worst.ms) worst = { name: r.id, text, ms };
+  }
+  return { name: worst.name, text: fill(worst.text) };
+}
+
+const secrets = (s: string) => new DetectionCache().spans('secrets', s);
+const pii = (s: string) => scanPii(s);
+const ruleset = (s: string) => scanRuleset(s);
+
+function msPerMb(f: (s: string) => unknown, s: string): number {
+  f(s.slice(0, 65536));
+  const runs = QUICK ? 2 : 5;
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    f(s);
+    times.push(performance.now() - t);
+  }
+  return (median(times) * MB) / s.length;
+}
+
+const prose = docsProse();
+const worst = worstKeyword();
+const crafted: Record<string, string> = {
+  'keywords without assignments': fill('api key token secret password access auth '),
+  'dense assignments': fill('api_key=api_key=api_key='),
+  'assignments with values': fill('api_key = "a1b2c3d4e5f6g7h8i9j0k" '),
+  'password lines': fill('password: Xy9'),
+  'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
+  'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
+  'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),
+  [`keyword of ${worst.name}`]: worst.text,
+};
+
+const rows: Array<Array<string | number>> = [['input', 'secrets() ms/MB', 'ratio', 'rule set ms/MB', 'ratio', 'pii() ms/MB', 'ratio']];
+const base = { secrets: msPerMb(secrets, prose), ruleset: msPerMb(ruleset, prose), pii: msPerMb(pii, prose) };
+rows.push(['prose (docs)', fmt(base.secrets), '1.00', fmt(base.ruleset), '1.00', fmt(base.pii), '1.00']);
+for (const [name, text] of Object.entries(crafted)) {
+  const s = msPerMb(secrets, text);
+  const r = msPerMb(ruleset, text);
+  const p = msPerMb(pii, text);
+  rows.push([name, fmt(s), fmt(s / base.secrets, 2), fmt(r), fmt(r / base.ruleset, 2), fmt(p), fmt(p / base.pii, 2)]);
+}
+console.log(`detector time per MB, crafted against prose in the same run (${machine()})\n`);
+table(rows);
