@@ -25,7 +25,7 @@ import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
-import { blockText, otherStrings, stringsOf } from './text.js';
+import { blockText, memberNames, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
 import { forward, type Forwarded } from './forward.js';
 import { boundDecision } from './bound.js';
@@ -261,8 +261,14 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
   let resultText: string | undefined;
   if (blockTexts !== undefined) {
     const parts = blockTexts.slice();
-    for (const b of blocks) otherStrings(b, parts);
-    resultText = detection.join(stringsOf(own(result, 'structuredContent'), parts, true));
+    // The blocks' other strings and structuredContent's member names are short and many: each is one part, read at
+    // once (the text is the same, joined with newlines; masking reads each string again only when a mask applies).
+    const other: string[] = [];
+    for (const b of blocks) otherStrings(b, other);
+    const structured = own(result, 'structuredContent');
+    if (isRecord(structured) || Array.isArray(structured)) memberNames(structured, other);
+    if (other.length > 0) parts.push(other.join('\n'));
+    resultText = detection.join(stringsOf(structured, parts));
   }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
   const claimed = { sensitive: assessed.trust.labels.sensitive === true, untrusted: assessed.trust.labels.untrusted === true };

@@ -78,3 +78,18 @@ export function stringsOf(v: unknown, out: string[] = [], names = false): string
   }
   return out;
 }
+
+/** Every member name inside `v`, in document order. */
+export function memberNames(v: unknown, out: string[] = []): string[] {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (Array.isArray(x)) for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+    else if (isRecord(x)) {
+      const keys = Object.keys(x);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]!]);
+      for (const k of keys) out.push(k);
+    }
+  }
+  return out;
+}

@@ -78,8 +78,23 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s) => scanBoth('pii', s) };
 
+/** What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @` (and any non-ASCII character, which may fold to one). */
+function isTokenChar(c: number): boolean {
+  return (
+    (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 43 || c === 47 || c === 61 || c === 126 || c === 37 || c === 46 || c === 58 || c === 64 || c >= 0x80
+  );
+}
+
 /** Characters of each side of a boundary between two consecutive strings read joined (a value split over two blocks). */
 const SEAM = 256;
+/** Characters read before the token that crosses a seam: a name and its `=` for the generic assignments. */
+const SEAM_CONTEXT = 64;
+/** The shortest token across a seam worth reading: no credential is shorter. */
+const MIN_SEAM_TOKEN = 12;
+
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11;
+}
 const NONE: readonly Span[] = Object.freeze([]);
 
 /** Strings a cache looks up by `===` before it uses a Map. */
@@ -169,8 +184,16 @@ export class DetectionCache {
       const left = parts[k]!;
       const right = parts[k + 1]!;
       if (left.length === 0 || right.length === 0) continue;
-      const a = left.slice(Math.max(0, left.length - SEAM));
-      const b = right.slice(0, SEAM);
+      // A value split in two has a piece on each side of the seam: only then is there anything to join.
+      if (!isTokenChar(left.charCodeAt(left.length - 1)) || !isTokenChar(right.charCodeAt(0))) continue;
+      // The token that crosses the seam (non-blank on both sides), with some of what stands before it (a name and `=`).
+      let t0 = left.length;
+      while (t0 > 0 && left.length - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
+      let t1 = 0;
+      while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
+      if (left.length - t0 + t1 < MIN_SEAM_TOKEN) continue;
+      const a = left.slice(Math.max(0, t0 - SEAM_CONTEXT));
+      const b = right.slice(0, t1);
       const offset = left.length - a.length;
       for (const d of DETECTORS) {
         let found: Span[];

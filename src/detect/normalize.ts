@@ -36,6 +36,43 @@ function isInvisible(cp: number): boolean {
 /** A text that may read differently normalized: one with a non-ASCII character or a percent-escape. */
 const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}/;
 
+/** One bit per BMP code point that normalizing removes or folds (beyond the BMP: checked in the Map). */
+const FOLDS_BMP = new Uint8Array(8192);
+for (const cp of [0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0xad, 0x180e, ...FOLD.keys()]) if (cp <= 0xffff) FOLDS_BMP[cp >> 3]! |= 1 << (cp & 7);
+/** Per BMP code point: 0 not yet known, 1 normalizing keeps it, 2 normalizing changes it. */
+const BMP_STATE = new Uint8Array(65536);
+
+function changesBmp(c: number): boolean {
+  let st = BMP_STATE[c]!;
+  if (st === 0) {
+    const ch = String.fromCharCode(c);
+    st = (FOLDS_BMP[c >> 3]! & (1 << (c & 7))) !== 0 || (c < 0xd800 || c > 0xdfff ? ch.normalize('NFKC') !== ch : false) ? 2 : 1;
+    BMP_STATE[c] = st;
+  }
+  return st === 2;
+}
+
+/**
+ * Whether normalizing could change `s`: a percent-escape, or a character
+ * it removes, folds or gives another NFKC form (known per code point after
+ * its first sight). One loop over the text, a table lookup per non-ASCII
+ * character.
+ */
+function mayChange(s: string): boolean {
+  if (!MAY_CHANGE.test(s)) return false;
+  if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const cp = s.codePointAt(i)!;
+      if (FOLD.has(cp) || nfkc(cp) !== String.fromCodePoint(cp)) return true;
+      i++;
+    } else if (changesBmp(c)) return true;
+  }
+  return false;
+}
+
 const nfkcCache = new Map<number, string>();
 function nfkc(cp: number): string {
   let out = nfkcCache.get(cp);
@@ -66,8 +103,19 @@ export interface Normalized {
 const SPECIAL = /[^\x00-\x7f]|%/g;
 
 /** `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search). */
+let lastIn: string | undefined;
+let lastOut: Normalized | undefined;
+
 export function normalizeForDetection(s: string): Normalized | undefined {
-  if (!MAY_CHANGE.test(s)) return undefined;
+  // Both detectors read the same string in turn: the last answer is kept.
+  if (s === lastIn) return lastOut;
+  lastIn = s;
+  lastOut = normalizeUncached(s);
+  return lastOut;
+}
+
+function normalizeUncached(s: string): Normalized | undefined {
+  if (!mayChange(s)) return undefined;
   const chunks: string[] = [];
   let cap = s.length + 64;
   let from = new Uint32Array(cap);

