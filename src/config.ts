@@ -104,6 +104,8 @@ export interface Config {
   readonly proxyPollUs: number;
   /** TRUSTGATE_PLAYGROUND=1: serve GET /playground and POST /v1/playground/evaluate (docs/policy-testing.md); off by default. */
   readonly playground: boolean;
+  /** Most tools one server may list through the gateway (TRUSTGATE_MAX_TOOLS, default 1000). */
+  readonly maxTools: number;
   /** The operator's servers file (TRUSTGATE_SERVERS; docs/behaviour/operator.md), read and reloaded with the policies; unset: none. */
   readonly serversFile: string | undefined;
   /** The `context.destination` a request that gives none is judged with (TRUSTGATE_DESTINATION); unset: none. */
@@ -202,6 +204,7 @@ export const DEFAULTS = {
   TRUSTGATE_PROXY_POLL_US: whole(1000, 0, 10_000, '`trustgate proxy` only: how long, in microseconds, it keeps polling its pipes after a message before it sleeps; `0` sleeps at once ([proxy](bindings/proxy.md), [performance](performance.md))'),
   TRUSTGATE_PROXY_SESSION: row('unset (one session per host connection)', 'a session id', '`trustgate proxy` only: the session to judge under, as `--session <id>` (which wins); proxies of one host given one id share what the conversation was shown ([proxy](bindings/proxy.md))'),
   TRUSTGATE_UPSTREAM_AUTHORIZATION: row('unset', '`Bearer <token>`', "`trustgate proxy --upstream` only: the `Authorization` header every request to the remote server carries, unless a `--header` sets one; put it in the host's `env` for the server rather than in `args`, which other users of the machine can read"),
+  TRUSTGATE_MAX_TOOLS: whole(1000, 1, 100_000, '`trustgate proxy --config` (the gateway): most tools one server may list (and at most 100 pages of its `tools/list`); past either, that server\'s tools are left out of the list, logged at error and counted in `trustgate_proxy_dropped_total{reason="too-many"}` ([proxy](bindings/proxy.md))'),
   TRUSTGATE_SERVERS: row('unset (every server: `hints: "defaults"`, no labels)', 'the path of a JSON or YAML file', 'the operator\'s entry for each server, keyed by `server.name` (`"*"` for every other server and for requests that name none): whether its tool hints are believed, the operator\'s own hints per tool, labels on all its results ([operator entries](behaviour/operator.md)); a file that does not parse or holds an unknown key stops start-up, and a reload rereads it'),
   TRUSTGATE_DESTINATION: row('unset', '`local` or `remote` (or any name policies test)', 'the `context.destination` of a request that gives none: where what the host forwards goes (the model\'s side); `--destination` for `trustgate proxy` ([labels and detectors](behaviour/labels-and-detectors.md#personal-data-marks-it-does-not-stop))'),
 } as const satisfies Record<string, SettingRow | IntSetting>;
@@ -348,6 +351,7 @@ export function loadConfig(env: Env): Config {
     flowKey: flowKey(env.TRUSTGATE_FLOW_KEY),
     proxyPollUs: int(env, 'TRUSTGATE_PROXY_POLL_US'),
     playground: oneOf(env, 'TRUSTGATE_PLAYGROUND', ['0', '1'] as const) === '1',
+    maxTools: int(env, 'TRUSTGATE_MAX_TOOLS'),
     serversFile: env.TRUSTGATE_SERVERS === undefined || env.TRUSTGATE_SERVERS === '' ? undefined : env.TRUSTGATE_SERVERS,
     destination: destination(env.TRUSTGATE_DESTINATION),
   });

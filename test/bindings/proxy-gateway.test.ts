@@ -213,6 +213,33 @@ describe('gateway: several servers as one, one session', () => {
     }
   }, 120_000);
 
+  it('follows a tools/list cursor that never ends only to a bound: that server\'s tools are left out, the others listed', async () => {
+    const path = join(dir, 'endless.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        mcpServers: {
+          endless: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_ENDLESS_LIST: '1' } },
+          pages: { command: process.execPath, args: [HOSTILE] },
+        },
+        trustgate: { policies: join(MCP_POLICIES, 'gateway') },
+      }),
+    );
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--config', path], env: { ...ENV, LOG_LEVEL: 'error' }, cwd: ROOT, stderr: 'pipe' });
+    let err = '';
+    transport.stderr?.on('data', (d) => (err += String(d)));
+    const client = new Client({ name: 'gateway-tests', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('pages__read');
+      expect(names.some((n) => n.startsWith('endless__'))).toBe(false);
+      expect(err).toMatch(/tools\/list past its bounds/);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
   it('refuses a config file it cannot use, in one line, exit 2', async () => {
     const { spawnSync } = await import('node:child_process');
     const bad = join(dir, 'bad.json');

@@ -389,13 +389,13 @@ describe('proxy in front of a Streamable HTTP server that needs a token', () => 
 });
 
 describe('proxy with the shipped policies (the default, found next to the package)', () => {
-  const connect = async (elicit?: 'accept' | 'decline') => {
+  const connect = async (elicit?: 'accept' | 'decline', flags: string[] = ['--hints', 'declared']) => {
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const { CLI, ENV } = await import('../helpers/mcp.js');
     const env = { ...ENV };
     delete env.TRUSTGATE_POLICY_DIR;
     // Started from another working directory: the shipped policies are found next to the package, not in the cwd.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--', ...CHANGING], env, cwd: tmpdir(), stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', ...flags, '--', ...CHANGING], env, cwd: tmpdir(), stderr: 'pipe' });
     const client = new Client({ name: 't', version: '1' }, elicit ? { capabilities: { elicitation: {} } } : undefined);
     if (elicit) client.setRequestHandler(ElicitRequestSchema, async () => ({ action: elicit }));
     await client.connect(transport);
@@ -404,12 +404,22 @@ describe('proxy with the shipped policies (the default, found next to the packag
   };
   const first = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]!.text;
 
+  it('without the operator\'s word, the server\'s own tool descriptions make the session untrusted: a write naming what the user did not give asks', async () => {
+    const c = await connect(undefined, []);
+    try {
+      const r = await c.callTool({ name: 'write-note', arguments: { path: '/srv/notes/x.sh' } });
+      expect(r.isError).toBe(true);
+      expect(first(r)).toMatch(/flows\/consent-destructive-after-untrusted.*the client cannot ask/);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('the connection is the session: after untrusted content, a call carrying what it planted needs consent', async () => {
     const c = await connect();
     const fresh = await connect();
     const asked = await connect('accept');
     const planted = { path: '/srv/notes/planted.sh' };
-    // write-note says it is closed-world; without an operator entry that is not believed, so its own answer is fenced too.
     try {
       expect(first(await c.callTool({ name: 'write-note', arguments: planted }))).toContain('written');
       expect(first(await c.callTool({ name: 'untrusted', arguments: {} }))).toMatch(/^<untrusted-content boundary=/);

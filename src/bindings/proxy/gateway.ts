@@ -64,9 +64,12 @@ export interface GatewayBinding {
   pinTools: (server: string, tools: Record<string, unknown>[]) => Promise<Map<string, string>>;
   /** Writes a decision log line; undefined when the log level drops them. */
   decisionLog: ((entry: object) => void) | undefined;
-  /** TRUSTGATE_SESSION_TTL_SECONDS, the default of --session-ttl. */
-  config: { sessionTtlSeconds: number };
+  /** TRUSTGATE_SESSION_TTL_SECONDS, the default of --session-ttl; TRUSTGATE_MAX_TOOLS, the most tools one server may list. */
+  config: { sessionTtlSeconds: number; maxTools: number };
 }
+
+/** The most pages of one server's tools/list the gateway follows: a cursor that never ends is cut off. */
+export const MAX_TOOL_PAGES = 100;
 
 export interface GatewayOptions {
   args: ProxyArgs;
@@ -213,13 +216,26 @@ export class Gateway {
     const lists = await Promise.all(
       [...this.#members.values()].map(async (m) => {
         const tools: Tool[] = [];
+        const max = this.#o.binding.config.maxTools;
         try {
           let cursor: string | undefined;
+          let pages = 0;
           do {
+            // A list past its bounds is not followed on: that server's tools are left out, and the cut counted.
+            if (++pages > MAX_TOOL_PAGES || tools.length > max) {
+              this.#o.binding.log.error({ server: m.spec.name, pages: pages - 1, tools: tools.length, maxPages: MAX_TOOL_PAGES, maxTools: max }, 'tools/list past its bounds; that server is left out of the list');
+              this.#o.onDrop('too-many');
+              return [];
+            }
             const page = await m.client.listTools(cursor === undefined ? undefined : { cursor });
             for (const t of page.tools) tools.push({ ...t, name: `${m.spec.name}${SEPARATOR}${t.name}` });
             cursor = page.nextCursor;
           } while (cursor !== undefined);
+          if (tools.length > max) {
+            this.#o.binding.log.error({ server: m.spec.name, tools: tools.length, maxTools: max }, 'tools/list past its bounds; that server is left out of the list');
+            this.#o.onDrop('too-many');
+            return [];
+          }
         } catch (err) {
           this.#o.binding.log.warn({ server: m.spec.name, err: (err as Error).message }, 'tools/list failed; that server is left out of the list');
         }

@@ -148,7 +148,6 @@ const SERVER_NOTIFICATIONS = new Set([
 const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta', 'resultType', 'toolResult', 'inputRequests', 'requestState'];
 
 /** Methods whose answers describe the server rather than carry what the conversation reads. */
-const DISCOVERY = /^(initialize|[a-z]+\/(templates\/)?list)$/;
 
 /** How many of the server's requests may wait on the host at once: past it a request is refused, so a server cannot grow the relay's memory without end. */
 export const MAX_PASSED = 1024;
@@ -512,7 +511,48 @@ export class McpProxy {
     this.#everListed = true;
     const j = await judgeToolList(this.#listDeps(), this.#tools, result);
     if (!j.ok) return this.#withhold(s, j.text);
+    const read = await this.#readDescriptions(j.payload);
+    if (!read.ok) return this.#withhold(s, read.text);
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
+  }
+
+  /**
+   * The titles and descriptions of listed tools are text the host's model
+   * reads: judged as a result of the server under the connection's session,
+   * which takes in their labels and values (a planted address in a
+   * description is then the server's, untrusted). The list itself is what
+   * the `scope: tool` rules made of it.
+   */
+  async #readDescriptions(payload: Msg): Promise<{ ok: true } | { ok: false; text: string }> {
+    const texts: string[] = [];
+    for (const t of Array.isArray(payload.tools) ? payload.tools : []) {
+      if (!isRecord(t)) continue;
+      for (const x of [t.title, t.description]) if (typeof x === 'string' && x !== '') texts.push(x);
+    }
+    if (texts.length === 0) return { ok: true };
+    const content = [{ type: 'text', text: texts.join('\n\n') }];
+    // The server's own words about its tools: believed closed-world only where the operator believes the server.
+    const believed = this.#o.operator?.hints === 'declared';
+    try {
+      await this.#o.core.evaluateResult({
+        operator: this.#o.operator,
+        destination: this.#o.destination,
+        request: {
+          result: { content },
+          ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
+          tool: { name: '', annotations: { openWorldHint: !believed } },
+          server: this.#server,
+          session: { id: this.sessionId },
+          ...(this.#o.context ? { context: this.#o.context } : {}),
+        },
+        call: { method: 'tools/list', name: '', arguments: {} },
+        log: this.#o.decisionLog,
+      });
+      return { ok: true };
+    } catch (err) {
+      this.#o.log.error({ err: errorDetail(err) }, 'tool descriptions could not be checked');
+      return { ok: false, text: uncheckedVerdict({ kind: 'message', method: 'tools/list', name: '' }, err).text };
+    }
   }
 
   async #callResult(s: Sent, raw: Msg): Promise<void> {
@@ -576,8 +616,8 @@ export class McpProxy {
           ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
           tool: { name: subject },
           server: this.#server,
-          // Discovery (initialize, lists) is judged, but is not what the conversation was shown: it leaves the session as it is.
-          ...(DISCOVERY.test(method) ? {} : { session: { id: this.sessionId } }),
+          // Discovery (initialize's instructions, the lists' descriptions) is content the model reads: the session takes it in.
+          session: { id: this.sessionId },
           ...(this.#o.context ? { context: this.#o.context } : {}),
         },
         call: { method, name: subject, arguments: how.args ?? {} },
