@@ -26,7 +26,9 @@ import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
 import type { FindingOut, Outcome } from './types.js';
 
 /** What was judged: a tool call, a tool result, or another message the server sent (the proxy). */
-export type Subject = { kind: 'call' | 'result'; name: string } | { kind: 'message'; method: string; name: string };
+export type Subject =
+  | { kind: 'call' | 'result'; name: string; /** The operator's name for the server, when the binding knows it. */ server?: string; /** A call's argument names. */ args?: readonly string[] }
+  | { kind: 'message'; method: string; name: string; server?: string };
 
 /** Why a call or a result was withheld, as the proxy's log line says it. */
 export type Withheld = 'call-denied' | 'call-consent' | 'call-declined' | 'result-denied' | 'result-consent' | 'result-declined' | 'message-denied' | 'message-consent' | 'message-declined';
@@ -131,6 +133,20 @@ function escapeUnits(c: string): string {
   return out;
 }
 
+/** Most argument names a consent question lists. */
+const QUOTED_ARGS_MAX = 8;
+
+function onServer(server: string | undefined): string {
+  return server ? ` of the server ${quotedName(server)}` : '';
+}
+
+/** The argument names of a call as a question lists them (the findings say which values made it ask). */
+function withArgs(args: readonly string[] | undefined): string {
+  if (args === undefined || args.length === 0) return '';
+  const shown = args.slice(0, QUOTED_ARGS_MAX).map(quotedName).join(', ');
+  return `, called with ${shown}${args.length > QUOTED_ARGS_MAX ? ` and ${args.length - QUOTED_ARGS_MAX} more` : ''},`;
+}
+
 /** Why a decision asks for consent: each applied consent finding's policy, rule and message. */
 export function consentReasons(findings: readonly FindingOut[]): string {
   return findings
@@ -144,11 +160,11 @@ export function consentQuestion(subject: Subject, findings: readonly FindingOut[
   const why = consentReasons(findings);
   switch (subject.kind) {
     case 'call':
-      return `The tool ${quotedName(subject.name)} needs your consent before it runs (${why}). Run it?`;
+      return `The tool ${quotedName(subject.name)}${onServer(subject.server)}${withArgs(subject.args)} needs your consent before it runs (${why}). Run it?`;
     case 'result':
-      return `The result of the tool ${quotedName(subject.name)} needs your consent before it is passed on (${why}). Pass it on?`;
+      return `The result of the tool ${quotedName(subject.name)}${onServer(subject.server)} needs your consent before it is passed on (${why}). Pass it on?`;
     case 'message':
-      return `What the server sent for ${subject.method} ${quotedName(subject.name)} needs your consent before it is passed on (${why}). Pass it on?`;
+      return `What the server${subject.server ? ` ${quotedName(subject.server)}` : ''} sent for ${subject.method} ${quotedName(subject.name)} needs your consent before it is passed on (${why}). Pass it on?`;
   }
 }
 

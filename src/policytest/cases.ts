@@ -7,6 +7,7 @@
  * the run exits 2.
  */
 import { DEFAULTS } from '../config.js';
+import { compileLiteralRe2 } from '../policy/regex.js';
 import { OperatorEntries, OperatorEntryError, parseServersText } from '../trust/operator.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
@@ -182,10 +183,11 @@ function checkExpect(raw: unknown, call: boolean, where: string): Expect {
       if (p !== '' && !p.startsWith('/')) throw new TestLoadError(`${where}: expect.result: ${JSON.stringify(p)} is not an RFC 6901 pointer (it must start with "/")`);
       const m = isRecord(v) ? own(v, 'matches') : undefined;
       if (typeof m === 'string' && Object.keys(v as object).length === 1) {
+        // The same linear-time regular expressions as policies' `matches` (RE2): a test file cannot stall the runner.
         try {
-          new RegExp(m, 'u');
+          compileLiteralRe2(m);
         } catch (err) {
-          throw new TestLoadError(`${where}: expect.result ${p}: matches is not a regular expression: ${(err as Error).message}`);
+          throw new TestLoadError(`${where}: expect.result ${p}: matches is not an RE2 regular expression: ${(err as Error).message}`);
         }
       }
     }
@@ -278,8 +280,12 @@ export async function readTestFile(path: string, cwd?: string): Promise<TestCase
   const file = displayPath(path, cwd);
   let bytes: Buffer;
   try {
+    // Size-checked before it is read, and again after (it may have grown in between).
+    const info = await stat(path);
+    if (info.size > MAX_TEST_FILE_BYTES) throw new TestLoadError(`${file}: the file is ${info.size} bytes; the limit is ${MAX_TEST_FILE_BYTES}`);
     bytes = await readFile(path);
   } catch (err) {
+    if (err instanceof TestLoadError) throw err;
     throw new TestLoadError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   if (bytes.length > MAX_TEST_FILE_BYTES) throw new TestLoadError(`${file}: the file is ${bytes.length} bytes; the limit is ${MAX_TEST_FILE_BYTES}`);

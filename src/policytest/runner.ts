@@ -16,6 +16,7 @@ import { MemorySessionStore } from '../session/memory.js';
 import { MemoryFlowStore } from '../session/flows.js';
 import type { CallVar } from '../policy/cel/variables.js';
 import { TrustgateError } from '../errors.js';
+import { re2find } from '../policy/regex.js';
 import { displayPath, TestLoadError, type Expect, type Step, type TestCase } from './cases.js';
 
 /** One expectation that did not hold. */
@@ -199,7 +200,7 @@ export function compare(expect: Expect, d: Decision | CallDecision, step?: { ste
         if (!isDeepStrictEqual(at.value, want)) fail(label, want, at.value);
       } else if (typeof at.value !== 'string') {
         fail(label, want, at.value);
-      } else if ('contains' in m ? !at.value.includes(m.contains) : !new RegExp(m.matches, 'u').test(at.value)) {
+      } else if ('contains' in m ? !at.value.includes(m.contains) : !re2find(at.value, m.matches)) {
         fail(label, want, at.value);
       }
     }

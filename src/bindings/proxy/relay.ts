@@ -347,7 +347,7 @@ export class McpProxy {
       this.#o.log.error({ tool: name, err: errorDetail(err) }, 'call could not be checked');
       return this.#answer(id, isErrorResult(uncheckedVerdict({ kind: 'call', name }, err).text));
     }
-    const subject: Subject = { kind: 'call', name };
+    const subject: Subject = { kind: 'call', name, ...(this.#server.name ? { server: this.#server.name } : {}), args: args ? Object.keys(args) : [] };
     const verdict = verdictOf(d, subject, this.#canAsk());
     let withheld: Withhold | undefined = verdict.kind === 'withhold' ? verdict : undefined;
     if (verdict.kind === 'ask' && !(await this.#consent(verdict.question))) withheld = declined(d, subject);
