@@ -49,7 +49,7 @@ export function maskKinds(names: readonly string[]): Set<string> {
   return out;
 }
 
-const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: (s) => scanPii(s) };
+const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: scanPii };
 
 /**
  * A detector's spans in `s` as written and as normalized (normalize.ts:
@@ -76,7 +76,7 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
   return out;
 }
 
-const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s) => scanBoth('pii', s) };
+const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 
 /** What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @` (and any non-ASCII character, which may fold to one). */
 function isTokenChar(c: number): boolean {

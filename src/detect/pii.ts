@@ -5,6 +5,7 @@
  * the SSA's area/group/serial rules for US SSNs, and libphonenumber-js
  * (Google's libphonenumber metadata, `max` set) for phone numbers.
  */
+import { DetectionStopped } from './ruleset.js';
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
 import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
 
@@ -114,12 +115,6 @@ function numberToken(s: string, i: number): Group[] {
   }
 }
 
-function cardDigits(s: string, groups: readonly Group[], from: number, to: number): string {
-  let d = '';
-  for (let k = from; k <= to; k++) d += s.slice(groups[k]!.start, groups[k]!.end);
-  return d;
-}
-
 function isCard(d: string): boolean {
   // Issuer industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro);
   // 13-digit millisecond timestamps and other ids starting with 1, 7, 8, 9 or 0 are not cards.
@@ -150,11 +145,19 @@ function numbers(s: string, i: number, push: (kind: string, start: number, end: 
       }
     }
     let found = -1;
-    let digits = 0;
-    for (let j = g; j < groups.length; j++) {
-      digits += groups[j]!.end - groups[j]!.start;
-      if (digits > 19) break;
-      if (digits >= 13 && isCard(cardDigits(s, groups, g, j))) found = j;
+    // Issuer industries 2 to 6 only (isCard): a run that starts with another digit is no card, whatever follows.
+    const lead = s.charCodeAt(at);
+    if (lead >= 50 && lead <= 54) {
+      let d = '';
+      // One digit repeated is no card (isCard): known as the digits are added, without a regular expression per candidate.
+      let mixed = false;
+      for (let j = g; j < groups.length; j++) {
+        const part = s.slice(groups[j]!.start, groups[j]!.end);
+        for (let k = 0; k < part.length && !mixed; k++) mixed = part.charCodeAt(k) !== lead;
+        d += part;
+        if (d.length > 19) break;
+        if (d.length >= 13 && mixed && isCard(d)) found = j;
+      }
     }
     if (found >= 0) {
       push('credit-card', groups[g]!.start, groups[found]!.end);
@@ -269,8 +272,8 @@ function nextHot(s: string, i: number): number {
 }
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */
-export function scanPii(s: string): Span[] {
-  return scan(s, true);
+export function scanPii(s: string, stop?: () => boolean): Span[] {
+  return scan(s, true, stop);
 }
 
 /** The scan of scanPii, reading every character (no skipping to the next digit or `@`); the tests hold the two equal. */
@@ -288,8 +291,9 @@ export function scanPiiFully(s: string): Span[] {
  * from the same place as when every character is read, and the loop goes on
  * from a place that reading every character also reaches.
  */
-function scan(s: string, skip: boolean): Span[] {
+function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
   const out: Span[] = [];
+  let steps = 0;
   const n = s.length;
   let lastEnd = 0;
   const budget = { left: PHONE_VALIDATIONS_PER_STRING };
@@ -299,6 +303,8 @@ function scan(s: string, skip: boolean): Span[] {
   };
   let hot = -1;
   for (let i = 0; i < n; i++) {
+    // A caller with a deadline is asked every 4,096 places: a crafted text cannot hold the scan past it.
+    if (stop !== undefined && (++steps & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
     if (skip) {
       if (hot < i) {
         hot = nextHot(s, i);

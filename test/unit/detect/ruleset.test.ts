@@ -12,6 +12,7 @@ import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../
 import { DetectionStopped, RULES_LEFT_OUT, scanRuleset, shannonEntropy } from '../../../src/detect/ruleset.js';
 import { GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
+import { scanPii } from '../../../src/detect/pii.js';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 
 const creds = credentials.credentials;
@@ -55,6 +56,7 @@ describe('a scan told to stop', () => {
   it('throws DetectionStopped between windows, and the decision\'s cache then withholds what it cannot know', () => {
     const text = creds.map((c) => c.text).join('\n');
     expect(() => scanRuleset(text, () => true)).toThrow(DetectionStopped);
+    expect(() => scanPii('4 5 '.repeat(5000), () => true)).toThrow(DetectionStopped);
     const cache = new DetectionCache(() => true);
     expect(() => withDetection(cache, () => detectKinds('secrets', text))).toThrow(DetectionStopped);
     expect(cache.stopped).toBe(true);
