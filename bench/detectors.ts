@@ -75,7 +75,9 @@ const crafted: Record<string, string> = {
   'password lines': fill('password: Xy9'),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
+  'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),
+  'at-signs alone (pii)': fill('a@'),
   [`keyword of ${worst.name}`]: worst.text,
 };
 

@@ -45,6 +45,8 @@ interface CompiledAllow {
 interface Compiled {
   rule: GitleaksRule;
   re: RE2JS | undefined;
+  /** For a keyword-assignment rule: its regex without the name before the keyword, anchored at the keyword. */
+  anchored?: RE2JS;
   allow: CompiledAllow[] | undefined;
   /** The rule is gitleaks' keyword-assignment shape: its keyword is followed, within a name's tail, by an assignment operator. */
   assigns: boolean;
@@ -65,7 +67,7 @@ const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\
 export const RULES_LEFT_OUT: ReadonlySet<string> = new Set(['generic-api-key']);
 
 const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
-  const assigns = rule.regex.includes(ASSIGN_SHAPE);
+  const assigns = rule.regex.includes(ASSIGN_SHAPE) && rule.regex.startsWith(String.raw`(?i)[\w.-]{0,50}?`);
   return { rule, re: undefined, allow: undefined, assigns, prefixes: assigns ? new Set<string>() : prefixKeywords(rule) };
 });
 
@@ -124,6 +126,18 @@ function compileAllow(a: GitleaksAllow): CompiledAllow {
 const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? undefined : compileAllow(GITLEAKS_ALLOW);
 
 /** A rule's regex and allowlists, compiled on first use (most rules never meet their keywords). */
+/** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
+const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
+
+function anchoredOf(c: Compiled): RE2JS {
+  if (c.anchored === undefined) {
+    const r = c.rule.regex;
+    if (!r.startsWith(NAME_PREFIX)) throw new Error(`rule ${c.rule.id} is not of the keyword-assignment shape`);
+    c.anchored = RE2JS.compile(`(?i)^(?:${r.slice(NAME_PREFIX.length)})`);
+  }
+  return c.anchored;
+}
+
 function ready(c: Compiled): RE2JS {
   if (c.re === undefined) {
     c.re = RE2JS.compile(c.rule.regex);
@@ -296,6 +310,16 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
     positions.sort((a, b) => a - b);
     const c = RULES[ri]!;
     const re = ready(c);
+    if (c.assigns) {
+      // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
+      // a few characters after it: tried anchored at each keyword, each try costs what the match itself holds.
+      let tries = 0;
+      for (const p of positions) {
+        if ((++tries & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+        findIn(c, anchoredOf(c), s, p, Math.min(s.length, p + WINDOW_AFTER), out);
+      }
+      continue;
+    }
     let w0 = -1;
     let w1 = -1;
     const flush = () => {
