@@ -32,7 +32,13 @@ function isLabel(c: number): boolean {
 }
 
 /** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
-function email(s: string, i: number, from: number): [number, number] | undefined {
+/** A stretch of text [from, to) already read back over for user info: it holds no `/`, blank, quote or angle bracket. */
+interface Clean {
+  from: number;
+  to: number;
+}
+
+function email(s: string, i: number, from: number, clean: Clean = { from: -1, to: -1 }): [number, number] | undefined {
   let a = i;
   while (a > from && i - a < 64 && isLocal(s.charCodeAt(a - 1))) a--;
   while (a < i && s.charCodeAt(a) === 46) a++;
@@ -41,13 +47,24 @@ function email(s: string, i: number, from: number): [number, number] | undefined
   const before = codeAt(s, a - 1);
   if ((before === 58 || before === 47) && !(before === 58 && s.slice(Math.max(0, a - 7), a).toLowerCase() === 'mailto:')) return undefined;
   // A password with characters an address cannot hold (`scheme://user:pa#ss@host`): still user info (looked for within 300 characters).
-  for (let k = a; k > 0 && a - k < 300; k--) {
+  // What earlier addresses read back over is not read again (a text of `a@a@a@...` stays linear).
+  let k = a;
+  for (; k > 0 && a - k < 300; k--) {
+    if (k <= clean.to && k > clean.from) {
+      k = clean.from + 1;
+      if (a - k >= 300) break;
+      continue;
+    }
     const c = s.charCodeAt(k - 1);
     if (isSpace(c) || c === 34 || c === 39 || c === 60 || c === 62) break;
     if (c === 47) {
       if (codeAt(s, k - 2) === 47 && codeAt(s, k - 3) === 58) return undefined;
       break;
     }
+  }
+  if (k < a) {
+    clean.from = k;
+    clean.to = a;
   }
   let pos = i + 1;
   let labels = 0;
@@ -294,6 +311,7 @@ export function scanPiiFully(s: string): Span[] {
 function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
   const out: Span[] = [];
   let steps = 0;
+  const clean: Clean = { from: -1, to: -1 };
   const n = s.length;
   let lastEnd = 0;
   const budget = { left: PHONE_VALIDATIONS_PER_STRING };
@@ -328,7 +346,7 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
     }
     if (c === 64) {
       // @
-      const m = email(s, i, lastEnd);
+      const m = email(s, i, lastEnd, clean);
       if (m !== undefined) {
         push('email', m[0], m[1]);
         i = m[1] - 1;
