@@ -63,17 +63,22 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
   if (n === undefined) return raw;
   const found = RAW_SCANNERS[d](n.text, stop);
   if (found.length === 0) return raw;
-  const all = raw.concat(found.map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! })));
-  all.sort((a, b) => a.start - b.start || b.end - a.end);
   // Where the two readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
-  const out: Span[] = [{ ...all[0]! }];
-  for (let i = 1; i < all.length; i++) {
-    const last = out[out.length - 1]!;
-    const sp = all[i]!;
+  return mergeOverlaps(raw.concat(found.map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! }))));
+}
+
+/** `spans` sorted, overlapping ones merged into their union (the earlier span's kind names it); copies, the input is not changed. */
+function mergeOverlaps(spans: Span[]): Span[] {
+  if (spans.length < 2) return spans;
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Span[] = [{ ...spans[0]! }];
+  for (let k = 1; k < spans.length; k++) {
+    const last = merged[merged.length - 1]!;
+    const sp = spans[k]!;
     if (sp.start < last.end) last.end = Math.max(last.end, sp.end);
-    else out.push({ ...sp });
+    else merged.push({ ...sp });
   }
-  return out;
+  return merged;
 }
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
@@ -280,14 +285,5 @@ export function spansOf(cache: DetectionCache, s: string, kinds: ReadonlySet<str
   for (const d of DETECTORS) {
     for (const sp of cache.spans(d, s)) if (kinds.has(sp.kind) || sp.kind === UNCHECKED_KIND) out.push(sp);
   }
-  if (out.length < 2) return out;
-  out.sort((a, b) => a.start - b.start || b.end - a.end);
-  const merged: Span[] = [{ ...out[0]! }];
-  for (let k = 1; k < out.length; k++) {
-    const last = merged[merged.length - 1]!;
-    const sp = out[k]!;
-    if (sp.start < last.end) last.end = Math.max(last.end, sp.end);
-    else merged.push({ ...sp });
-  }
-  return merged;
+  return mergeOverlaps(out);
 }
