@@ -60,10 +60,17 @@ export function forward(input: ForwardInput): Forwarded {
     maskedBlocks: b.maskedBlocks,
   });
   const labelsNothing = input.raises === undefined || raisesNothing(input.raises);
+  // A `content` that is not an array holds no block, so no rule judged any of it: it is never forwarded (an empty list is).
+  const unjudged = hasOwn(result, 'content') && !Array.isArray(own(result, 'content'));
   if (planIsEmpty(plan)) {
-    if (!tree && masksNothing(plan) && labelsNothing) return done(result, false);
+    if (!tree && masksNothing(plan) && labelsNothing && !unjudged) return done(result, false);
     // No block is rebuilt: the result (less its case-fold collisions) with its strings masked and its claims raised (docs/behaviour/labels-and-detectors.md).
     let out = tree ? (b.prune(result, tree, []) as Record<string, unknown>) : result;
+    if (unjudged) {
+      out = copyWithout(out);
+      b.withhold([], 'content');
+      setOwn(out, 'content', []);
+    }
     if (!masksNothing(plan)) {
       const content = own(out, 'content');
       let next: Record<string, unknown> | undefined;
