@@ -891,6 +891,31 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                         };
+                        /** @description Present when the request has a `tool`: the hints believed for it and the hints its server declared, as policies read them (`tool.hints`, `tool.declared`) */
+                        tool?: {
+                            /** @description The hints believed: what the server declared where its operator entry says `hints: "declared"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always */
+                            hints: {
+                                /** @description the tool does not modify its environment; false when the definition does not say */
+                                readOnlyHint: boolean;
+                                /** @description the tool may perform destructive updates; true when the definition does not say */
+                                destructiveHint: boolean;
+                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+                                idempotentHint: boolean;
+                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+                                openWorldHint: boolean;
+                            };
+                            /** @description The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
+                            declared: {
+                                /** @description the tool does not modify its environment; false when the definition does not say */
+                                readOnlyHint: boolean;
+                                /** @description the tool may perform destructive updates; true when the definition does not say */
+                                destructiveHint: boolean;
+                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+                                idempotentHint: boolean;
+                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+                                openWorldHint: boolean;
+                            };
+                        };
                         /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                         labelSources?: {
                             sensitive: string[];

@@ -385,6 +385,7 @@ function answer(
     policyRevision: opts.policies.revision,
     protocolVersion: revision,
     labels: trust.labels,
+    ...(isRecord(req.tool) ? { tool: hintViews(req.tool, opts.operator?.entry, undefined) } : {}),
     blocks: trust.blocks.map((t) => {
       const a = actions.get(t.index);
       const list: BlockActionOut[] = [];

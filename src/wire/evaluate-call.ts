@@ -1,23 +1,7 @@
 /**
  * Wire schemas of POST /v1/evaluate-call (docs/behaviour/sessions.md): the call, the pre-call decision answered.
  */
-import { type FromWire, contextMember, serverMember, traceList, v1Schema } from './shared.js';
-
-const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
-
-const hintsObject = (description: string) =>
-  ({
-    type: 'object',
-    additionalProperties: false,
-    description,
-    required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
-    properties: {
-      readOnlyHint: hint(false, 'the tool does not modify its environment'),
-      destructiveHint: hint(true, 'the tool may perform destructive updates'),
-      idempotentHint: hint(false, 'calling it again with the same arguments has no further effect'),
-      openWorldHint: hint(true, 'the tool may interact with an open world of external entities'),
-    },
-  }) as const;
+import { type FromWire, BELIEVED_HINTS, DECLARED_HINTS, contextMember, serverMember, traceList, v1Schema } from './shared.js';
 
 export const evaluateCallBody = {
   type: 'object',
@@ -73,10 +57,8 @@ export const evaluateCallReply = {
       additionalProperties: false,
       required: ['hints', 'declared', 'pin'],
       properties: {
-        hints: hintsObject(
-          "The hints believed: what the server declared where its operator entry says `hints: \"declared\"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always",
-        ),
-        declared: hintsObject("The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean)"),
+        hints: BELIEVED_HINTS,
+        declared: DECLARED_HINTS,
         digest: {
           type: 'string',
           description: 'sha256 of the JCS text of the definition\'s name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool',

@@ -1,7 +1,7 @@
 /**
  * Wire schemas of POST /v1/evaluate (docs/behaviour/decisions.md): the request, the decision answered.
  */
-import { type FromWire, contextMember, problemReplies, serverMember, traceList, triState, v1Security, validateBody, validationList, validationOmitted } from './shared.js';
+import { type FromWire, BELIEVED_HINTS, DECLARED_HINTS, contextMember, problemReplies, serverMember, traceList, triState, v1Security, validateBody, validationList, validationOmitted } from './shared.js';
 
 export const sources = {
   type: 'object',
@@ -98,6 +98,13 @@ export const evaluateReply = {
     policyRevision: { type: 'string' },
     protocolVersion: { type: 'string', description: 'The revision whose validation rules applied (a requested `2024-10-07` is answered as `2024-11-05`, whose rules it shares)' },
     labels: { type: 'object', additionalProperties: false, required: ['sensitive', 'untrusted'], properties: { sensitive: triState, untrusted: triState } },
+    tool: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Present when the request has a `tool`: the hints believed for it and the hints its server declared, as policies read them (`tool.hints`, `tool.declared`)',
+      required: ['hints', 'declared'],
+      properties: { hints: BELIEVED_HINTS, declared: DECLARED_HINTS },
+    },
     labelSources: sources,
     structuredContent: {
       type: 'object',

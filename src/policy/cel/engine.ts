@@ -315,7 +315,13 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
     fast: fast !== undefined,
     evaluate(activation: CelActivation): CelResult {
       if (fast !== undefined && (activation as unknown) instanceof Activation) {
-        const v = fast((activation as unknown as Activation).plain);
+        let v: boolean | typeof UNKNOWN;
+        try {
+          v = fast((activation as unknown as Activation).plain);
+        } catch (err) {
+          // A function of ours that throws (a detector whose scan ran out of the decision's time) is the rule's error, as on the engine's path: fail closed.
+          return { ok: false, error: runtimeError(source, err) };
+        }
         if (v !== UNKNOWN) return v ? TRUE : FALSE;
       }
       let value: unknown;
