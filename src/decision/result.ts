@@ -271,7 +271,11 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     resultText = detection.join(stringsOf(structured, parts));
   }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
-  const claimed = { sensitive: assessed.trust.labels.sensitive === true, untrusted: assessed.trust.labels.untrusted === true };
+  // What the result (or the operator, for its server) claims, not what a detector or a label rule found.
+  const claimed = {
+    sensitive: assessed.trust.claimedSensitive || opts.operator?.entry.labels?.sensitive === true,
+    untrusted: assessed.trust.labels.untrusted === true,
+  };
   const inputOf = (t: TrustAssessment) => ({
     result: {
       sensitive: t.labels.sensitive === true,

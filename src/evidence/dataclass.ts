@@ -11,6 +11,9 @@ export const DATA_CLASS_TYPE = 'data-class.v1';
 /** The one class that does not make a scope sensitive. */
 export const PUBLIC_CLASS = 'public';
 
+/** The class just above public: sensitive, but not a claim that asks before the result reaches the model (docs/behaviour/labels-and-detectors.md#personal-data-marks-it-does-not-stop). */
+export const INTERNAL_CLASS = 'internal';
+
 /**
  * Class reported for a verified record whose `class` is not a string (or
  * which is not an object at all): the drafts' own name for "not

@@ -10,7 +10,7 @@ import type { Dialect } from '../annotations/dialects.js';
 import type { Tri } from '../annotations/tri.js';
 import type { EvidenceStatus } from '../evidence/status.js';
 import type { ValidationFinding } from '../mcp/findings.js';
-import { DATA_CLASS_TYPE, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from '../evidence/dataclass.js';
+import { DATA_CLASS_TYPE, INTERNAL_CLASS, mergeDataClasses, readDataClass, unreadableDataClass, type DataClassRecord, type ScopeDataClass } from '../evidence/dataclass.js';
 import { verifyEvidence, type EvidenceEntry, type EvidenceOutcome } from '../evidence/verify.js';
 
 /** One evidenceRef as policies see it (the `evidence` variable's items). */
@@ -54,6 +54,12 @@ export interface BlockTrust extends ScopeTrust {
 export interface TrustAssessment {
   /** The result's labels (same values as `result.sensitive`/`result.untrusted`), ready for the response. */
   labels: TrustFlags;
+  /**
+   * Sensitive by what the result says of itself, not by what a rule found:
+   * a trust claim anywhere in it, or verified (or unreadable) data-class
+   * evidence of a class above `internal` (policies' `result.claimed.sensitive`).
+   */
+  claimedSensitive: boolean;
   /** The result scope: labels, their sources, all evidence, the result-wide data class. */
   result: ScopeTrust;
   /**
@@ -179,6 +185,7 @@ export function assessTrust(result: unknown, entries: readonly EvidenceEntry[], 
 
   return {
     labels,
+    claimedSensitive: reading.labels.sensitive === true || allClasses.some((c) => c.nonPublic && c.class !== INTERNAL_CLASS),
     result: {
       sensitive: labels.sensitive,
       untrusted: labels.untrusted,

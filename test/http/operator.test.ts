@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, testApp, type TestApp } from '../helpers/app.js';
+import { deriveDigest } from '../../src/evidence/digest.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tg-operator-'));
 const servers = join(dir, 'servers.yaml');
@@ -59,6 +60,24 @@ describe('operator entries over HTTP', () => {
     });
     expect(r.json.labels.untrusted).toBe(true);
     expect(JSON.stringify(r.json)).toContain('operator:scraper');
+  });
+
+  it('verified data-class evidence asks before the result leaves only for a class above internal', async () => {
+    const ask = async (cls: string) => {
+      const record = { class: cls };
+      const digest = deriveDigest(record, 'jcs/rfc8785', 'sha256').digest;
+      const r = await post(t.app, '/v1/evaluate', {
+        result: { content: [{ type: 'text', text: 'quarterly figures' }], _meta: { 'io.modelcontextprotocol/trust-annotations': { evidenceRef: { type: 'data-class.v1', digest, canonicalization: 'jcs/rfc8785' } } } },
+        evidence: [{ digest, record }],
+        context: { destination: 'remote' },
+        protocolVersion: '2025-06-18',
+      });
+      expect(r.status, r.body).toBe(200);
+      expect(r.json.labels.sensitive).toBe(true);
+      return (r.json.findings as Array<{ rule: string }>).some((f) => f.rule === 'consent-sensitive-egress');
+    };
+    expect(await ask('internal')).toBe(false);
+    expect(await ask('confidential')).toBe(true);
   });
 
   it('TRUSTGATE_DESTINATION is the destination of a request that gives none, and a request\'s own wins', async () => {

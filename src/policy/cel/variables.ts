@@ -41,7 +41,7 @@ export const CEL_VARIABLE_TABLE = [
     name: 'result',
     type: 'map<string, dyn>',
     scopes: RESULT_SCOPES,
-    description: '`{ sensitive: bool, untrusted: bool, isError: bool, blockCount: int, asserted: map, claimed: map }`; `claimed` is `{ sensitive: bool, untrusted: bool }` as the claims and verified evidence say, before label rules (a detector\'s find) raised a flag',
+    description: '`{ sensitive: bool, untrusted: bool, isError: bool, blockCount: int, asserted: map, claimed: map }`; `claimed` is `{ sensitive: bool, untrusted: bool }` as the result says of itself, before label rules (a detector\'s find) raised a flag: its trust claims and the operator\'s `labels` for its server, and for `sensitive` verified data-class evidence of a class above `internal`',
   },
   {
     name: 'block',
