@@ -106,12 +106,21 @@ const SPECIAL = /[^\x00-\x7f]|%/g;
 let lastIn: string | undefined;
 let lastOut: Normalized | undefined;
 
+/** Longest string whose normalization is kept for the next detector: a large one's position maps are not held on to. */
+const KEEP_MAX = 65536;
+
 export function normalizeForDetection(s: string): Normalized | undefined {
-  // Both detectors read the same string in turn: the last answer is kept.
+  // Both detectors read the same string in turn: the last answer is kept (for strings up to KEEP_MAX).
   if (s === lastIn) return lastOut;
-  lastIn = s;
-  lastOut = normalizeUncached(s);
-  return lastOut;
+  const out = normalizeUncached(s);
+  if (s.length <= KEEP_MAX) {
+    lastIn = s;
+    lastOut = out;
+  } else {
+    lastIn = undefined;
+    lastOut = undefined;
+  }
+  return out;
 }
 
 function normalizeUncached(s: string): Normalized | undefined {
