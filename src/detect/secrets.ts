@@ -309,15 +309,16 @@ function mayHoldAnchor(s: string): boolean {
 
 /**
  * Every secret in `s`, left to right, not overlapping: the formats above,
- * generic assignments, and gitleaks' default rules (ruleset.ts) where they
- * find what the others do not. `stop` is asked while the rules run (a
+ * then gitleaks' default rules (ruleset.ts), then generic assignments,
+ * each where the ones before found nothing. `stop` is asked while the rules run (a
  * deadline): see scanRuleset.
  */
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = scanFormats(s);
   const more = scanAssignments(s, own);
   const rules = scanRuleset(s, stop);
-  return mergeSpans(mergeSpans(own, more), rules);
+  // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
+  return mergeSpans(mergeSpans(own, rules), more);
 }
 
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */
