@@ -290,6 +290,17 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description MCP's tool annotations as hints, each with MCP's value when not given */
+        ToolHints: {
+            /** @description the tool does not modify its environment; false when the definition does not say */
+            readOnlyHint: boolean;
+            /** @description the tool may perform destructive updates; true when the definition does not say */
+            destructiveHint: boolean;
+            /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
+            idempotentHint: boolean;
+            /** @description the tool may interact with an open world of external entities; true when the definition does not say */
+            openWorldHint: boolean;
+        };
         /** @description RFC 9457 problem details. `code` is stable; see docs/errors.md. */
         Problem: {
             /** @description `urn:trustgate:problem:<code>` */
@@ -891,30 +902,10 @@ export interface operations {
                             sensitive: boolean | null;
                             untrusted: boolean | null;
                         };
-                        /** @description Present when the request has a `tool`: the hints believed for it and the hints its server declared, as policies read them (`tool.hints`, `tool.declared`) */
+                        /** @description Present when the request has a `tool`, as policies read them (`tool.hints`, `tool.declared`). `hints`: the hints believed: what the server declared where its operator entry says `hints: "declared"`, otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md), and the operator's own `tools.<tool>.annotations` always. `declared`: the hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
                         tool?: {
-                            /** @description The hints believed: what the server declared where its operator entry says `hints: "declared"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always */
-                            hints: {
-                                /** @description the tool does not modify its environment; false when the definition does not say */
-                                readOnlyHint: boolean;
-                                /** @description the tool may perform destructive updates; true when the definition does not say */
-                                destructiveHint: boolean;
-                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
-                                idempotentHint: boolean;
-                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
-                                openWorldHint: boolean;
-                            };
-                            /** @description The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
-                            declared: {
-                                /** @description the tool does not modify its environment; false when the definition does not say */
-                                readOnlyHint: boolean;
-                                /** @description the tool may perform destructive updates; true when the definition does not say */
-                                destructiveHint: boolean;
-                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
-                                idempotentHint: boolean;
-                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
-                                openWorldHint: boolean;
-                            };
+                            hints: components["schemas"]["ToolHints"];
+                            declared: components["schemas"]["ToolHints"];
                         };
                         /** @description Pointers of the claims (or verified data-class evidenceRefs) that produced each effective flag; present with `options.explain`. The `_meta` key in a pointer names the dialect of the claim: `/_meta/io.modelcontextprotocol~1trust-annotations/sensitive` (trust annotations), `/_meta/ifc/confidentiality` (ifc), `/_meta/com.github.ifc~1labels/$['content'][0]/integrity` (fides: the path key, then the label member; the entry itself when the whole label counts). At most 16 fides entries that govern every block (`$`, `$['content']`, paths that cannot be placed) are listed per flag and value */
                         labelSources?: {
@@ -1101,29 +1092,10 @@ export interface operations {
                         requiresConsent: boolean;
                         policyRevision: string;
                         findings: components["schemas"]["Finding"][];
+                        /** @description `hints`: the hints believed: what the server declared where its operator entry says `hints: "declared"`, otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md), and the operator's own `tools.<tool>.annotations` always. `declared`: the hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
                         tool: {
-                            /** @description The hints believed: what the server declared where its operator entry says `hints: "declared"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always */
-                            hints: {
-                                /** @description the tool does not modify its environment; false when the definition does not say */
-                                readOnlyHint: boolean;
-                                /** @description the tool may perform destructive updates; true when the definition does not say */
-                                destructiveHint: boolean;
-                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
-                                idempotentHint: boolean;
-                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
-                                openWorldHint: boolean;
-                            };
-                            /** @description The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean) */
-                            declared: {
-                                /** @description the tool does not modify its environment; false when the definition does not say */
-                                readOnlyHint: boolean;
-                                /** @description the tool may perform destructive updates; true when the definition does not say */
-                                destructiveHint: boolean;
-                                /** @description calling it again with the same arguments has no further effect; false when the definition does not say */
-                                idempotentHint: boolean;
-                                /** @description the tool may interact with an open world of external entities; true when the definition does not say */
-                                openWorldHint: boolean;
-                            };
+                            hints: components["schemas"]["ToolHints"];
+                            declared: components["schemas"]["ToolHints"];
                             /** @description sha256 of the JCS text of the definition's name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool */
                             digest?: string;
                             /**

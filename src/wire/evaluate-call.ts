@@ -1,7 +1,7 @@
 /**
  * Wire schemas of POST /v1/evaluate-call (docs/behaviour/sessions.md): the call, the pre-call decision answered.
  */
-import { type FromWire, BELIEVED_HINTS, DECLARED_HINTS, contextMember, serverMember, traceList, v1Schema } from './shared.js';
+import { type FromWire, HINT_VIEWS, HINTS_TEXT, contextMember, serverMember, traceList, v1Schema } from './shared.js';
 
 export const evaluateCallBody = {
   type: 'object',
@@ -55,10 +55,10 @@ export const evaluateCallReply = {
     tool: {
       type: 'object',
       additionalProperties: false,
+      description: HINTS_TEXT,
       required: ['hints', 'declared', 'pin'],
       properties: {
-        hints: BELIEVED_HINTS,
-        declared: DECLARED_HINTS,
+        ...HINT_VIEWS,
         digest: {
           type: 'string',
           description: 'sha256 of the JCS text of the definition\'s name, title, description, inputSchema, outputSchema and annotations (those present); absent without a tool',

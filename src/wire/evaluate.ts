@@ -1,7 +1,7 @@
 /**
  * Wire schemas of POST /v1/evaluate (docs/behaviour/decisions.md): the request, the decision answered.
  */
-import { type FromWire, BELIEVED_HINTS, DECLARED_HINTS, contextMember, problemReplies, serverMember, traceList, triState, v1Security, validateBody, validationList, validationOmitted } from './shared.js';
+import { type FromWire, HINT_VIEWS, HINTS_TEXT, contextMember, problemReplies, serverMember, traceList, triState, v1Security, validateBody, validationList, validationOmitted } from './shared.js';
 
 export const sources = {
   type: 'object',
@@ -101,9 +101,9 @@ export const evaluateReply = {
     tool: {
       type: 'object',
       additionalProperties: false,
-      description: 'Present when the request has a `tool`: the hints believed for it and the hints its server declared, as policies read them (`tool.hints`, `tool.declared`)',
+      description: `Present when the request has a \`tool\`, as policies read them (\`tool.hints\`, \`tool.declared\`). ${HINTS_TEXT}`,
       required: ['hints', 'declared'],
-      properties: { hints: BELIEVED_HINTS, declared: DECLARED_HINTS },
+      properties: HINT_VIEWS,
     },
     labelSources: sources,
     structuredContent: {

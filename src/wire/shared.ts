@@ -22,7 +22,22 @@ export const traceList = {
   items: { $ref: 'TraceEntry#' },
 } as const;
 
+const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
+
 export const sharedSchemas = [
+  {
+    $id: 'ToolHints',
+    type: 'object',
+    additionalProperties: false,
+    description: "MCP's tool annotations as hints, each with MCP's value when not given",
+    required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
+    properties: {
+      readOnlyHint: hint(false, 'the tool does not modify its environment'),
+      destructiveHint: hint(true, 'the tool may perform destructive updates'),
+      idempotentHint: hint(false, 'calling it again with the same arguments has no further effect'),
+      openWorldHint: hint(true, 'the tool may interact with an open world of external entities'),
+    },
+  },
   {
     $id: 'Problem',
     type: 'object',
@@ -297,26 +312,9 @@ export type ValidateAnswer = FromWire<typeof validateReply>;
 /** The TypeScript type of the shared schema registered as `$id` (`Finding`, `Session`, ...). */
 export type WireShape<Id extends (typeof sharedSchemas)[number]['$id']> = FromWire<Extract<(typeof sharedSchemas)[number], { $id: Id }>>;
 
-const hint = (dflt: boolean, what: string) => ({ type: 'boolean', description: `${what}; ${dflt} when the definition does not say` }) as const;
+/** `tool.hints` and `tool.declared` of an answer, both of the shared `ToolHints` shape (HINTS_TEXT says which is which). */
+export const HINT_VIEWS = { hints: { $ref: 'ToolHints#' }, declared: { $ref: 'ToolHints#' } } as const;
 
-const hintsObject = <D extends string>(description: D) =>
-  ({
-    type: 'object',
-    additionalProperties: false,
-    description,
-    required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
-    properties: {
-      readOnlyHint: hint(false, 'the tool does not modify its environment'),
-      destructiveHint: hint(true, 'the tool may perform destructive updates'),
-      idempotentHint: hint(false, 'calling it again with the same arguments has no further effect'),
-      openWorldHint: hint(true, 'the tool may interact with an open world of external entities'),
-    },
-  }) as const;
-
-/** `tool.hints` of an answer: the hints believed (docs/behaviour/operator.md). */
-export const BELIEVED_HINTS = hintsObject(
-  "The hints believed: what the server declared where its operator entry says `hints: \"declared\"`; otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md); the operator's own `tools.<tool>.annotations` always",
-);
-
-/** `tool.declared` of an answer: the hints the server said. */
-export const DECLARED_HINTS = hintsObject("The hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean)");
+/** What `tool.hints` and `tool.declared` of an answer are (docs/behaviour/operator.md). */
+export const HINTS_TEXT =
+  "`hints`: the hints believed: what the server declared where its operator entry says `hints: \"declared\"`, otherwise MCP's default wherever a declared hint would lower protection (docs/behaviour/operator.md), and the operator's own `tools.<tool>.annotations` always. `declared`: the hints the server declared, MCP's default for each it leaves out (or gives as anything but a boolean)";
