@@ -120,15 +120,15 @@ export interface DecisionCore {
   endSession(id: string): Promise<boolean>;
 }
 
-/** `server.name` of a request (`""` without one). */
-function serverName(server: unknown): string {
-  const n = isRecord(server) ? own(server, 'name') : undefined;
+/** The string `name` of a request's `server` or `tool` (`""` without one). */
+function nameOf(v: unknown): string {
+  const n = isRecord(v) ? own(v, 'name') : undefined;
   return typeof n === 'string' ? n : '';
 }
 
 /** The servers file's entry for a request's server (its own, else `"*"`). */
 function operatorFor(policies: PolicySet, server: unknown): OperatorEntry | undefined {
-  return policies.servers?.entryFor(serverName(server));
+  return policies.servers?.entryFor(nameOf(server));
 }
 
 /** `request` with `context.destination` set to `destination` when it gives none (a new object; the input is not changed). */
@@ -216,11 +216,7 @@ function resultUpdate(flow: ForwardedFlow | undefined): SessionUpdate {
 
 /** Where a value was seen: `<server>/<tool>` as the request names them. */
 function sourceOf(server: unknown, tool: unknown): string {
-  const name = (v: unknown) => {
-    const n = isRecord(v) ? own(v, 'name') : undefined;
-    return typeof n === 'string' ? n.slice(0, 128) : '';
-  };
-  return `${name(server)}/${name(tool)}`;
+  return `${nameOf(server).slice(0, 128)}/${nameOf(tool).slice(0, 128)}`;
 }
 
 function loaded(policies: PolicySet | undefined): PolicySet {
@@ -354,7 +350,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             // What was forwarded matters only to a session that takes it in.
             flow: id === undefined ? undefined : flow,
             maxFlowValues: config.maxFlowValues,
-            operator: operator === undefined ? undefined : { entry: operator, server: serverName(request.server) },
+            operator: operator === undefined ? undefined : { entry: operator, server: nameOf(request.server) },
           }),
         merge:
           id === undefined

@@ -15,7 +15,9 @@
  * caller with a deadline can end a scan a crafted text would drag out.
  */
 import { RE2JS } from 're2js';
-import type { Span } from './chars.js';
+import { hasDigit, shannonEntropy, type Span } from './chars.js';
+
+export { shannonEntropy } from './chars.js';
 import { GITLEAKS_ALLOW, GITLEAKS_RULES } from './secret-rules.generated.js';
 import type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
@@ -44,15 +46,17 @@ interface CompiledAllow {
 
 interface Compiled {
   rule: GitleaksRule;
+  /** The regex tried (see regexOf). */
   re: RE2JS | undefined;
-  /** For a keyword-assignment rule: its regex without the name before the keyword, anchored at the keyword. */
-  anchored?: RE2JS;
   allow: CompiledAllow[] | undefined;
   /** The rule is gitleaks' keyword-assignment shape: its keyword is followed, within a name's tail, by an assignment operator. */
   assigns: boolean;
   /** Keywords the secret starts with (see prefixKeywords). */
   prefixes: ReadonlySet<string>;
 }
+
+/** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
+const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
 
 /** The assignment operators of gitleaks' keyword rules, as their regexes spell them. */
 const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
@@ -67,7 +71,7 @@ const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\
 export const RULES_LEFT_OUT: ReadonlySet<string> = new Set(['generic-api-key']);
 
 const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
-  const assigns = rule.regex.includes(ASSIGN_SHAPE) && rule.regex.startsWith(String.raw`(?i)[\w.-]{0,50}?`);
+  const assigns = rule.regex.includes(ASSIGN_SHAPE) && rule.regex.startsWith(NAME_PREFIX);
   return { rule, re: undefined, allow: undefined, assigns, prefixes: assigns ? new Set<string>() : prefixKeywords(rule) };
 });
 
@@ -125,22 +129,15 @@ function compileAllow(a: GitleaksAllow): CompiledAllow {
 
 const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? undefined : compileAllow(GITLEAKS_ALLOW);
 
-/** A rule's regex and allowlists, compiled on first use (most rules never meet their keywords). */
-/** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
-const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
-
-function anchoredOf(c: Compiled): RE2JS {
-  if (c.anchored === undefined) {
-    const r = c.rule.regex;
-    if (!r.startsWith(NAME_PREFIX)) throw new Error(`rule ${c.rule.id} is not of the keyword-assignment shape`);
-    c.anchored = RE2JS.compile(`(?i)^(?:${r.slice(NAME_PREFIX.length)})`);
-  }
-  return c.anchored;
-}
-
-function ready(c: Compiled): RE2JS {
+/**
+ * A rule's regex and allowlists, compiled on first use (most rules never
+ * meet their keywords). A keyword-assignment rule's regex is kept without
+ * the name before its keyword, anchored: it is tried at each keyword.
+ */
+function regexOf(c: Compiled): RE2JS {
   if (c.re === undefined) {
-    c.re = RE2JS.compile(c.rule.regex);
+    const r = c.rule.regex;
+    c.re = c.assigns ? RE2JS.compile(`(?i)^(?:${r.slice(NAME_PREFIX.length)})`) : RE2JS.compile(r);
     c.allow = (c.rule.allow ?? []).map(compileAllow);
   }
   return c.re;
@@ -234,30 +231,6 @@ class KeywordAutomaton {
 
 const AUTOMATON = new KeywordAutomaton(KEYWORDS);
 
-/** Shannon entropy of `s` in bits per character, as gitleaks computes it (over its characters). */
-export function shannonEntropy(s: string): number {
-  if (s.length === 0) return 0;
-  const counts = new Map<number, number>();
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    counts.set(c, (counts.get(c) ?? 0) + 1);
-  }
-  let h = 0;
-  for (const n of counts.values()) {
-    const p = n / s.length;
-    h -= p * Math.log2(p);
-  }
-  return h;
-}
-
-function hasDigit(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 48 && c <= 57) return true;
-  }
-  return false;
-}
-
 /** The most characters of a line an allowlist reads on each side of a match (a text may be one long line). */
 const LINE_REACH = 256;
 
@@ -309,14 +282,14 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
     // Keywords inside a longer one are reported with it, ahead of later finds.
     positions.sort((a, b) => a - b);
     const c = RULES[ri]!;
-    const re = ready(c);
+    const re = regexOf(c);
     if (c.assigns) {
       // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
       // a few characters after it: tried anchored at each keyword, each try costs what the match itself holds.
       let tries = 0;
       for (const p of positions) {
         if ((++tries & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-        findIn(c, anchoredOf(c), s, p, Math.min(s.length, p + WINDOW_AFTER), out);
+        findIn(c, re, s, p, Math.min(s.length, p + WINDOW_AFTER), out);
       }
       continue;
     }

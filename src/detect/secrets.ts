@@ -7,7 +7,7 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, type Span } from './chars.js';
 import { scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
@@ -214,19 +214,6 @@ function classesOf(v: string): number {
   return l + u + d + o;
 }
 
-function hasDigitIn(v: string): boolean {
-  for (let i = 0; i < v.length; i++) if (isDigit(v.charCodeAt(i))) return true;
-  return false;
-}
-
-function entropyOf(v: string): number {
-  const counts = new Map<number, number>();
-  for (let i = 0; i < v.length; i++) counts.set(v.charCodeAt(i), (counts.get(v.charCodeAt(i)) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) h -= (n / v.length) * Math.log2(n / v.length);
-  return h;
-}
-
 /** The run of value characters last walked: [start, end). */
 interface ValueRun {
   start: number;
@@ -280,8 +267,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
   const classes = classesOf(value);
-  if (classes < 2 || entropyOf(value) < 2.5) return undefined;
-  if (!(hasDigitIn(value) || classes >= 3 || (len >= 16 && entropyOf(value) >= 3.5))) return undefined;
+  if (classes < 2 || shannonEntropy(value) < 2.5) return undefined;
+  if (!(hasDigit(value) || classes >= 3 || (len >= 16 && shannonEntropy(value) >= 3.5))) return undefined;
   return [v, end];
 }
 

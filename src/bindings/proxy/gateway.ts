@@ -220,19 +220,16 @@ export class Gateway {
         try {
           let cursor: string | undefined;
           let pages = 0;
+          // Followed while within its bounds only: a cursor that never ends is cut off.
           do {
-            // A list past its bounds is not followed on: that server's tools are left out, and the cut counted.
-            if (++pages > MAX_TOOL_PAGES || tools.length > max) {
-              this.#o.binding.log.error({ server: m.spec.name, pages: pages - 1, tools: tools.length, maxPages: MAX_TOOL_PAGES, maxTools: max }, 'tools/list past its bounds; that server is left out of the list');
-              this.#o.onDrop('too-many');
-              return [];
-            }
             const page = await m.client.listTools(cursor === undefined ? undefined : { cursor });
+            pages++;
             for (const t of page.tools) tools.push({ ...t, name: `${m.spec.name}${SEPARATOR}${t.name}` });
             cursor = page.nextCursor;
-          } while (cursor !== undefined);
-          if (tools.length > max) {
-            this.#o.binding.log.error({ server: m.spec.name, tools: tools.length, maxTools: max }, 'tools/list past its bounds; that server is left out of the list');
+          } while (cursor !== undefined && pages < MAX_TOOL_PAGES && tools.length <= max);
+          if (cursor !== undefined || tools.length > max) {
+            // A list past its bounds: that server's tools are left out, and the cut counted.
+            this.#o.binding.log.error({ server: m.spec.name, pages, tools: tools.length, maxPages: MAX_TOOL_PAGES, maxTools: max }, 'tools/list past its bounds; that server is left out of the list');
             this.#o.onDrop('too-many');
             return [];
           }

@@ -534,20 +534,7 @@ export class McpProxy {
     // The server's own words about its tools: believed closed-world only where the operator believes the server.
     const believed = this.#o.operator?.hints === 'declared';
     try {
-      await this.#o.core.evaluateResult({
-        operator: this.#o.operator,
-        destination: this.#o.destination,
-        request: {
-          result: { content },
-          ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
-          tool: { name: '', annotations: { openWorldHint: !believed } },
-          server: this.#server,
-          session: { id: this.sessionId },
-          ...(this.#o.context ? { context: this.#o.context } : {}),
-        },
-        call: { method: 'tools/list', name: '', arguments: {} },
-        log: this.#o.decisionLog,
-      });
+      await this.#decideMessage('tools/list', { name: '', annotations: { openWorldHint: !believed } }, { content });
       return { ok: true };
     } catch (err) {
       this.#o.log.error({ err: errorDetail(err) }, 'tool descriptions could not be checked');
@@ -608,21 +595,7 @@ export class McpProxy {
     // Nothing of the server's text: nothing to judge (a ping, an empty list).
     if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result) };
     try {
-      const d = await this.#o.core.evaluateResult({
-        operator: this.#o.operator,
-        destination: this.#o.destination,
-        request: {
-          result: j.result,
-          ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
-          tool: { name: subject },
-          server: this.#server,
-          // Discovery (initialize's instructions, the lists' descriptions) is content the model reads: the session takes it in.
-          session: { id: this.sessionId },
-          ...(this.#o.context ? { context: this.#o.context } : {}),
-        },
-        call: { method, name: subject, arguments: how.args ?? {} },
-        log: this.#o.decisionLog,
-      });
+      const d = await this.#decideMessage(method, { name: subject }, j.result, how.args);
       const judged: Subject = { kind: 'message', method, name: subject };
       // Only an answer to the host's own request can wait on the user; elsewhere a consent withholds.
       const verdict = verdictOf(d, judged, how.ask ? this.#canAsk() : { ask: false, why: '' });
@@ -634,6 +607,30 @@ export class McpProxy {
       this.#o.log.error({ method, err: errorDetail(err) }, 'message could not be checked');
       return { ok: false, text: uncheckedVerdict({ kind: 'message', method, name: subject }, err).text };
     }
+  }
+
+  /**
+   * The core's decision on a message of the server's other than a tools/call
+   * result, under the connection's session: discovery (initialize's
+   * instructions, list and tool descriptions) is content the model reads,
+   * so the session takes it in like any other.
+   */
+  #decideMessage(method: string, tool: Msg, result: Msg, args?: Msg) {
+    const name = typeof tool.name === 'string' ? tool.name : '';
+    return this.#o.core.evaluateResult({
+      operator: this.#o.operator,
+      destination: this.#o.destination,
+      request: {
+        result,
+        ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
+        tool,
+        server: this.#server,
+        session: { id: this.sessionId },
+        ...(this.#o.context ? { context: this.#o.context } : {}),
+      },
+      call: { method, name, arguments: args ?? {} },
+      log: this.#o.decisionLog,
+    });
   }
 
   /** The server's own requests: passed to the host under Trustgate's id once judged; any other method refused. */

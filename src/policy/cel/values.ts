@@ -6,7 +6,7 @@
  */
 import { deepFreeze, isDeepFrozen, perFrozen } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
-import { believedHints, declaredHints } from '../../mcp/hints.js';
+import { hintViews } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
 import { NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
 
@@ -82,19 +82,11 @@ const plainToolOf = perFrozen((tool: Record<string, unknown> | undefined) => {
   const plain = plainWithDefaults(tool, { name: '', annotations: {} });
   return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
 });
+// Without the decision's own `hints`/`declared` (an operator entry's), the hints of a server nobody vouched for.
 const plainToolWithHints = perFrozen((tool: Record<string, unknown> | undefined): Record<string, unknown> => {
-  const plain = { ...plainToolOf(tool), ...hintMembers(tool) };
+  const plain = { ...plainToolOf(tool), ...hintViews(tool, undefined) };
   return isDeepFrozen(tool) ? deepFreeze(plain) : plain;
 });
-
-/**
- * `tool.hints` and `tool.declared` of a definition when the decision gives
- * none: the hints believed of a server without an operator entry (a
- * declared hint that lowers protection is not believed), and those said.
- */
-function hintMembers(tool: unknown): { hints: unknown; declared: unknown } {
-  return { hints: believedHints(tool, undefined), declared: declaredHints(tool) };
-}
 
 const emptyMap = () => new Map<string, unknown>();
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -159,7 +151,7 @@ class Shared {
 
   get tool(): unknown {
     if (this.#tool === undefined) {
-      const h = hintMembers(this.#vars.tool);
+      const h = hintViews(this.#vars.tool, undefined);
       const m = mapWithDefaults(this.#vars.tool, { name: () => '', annotations: emptyMap }).set('hints', toCel(h.hints)).set('declared', toCel(h.declared));
       const extra = this.#vars.toolMembers;
       if (extra !== undefined) for (const k of Object.keys(extra)) if (extra[k] !== undefined) m.set(k, toCel(extra[k]));
@@ -200,7 +192,7 @@ class Shared {
     if (this.#plainTool !== undefined) return this.#plainTool;
     const tool = this.#vars.tool;
     return (this.#plainTool =
-      extra === undefined ? plainToolWithHints(tool) : { ...plainToolOf(tool), ...(extra.hints !== undefined && extra.declared !== undefined ? extra : { ...hintMembers(tool), ...extra }) });
+      extra === undefined ? plainToolWithHints(tool) : { ...plainToolOf(tool), ...(extra.hints !== undefined && extra.declared !== undefined ? extra : { ...hintViews(tool, undefined), ...extra }) });
   }
 
   get plainServer(): unknown {
