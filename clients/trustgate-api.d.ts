@@ -187,14 +187,14 @@ export interface paths {
         };
         /**
          * Show what a session has been shown
-         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true, until it is ended. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, or unused for two TTLs. No store evicts a session to make room.
+         * @description Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true. A session belongs to the principal whose request created it (docs/operations/authentication.md): 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id (never used, or unused for two TTLs) and when it is another principal's. No store evicts a session to make room.
          */
         get: operations["getSession"];
         put?: never;
         post?: never;
         /**
          * End a session
-         * @description Its labels and counts are dropped; a later request naming the same id starts a new, clean session (this is how a host clears a `forgotten` session). Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.
+         * @description Its labels, counts and values are dropped and the id reads as `forgotten` (untrusted and sensitive), still this principal's, for one more TRUSTGATE_SESSION_TTL: ending a session never makes it clean, so a request naming it after a DELETE is judged as after untrusted content. Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none or it is another principal's.
          */
         delete: operations["deleteSession"];
         options?: never;
@@ -213,7 +213,7 @@ export interface paths {
         put?: never;
         /**
          * Record the user's own words
-         * @description One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call.
+         * @description One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call. 404 (TG_ERR_SESSION_NOT_FOUND) when the session is another principal's.
          */
         post: operations["userWords"];
         delete?: never;
@@ -309,7 +309,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SESSION_STORE_FULL" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_QUOTA_EXCEEDED" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SESSION_STORE_FULL" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -533,7 +533,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -562,6 +562,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -614,7 +623,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -643,6 +652,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -704,7 +722,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -715,6 +733,15 @@ export interface operations {
             };
             /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -785,7 +812,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -814,6 +841,15 @@ export interface operations {
             };
             /** @description Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -976,7 +1012,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -987,6 +1023,15 @@ export interface operations {
             };
             /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1005,6 +1050,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1119,8 +1173,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1139,6 +1202,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1186,7 +1258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1195,8 +1267,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such session, or no pin for that server and tool */
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1242,7 +1323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1251,8 +1332,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such session, or no pin for that server and tool */
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1307,8 +1397,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1327,6 +1426,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1384,7 +1492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1393,8 +1501,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such session, or no pin for that server and tool */
+            /** @description No such session (never used, unused for two TTLs, or another principal's: a session belongs to the principal that created it), or no pin for that server and tool */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1458,7 +1575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1469,6 +1586,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1550,7 +1676,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set) */
+            /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1570,6 +1696,15 @@ export interface operations {
             };
             /** @description Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -19,8 +19,16 @@ export interface Config {
   readonly policyDir: string;
   /** Mode override (TRUSTGATE_MODE): audit forces audit, warn caps enforce at warn. */
   readonly modeOverride: 'audit' | 'warn' | undefined;
-  /** Bearer token for /v1/* (TRUSTGATE_TOKEN); undefined leaves /v1/* open. */
+  /** Bearer token for /v1/* (TRUSTGATE_TOKEN), the static token named `default`; undefined: none. */
   readonly token: string | undefined;
+  /** Named static tokens (TRUSTGATE_TOKENS_FILE; docs/operations/authentication.md); undefined: none. */
+  readonly tokensFile: string | undefined;
+  /** JWT access tokens against a JWKS (TRUSTGATE_JWKS and TRUSTGATE_JWT_*); undefined: none. */
+  readonly jwt: JwtSettings | undefined;
+  /** TRUSTGATE_INSECURE_NO_AUTH=1: a front beyond loopback may start without authentication (logged at every start). */
+  readonly insecureNoAuth: boolean;
+  /** Quotas per principal (TRUSTGATE_QUOTA_*; 0 is off): docs/operations/authentication.md#quotas. */
+  readonly quotas: QuotaSettings;
   /** Request body limit in bytes (TRUSTGATE_BODY_LIMIT, default {@link DEFAULT_BODY_LIMIT}, 8 MiB). */
   readonly bodyLimit: number;
   /** pino level (LOG_LEVEL, default info). */
@@ -112,6 +120,29 @@ export interface Config {
   readonly destination: string | undefined;
 }
 
+/** Quotas per principal (docs/operations/authentication.md#quotas); 0 turns one off. */
+export interface QuotaSettings {
+  /** Host connections one principal holds open on the gateway's `--listen` front (TRUSTGATE_QUOTA_CONNECTIONS, default 16). */
+  readonly connections: number;
+  /** Requests per second, a token bucket of twice that many (TRUSTGATE_QUOTA_RPS, default 0: off). */
+  readonly rps: number;
+  /** Bytes of requests one principal has in flight (TRUSTGATE_QUOTA_INFLIGHT_BYTES, default 0: off). */
+  readonly inflightBytes: number;
+}
+
+/** The JWT settings (TRUSTGATE_JWKS, TRUSTGATE_JWT_*; docs/operations/authentication.md). */
+export interface JwtSettings {
+  /** A JWKS file path, or an `https://` (or loopback `http://`) URL. */
+  readonly jwks: string;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly algorithms: readonly string[];
+  /** Claims copied into `principal.claims`. */
+  readonly claims: readonly string[];
+  /** Least time between two fetches of a remote JWKS, ms. */
+  readonly cooldownMs: number;
+}
+
 /**
  * Default request body limit: 8 MiB (docs/operations/deploying.md). A tool result
  * that carries a file or an image carries its base64 twice (in `content`
@@ -177,7 +208,19 @@ export const DEFAULTS = {
   LOG_LEVEL: row('`info`', LOG_LEVELS.join(', '), 'pino level ([decision log](operations/decision-log.md))'),
   TRUSTGATE_POLICY_DIR: row('`./policies`', 'a folder', 'folder of policy files ([format](policies/reference.md)); `trustgate intercept`, `interceptor` and `proxy` default to the set shipped with the package instead, and take `--policies DIR` first'),
   TRUSTGATE_MODE: row('unset', '`audit`, `warn`', '`audit` forces every policy into audit (dry-run rollout); `warn` caps `enforce` at `warn`'),
-  TRUSTGATE_TOKEN: row('unset', 'printable ASCII, no spaces', 'when set, every `/v1/*` request (and `POST /mcp`) needs `Authorization: Bearer <token>` (compared in constant time); the Docker interceptor route also takes it as `?token=`'),
+  TRUSTGATE_TOKEN: row('unset', 'printable ASCII, no spaces', 'one static token, named `default` ([authentication](operations/authentication.md)): when any authentication is set, every `/v1/*` request and `POST /mcp` (and the gateway\'s `--listen` front) needs `Authorization: Bearer <token>` (compared in constant time); the Docker interceptor route also takes it as `?token=`'),
+  TRUSTGATE_TOKENS_FILE: row('unset', 'the path of a file', 'named static tokens, one `<name> <token>` per line (`#` comments; tokens of at least 22 characters, each name and token once): the name is `principal.id` ([authentication](operations/authentication.md)); a file that does not read stops start-up'),
+  TRUSTGATE_JWKS: row('unset', 'a file path, or an `https://` URL (`http://` on loopback only)', 'JWT access tokens checked against this JSON Web Key Set ([authentication](operations/authentication.md)); a URL is fetched at the first token, cached, and fetched again when a token names an unknown `kid`; needs `TRUSTGATE_JWT_ISSUER` and `TRUSTGATE_JWT_AUDIENCE`'),
+  TRUSTGATE_JWT_ISSUER: row('unset', 'the issuer URL', 'the `iss` an access token must carry'),
+  TRUSTGATE_JWT_AUDIENCE: row('unset', 'a string', 'the `aud` an access token must carry (the resource: for the gateway front, its `/mcp` URL)'),
+  TRUSTGATE_JWT_ALGORITHMS: row('`RS256,PS256,ES256,EdDSA`', 'a comma-separated subset of RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA', 'the signature algorithms accepted; `none` and every HMAC (`HS*`) are refused whatever this says'),
+  TRUSTGATE_JWT_CLAIMS: row('unset', 'comma-separated claim names', 'claims of the access token copied into `principal.claims` for policies (the token itself never is)'),
+  TRUSTGATE_JWKS_COOLDOWN_MS: whole(30_000, 0, 3_600_000, 'least time between two fetches of a remote JWKS: a token naming an unknown `kid` fetches it again at most this often'),
+  TRUSTGATE_INSECURE_NO_AUTH: row('unset', '`0` or `1`', '`1` lets a front bound beyond loopback start without authentication (logged at warn at every start); without it such a start is refused'),
+  TRUSTGATE_QUOTA_CONNECTIONS: whole(16, 0, 100_000, 'host connections one principal may hold open on the gateway\'s `--listen` front; past it 429 with `Retry-After`; `0` turns it off ([quotas](operations/authentication.md#quotas))'),
+  TRUSTGATE_QUOTA_RPS: whole(0, 0, 1_000_000, 'requests per second one principal may send (a token bucket holding two seconds\' worth), on every authenticated route and the gateway front; past it 429 with `Retry-After`; in Redis when the session store is Redis (shared by replicas), else per process; `0` is off'),
+  TRUSTGATE_QUOTA_INFLIGHT_BYTES: whole(0, 0, 68_719_476_736, 'bytes of requests one principal may have in flight in one process (by `content-length`); past it 429 with `Retry-After`; `0` is off'),
+
   TRUSTGATE_PLAYGROUND: row('unset', '`0` or `1`', '`1` serves the policy playground at `GET /playground` and `POST /v1/playground/evaluate` (under the bearer token when one is set; [policy testing](policy-testing.md#the-playground))'),
   TRUSTGATE_BODY_LIMIT: whole(DEFAULT_BODY_LIMIT, 1, 1_073_741_824, 'request body limit in bytes (8 MiB: a result that carries a file or an image carries its base64 twice, in `content` and `structuredContent`)'),
   TRUSTGATE_MAX_BLOCKS: whole(10_000, 1, 1_000_000, 'most content blocks in one result'),
@@ -303,6 +346,45 @@ function flowKey(v: string | undefined): Uint8Array | undefined {
   return new TextEncoder().encode(v);
 }
 
+/** Algorithms a JWT may be signed with: asymmetric only (an HMAC key would be the public key an attacker has). */
+const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+const unset = (v: string | undefined): v is undefined => v === undefined || v === '';
+
+function jwt(env: Env): JwtSettings | undefined {
+  // Checked whether or not a key set is named, as every whole-number setting is.
+  const cooldownMs = int(env, 'TRUSTGATE_JWKS_COOLDOWN_MS');
+  const jwks = env.TRUSTGATE_JWKS;
+  const named = ['TRUSTGATE_JWT_ISSUER', 'TRUSTGATE_JWT_AUDIENCE', 'TRUSTGATE_JWT_ALGORITHMS', 'TRUSTGATE_JWT_CLAIMS'].filter((n) => !unset(env[n]));
+  if (unset(jwks)) {
+    if (named.length > 0) throw new ConfigError(`${named[0]} is set but TRUSTGATE_JWKS is not: set the key set the tokens are checked against`);
+    return undefined;
+  }
+  if (/^[a-z]+:\/\//i.test(jwks)) {
+    let url: URL;
+    try {
+      url = new URL(jwks);
+    } catch {
+      throw new ConfigError('TRUSTGATE_JWKS must be a file path or an https:// URL');
+    }
+    const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw new ConfigError('TRUSTGATE_JWKS must be an https:// URL (http:// only on loopback)');
+  }
+  const issuer = env.TRUSTGATE_JWT_ISSUER;
+  const audience = env.TRUSTGATE_JWT_AUDIENCE;
+  if (unset(issuer)) throw new ConfigError('TRUSTGATE_JWKS needs TRUSTGATE_JWT_ISSUER: the iss an access token must carry');
+  if (unset(audience)) throw new ConfigError('TRUSTGATE_JWKS needs TRUSTGATE_JWT_AUDIENCE: the aud an access token must carry');
+  const list = (v: string | undefined) => (unset(v) ? [] : v.split(',').map((x) => x.trim()).filter((x) => x !== ''));
+  const algorithms = unset(env.TRUSTGATE_JWT_ALGORITHMS) ? ['RS256', 'PS256', 'ES256', 'EdDSA'] : list(env.TRUSTGATE_JWT_ALGORITHMS);
+  for (const a of algorithms) {
+    if (!(JWT_ALGORITHMS as readonly string[]).includes(a)) throw new ConfigError(`TRUSTGATE_JWT_ALGORITHMS: ${JSON.stringify(a.slice(0, 16))} is not accepted (one of ${JWT_ALGORITHMS.join(', ')}; none and HMAC never are)`);
+  }
+  if (algorithms.length === 0) throw new ConfigError('TRUSTGATE_JWT_ALGORITHMS names no algorithm');
+  const claims = list(env.TRUSTGATE_JWT_CLAIMS);
+  for (const c of claims) if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(c)) throw new ConfigError(`TRUSTGATE_JWT_CLAIMS: ${JSON.stringify(c.slice(0, 64))} is not a claim name`);
+  return Object.freeze({ jwks, issuer, audience, algorithms: Object.freeze(algorithms), claims: Object.freeze(claims), cooldownMs });
+}
+
 function destination(v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(v)) throw new ConfigError(`TRUSTGATE_DESTINATION must be a lower-case name such as local or remote, got ${JSON.stringify(v.slice(0, 64))}`);
@@ -326,6 +408,14 @@ export function loadConfig(env: Env): Config {
     policyDir,
     modeOverride: oneOf(env, 'TRUSTGATE_MODE', ['audit', 'warn'] as const),
     token,
+    tokensFile: unset(env.TRUSTGATE_TOKENS_FILE) ? undefined : env.TRUSTGATE_TOKENS_FILE,
+    jwt: jwt(env),
+    insecureNoAuth: oneOf(env, 'TRUSTGATE_INSECURE_NO_AUTH', ['0', '1'] as const) === '1',
+    quotas: Object.freeze({
+      connections: int(env, 'TRUSTGATE_QUOTA_CONNECTIONS'),
+      rps: int(env, 'TRUSTGATE_QUOTA_RPS'),
+      inflightBytes: int(env, 'TRUSTGATE_QUOTA_INFLIGHT_BYTES'),
+    }),
     bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
     maxBlocks: int(env, 'TRUSTGATE_MAX_BLOCKS'),

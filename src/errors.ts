@@ -25,6 +25,7 @@ export const ERRORS = {
   TG_ERR_REQUEST_TIMEOUT: { status: 408, title: 'Request took too long to arrive' },
   TG_ERR_BODY_TOO_LARGE: { status: 413, title: 'Request body is over the limit' },
   TG_ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers are too large' },
+  TG_ERR_QUOTA_EXCEEDED: { status: 429, title: 'Quota of this principal exceeded; retry later' },
   TG_ERR_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   TG_ERR_POLICY_RELOAD: { status: 422, title: 'Policy reload failed; the previous policy set stays in force' },
   TG_ERR_POLICY_INVALID: { status: 422, title: 'The policies given do not load' },

@@ -43,6 +43,10 @@ export interface Metrics {
   pinsRefused: Counter;
   /** Messages the MCP proxy did not pass on (an answer nobody waits for, a method it does not pass, withheld), by reason. */
   proxyDropped: Counter<'reason'>;
+  /** Requests refused 401, by reason (missing, unknown, malformed, expired, invalid); never a token. */
+  authRefused: Counter<'reason'>;
+  /** Requests refused 429 because their principal was past a quota, by reason (rate, bytes, connections). */
+  quotaRefused: Counter<'reason'>;
 }
 
 export function createMetrics(defaultMetrics = true): Metrics {
@@ -123,6 +127,18 @@ export function createMetrics(defaultMetrics = true): Metrics {
       collect() {
         this.set(m.inflight?.() ?? 0);
       },
+    }),
+    authRefused: new Counter({
+      name: 'trustgate_auth_refused_total',
+      help: 'Requests refused with 401, by reason (missing, unknown, malformed, expired, invalid); the token is never recorded',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    quotaRefused: new Counter({
+      name: 'trustgate_quota_refused_total',
+      help: 'Requests refused with 429 because their principal was past a quota, by reason (rate, bytes, connections)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
     }),
     sessionsRefused: new Counter({
       name: 'trustgate_sessions_refused_total',

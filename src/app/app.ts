@@ -17,7 +17,10 @@ import { registerPressure } from '../http/pressure.js';
 import { registerRequestTimeout } from '../http/timeout.js';
 import { registerAdmission } from '../http/admission.js';
 import { routeOf } from '../http/auth.js';
-import { registerBearerCheck } from '../http/bearer.js';
+import { registerAuthentication } from '../http/bearer.js';
+import { createAuthentication, type Authentication } from '../http/identity.js';
+import { createQuotas, type Quotas } from '../http/quota.js';
+import { ANONYMOUS, type PrincipalVar } from '../policy/cel/variables.js';
 import { sharedSchemas } from '../wire/shared.js';
 import { healthRoutes } from '../bindings/api/health.js';
 import { digestRoutes } from '../bindings/api/digests.js';
@@ -57,6 +60,8 @@ export interface AppOptions {
   sessions?: SessionStore;
   /** Where the values sessions have seen live (docs/behaviour/flows.md); with `sessions` the caller's, beside it. Absent: in this process. */
   flows?: FlowStore;
+  /** Who may ask (src/http/identity.ts); built from config (TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE, TRUSTGATE_JWKS) when absent. */
+  auth?: Authentication;
 }
 
 /** The version `info.version` of the OpenAPI document says: the package's. */
@@ -106,7 +111,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', () => own.close());
   }
   const core = createDecisionCore({ config, policies: () => store.current, sessions, flows, metrics });
-  app.decorate('trustgate', { config, store, metrics, sessions, core });
+  const auth = opts.auth ?? createAuthentication(config);
+  const quotas = createQuotas(config.quotas, config);
+  app.addHook('onClose', () => quotas.close());
+  app.decorate('trustgate', { config, store, metrics, sessions, core, auth, quotas });
   // Before every other hook and route (swagger's included): web pages of other origins are refused.
   registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
@@ -114,6 +122,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('jsonScan', undefined);
   app.decorateRequest('jsonText', undefined);
   app.decorateRequest('decisionLogged', false);
+  app.decorateRequest('principal', null as unknown as PrincipalVar);
+  // Every request has a principal: the anonymous one until authentication (src/http/bearer.ts) names another.
+  app.addHook('onRequest', async (request) => {
+    request.principal = ANONYMOUS;
+  });
   app.decorate(
     'reloadPolicies',
     opts.reloadPolicies ??
@@ -146,13 +159,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       ],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Required on /v1/* when TRUSTGATE_TOKEN is set' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'static token or JWT', description: 'Required on /v1/* and /mcp when authentication is configured: a static token (TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE) or a JWT access token checked against TRUSTGATE_JWKS (docs/operations/authentication.md). The token names the principal policies read as `principal` and sessions belong to' },
           queryToken: {
             type: 'apiKey',
             in: 'query',
             name: 'token',
             description:
-              'TRUSTGATE_TOKEN as the `token` query parameter; accepted only by the Docker MCP Gateway interceptor, since the gateway sends no custom headers',
+              'A bearer token (static or JWT) as the `token` query parameter; accepted only by the Docker MCP Gateway interceptor, since the gateway sends no custom headers',
           },
         },
       },
@@ -176,8 +189,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('errorRenderers', errorRenderers);
   registerErrorHandling(app, config.bodyLimit);
 
-  // Routes whose schema lists the bearer security take the token (src/http/bearer.ts).
-  if (config.token !== undefined) registerBearerCheck(app, config.token);
+  // Routes whose schema lists the bearer security authenticate, and are charged to their principal's quotas (src/http/bearer.ts).
+  registerAuthentication(app, auth, quotas, metrics);
 
   healthRoutes(app, store, admission);
   digestRoutes(app);
@@ -233,7 +246,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** How bindings answer errors on their paths (src/http/error-handler.ts). */
     errorRenderers: ErrorRenderers;
-    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore };
+    trustgate: { config: Config; store: PolicyStore; metrics: Metrics; sessions: SessionStore; core: DecisionCore; auth: Authentication; quotas: Quotas };
     /** Reload the policy folder; logs and counts the outcome. */
     reloadPolicies(source: string): Promise<ReloadResult>;
   }

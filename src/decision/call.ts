@@ -8,6 +8,7 @@
 import { TrustgateError } from '../errors.js';
 import { hasOwn, isRecord, own } from '../json/record.js';
 import { evaluateCallPolicies, type EvaluationBudget, type ModeOverride, type SessionVar, type TraceEntry } from '../policy/evaluate.js';
+import type { PrincipalVar } from '../policy/cel/variables.js';
 import type { PolicySet } from '../policy/load.js';
 import type { CallFlows } from '../flows/flows.js';
 import { foldMatches } from './outcome.js';
@@ -55,6 +56,8 @@ export interface CallOptions {
   /** `tool` as policies see it: hints, digest and pin status. */
   tool: CallDecision['tool'];
   session: SessionVar;
+  /** Who is asking (`principal`); ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
   /** What the arguments carry of the session (docs/behaviour/flows.md); none without a session. */
   flows?: CallFlows | undefined;
 }
@@ -71,6 +74,7 @@ export function decideCall(request: EvaluateCallRequest, call: CallRead, opts: C
       server: request.server,
       context: request.context,
       session: opts.session,
+      principal: opts.principal,
     },
     opts.modeOverride,
     opts.budget,

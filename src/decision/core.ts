@@ -29,6 +29,7 @@
  * A forgotten session (the store lost its labels) reads as untrusted and
  * sensitive: the store answers it so, the core passes it on as is.
  */
+import { hash } from 'node:crypto';
 import { readTrust } from '../annotations/claims.js';
 import type { Config } from '../config.js';
 import { TrustgateError } from '../errors.js';
@@ -37,11 +38,11 @@ import { recordDecision, type Metrics } from '../metrics.js';
 import { hintViews } from '../mcp/hints.js';
 import type { OperatorEntry } from '../trust/operator.js';
 import { evaluateToolPolicies, type SessionVar } from '../policy/evaluate.js';
-import { NO_SESSION, type CallVar } from '../policy/cel/variables.js';
+import { NO_SESSION, type CallVar, type PrincipalVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
 import type { PolicySet } from '../policy/load.js';
 import { pinKey, toolDigest } from '../session/pins.js';
-import { SESSION_ID_PATTERN, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
+import { SESSION_ID_PATTERN, SessionNotOwned, SessionStoreFull, SessionStoreUnavailable, type PinStatus, type SessionState, type SessionStore, type SessionUpdate } from '../session/store.js';
 import { answerBudget, boundValidation } from './bound.js';
 import { decideCall, readCall } from './call.js';
 import type { ForwardedFlow } from './flow.js';
@@ -76,6 +77,8 @@ export interface ResultInput {
   operator?: OperatorEntry | undefined;
   /** The `context.destination` of a request that gives none, from the binding (`--destination`); else TRUSTGATE_DESTINATION. */
   destination?: string | undefined;
+  /** Who is asking (the binding's authentication); the session named must be theirs. ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
 }
 
 export interface CallInput {
@@ -88,6 +91,8 @@ export interface CallInput {
   operator?: OperatorEntry | undefined;
   /** As ResultInput.destination. */
   destination?: string | undefined;
+  /** As ResultInput.principal. */
+  principal?: PrincipalVar | undefined;
 }
 
 /** One result to check without policies, with what the binding knows of its request text. */
@@ -109,21 +114,44 @@ export interface DecisionCore {
    * (docs/bindings/proxy.md): for each, in order, whether an applied rule
    * drops it from the list, and the findings.
    */
-  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown>; operator?: OperatorEntry | undefined }): ToolJudgement[];
+  judgeTools(input: { tools: readonly Record<string, unknown>[]; server?: Record<string, unknown>; context?: Record<string, unknown>; operator?: OperatorEntry | undefined; principal?: PrincipalVar | undefined }): ToolJudgement[];
   /** Keep a session alive (its TTL starts again), as a binding that holds a connection does (docs/behaviour/sessions.md). */
-  touchSession(id: string): Promise<void>;
-  /** A session as answers show it (GET /v1/sessions/{id}); undefined when it does not exist. */
-  session(id: string): Promise<SessionView | undefined>;
-  /** The user's own words (docs/behaviour/flows.md): their values recorded with bit `user`, the session created when new; the session after. */
-  userWords(id: string, text: string): Promise<SessionView>;
-  /** End a session and forget its values; false when there was none. */
-  endSession(id: string): Promise<boolean>;
+  touchSession(id: string, principal?: PrincipalVar): Promise<void>;
+  /** A session as answers show it (GET /v1/sessions/{id}); undefined when it does not exist or is another principal's. */
+  session(id: string, principal?: PrincipalVar): Promise<SessionView | undefined>;
+  /** The user's own words (docs/behaviour/flows.md): their values recorded with bit `user`, the session created when new; the session after. 404 when it is another principal's. */
+  userWords(id: string, text: string, principal?: PrincipalVar): Promise<SessionView>;
+  /** End a session and forget its values (the id then reads as forgotten); false when there was none, or it is another principal's. */
+  endSession(id: string, principal?: PrincipalVar): Promise<boolean>;
+}
+
+/**
+ * The key a session's owner is kept under (docs/operations/authentication.md):
+ * `""` for the anonymous principal, else a digest of issuer and id, so that
+ * the store holds no identity text and a static token's name never meets a
+ * token subject of the same spelling.
+ */
+export function ownerKey(p: PrincipalVar | undefined): string {
+  if (p === undefined || (p.id === '' && p.issuer === '')) return '';
+  return hash('sha256', JSON.stringify([p.issuer, p.id]), 'base64url');
+}
+
+/** Another principal's session is answered as none at all. */
+function notFound(err: unknown): never {
+  if (err instanceof SessionNotOwned) throw new TrustgateError('TG_ERR_SESSION_NOT_FOUND', 'no session has that id (never used, or another principal\'s)');
+  throw err;
 }
 
 /** The string `name` of a request's `server` or `tool` (`""` without one). */
 function nameOf(v: unknown): string {
   const n = isRecord(v) ? own(v, 'name') : undefined;
   return typeof n === 'string' ? n : '';
+}
+
+/** A log line with who asked (`principal`: the id only, never a token), when someone was identified. */
+function withPrincipal<E extends { principal?: string }>(entry: E, p: PrincipalVar | undefined): E {
+  if (p !== undefined && p.id !== '') entry.principal = p.id.slice(0, 256);
+  return entry;
 }
 
 /** The servers file's entry for a request's server (its own, else `"*"`). */
@@ -251,12 +279,12 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
   // worker processes and replicas the store they share).
   const flows = sessionFlows(deps.flows ?? new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: 86_400_000 }), config.maxFlowValues);
   /** A store operation that may create a session: a refusal at capacity is counted. */
-  const merge = async (id: string, update: SessionUpdate) => {
+  const merge = async (id: string, owner: string, update: SessionUpdate) => {
     try {
-      return await store().update(id, update);
+      return await store().update(id, { ...update, owner });
     } catch (err) {
       if (err instanceof SessionStoreFull) metrics?.sessionsRefused.inc();
-      throw err;
+      return notFound(err);
     }
   };
 
@@ -266,7 +294,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       return input.tools.map((tool) => {
         const matches = evaluateToolPolicies(
           policies,
-          { tool, toolMembers: hintViews(tool, input.operator ?? operatorFor(policies, input.server)), server: input.server, context: input.context },
+          { tool, toolMembers: hintViews(tool, input.operator ?? operatorFor(policies, input.server)), server: input.server, context: input.context, principal: input.principal },
           config.modeOverride,
           budgetFrom(config),
         );
@@ -278,28 +306,29 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       });
     },
 
-    async touchSession(id) {
+    async touchSession(id, principal) {
       // Reading a session starts its TTL again, in every store.
-      await store().get(sessionId({ id })!);
+      await store().get(sessionId({ id })!, ownerKey(principal));
     },
 
-    async session(id) {
-      const s = await store().get(id);
+    async session(id, principal) {
+      const s = await store().get(id, ownerKey(principal));
       if (s === undefined) return undefined;
       return sessionView(id, s, await flows.overflowed(id));
     },
 
-    async userWords(id, text) {
+    async userWords(id, text, principal) {
       const sid = sessionId({ id })!;
       // The session exists first (as a decision naming it makes it), so values never outlive a refused session.
-      const s = await merge(sid, {});
+      const s = await merge(sid, ownerKey(principal), {});
       const overflow = await flows.record(sid, userValues(text, config.maxFlowValues), 'user');
       return sessionView(sid, s, overflow);
     },
 
-    async endSession(id) {
-      const ended = await store().delete(id);
-      await flows.forget(id);
+    async endSession(id, principal) {
+      const ended = await store().delete(id, ownerKey(principal));
+      // Another principal's session keeps its values; an ended one's are forgotten (it reads flowsOverflow from now on).
+      if (ended) await flows.forget(id);
       return ended;
     },
 
@@ -323,10 +352,11 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       // One set for the whole request: the one whose rules decide whether the session is read.
       const policies = loaded(deps.policies());
       const operator = input.operator ?? operatorFor(policies, request.server);
+      const owner = ownerKey(input.principal);
       const flow: { forwarded?: ForwardedFlow } = {};
       return runDecision<SessionState | undefined, Decision & { session?: SessionView }, DecisionLogEntry>(config, {
         // The `session` variable is read only by rules that name it; without one, the merge is the request's one store operation.
-        read: () => (id === undefined || !policies.index.resultRulesReadSession ? undefined : store().get(id)),
+        read: () => (id === undefined || !policies.index.resultRulesReadSession ? undefined : store().get(id, owner)),
         decide: (before, frame) =>
           decideResult(request, {
             budget: frame.budget,
@@ -347,6 +377,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             dialects: config.dialects,
             call: input.call,
             session: sessionVar(id, before),
+            principal: input.principal,
             // What was forwarded matters only to a session that takes it in.
             flow: id === undefined ? undefined : flow,
             maxFlowValues: config.maxFlowValues,
@@ -356,7 +387,8 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           id === undefined
             ? undefined
             : async (decision) => {
-                const state = await merge(id, resultUpdate(flow.forwarded));
+                // The merge comes first: another principal's session is refused (404) before any value is recorded in it.
+                const state = await merge(id, owner, resultUpdate(flow.forwarded));
                 const overflow = await flows.record(id, flow.forwarded?.seen, sourceOf(request.server, request.tool));
                 decision.session = sessionView(id, state, overflow);
               },
@@ -365,7 +397,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           if (metrics) recordDecision(metrics, decision.outcome, decision.evidence, seconds);
         },
         entry: (decision, ms) => {
-          const entry = decisionLogEntry(decision, request.tool, request.server, ms);
+          const entry = withPrincipal(decisionLogEntry(decision, request.tool, request.server, ms), input.principal);
           return id === undefined ? entry : { ...entry, session: id };
         },
         log: input.log,
@@ -378,6 +410,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       const id = sessionId(request.session);
       const policies = loaded(deps.policies());
       const operator = input.operator ?? operatorFor(policies, request.server);
+      const owner = ownerKey(input.principal);
       const sessions = store();
       // Every pre-call decision reads the store (docs/behaviour/sessions.md): one that names neither a tool nor a session still fails closed while it is down.
       if (id === undefined && call.tool === undefined && !sessions.healthy()) throw new SessionStoreUnavailable('the session store cannot be reached');
@@ -390,9 +423,13 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
       return runDecision<SessionState | undefined, CallDecision, CallLogEntry>(config, {
         read: async () => {
           // The user's words of this turn are the user's before the call is judged.
-          if (id !== undefined && typeof userText === 'string') await flows.record(id, userValues(userText, config.maxFlowValues), 'user');
+          // The session is the caller's first (another principal's is refused): no one marks values `user` in a session not theirs.
+          if (id !== undefined && typeof userText === 'string') {
+            await merge(id, owner, {});
+            await flows.record(id, userValues(userText, config.maxFlowValues), 'user');
+          }
           const [before, pin, args] = await Promise.all([
-            id === undefined ? undefined : sessions.get(id),
+            id === undefined ? undefined : sessions.get(id, owner),
             key === undefined ? undefined : sessions.checkPin(key.server, key.tool, digest!),
             id === undefined ? undefined : flows.carried(id, call.arguments),
           ]);
@@ -410,6 +447,7 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
             budget: frame.budget,
             tool: toolInfo,
             session: sessionVar(id, before, carried?.overflow),
+            principal: input.principal,
             flows: carried?.flows,
           });
         },
@@ -417,11 +455,11 @@ export function createDecisionCore(deps: DecisionCoreDeps): DecisionCore {
           id === undefined
             ? undefined
             : async (answer) => {
-                answer.session = sessionView(id, await merge(id, { call: { tool: call.name } }), carried?.overflow === true);
+                answer.session = sessionView(id, await merge(id, owner, { call: { tool: call.name } }), carried?.overflow === true);
               },
         timed: 'request',
         count: (answer) => countCall(answer.outcome, pinStatus),
-        entry: (answer, ms) => callLogEntry(answer, call.name, call.arguments, tool, request.server, id, ms),
+        entry: (answer, ms) => withPrincipal(callLogEntry(answer, call.name, call.arguments, tool, request.server, id, ms), input.principal),
         log: input.log,
       });
     },

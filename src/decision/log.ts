@@ -24,6 +24,8 @@ export interface DecisionLogEntry {
   evidence: Array<{ pointer: string; type: string | null; status: string }>;
   tool: string | null;
   server: string | null;
+  /** Who asked: `principal.id` (never a token); present when authentication identified someone. */
+  principal?: string;
   blockCount: number;
   /**
    * How many members the forwarded result withheld beyond whole blocks (the
@@ -68,6 +70,8 @@ export interface CallLogEntry {
   pin: string;
   digest?: string;
   session?: string;
+  /** As DecisionLogEntry.principal. */
+  principal?: string;
   durationMs: number;
 }
 

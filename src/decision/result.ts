@@ -15,6 +15,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
+import type { PrincipalVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
 import { activationsOf, type Activations } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
@@ -71,6 +72,8 @@ export interface DecideOptions {
   call?: CallVar | undefined;
   /** The `session` variable (what the session was shown before this request); no session when absent. */
   session?: SessionVar | undefined;
+  /** Who is asking (`principal`); ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
   /** When given, receives what the decision forwarded (left unset on deny), for the session to take in. */
   flow?: { forwarded?: ForwardedFlow };
   /** With `flow`: the most values one result adds to its session (TRUSTGATE_MAX_FLOW_VALUES); none are read when absent. */
@@ -303,6 +306,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
       return { index: b.index, pointer: `/content/${b.index}`, block, evidence: b.evidence, dataClass: b.dataClass };
     }),
     session: opts.session,
+    principal: opts.principal,
     call: opts.call,
   });
 

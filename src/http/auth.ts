@@ -1,22 +1,8 @@
 /**
- * Bearer tokens (docs/operations/deploying.md): the token of a request, the
- * constant-time comparison, and the route a request was matched to. Both
- * sides are hashed to a fixed length first so timingSafeEqual compares in
- * constant time whatever the length of what was sent. The check routes opt
- * into is bearer.ts.
+ * Bearer tokens (docs/operations/authentication.md): the token of a
+ * request, and the route a request was matched to. What a token is worth is
+ * identity.ts's; the check routes opt into is bearer.ts.
  */
-import { hash, timingSafeEqual } from 'node:crypto';
-
-const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
-
-export function tokenMatcher(token: string): (presented: string | undefined) => boolean {
-  const expected = digest(token);
-  return (presented) => {
-    // Hash even when nothing was presented so a miss costs the same as a wrong token.
-    const got = digest(presented ?? '');
-    return timingSafeEqual(got, expected) && presented !== undefined;
-  };
-}
 
 /** The token from an `Authorization: Bearer <token>` header, if any. */
 export function bearerToken(header: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 /**
- * The bearer-token check (docs/operations/deploying.md). A route opts in by
+ * The authentication check (docs/operations/authentication.md). A route opts in by
  * listing `bearer` in its schema's `security` (src/wire/shared.ts's
  * v1Security), the same declaration the OpenAPI document shows. A request
  * that matches no route is checked too when its path starts as an opted-in
@@ -7,8 +7,12 @@
  * the token does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, tokenMatcher } from './auth.js';
+import { ownerKey } from '../decision/core.js';
+import type { Metrics } from '../metrics.js';
+import type { PrincipalVar } from '../policy/cel/variables.js';
 import { sendProblem } from './error-handler.js';
+import type { Authentication, RefusalReason } from './identity.js';
+import type { Quotas } from './quota.js';
 
 /** True when the route's schema asks for the bearer token (OpenAPI `security` listing `bearer`). */
 export function routeTakesBearer(schema: { security?: unknown } | undefined): boolean {
@@ -22,16 +26,23 @@ function firstSegment(path: string): string {
   return end < 0 ? path.split('?')[0]! : path.slice(0, end);
 }
 
+/** `WWW-Authenticate` of a 401 (RFC 6750): the scheme, and `invalid_token` when a token was sent. */
+export function challenge(reason: RefusalReason, resourceMetadata?: string): string {
+  const meta = resourceMetadata !== undefined ? `, resource_metadata="${resourceMetadata}"` : '';
+  return reason === 'missing' ? `Bearer realm="trustgate"${meta}` : `Bearer realm="trustgate", error="invalid_token"${meta}`;
+}
+
 /**
- * Checks TRUSTGATE_TOKEN on every route that opts in (routeTakesBearer) and
- * on requests that match no route under an opted-in route's first path
- * segment; call it before the routes are added. A route that reads the token itself
- * (`config.checksOwnToken`: the Docker gateway route also takes it from the
- * query) is left alone. A miss is 401 TG_ERR_AUTH_TOKEN with
- * `WWW-Authenticate`.
+ * Authentication and quotas on every route that opts in (routeTakesBearer)
+ * and on requests that match no route under an opted-in route's first path
+ * segment; call it before the routes are added. The request's `principal`
+ * is set here (ANONYMOUS when nothing is configured). A route that reads
+ * the token itself (`config.checksOwnToken`: the Docker gateway route also
+ * takes it from the query) is left to do so, and to ask the quotas itself.
+ * A refusal is 401 TG_ERR_AUTH_TOKEN with `WWW-Authenticate`, counted by
+ * reason; a principal past a quota gets 429 TG_ERR_QUOTA_EXCEEDED with `Retry-After`.
  */
-export function registerBearerCheck(app: FastifyInstance, token: string): void {
-  const matches = tokenMatcher(token);
+export function registerAuthentication(app: FastifyInstance, auth: Authentication, quotas: Quotas, metrics: Metrics): void {
   const prefixes = new Set<string>();
   app.addHook('onRoute', (route) => {
     if (routeTakesBearer(route.schema as { security?: unknown } | undefined)) prefixes.add(firstSegment(route.url));
@@ -40,9 +51,37 @@ export function registerBearerCheck(app: FastifyInstance, token: string): void {
     const options = request.routeOptions;
     const guarded = request.is404 ? prefixes.has(firstSegment(request.url)) : routeTakesBearer(options.schema as { security?: unknown } | undefined);
     if (!guarded || options.config?.checksOwnToken === true) return;
-    if (!matches(bearerToken(request.headers.authorization))) {
-      reply.header('www-authenticate', 'Bearer realm="trustgate"');
-      return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'send Authorization: Bearer <token>' });
+    const who = await auth.authenticate(request.headers.authorization);
+    if (!who.ok) {
+      metrics.authRefused.labels({ reason: who.reason }).inc();
+      reply.header('www-authenticate', challenge(who.reason));
+      return sendProblem(reply, { code: 'TG_ERR_AUTH_TOKEN', detail: who.detail });
     }
+    request.principal = who.principal;
+    if (request.is404) return;
+    return admitByQuota(request, reply, quotas, metrics);
   });
+}
+
+/** Charge a request to its principal's quotas (released when its answer closes); a refusal is answered here. */
+export async function admitByQuota(request: FastifyRequest, reply: FastifyReply, quotas: Quotas, metrics: Metrics): Promise<FastifyReply | undefined> {
+  const length = Number(request.headers['content-length'] ?? 0);
+  const answer = await quotas.request(ownerKey(request.principal), Number.isSafeInteger(length) && length > 0 ? length : 0);
+  if (answer.ok) {
+    reply.raw.once('close', answer.release);
+    return undefined;
+  }
+  metrics.quotaRefused.labels({ reason: answer.reason }).inc();
+  return sendProblem(reply, {
+    code: 'TG_ERR_QUOTA_EXCEEDED',
+    detail: answer.reason === 'rate' ? 'this principal sends more requests per second than its quota' : 'this principal has more bytes in flight than its quota',
+    headers: { 'retry-after': String(answer.retryAfterSeconds) },
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is asking (src/http/identity.ts); ANONYMOUS without authentication. */
+    principal: PrincipalVar;
+  }
 }

@@ -8,8 +8,16 @@
  * server's standard error is passed through to it.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startBinding } from './start.js';
-import { runGateway } from '../bindings/proxy/gateway.js';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { loopbackAddress } from '../http/browser.js';
+import { createAuthentication } from '../http/identity.js';
+import { createQuotas } from '../http/quota.js';
+import { checkAuthentication, startBinding, type BindingProcess } from './start.js';
+import { runGateway, type GatewayFront } from '../bindings/proxy/gateway.js';
 import { parseProxyArgs, UsageError, USAGE, type ProxyArgs } from '../bindings/proxy/options.js';
 import { batchedPerTurn } from '../bindings/proxy/batch.js';
 import { IdlePoll } from '../bindings/proxy/poll.js';
@@ -24,6 +32,37 @@ function envOverrides(a: ProxyArgs): Record<string, string> {
   if (a.pollUs !== undefined) env.TRUSTGATE_PROXY_POLL_US = a.pollUs;
   if (a.sessionTtl !== undefined) env.TRUSTGATE_SESSION_TTL = a.sessionTtl;
   return env;
+}
+
+/**
+ * The HTTP front's authentication (docs/operations/authentication.md): the
+ * configured one; on loopback without any, a token made now, written to a
+ * file only this user can read, and named on standard error (as Jupyter
+ * does) so that a host config can send it; beyond loopback without any, no
+ * start unless TRUSTGATE_INSECURE_NO_AUTH=1.
+ */
+function gatewayFront(config: Config, host: string, port: number, b: BindingProcess): GatewayFront {
+  const say = (line: string) => void process.stderr.write(`trustgate proxy: ${line}\n`);
+  let auth = checkAuthentication(config, host, 'the gateway', { log: b.log, exit: (code) => process.exit(code), makesToken: true })!;
+  if (!auth.configured && loopbackAddress(host) && !config.insecureNoAuth) {
+    const token = randomBytes(32).toString('base64url');
+    const dir = join(process.env.XDG_RUNTIME_DIR || tmpdir(), `trustgate-${userInfo().uid}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    const file = join(dir, `gateway-${port === 0 ? process.pid : port}.token`);
+    writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    auth = createAuthentication({ token });
+    say(`no authentication was configured: hosts send "Authorization: Bearer <the token in ${file}>" (only this user can read it)`);
+    b.log.info({ file }, 'gateway token made');
+  }
+  const quotas = createQuotas(config.quotas, config);
+  return {
+    auth,
+    quotas,
+    authorizationServers: config.jwt !== undefined ? [config.jwt.issuer] : [],
+    onRefused: (status, reason) => (status === 401 ? b.metrics.authRefused : b.metrics.quotaRefused).labels({ reason }).inc(),
+  };
 }
 
 function usage(problem: string): never {
@@ -50,7 +89,9 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
   const poll = new IdlePoll(config.proxyPollUs / 1000, PROCESS_CLOCK);
   const drop = (reason: string) => b.metrics.proxyDropped.labels({ reason }).inc();
   if (a.gateway) {
+    const front = a.listen === undefined ? undefined : gatewayFront(config, a.listen.host, a.listen.port, b);
     await runGateway({
+      ...(front ? { front } : {}),
       args: a,
       binding: b,
       poll,

@@ -19,9 +19,8 @@ import { loggerOptions } from '../logger.js';
 import { TurnBatchedDestination, WorkerLogDestination } from './log-destinations.js';
 import { createMetrics } from '../metrics.js';
 import { PolicyStore } from '../policy/reload.js';
-import { loopbackAddress } from '../http/browser.js';
 import { openFlowStore, openPrimaryStore, openSessionStore, openWorkerStore } from './stores.js';
-import { checkSessionStore, hangups, loadFirstPolicies, startConfig } from './start.js';
+import { checkAuthentication, checkSessionStore, hangups, loadFirstPolicies, startConfig } from './start.js';
 import type { SessionStore } from '../session/store.js';
 
 /** Build the app, route the signals, listen. */
@@ -108,9 +107,7 @@ async function main(): Promise<void> {
   // This process's log is its standard output: a refusal is logged too.
   if (!(await loadFirstPolicies(store, config.policyDir, { log, exit, logFatal: true }))) return;
   if (!(await checkSessionStore(config, { log, exit, logFatal: true }))) return;
-  if (!loopbackAddress(config.host) && config.token === undefined) {
-    log.warn({ host: config.host }, 'listening on a non-loopback address without TRUSTGATE_TOKEN: anyone who can reach it can call /v1/*');
-  }
+  if (!checkAuthentication(config, config.host, 'the service', { log, exit })) return;
   if (workers > 1) {
     return runPrimary({ workers, watchdogMs: config.workerWatchdogMs, log, writeLog: (text) => destination.write(text), store, exit, onHangup, sessions: (metrics) => openPrimaryStore(config, metrics, log) });
   }

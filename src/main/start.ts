@@ -14,6 +14,8 @@
  */
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { AuthConfigError, createAuthentication, type Authentication } from '../http/identity.js';
+import { loopbackAddress } from '../http/browser.js';
 import { TrustgateError } from '../errors.js';
 import type { DecisionCore } from '../decision/core.js';
 import { decisionLines, loggerOptions } from '../logger.js';
@@ -175,4 +177,39 @@ export async function startBinding(policiesArg: string | undefined, shippedPolic
     return statuses;
   };
   return { config, log, store, sessions, core, pinTools, metrics, decisionLog: decisionLines(log) };
+}
+
+/**
+ * Whether a front may start with the authentication configured
+ * (docs/operations/authentication.md): the settings must read (a tokens
+ * file, a JWKS file), and a front bound beyond loopback without any
+ * authentication starts only with TRUSTGATE_INSECURE_NO_AUTH=1, said at
+ * every start. On loopback without authentication it starts, and says so.
+ * False (after logging and exit(2)) when it may not.
+ */
+export function checkAuthentication(config: Config, host: string, front: string, p: { log: pino.Logger; exit: (code: number) => void; makesToken?: boolean }): Authentication | undefined {
+  let auth: Authentication;
+  try {
+    auth = createAuthentication(config);
+  } catch (err) {
+    if (!(err instanceof AuthConfigError)) throw err;
+    p.log.fatal({ err: err.message }, 'authentication is misconfigured');
+    process.stderr.write(`trustgate: configuration error: ${err.message}\n`);
+    p.exit(2);
+    return undefined;
+  }
+  if (auth.configured) return auth;
+  if (loopbackAddress(host)) {
+    if (p.makesToken !== true) p.log.warn({ host }, `${front} has no authentication: every local process and user may call it (docs/operations/authentication.md)`);
+    return auth;
+  }
+  if (config.insecureNoAuth) {
+    p.log.warn({ host }, `${front} listens beyond loopback WITHOUT authentication (TRUSTGATE_INSECURE_NO_AUTH=1): anyone who can reach it may call it`);
+    return auth;
+  }
+  const why = `${front} would listen on ${host}, beyond loopback, without authentication: set TRUSTGATE_TOKENS_FILE, TRUSTGATE_TOKEN or TRUSTGATE_JWKS (docs/operations/authentication.md), or TRUSTGATE_INSECURE_NO_AUTH=1 to accept that anyone who can reach it may call it`;
+  p.log.fatal({ host }, why);
+  process.stderr.write(`trustgate: ${why}\n`);
+  p.exit(2);
+  return undefined;
 }

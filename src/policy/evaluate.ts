@@ -8,7 +8,7 @@ import { hasOwn } from '../json/record.js';
 import { MODES, type Effect, type Mode, type Scope } from './vocabulary.js';
 import type { CelResult } from './cel/engine.js';
 import { buildActivation, prepareShared, type CelActivation } from './cel/values.js';
-import type { CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, SharedVarsInput } from './cel/variables.js';
+import type { CallVar, DataClassVar, EvidenceVar, ResultVar, PrincipalVar, SessionVar, SharedVarsInput } from './cel/variables.js';
 import type { PolicySet, Rule } from './load.js';
 
 export type { AssertedVar, BlockVar, CallVar, DataClassVar, EvidenceVar, ResultVar, SessionVar, ValidationVar } from './cel/variables.js';
@@ -43,6 +43,8 @@ export interface CallEvaluationInput {
   server?: Record<string, unknown> | undefined;
   context?: Record<string, unknown> | undefined;
   session?: SessionVar | undefined;
+  /** Who is asking; ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
 }
 
 /** One matched rule: a finding (docs/behaviour/decisions.md). */
@@ -229,7 +231,7 @@ export function evaluateCallPolicies(
           ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
           : rule.compiled.evaluate(
               (activation ??= buildActivation(
-                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, validation: [], session: input.session, call: input.call }),
+                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, principal: input.principal, validation: [], session: input.session, call: input.call }),
                 { block: emptyBlock, evidence: [], dataClass: emptyBlock },
               )),
             );
@@ -248,6 +250,8 @@ export interface ToolEvaluationInput {
   server?: Record<string, unknown> | undefined;
   context?: Record<string, unknown> | undefined;
   session?: SessionVar | undefined;
+  /** Who is asking; ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
 }
 
 /** Evaluates the `scope: tool` rules of `set` on one listed tool definition. */
@@ -263,7 +267,7 @@ export function evaluateToolPolicies(set: PolicySet, input: ToolEvaluationInput,
           ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` }
           : rule.compiled.evaluate(
               (activation ??= buildActivation(
-                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, validation: [], session: input.session }),
+                prepareShared({ result: NO_RESULT, tool: input.tool, toolMembers: input.toolMembers, server: input.server, context: input.context, principal: input.principal, validation: [], session: input.session }),
                 { block: emptyBlock, evidence: [], dataClass: emptyBlock },
               )),
             );

@@ -19,7 +19,9 @@
 import {
   emptySession,
   forgottenSession,
+  mergedFor,
   mergeSession,
+  ownedBy,
   SessionStoreFull,
   type PinCheck,
   type SessionState,
@@ -114,23 +116,25 @@ export class MemorySessionStore implements SessionStore {
     if (id === this.newest) this.newest = undefined;
   }
 
-  async get(id: string): Promise<SessionState | undefined> {
+  async get(id: string, owner?: string): Promise<SessionState | undefined> {
     const s = this.held(id);
-    if (s === undefined) return undefined;
+    if (s === undefined || !ownedBy(s, owner)) return undefined;
     this.put(id, s);
     return s;
   }
 
   async update(id: string, update: SessionUpdate): Promise<SessionState> {
-    const state = mergeSession(this.held(id) ?? emptySession(), update);
+    const state = mergedFor(mergeSession(this.held(id) ?? emptySession(), update), update);
     this.put(id, state);
     return state;
   }
 
-  async delete(id: string): Promise<boolean> {
-    const held = this.held(id) !== undefined;
-    if (held) this.remove(id);
-    return held;
+  async delete(id: string, owner?: string): Promise<boolean> {
+    const s = this.held(id);
+    if (s === undefined || !ownedBy(s, owner)) return false;
+    // Ended, not cleaned: the id reads as forgotten, still its owner's, for one more TTL.
+    this.put(id, { ...forgottenSession(), owner: s.owner ?? owner ?? '' });
+    return true;
   }
 
   async checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {

@@ -42,6 +42,7 @@ import { parseRedisUrl } from './url.js';
 import { failClosedRedis } from './redis-client.js';
 import {
   dataClassRank,
+  mergedFor,
   SessionStoreFull,
   SessionStoreUnavailable,
   type PinCheck,
@@ -132,7 +133,9 @@ end
  *
  * ARGV (after the prelude's three): 4 sensitive, 5 untrusted, 6 call,
  * 7 tool token, 8 result, 9 has data class, 10 its rank (compared), 11 the
- * rank stored with it, 12 class token, 13 regulatory tokens, 14 most tools kept.
+ * rank stored with it, 12 class token, 13 regulatory tokens, 14 most tools kept,
+ * 15 the writer's owner key. A session another owner holds (field o) is
+ * answered as it is, unchanged: the caller rejects with SessionNotOwned.
  */
 const MERGE_LUA = `${PRELUDE}${SESSION}
 local function has(list, tok)
@@ -141,6 +144,9 @@ local function has(list, tok)
   end
   return false
 end
+local o = redis.call('HGET', k, 'o')
+if o and o ~= ARGV[15] then return {epoch, redis.call('HGETALL', k)} end
+redis.call('HSET', k, 'o', ARGV[15])
 redis.call('HSETNX', k, 'c', 0)
 redis.call('HSETNX', k, 'r', 0)
 if ARGV[4] == '1' then redis.call('HSET', k, 's', '1') end
@@ -173,27 +179,34 @@ touch()
 return {epoch, redis.call('HGETALL', k)}
 `;
 
-/** The session, touching its TTL; an empty list when there is none. */
+/** The session, touching its TTL; an empty list when there is none or another owner (ARGV[4], field o) holds it. */
 const GET_LUA = `${PRELUDE}${SESSION}
 if redis.call('EXISTS', k) == 0 then return {epoch, {}} end
+local o = redis.call('HGET', k, 'o')
+if o and o ~= ARGV[4] then return {epoch, {}} end
 touch()
 return {epoch, redis.call('HGETALL', k)}
 `;
 
 /**
- * End a session (1 when one was held, 0 when none). While the store's loss
- * is recent, an id not found reads as forgotten: ending it leaves a clean
- * session of the id, so that it does not read as forgotten again.
+ * End a session (1 when one was held, 0 when none or another owner holds
+ * it, ARGV[4]): what it was shown is dropped and the id reads as forgotten,
+ * still its owner's, for one more TTL (a key in its forgotten window, or
+ * one not found while the store's loss is recent, reads as forgotten and
+ * is ended the same way).
  */
 const DELETE_LUA = `${PRELUDE}
 local k = KEYS[1]
-local n = redis.call('DEL', k)
-if now < lost then
-  redis.call('HSET', k, 'c', 0, 'r', 0, 'e', now + ttl)
-  redis.call('PEXPIRE', k, 2 * ttl)
-  n = 1
-end
-return {epoch, n}
+local e = redis.call('HGET', k, 'e')
+local live = e and tonumber(e) > now
+if not e and not (now < lost and redis.call('EXISTS', k) == 0) then return {epoch, 0} end
+local o = redis.call('HGET', k, 'o')
+if live and o and o ~= ARGV[4] then return {epoch, 0} end
+if not (live and o) then o = ARGV[4] end
+redis.call('DEL', k)
+redis.call('HSET', k, 'f', '1', 's', '1', 'u', '1', 'c', 0, 'r', 0, 'o', o, 'e', now + ttl)
+redis.call('PEXPIRE', k, 2 * ttl)
+return {epoch, 1}
 `;
 
 /** Learn the store's epoch (at connection), noticing a loss while the connection was down. */
@@ -234,8 +247,8 @@ type Epoch<T> = [string, T];
 
 interface Scripts {
   tgMerge(key: string, store: string, ...args: (string | number)[]): Promise<Epoch<string[]>>;
-  tgGet(key: string, store: string, ttl: number, known: string, fresh: string): Promise<Epoch<string[]>>;
-  tgDelete(key: string, store: string, ttl: number, known: string, fresh: string): Promise<Epoch<number>>;
+  tgGet(key: string, store: string, ttl: number, known: string, fresh: string, owner: string): Promise<Epoch<string[]>>;
+  tgDelete(key: string, store: string, ttl: number, known: string, fresh: string, owner: string): Promise<Epoch<number>>;
   tgEpoch(store: string, store2: string, ttl: number, known: string, fresh: string): Promise<Epoch<number>>;
   tgPin(key: string, count: string, digest: string, max: number): Promise<string | number | null>;
   tgAccept(key: string, count: string, digest: string, max: number): Promise<number>;
@@ -275,6 +288,8 @@ export function stateFromHash(flat: readonly string[]): SessionState | undefined
     results: Number(h.get('r') ?? 0),
     tools: tokens('t'),
   };
+  const owner = h.get('o');
+  if (owner !== undefined) state.owner = owner;
   const dc = h.get('dc');
   // The store keeps the union in arrival order; the answer is sorted, as mergeSession's is.
   if (dc !== undefined) state.dataClass = { class: JSON.parse(dc) as string, regulatory: tokens('rg').sort() };
@@ -296,6 +311,7 @@ export function mergeArgs(u: SessionUpdate, maxTools: number): (string | number)
     dc ? JSON.stringify(dc.class) : '',
     dc ? dc.regulatory.map((r) => JSON.stringify(r.toLowerCase())).join('\n') : '',
     maxTools,
+    u.owner ?? '',
   ];
 }
 
@@ -431,21 +447,22 @@ export class RedisSessionStore implements SessionStore {
     return r[1];
   }
 
-  get(id: string): Promise<SessionState | undefined> {
-    return this.run('get', async () => stateFromHash(this.learn(await this.client.tgGet(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID()))));
+  get(id: string, owner?: string): Promise<SessionState | undefined> {
+    return this.run('get', async () => stateFromHash(this.learn(await this.client.tgGet(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID(), owner ?? ''))));
   }
 
-  update(id: string, update: SessionUpdate): Promise<SessionState> {
-    return this.run('update', async () => {
+  async update(id: string, update: SessionUpdate): Promise<SessionState> {
+    const state = await this.run('update', async () => {
       const r = await this.client.tgMerge(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID(), ...mergeArgs(update, this.maxTools));
       const state = stateFromHash(this.learn(r));
       if (!state) throw new Error('the merge script answered no state');
       return state;
     });
+    return mergedFor(state, update);
   }
 
-  delete(id: string): Promise<boolean> {
-    return this.run('delete', async () => this.learn(await this.client.tgDelete(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID())) > 0);
+  delete(id: string, owner?: string): Promise<boolean> {
+    return this.run('delete', async () => this.learn(await this.client.tgDelete(sessionKey(id), STORE_KEY, this.ttlMs, this.epoch, randomUUID(), owner ?? '')) > 0);
   }
 
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {

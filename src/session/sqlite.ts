@@ -38,7 +38,7 @@
  */
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { emptySession, forgottenSession, mergeSession, SessionStoreFull, SessionStoreUnavailable, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
+import { emptySession, forgottenSession, mergeSession, ownedBy, SessionNotOwned, SessionStoreFull, SessionStoreUnavailable, type PinCheck, type SessionState, type SessionStore, type SessionUpdate } from './store.js';
 
 /** A use moves a session's expiry only when it last moved longer ago than this, or a tenth of the TTL when that is less. */
 export const REFRESH_MS = 1_000;
@@ -120,7 +120,6 @@ interface Statements {
   lapse: Database.Statement<[{ id: string; forgotten: string; expires: number; now: number }]>;
   merge: Database.Statement<[{ id: string; expires: number; now: number; refresh: number }]>;
   mergeMoving: Database.Statement<[{ id: string; fresh: string; lapsed: string; expires: number; now: number; ttl: number }]>;
-  delete: Database.Statement<[string, number]>;
   getPin: Database.Statement<[string], { digest: string }>;
   addPin: Database.Statement<[string, string, number]>;
   setPin: Database.Statement<[string, string]>;
@@ -226,8 +225,6 @@ export class SqliteSessionStore implements SessionStore {
                           ELSE excluded.state END,
              expires = excluded.expires`,
         ),
-        // A host ends its session, forgotten ones included (until then they read as forgotten).
-        delete: db.prepare('DELETE FROM sessions WHERE id = ? AND expires > ?'),
         getPin: db.prepare('SELECT digest FROM pins WHERE key = ?'),
         // A new pin only while fewer than the bound are held (no pin is ever dropped to make room).
         addPin: db.prepare('INSERT INTO pins (key, digest) SELECT ?, ? WHERE (SELECT count(*) FROM pins) < ? ON CONFLICT (key) DO NOTHING'),
@@ -321,13 +318,15 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  get(id: string): Promise<SessionState | undefined> {
+  get(id: string, owner?: string): Promise<SessionState | undefined> {
     return this.run('get', () => {
       const s = this.s!;
       const now = this.now();
       const row = s.get.get(id);
       const ttl = this.opts.ttlMs;
       if (!row || row.expires + ttl <= now) return undefined;
+      // Another's live session is not there for this owner (a lapsed one belongs to no one any more).
+      if (row.expires > now && !ownedBy(stored(row.state), owner)) return undefined;
       const expires = now + ttl;
       if (row.expires <= now) {
         // Its TTL ran out: it reads as forgotten, and this use keeps it so (a lock that holds the write up retries it all).
@@ -381,6 +380,7 @@ export class SqliteSessionStore implements SessionStore {
       group.forEach((m, i) => {
         const st = states[i]!;
         if (st instanceof SessionStoreFull) m.reject(st);
+        else if ((st.owner ?? '') !== (m.update.owner ?? '')) m.reject(new SessionNotOwned());
         else m.resolve(st);
       });
     }
@@ -428,8 +428,22 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  delete(id: string): Promise<boolean> {
-    return this.run('delete', () => this.s!.delete.run(id, this.now() - this.opts.ttlMs).changes > 0);
+  delete(id: string, owner?: string): Promise<boolean> {
+    return this.run('delete', () =>
+      this.db!.transaction((): boolean => {
+        const s = this.s!;
+        const now = this.now();
+        const ttl = this.opts.ttlMs;
+        const row = s.get.get(id);
+        if (!row || row.expires + ttl <= now) return false;
+        const held = stored(row.state);
+        if (row.expires > now && !ownedBy(held, owner)) return false;
+        // Ended, not cleaned: the id reads as forgotten, still its owner's, for one more TTL.
+        const forgotten: SessionState = { ...forgottenSession(), owner: (row.expires > now ? held.owner : undefined) ?? owner ?? '' };
+        s.lapse.run({ id, forgotten: JSON.stringify(forgotten), expires: now + ttl, now: Number.MAX_SAFE_INTEGER });
+        return true;
+      }).immediate(),
+    );
   }
 
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck> {

@@ -34,6 +34,13 @@ export interface SessionState {
   results: number;
   /** Tool names called in the session, in first-call order, each once. */
   tools: string[];
+  /**
+   * Who the session belongs to: the owner key of the principal that created
+   * it (see ownerKey; `""` for the anonymous principal). Absent on a
+   * forgotten state and on states stored before sessions had owners: the
+   * next write takes it.
+   */
+  owner?: string;
 }
 
 /**
@@ -49,6 +56,8 @@ export interface SessionUpdate {
   call?: { tool: string };
   /** Count one answered /v1/evaluate. */
   result?: boolean;
+  /** The owner key of the principal writing (`""` when absent): a session owned by another is left as it is, and the store rejects with SessionNotOwned. */
+  owner?: string;
 }
 
 /** `unavailable`: nothing was pinned for the pair and the store holds TRUSTGATE_MAX_PINS pins already (the new pin was refused). */
@@ -61,12 +70,19 @@ export interface PinCheck {
 }
 
 export interface SessionStore {
-  /** The session, touching its TTL; undefined when it does not exist (or expired). */
-  get(id: string): Promise<SessionState | undefined>;
-  /** Merge an update atomically (creating the session) and touch its TTL; resolves to the state after it. Rejects with SessionStoreFull when the session is new and the store is at capacity. */
+  /** The session, touching its TTL; undefined when it does not exist (or expired), or belongs to another owner than `owner` (`""` when absent; untouched then). */
+  get(id: string, owner?: string): Promise<SessionState | undefined>;
+  /**
+   * Merge an update atomically (creating the session, owned by `update.owner`) and touch its TTL; resolves to the state after it.
+   * Rejects with SessionStoreFull when the session is new and the store is at capacity, and with SessionNotOwned (nothing written) when another owner holds it.
+   */
   update(id: string, update: SessionUpdate): Promise<SessionState>;
-  /** End a session; false when there was none. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * End a session (docs/behaviour/forgotten-sessions.md): what it was shown is dropped and the id reads as
+   * forgotten (tainted, still owned by `owner`) for one more TTL, so that ending it never makes it clean.
+   * False when there was none, or another owner holds it (nothing changed then).
+   */
+  delete(id: string, owner?: string): Promise<boolean>;
   /** Trust on first use: pin `digest` for (server, tool) if nothing is pinned, else compare. Atomic. */
   checkPin(server: string, tool: string, digest: string): Promise<PinCheck>;
   /** Operator: pin `digest` for (server, tool), replacing what was pinned. Rejects with SessionStoreFull for a new pair past the pin bound. */
@@ -97,6 +113,29 @@ export class SessionStoreFull extends SessionStoreUnavailable {
     super(message);
     this.name = 'SessionStoreFull';
   }
+}
+
+/**
+ * The session is another principal's (docs/operations/authentication.md):
+ * the request is answered as if it did not exist (404
+ * TG_ERR_SESSION_NOT_FOUND), and nothing was written.
+ */
+export class SessionNotOwned extends Error {
+  constructor() {
+    super('the session belongs to another principal');
+    this.name = 'SessionNotOwned';
+  }
+}
+
+/** Whether a stored state may be read and written by `owner`: its own, or one no owner holds (forgotten, or stored before owners). */
+export function ownedBy(s: SessionState, owner: string | undefined): boolean {
+  return s.owner === undefined || s.owner === (owner ?? '');
+}
+
+/** After a merge: the state belongs to the writer, or the merge left it alone (SessionNotOwned). */
+export function mergedFor<S extends SessionState>(s: S, u: SessionUpdate): S {
+  if (s.owner !== (u.owner ?? '')) throw new SessionNotOwned();
+  return s;
 }
 
 /**
@@ -141,6 +180,8 @@ export function forgottenSession(): SessionState {
  * its SQL statement, Redis the same rules in a Lua script.
  */
 export function mergeSession(s: SessionState, u: SessionUpdate, maxTools = 1000): SessionState {
+  // Another owner's session is left as it is: the store answers SessionNotOwned (mergedFor).
+  if (!ownedBy(s, u.owner)) return s;
   const next: SessionState = {
     // Stored states written before `forgotten` existed have none: they are not forgotten.
     forgotten: s.forgotten === true,
@@ -149,6 +190,7 @@ export function mergeSession(s: SessionState, u: SessionUpdate, maxTools = 1000)
     calls: s.calls + (u.call ? 1 : 0),
     results: s.results + (u.result ? 1 : 0),
     tools: s.tools,
+    owner: s.owner ?? u.owner ?? '',
   };
   let dc = s.dataClass;
   if (u.dataClass) {

@@ -88,7 +88,7 @@ export const evaluateCallSchema = v1Schema({
   ].join('\n\n'),
   body: evaluateCallBody,
   reply: evaluateCallReply,
-  problems: [400, 401, 413, 415, 503],
+  problems: [400, 401, 404, 413, 415, 503],
 });
 
 /** POST /v1/evaluate-call's body (docs/behaviour/sessions.md). */

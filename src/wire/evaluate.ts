@@ -201,7 +201,7 @@ export const evaluateSchema = {
       'With `session`, policies see what the session was shown before (`session` variable), and the session then takes in what this answer forwards: `untrusted`/`sensitive` from forwarded blocks (fenced ones included) and forwarded structuredContent, the most restrictive verified data class among them. Withheld blocks add nothing; a denied result adds no labels but is counted in `results`. When the session store cannot be read or written the request fails closed (503).',
     ].join('\n\n'),
   body: evaluateBody,
-  response: { 200: evaluateReply, ...problemReplies(400, 401, 403, 413, 415, 503) },
+  response: { 200: evaluateReply, ...problemReplies(400, 401, 403, 404, 413, 415, 503) },
 } as const;
 
 /** The body of POST /v1/evaluate apart from `session` (docs/behaviour/decisions.md). */

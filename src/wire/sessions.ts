@@ -40,7 +40,7 @@ export const getSessionSchema = {
   tags: ['sessions'],
   summary: 'Show what a session has been shown',
   description:
-    'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true, until it is ended. 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id: never used, ended, or unused for two TTLs. No store evicts a session to make room.',
+    'Reading a session is a use: it starts its TRUSTGATE_SESSION_TTL again. A session whose labels the store lost (its TTL ran out and it is used within one more TTL; with Redis, any id not held for one TTL after Redis lost its data) reads as `forgotten: true` with `untrusted` and `sensitive` true. A session belongs to the principal whose request created it (docs/operations/authentication.md): 404 (TG_ERR_SESSION_NOT_FOUND) when no session has the id (never used, or unused for two TTLs) and when it is another principal\'s. No store evicts a session to make room.',
   params: idParams,
   response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 404, 503) },
 } as const;
@@ -51,7 +51,7 @@ export const deleteSessionSchema = {
   tags: ['sessions'],
   summary: 'End a session',
   description:
-    'Its labels and counts are dropped; a later request naming the same id starts a new, clean session (this is how a host clears a `forgotten` session). Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none.',
+    'Its labels, counts and values are dropped and the id reads as `forgotten` (untrusted and sensitive), still this principal\'s, for one more TRUSTGATE_SESSION_TTL: ending a session never makes it clean, so a request naming it after a DELETE is judged as after untrusted content. Tool pins are not per session and stay. 204 when a session was ended (a forgotten one included), 404 (TG_ERR_SESSION_NOT_FOUND) when there was none or it is another principal\'s.',
   params: idParams,
   response: { 204: { type: 'null', description: 'The session was ended' }, ...problemReplies(400, 401, 404, 503) },
 } as const;
@@ -72,10 +72,10 @@ export const userWordsSchema = {
   tags: ['sessions'],
   summary: "Record the user's own words",
   description:
-    "One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call.",
+    "One call per user turn (docs/behaviour/flows.md): the values of what the user typed (addresses, URLs, accounts, numbers, paths, identifiers, short strings whole) are recorded in the session with origin `user`, so a call carrying them is not taken for one carrying what a tool result showed. Creates the session when it does not exist yet (as a decision naming it does); answers the session after. Only keyed digests of the values are kept, never the text. The same as `context.userText` on /v1/evaluate-call. 404 (TG_ERR_SESSION_NOT_FOUND) when the session is another principal's.",
   params: idParams,
   body: userWordsBody,
-  response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 413, 415, 503) },
+  response: { 200: { $ref: 'Session#' }, ...problemReplies(400, 401, 404, 413, 415, 503) },
 } as const;
 
 export const getPinSchema = {

@@ -254,18 +254,20 @@ export const validateReply = {
 /** What each problem status means (docs/behaviour/limits.md); the `code` tells the cases apart. */
 const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
-  401: 'Missing or wrong bearer token (only when TRUSTGATE_TOKEN is set)',
+  401: 'Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer`',
+  429: 'The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual',
   403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
-  404: 'No such session, or no pin for that server and tool',
+  404: 'No such session (never used, unused for two TTLs, or another principal\'s: a session belongs to the principal that created it), or no pin for that server and tool',
   422: 'Policies that do not load: a failed reload (`TG_ERR_POLICY_RELOAD`, the previous policy set stays in force) or playground policies (`TG_ERR_POLICY_INVALID`); `detail` names the file, the rule and the error',
   503: 'No policy set is loaded yet (`TG_ERR_SERVER_NOT_READY`), the service is overloaded (`TG_ERR_SERVER_OVERLOADED`: the event loop is saturated; `TG_ERR_OVERLOADED`: TRUSTGATE_MAX_INFLIGHT_BYTES of requests and answers are in flight), the session store (TRUSTGATE_SESSION_STORE) cannot be read or written (`TG_ERR_SESSION_STORE_UNAVAILABLE`: a request that names a session fails closed rather than being judged without it), or it holds TRUSTGATE_MAX_SESSIONS and the request names a new session (`TG_ERR_SESSION_STORE_FULL`: no live session is evicted to make room); sent with `Retry-After`',
 };
 
 export const problemReplies = (...statuses: number[]) => {
   const out: Record<number, unknown> = {};
-  for (const s of statuses) {
+  // A route behind authentication is charged to its principal's quotas too.
+  for (const s of statuses.includes(401) ? [...statuses, 429] : statuses) {
     out[s] = {
       description: problemDescriptions[s] ?? 'Problem details',
       content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
@@ -278,9 +280,9 @@ export { triState };
 
 /**
  * OpenAPI security requirement of /v1/*, /mcp and the playground. It is also
- * what the service enforces when TRUSTGATE_TOKEN is set: a route whose
- * schema lists `bearer` gets the token check (src/http/auth.ts), so the
- * document and the check cannot disagree.
+ * what the service enforces when authentication is configured: a route whose
+ * schema lists `bearer` is authenticated and charged to its principal's
+ * quotas (src/http/bearer.ts), so the document and the check cannot disagree.
  */
 export const v1Security = [{ bearer: [] }];
 

@@ -22,7 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearerToken, tokenMatcher } from '../../src/http/auth.js';
+import { bearerToken } from '../../src/http/auth.js';
+import { createAuthentication } from '../../src/http/identity.js';
 import { answerOf, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 import { isRunning, startService, type Running } from '../helpers/process.js';
 import { deep, errorRegistry, INTERCEPTOR, K, pollutionCheck, prototypeSnapshot } from './gen.js';
@@ -359,7 +360,7 @@ describe('the bearer token', () => {
   ];
 
   it('is hashed on both sides and compared with timingSafeEqual (source)', () => {
-    const src = readFileSync(fileURLToPath(new URL('../../src/http/auth.ts', import.meta.url)), 'utf8');
+    const src = readFileSync(fileURLToPath(new URL('../../src/http/identity.ts', import.meta.url)), 'utf8');
     expect(src).toMatch(/import\s*\{[^}]*\b(createHash|hash)\b[^}]*\btimingSafeEqual\b[^}]*\}\s*from\s*'node:crypto'/);
     expect(src).toMatch(/\bhash\('sha256', |createHash\('sha256'\)/);
     expect(src).toMatch(/timingSafeEqual\(/);
@@ -370,10 +371,10 @@ describe('the bearer token', () => {
   it('compares fixed-length digests whatever was presented, a missing token included (behaviour)', async () => {
     const crypto = await import('node:crypto');
     const spy = vi.mocked(crypto.timingSafeEqual);
-    const matches = tokenMatcher(TOKEN);
+    const auth = createAuthentication({ token: TOKEN });
     for (const presented of [undefined, ...wrong, TOKEN]) {
       spy.mockClear();
-      const ok = matches(presented);
+      const ok = (await auth.authenticateToken(presented)).ok;
       expect(ok, JSON.stringify(presented)).toBe(presented === TOKEN);
       expect(spy, `timingSafeEqual for ${JSON.stringify(presented)}`).toHaveBeenCalledTimes(1);
       const [a, b] = spy.mock.calls[0]! as unknown as [Buffer, Buffer];
@@ -483,26 +484,32 @@ describe('start-up on a non-loopback address', () => {
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l))
-      .filter((l) => l.level === 40 && /non-loopback/.test(l.msg));
+      .filter((l) => l.level === 40 && /authentication/.test(l.msg));
 
-  it('HOST=0.0.0.0 without a token: a warning line naming the host and the missing token', async () => {
-    const s = await start({ HOST: '0.0.0.0', TRUSTGATE_TOKEN: '' });
+  it('HOST=0.0.0.0 without authentication does not start; with TRUSTGATE_INSECURE_NO_AUTH=1 it starts and warns naming the host', async () => {
+    const refused = await startService({ LOG_LEVEL: 'info', HOST: '0.0.0.0', TRUSTGATE_TOKEN: '' }, ['node', 'dist/server.js']);
+    expect(isRunning(refused)).toBe(false);
+    expect((refused as { code: number | null }).code).toBe(2);
+    expect(refused.stderr).toMatch(/beyond loopback, without authentication: set TRUSTGATE_TOKENS_FILE, TRUSTGATE_TOKEN or TRUSTGATE_JWKS/);
+    const s = await start({ HOST: '0.0.0.0', TRUSTGATE_TOKEN: '', TRUSTGATE_INSECURE_NO_AUTH: '1' });
     const w = warnings(s.stdout());
     expect(w).toHaveLength(1);
     expect(w[0].host).toBe('0.0.0.0');
-    expect(w[0].msg).toContain('TRUSTGATE_TOKEN');
+    expect(w[0].msg).toContain('TRUSTGATE_INSECURE_NO_AUTH');
     const h = await fetch(`${s.base}/healthz`);
     expect(h.status).toBe(200);
     expect(await s.stop()).toBe(0);
   }, 60_000);
 
-  it('HOST=0.0.0.0 with a token, or a loopback HOST without one: no warning', async () => {
+  it('HOST=0.0.0.0 with a token: no warning; a loopback HOST without one: one warning that it is open to local users', async () => {
     for (const env of [{ HOST: '0.0.0.0', TRUSTGATE_TOKEN: 'tok-startup' }, { HOST: '127.0.0.1', TRUSTGATE_TOKEN: '' }]) {
       const s = await start(env);
       const r = await fetch(`${s.base}/v1/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"result":{"content":[]}}' });
       expect(r.status).toBe(env.TRUSTGATE_TOKEN ? 401 : 200);
       expect(await s.stop()).toBe(0);
-      expect(warnings(s.stdout()), JSON.stringify(env)).toEqual([]);
+      const w = warnings(s.stdout());
+      if (env.TRUSTGATE_TOKEN) expect(w, JSON.stringify(env)).toEqual([]);
+      else expect(w.map((x: { msg: string }) => x.msg)).toEqual([expect.stringContaining('has no authentication')]);
       expect(s.stdout()).toContain('"msg":"policies loaded"');
     }
   }, 60_000);

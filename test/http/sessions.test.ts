@@ -53,11 +53,11 @@ describe('session TTL: never forgotten silently', () => {
       now += 59_000;
       expect((await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'x' }] }, session: { id: 's' } })).json.session).toMatchObject({ forgotten: true, untrusted: true });
     }
-    // The host ends it: the id starts a new, clean session.
+    // The host ends it: never clean, the id reads as forgotten for one more TTL and a write still asks.
     expect((await app.inject({ method: 'DELETE', url: '/v1/sessions/s' })).statusCode).toBe(204);
-    const fresh = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
-    expect(fresh.json.session).toMatchObject({ forgotten: false, untrusted: false, calls: 1, results: 0 });
-    expect(fresh.json.requiresConsent).toBe(false);
+    const ended = await post(app, '/v1/evaluate-call', { call: { name: 'send' }, session: { id: 's' } });
+    expect(ended.json.session).toMatchObject({ forgotten: true, untrusted: true, calls: 1, results: 0 });
+    expect(ended.json.requiresConsent).toBe(true);
     // Unused for two TTLs: the id is not held any more.
     now += 120_001;
     expect(answerOf(await app.inject({ method: 'GET', url: '/v1/sessions/s' })).json.code).toBe('TG_ERR_SESSION_NOT_FOUND');

@@ -19,6 +19,6 @@ export function evaluateCallRoutes(app: FastifyInstance): void {
       schema: evaluateCallSchema,
       serializerCompiler: plainJson,
     },
-    (request) => core.evaluateCall({ request: request.body, log: decisionLogger<CallLogEntry>(request) }),
+    (request) => core.evaluateCall({ request: request.body, log: decisionLogger<CallLogEntry>(request), principal: request.principal }),
   );
 }

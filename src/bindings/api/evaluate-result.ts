@@ -21,6 +21,7 @@ export function evaluateRoutes(app: FastifyInstance): void {
         scan: request.jsonScan,
         log: decisionLogger(request),
         resultRepeatsNames: () => resultRepeatsNames(request.jsonText),
+        principal: request.principal,
       }),
   );
 }

@@ -67,12 +67,13 @@ export function playgroundRoutes(app: FastifyInstance): void {
       const sessions = scratchStore();
       const core = createDecisionCore({ config, policies: () => set, sessions });
       try {
-        if (call === true) return await core.evaluateCall({ request: request.body.request as unknown as EvaluateCallRequest });
+        if (call === true) return await core.evaluateCall({ request: request.body.request as unknown as EvaluateCallRequest, principal: request.principal });
         return await core.evaluateResult({
           request: request.body.request as unknown as EvaluateRequest,
           scan: request.jsonScan,
           evidencePath: '/request/evidence',
           log: decisionLogger(request),
+          principal: request.principal,
         });
       } finally {
         await sessions.close();

@@ -10,7 +10,7 @@ import { TrustgateError } from '../../errors.js';
 import { acceptPinSchema, deleteSessionSchema, getPinSchema, getSessionSchema, type PinAcceptBody, type PinQuery, type SessionParams, type UserWordsBody, userWordsSchema } from '../../wire/sessions.js';
 
 function notFound(id: string): TrustgateError {
-  return new TrustgateError('TG_ERR_SESSION_NOT_FOUND', `no session has id ${JSON.stringify(id)} (never used, ended, or unused for two TTLs)`);
+  return new TrustgateError('TG_ERR_SESSION_NOT_FOUND', `no session has id ${JSON.stringify(id)} (never used, unused for two TTLs, or another principal's)`);
 }
 
 export function sessionRoutes(app: FastifyInstance): void {
@@ -20,7 +20,7 @@ export function sessionRoutes(app: FastifyInstance): void {
     '/v1/sessions/:id',
     { schema: getSessionSchema },
     async (request) => {
-      const s = await core.session(request.params.id);
+      const s = await core.session(request.params.id, request.principal);
       if (s === undefined) throw notFound(request.params.id);
       return s;
     },
@@ -30,12 +30,12 @@ export function sessionRoutes(app: FastifyInstance): void {
     '/v1/sessions/:id',
     { schema: deleteSessionSchema },
     async (request, reply) => {
-      if (!(await core.endSession(request.params.id))) throw notFound(request.params.id);
+      if (!(await core.endSession(request.params.id, request.principal))) throw notFound(request.params.id);
       return reply.code(204).send();
     },
   );
 
-  app.post<{ Params: SessionParams; Body: UserWordsBody }>('/v1/sessions/:id/user', { schema: userWordsSchema }, (request) => core.userWords(request.params.id, request.body.text));
+  app.post<{ Params: SessionParams; Body: UserWordsBody }>('/v1/sessions/:id/user', { schema: userWordsSchema }, (request) => core.userWords(request.params.id, request.body.text, request.principal));
 
   app.get<{ Querystring: PinQuery }>(
     '/v1/pins',

@@ -10,7 +10,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { interceptAnswer, interceptError, type InterceptAnswer } from './answer.js';
 import { decisionLogger, plainJson } from '../../http/decisions.js';
 import { isRecord } from '../../json/record.js';
-import { bearerToken, tokenMatcher } from '../../http/auth.js';
+import { bearerToken } from '../../http/auth.js';
+import { admitByQuota } from '../../http/bearer.js';
 import { jsonBodyParser } from '../../http/body.js';
 import { answerError } from '../../http/error-handler.js';
 import { mediaType } from '../../http/browser.js';
@@ -27,7 +28,7 @@ function send(reply: FastifyReply, answer: InterceptAnswer): FastifyReply {
 }
 
 export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
-  const { config, core } = app.trustgate;
+  const { core, auth, quotas, metrics } = app.trustgate;
   // The gateway reads any body as the tool result: every error here is an isError result with status 200 (fail closed).
   app.errorRenderers.register(INTERCEPTOR_PATH, (m) => ({ status: 200, type: 'application/json', body: interceptError(m.code, m.detail).result }));
   // Whatever the gateway sends is read as text and judged here, so a wrong
@@ -44,16 +45,22 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
     }
     jsonBodyParser(request, body, done);
   });
-  if (config.token !== undefined) {
-    const matches = tokenMatcher(config.token);
+  if (auth.configured) {
     app.addHook('onRequest', async (request, reply) => {
       const query = request.query as Record<string, unknown> | undefined;
       const fromQuery = typeof query?.token === 'string' ? query.token : undefined;
-      if (!matches(bearerToken(request.headers.authorization) ?? fromQuery)) {
-        return answerError(request, reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'the interceptor URL lacks the right token' });
+      const who = await auth.authenticateToken(bearerToken(request.headers.authorization) ?? fromQuery);
+      if (!who.ok) {
+        metrics.authRefused.labels({ reason: who.reason }).inc();
+        return answerError(request, reply, { code: 'TG_ERR_AUTH_TOKEN', detail: 'the interceptor URL lacks an accepted token' });
       }
+      request.principal = who.principal;
     });
   }
+  // Quotas as on every other route; a refusal is an isError result here too.
+  app.addHook('onRequest', async (request, reply) => {
+    await admitByQuota(request, reply, quotas, metrics);
+  });
   app.post(
     INTERCEPTOR_PATH,
     {
@@ -69,7 +76,7 @@ export async function interceptorRoutes(app: FastifyInstance): Promise<void> {
         return answerError(request, reply, { code: 'TG_ERR_BODY_SCHEMA', detail: 'the body is not a JSON object' });
       }
       // The gateway sends no session: a decision here reads and raises none.
-      const decision = await core.evaluateResult({ request: { result: body }, scan: request.jsonScan, log: decisionLogger(request) });
+      const decision = await core.evaluateResult({ request: { result: body }, scan: request.jsonScan, log: decisionLogger(request), principal: request.principal });
       return send(reply, interceptAnswer(decision, (request.jsonScan?.duplicateKeys.count ?? 0) > 0));
     },
   );

@@ -44,7 +44,7 @@ export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-    const server = createInterceptorServer(registry, BINDING_VERSION);
+    const server = createInterceptorServer(registry, BINDING_VERSION, request.principal);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const timer = setTimeout(() => {
       if (!reply.raw.writableFinished) reply.raw.destroy();

@@ -5,6 +5,7 @@
  * server runs on standard input/output (`trustgate interceptor`) and on
  * Streamable HTTP (`/mcp`, http.ts).
  */
+import { ANONYMOUS, type PrincipalVar } from '../../policy/cel/variables.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../../version.js';
@@ -14,7 +15,8 @@ export const SERVER_NAME = 'trustgate-interceptors';
 /** The version the MCP bindings report (serverInfo, descriptors): the package's. */
 export const BINDING_VERSION = VERSION;
 
-export function createInterceptorServer(registry: InterceptorRegistry, version: string): Server {
+/** A server for one connection; its invocations are judged as `principal`'s (the HTTP front's caller; ANONYMOUS on stdio). */
+export function createInterceptorServer(registry: InterceptorRegistry, version: string, principal: PrincipalVar = ANONYMOUS): Server {
   const server = new Server(
     { name: SERVER_NAME, version },
     {
@@ -26,7 +28,7 @@ export function createInterceptorServer(registry: InterceptorRegistry, version: 
   // are answered by the fallback handler rather than typed handlers.
   server.fallbackRequestHandler = async (request: JSONRPCRequest) => {
     if (request.method === LIST_METHOD) return registry.list(request.params);
-    if (request.method === INVOKE_METHOD) return registry.invoke(request.params);
+    if (request.method === INVOKE_METHOD) return registry.invoke(request.params, principal);
     throw new McpError(ErrorCode.MethodNotFound, `method ${request.method} not found`);
   };
   return server;

@@ -18,6 +18,7 @@
  *   params are -32602; a handler that fails is -32603, never a made-up
  *   result (the invoker applies `failOpen`).
  */
+import { ANONYMOUS, type PrincipalVar } from '../../policy/cel/variables.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '../../json/record.js';
 
@@ -78,7 +79,7 @@ export interface MutationOutcome {
 export interface RegisteredInterceptor {
   /** Read on every list and invoke, so a policy reload can change the mode. */
   descriptor(): Descriptor;
-  handle(params: InvokeParams): Promise<ValidationOutcome | MutationOutcome>;
+  handle(params: InvokeParams, principal: PrincipalVar): Promise<ValidationOutcome | MutationOutcome>;
 }
 
 /** A -32602 answer: the invoker sent something this server cannot take. */
@@ -135,7 +136,7 @@ export class InterceptorRegistry {
   }
 
   /** The `interceptor/invoke` result for its params (errors are McpError). */
-  async invoke(params: unknown): Promise<Record<string, unknown>> {
+  async invoke(params: unknown, principal: PrincipalVar = ANONYMOUS): Promise<Record<string, unknown>> {
     const p = checkInvokeParams(params);
     const entry = this.#entries.find((e) => e.descriptor().name === p.name);
     if (!entry) throw invalidParams(`interceptor ${p.name} not found`, { name: p.name });
@@ -148,7 +149,7 @@ export class InterceptorRegistry {
     const started = performance.now();
     let outcome: ValidationOutcome | MutationOutcome;
     try {
-      outcome = await entry.handle(p);
+      outcome = await entry.handle(p, principal);
     } catch (err) {
       if (err instanceof McpError) throw err;
       throw new McpError(ErrorCode.InternalError, `interceptor ${p.name} failed: ${err instanceof Error ? err.message : 'error'}`);

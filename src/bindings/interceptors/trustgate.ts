@@ -18,6 +18,7 @@
  * `server`, `context` and `protocolVersion`; `context.sessionId` of the
  * invocation names the Trustgate session.
  */
+import type { PrincipalVar } from '../../policy/cel/variables.js';
 import type { DecisionCore } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/types.js';
 import { isRecord } from '../../json/record.js';
@@ -164,7 +165,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       failOpen: false,
       configSchema: CONFIG_SCHEMA,
     }),
-    async handle(p) {
+    async handle(p, principal) {
       const c = common(p);
       const request = {
         call: callOf(p.payload),
@@ -174,13 +175,13 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
         ...(c.context ? { context: c.context } : {}),
       };
       try {
-        return validatorAnswer(await core.evaluateCall({ request, log: deps.log }), 'call');
+        return validatorAnswer(await core.evaluateCall({ request, log: deps.log, principal }), 'call');
       } catch (err) {
         throw mcpErrorOf(err, { kind: 'call', name: '' });
       }
     },
   };
-  const judgeResult = async (p: InvokeParams) => {
+  const judgeResult = async (p: InvokeParams, principal: PrincipalVar) => {
     const c = common(p);
     const request = {
       result: resultOf(p.payload),
@@ -191,7 +192,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       ...(c.context ? { context: c.context } : {}),
     };
     try {
-      return await core.evaluateResult({ request, log: deps.log });
+      return await core.evaluateResult({ request, log: deps.log, principal });
     } catch (err) {
       throw mcpErrorOf(err, { kind: 'result', name: '' });
     }
@@ -207,8 +208,8 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       failOpen: false,
       configSchema: CONFIG_SCHEMA,
     }),
-    async handle(p) {
-      return validatorAnswer(await judgeResult(p), 'result');
+    async handle(p, principal) {
+      return validatorAnswer(await judgeResult(p, principal), 'result');
     },
   };
   const redact: RegisteredInterceptor = {
@@ -222,8 +223,8 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       failOpen: false,
       configSchema: CONFIG_SCHEMA,
     }),
-    async handle(p): Promise<MutationOutcome> {
-      const d = await judgeResult(p);
+    async handle(p, principal): Promise<MutationOutcome> {
+      const d = await judgeResult(p, principal);
       const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
       const verdict = verdictOf(d, { kind: 'result', name: '' }, { ask: false, why: CONSENT_HOW });
       if (verdict.kind === 'withhold') {

@@ -39,7 +39,12 @@ import { describeFailure, keepAliveMs, upstreamOf } from './upstream.js';
 import type { ProxyArgs, ServerSpec } from './options.js';
 import type { IdlePoll } from './poll.js';
 import { McpProxy, type DropReason, type ProxyLog } from './relay.js';
-import { browserOrigin, loopbackAddress } from '../../http/browser.js';
+import { browserOrigin } from '../../http/browser.js';
+import { challenge } from '../../http/bearer.js';
+import type { Authentication } from '../../http/identity.js';
+import type { Quotas } from '../../http/quota.js';
+import { ownerKey } from '../../decision/core.js';
+import type { PrincipalVar } from '../../policy/cel/variables.js';
 import { isRecord } from '../../json/record.js';
 
 /** What the gateway asks of the process it runs in (src/main/proxy.ts gives it). */
@@ -77,7 +82,26 @@ export interface GatewayOptions {
   poll: IdlePoll;
   onDrop: (reason: DropReason) => void;
   host: GatewayHost;
+  /** The HTTP front's authentication and quotas (src/main/proxy.ts makes them; required with `--listen`). */
+  front?: GatewayFront;
 }
+
+/** Who may use the HTTP front, and how much (docs/operations/authentication.md). */
+export interface GatewayFront {
+  auth: Authentication;
+  quotas: Quotas;
+  /** Counts refusals (401 by reason, 429 by reason). */
+  onRefused: (status: 401 | 429, reason: string) => void;
+  /** The `authorization_servers` of the resource metadata (the JWT issuer), if any. */
+  authorizationServers: readonly string[];
+}
+
+/** A host that held the event stream and let it go is gone once it sends nothing for this long (ms). */
+export const STREAM_GRACE_MS = 10_000;
+/** Default `--idle-timeout`, seconds. */
+export const DEFAULT_IDLE_TIMEOUT_S = 600;
+/** RFC 9728 metadata of the protected resource `/mcp`. */
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 /** Host connections one gateway on Streamable HTTP serves at once: each starts every server of the file. */
 export const MAX_CONNECTIONS = 64;
@@ -94,12 +118,20 @@ interface Connection {
   open: number;
   /** When it was last used (ms). */
   seen: number;
+  /** The host opened the event stream (a GET) at some point. */
+  streamed: boolean;
+  /** The owner key of the principal that opened it: only they may use it. */
+  owner: string;
+  /** Gives back the principal's connection quota. */
+  release: () => void;
 }
 
 /** A JSON-RPC error answer over HTTP, with no session. */
-function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
+function refuse(res: ServerResponse, status: number, message: string, code = -32000, headers: Record<string, string> = {}): void {
   // A body too large is not read to its end: the connection closes once this answer is sent.
-  res.writeHead(status, { 'content-type': 'application/json', ...(status === 413 ? { connection: 'close' } : {}) }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+  res
+    .writeHead(status, { 'content-type': 'application/json', ...(status === 413 ? { connection: 'close' } : {}), ...headers })
+    .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
 class BodyError extends Error {
@@ -154,8 +186,11 @@ export class Gateway {
   #closed = false;
   #onClose: (() => void) | undefined;
 
-  constructor(o: GatewayOptions, onClose?: () => void) {
+  readonly #principal: PrincipalVar | undefined;
+
+  constructor(o: GatewayOptions, onClose?: () => void, principal?: PrincipalVar) {
     this.#o = o;
+    this.#principal = principal;
     this.#onClose = onClose;
     this.sessionId = o.args.session ?? `gateway-${randomUUID()}`;
     this.server = new Server({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
@@ -192,6 +227,7 @@ export class Gateway {
       operator: spec.operator,
       destination: this.#o.args.destination,
       sessionId: this.sessionId,
+      principal: this.#principal,
       ...(this.#o.args.userAudience ? { context: { hostShowsUserAudience: true } } : {}),
       pinTools: b.pinTools,
       decisionLog: b.decisionLog,
@@ -290,79 +326,117 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
     log.info({ session: g.sessionId, servers: o.args.servers.map((s) => s.name) }, 'gateway ready on stdio');
     return;
   }
-  // Streamable HTTP: one gateway (and one session, unless --session) per host connection.
+  // Streamable HTTP: one gateway (and one session, unless --session) per host connection, each its principal's.
+  const front = o.front;
+  if (front === undefined) throw new Error('the HTTP front needs its authentication');
   const { host, port } = o.args.listen;
   const connections = new Map<string, Connection>();
-  // A connection no host has used for a whole session TTL (no request, no stream open) is over, as its session would be:
-  // it is closed and its servers stopped, so hosts that went away without DELETE do not hold the cap for good.
-  const idleMs = o.binding.config.sessionTtlSeconds * 1000;
+  // A connection no host has used for --idle-timeout (no request, no stream open) is over: it is closed and its
+  // servers stopped, so hosts that went away without DELETE do not hold servers or the quota. A host that held the
+  // event stream and let it go is gone after STREAM_GRACE_MS of silence (the SDK client's close() sends no DELETE).
+  const idleMs = (o.args.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_S) * 1000;
   const sweep = setInterval(
     () => {
       const now = Date.now();
-      for (const c of connections.values()) if (c.open === 0 && now - c.seen >= idleMs) void c.transport.close();
+      for (const c of connections.values()) {
+        if (c.open === 0 && (now - c.seen >= idleMs || (c.streamed && now - c.seen >= STREAM_GRACE_MS))) void c.transport.close();
+      }
     },
-    Math.min(60_000, Math.max(250, idleMs / 4)),
+    Math.min(1_000, Math.max(100, idleMs / 4)),
   );
   sweep.unref();
   /** Serve one request of a connection, counting it (and the stream it may hold open) as use. */
   const serve = (c: Connection, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
     c.open++;
     c.seen = Date.now();
+    if (req.method === 'GET') c.streamed = true;
     res.once('close', () => {
       c.open--;
       c.seen = Date.now();
     });
     return c.transport.handleRequest(req, res, body);
   };
+  let origin = '';
+  const metadataUrl = () => `${origin}${RESOURCE_METADATA_PATH}/mcp`;
   /** Connections whose initialize is being answered: counted against the cap before they have a session id. */
   let starting = 0;
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === RESOURCE_METADATA_PATH || url.pathname === `${RESOURCE_METADATA_PATH}/mcp`) {
+      // RFC 9728: what this resource is and who issues its tokens (public, as the 401 points here).
+      const metadata = { resource: `${origin}/mcp`, authorization_servers: front.authorizationServers, bearer_methods_supported: ['header'], resource_name: 'Trustgate gateway' };
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(metadata));
+      return;
+    }
     if (url.pathname !== '/mcp') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
       return;
     }
     // A web page the user opens may not drive the gateway, under its own name pointed at this address (DNS rebinding) or any other.
     if (browserOrigin(req.headers, NO_ORIGINS).refused) return refuse(res, 403, 'requests from web pages are refused');
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const c = connections.get(sid);
-      if (!c) return refuse(res, 404, 'unknown session', -32001);
-      void serve(c, req, res);
-      return;
-    }
-    if (req.method !== 'POST') return refuse(res, 400, 'start a session with initialize');
-    // Servers are started for a host connection only: for an initialize request, and within the cap.
-    void readInitialize(req).then(
-      (body) => {
-        if (body === undefined) return refuse(res, 400, 'start a session with initialize');
-        if (connections.size + starting >= MAX_CONNECTIONS) return refuse(res, 503, `this gateway serves at most ${MAX_CONNECTIONS} host connections at once`);
-        starting++;
-        const gateway = new Gateway(o);
-        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => void connections.set(id, c),
+    void front.auth.authenticate(req.headers.authorization).then(async (who) => {
+      if (!who.ok) {
+        front.onRefused(401, who.reason);
+        return refuse(res, 401, `unauthorized: ${who.detail}`, -32001, { 'www-authenticate': challenge(who.reason, metadataUrl()) });
+      }
+      const owner = ownerKey(who.principal);
+      const rate = await front.quotas.request(owner, 0).catch(() => undefined);
+      if (rate === undefined) return refuse(res, 503, 'the quota store cannot be reached; retry later', -32603, { 'retry-after': '1' });
+      if (!rate.ok) {
+        front.onRefused(429, rate.reason);
+        return refuse(res, 429, 'too many requests from this principal', -32000, { 'retry-after': String(rate.retryAfterSeconds) });
+      }
+      const sid = req.headers['mcp-session-id'];
+      if (typeof sid === 'string') {
+        const c = connections.get(sid);
+        // Another principal's connection is answered as none at all.
+        if (!c || c.owner !== owner) return refuse(res, 404, 'unknown session', -32001);
+        void serve(c, req, res);
+        return;
+      }
+      if (req.method !== 'POST') return refuse(res, 400, 'start a session with initialize');
+      // Servers are started for a host connection only: for an initialize request, within the cap and the principal's quota.
+      let body: Record<string, unknown> | undefined;
+      try {
+        body = await readInitialize(req);
+      } catch (err) {
+        return refuse(res, err instanceof BodyError ? err.status : 400, (err as Error).message, -32700);
+      }
+      if (body === undefined) return refuse(res, 400, 'start a session with initialize');
+      if (connections.size + starting >= MAX_CONNECTIONS) return refuse(res, 503, `this gateway serves at most ${MAX_CONNECTIONS} host connections at once`);
+      const quota = front.quotas.connection(owner);
+      if (!quota.ok) {
+        front.onRefused(429, quota.reason);
+        return refuse(res, 429, 'this principal holds as many host connections as its quota allows (TRUSTGATE_QUOTA_CONNECTIONS)', -32000, { 'retry-after': String(quota.retryAfterSeconds) });
+      }
+      starting++;
+      const gateway = new Gateway(o, undefined, who.principal);
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void connections.set(id, c),
+      });
+      const c: Connection = { transport, gateway, open: 0, seen: Date.now(), streamed: false, owner, release: quota.release };
+      transport.onclose = () => {
+        if (transport.sessionId) connections.delete(transport.sessionId);
+        c.release();
+        void gateway.close();
+      };
+      await gateway
+        .connect(transport)
+        .then(() => serve(c, req, res, body))
+        .catch((err: unknown) => {
+          log.error({ err: (err as Error).message }, 'could not start a gateway connection');
+          if (!res.headersSent) refuse(res, 502, (err as Error).message, -32603);
+        })
+        .finally(() => {
+          starting--;
+          // An initialize the transport did not accept opened no session: nothing will ever use these servers.
+          if (transport.sessionId === undefined || !connections.has(transport.sessionId)) {
+            c.release();
+            void gateway.close();
+          }
         });
-        const c: Connection = { transport, gateway, open: 0, seen: Date.now() };
-        transport.onclose = () => {
-          if (transport.sessionId) connections.delete(transport.sessionId);
-          void gateway.close();
-        };
-        gateway
-          .connect(transport)
-          .then(() => serve(c, req, res, body))
-          .catch((err: unknown) => {
-            log.error({ err: (err as Error).message }, 'could not start a gateway connection');
-            if (!res.headersSent) refuse(res, 502, (err as Error).message, -32603);
-          })
-          .finally(() => {
-            starting--;
-            // An initialize the transport did not accept opened no session: nothing will ever use these servers.
-            if (transport.sessionId === undefined || !connections.has(transport.sessionId)) void gateway.close();
-          });
-      },
-      (err: unknown) => refuse(res, err instanceof BodyError ? err.status : 400, (err as Error).message, -32700),
-    );
+    });
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -370,8 +444,8 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
   });
   const address = http.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   log.info({ url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`, servers: o.args.servers.map((s) => s.name) }, 'gateway listening');
-  if (!loopbackAddress(host)) log.warn({ host }, 'listening on a non-loopback address: anyone who can reach it can call the tools of every server in the file');
   proc.say(`trustgate proxy: gateway listening on http://${host.includes(':') ? `[${host}]` : host}:${bound}/mcp`);
   proc.onStop(() => {
     void Promise.allSettled([...connections.values()].map((c) => c.gateway.close())).then(() => proc.exit(0));

@@ -18,7 +18,9 @@ options:
   --name <name>       the operator's name for the server: tool pins are kept under it
                       (default: the command line, or the URL; with --config, each server's key)
   --session <id>      the Trustgate session to use (TRUSTGATE_PROXY_SESSION); proxies of one
-                      host given one id share what the conversation was shown
+                      host given one id share what the conversation was shown; prefer the
+                      environment or --session-file: other users can read a command line
+  --session-file <f>  read the session id from this file
   --store <store>     memory or redis://host:port/db (TRUSTGATE_SESSION_STORE)
   --poll-us <n>       microseconds to keep polling after a message, 0 for none (TRUSTGATE_PROXY_POLL_US)
   --session-ttl <s>   seconds a session lives after its last use; with --listen, a host connection
@@ -32,7 +34,11 @@ options:
   --destination <d>   context.destination when a request gives none, e.g. local
                       (TRUSTGATE_DESTINATION)
   --header 'N: v'     a header on every request to an --upstream server
-  --listen host:port  with --config: serve Streamable HTTP at http://host:port/mcp instead of stdio
+  --listen host:port  with --config: serve Streamable HTTP at http://host:port/mcp instead of stdio;
+                      hosts authenticate (TRUSTGATE_TOKENS_FILE, TRUSTGATE_TOKEN, TRUSTGATE_JWKS;
+                      on loopback without any, a token is made and its file named at start)
+  --idle-timeout <s>  with --listen: a host connection with no request and no open stream for
+                      this long is closed and its servers stopped (default 600)
   --help              this text
 `;
 
@@ -56,6 +62,8 @@ export interface ProxyArgs {
   pollUs?: string;
   /** Seconds a session lives after its last use (checked where the configuration is read). */
   sessionTtl?: string;
+  /** `--idle-timeout`: seconds a host connection of the HTTP front may sit unused (default 600). */
+  idleTimeoutSeconds?: number;
   userAudience: boolean;
   /** Set with --config: the host sees every server as one, tools named `<name>__<tool>`. */
   gateway: boolean;
@@ -99,7 +107,7 @@ function withAuthorization(headers: Record<string, string>, env: NodeJS.ProcessE
   return headers;
 }
 
-const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen', '--hints', '--labels', '--destination']);
+const FLAGS_WITH_VALUE = new Set(['--policies', '--name', '--session', '--session-file', '--idle-timeout', '--store', '--poll-us', '--session-ttl', '--upstream', '--header', '--config', '--listen', '--hints', '--labels', '--destination']);
 
 /**
  * Reads the command line. Options come first; the server's command starts
@@ -147,8 +155,14 @@ export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<str
   if (opt('--store') !== undefined) out.store = opt('--store');
   if (opt('--poll-us') !== undefined) out.pollUs = opt('--poll-us');
   if (opt('--session-ttl') !== undefined) out.sessionTtl = opt('--session-ttl');
-  const session = opt('--session') ?? (env.TRUSTGATE_PROXY_SESSION || undefined);
+  if (opt('--session') !== undefined && opt('--session-file') !== undefined) throw new UsageError('give one of --session and --session-file');
+  const session = opt('--session') ?? sessionFromFile(opt('--session-file')) ?? (env.TRUSTGATE_PROXY_SESSION || undefined);
   if (session !== undefined) out.session = session;
+  const idle = opt('--idle-timeout');
+  if (idle !== undefined) {
+    if (!/^[0-9]{1,7}$/.test(idle) || Number(idle) < 1) throw new UsageError('--idle-timeout is a whole number of seconds from 1 to 9999999');
+    out.idleTimeoutSeconds = Number(idle);
+  }
   if (opt('--listen') !== undefined) out.listen = listenOf(opt('--listen')!);
   if (opt('--destination') !== undefined) out.destination = destinationOf(opt('--destination')!, '--destination');
   const flagEntry = entryOfFlags(opt('--hints'), opt('--labels'));
@@ -175,6 +189,20 @@ export function parseProxyArgs(argv: readonly string[], env: Readonly<Record<str
   // The server gets the environment the host gave Trustgate (API keys and the like), and its working directory.
   out.servers.push({ name: opt('--name') ?? command.join(' '), command: command[0]!, args: command.slice(1), env: envOf(env), ...(flagEntry ? { operator: flagEntry } : {}) });
   return out;
+}
+
+/** The session id a file holds (its first line, trimmed); a file that cannot be read is a usage error naming it. */
+function sessionFromFile(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--session-file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const id = text.split(/\r?\n/, 1)[0]!.trim();
+  if (id === '') throw new UsageError(`--session-file ${file} holds no session id`);
+  return id;
 }
 
 /** `--hints` and `--labels` as an operator entry; undefined when neither is given. */

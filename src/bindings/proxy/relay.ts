@@ -37,6 +37,7 @@
  * policy, rule and decision id; consent: asked with `elicitation/create`
  * when the host declared `elicitation`, otherwise denied.
  */
+import type { PrincipalVar } from '../../policy/cel/variables.js';
 import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -78,6 +79,8 @@ export interface ProxyOptions {
   destination?: string | undefined;
   /** The Trustgate session of this connection; a fresh one by default. */
   sessionId?: string;
+  /** Who the host connection authenticated as (the gateway's HTTP front); the session is theirs. ANONYMOUS on stdio. */
+  principal?: PrincipalVar | undefined;
   /**
    * Pin tool definitions as a tools/list answer passes (the store's trust on
    * first use); the pin status of each tool by name. Without it every tool is
@@ -211,7 +214,7 @@ export class McpProxy {
     await host.start();
     if (this.#o.keepAliveMs !== undefined && this.#o.keepAliveMs > 0) {
       this.#keepAlive = setInterval(() => {
-        this.#o.core.touchSession(this.sessionId).catch((err: unknown) => this.#o.log.warn({ err: errorDetail(err) }, 'could not keep the session alive'));
+        this.#o.core.touchSession(this.sessionId, this.#o.principal).catch((err: unknown) => this.#o.log.warn({ err: errorDetail(err) }, 'could not keep the session alive'));
       }, this.#o.keepAliveMs);
       this.#keepAlive.unref();
     }
@@ -338,6 +341,7 @@ export class McpProxy {
           session: { id: this.sessionId },
         },
         ...(tool ? {} : { unlisted: true }),
+        principal: this.#o.principal,
         operator: this.#o.operator,
         destination: this.#o.destination,
         log: this.#o.decisionLog,
@@ -557,6 +561,7 @@ export class McpProxy {
     if (!Array.isArray(result.content)) result.content = [];
     try {
       const d = await this.#o.core.evaluateResult({
+        principal: this.#o.principal,
         operator: this.#o.operator,
         destination: this.#o.destination,
         request: {
@@ -618,6 +623,7 @@ export class McpProxy {
   #decideMessage(method: string, tool: Msg, result: Msg, args?: Msg) {
     const name = typeof tool.name === 'string' ? tool.name : '';
     return this.#o.core.evaluateResult({
+      principal: this.#o.principal,
       operator: this.#o.operator,
       destination: this.#o.destination,
       request: {

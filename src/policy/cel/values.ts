@@ -8,7 +8,7 @@ import { deepFreeze, isDeepFrozen, perFrozen } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import { hintViews } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
-import { NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
+import { ANONYMOUS, NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
 
 declare const sharedBrand: unique symbol;
 declare const activationBrand: unique symbol;
@@ -140,6 +140,7 @@ class Shared {
   #session: unknown;
   #call: unknown;
   #plainCall: unknown;
+  #principal: unknown;
 
   constructor(vars: SharedVarsInput) {
     this.#vars = vars;
@@ -170,6 +171,14 @@ class Shared {
 
   get plainSession(): unknown {
     return this.#vars.session ?? NO_SESSION;
+  }
+
+  get principal(): unknown {
+    return (this.#principal ??= toCel(this.#vars.principal ?? ANONYMOUS));
+  }
+
+  get plainPrincipal(): unknown {
+    return this.#vars.principal ?? ANONYMOUS;
   }
 
   get plainCall(): unknown {
@@ -321,6 +330,10 @@ export class Activation {
     return this.#shared.call;
   }
 
+  get principal(): unknown {
+    return this.#shared.principal;
+  }
+
   get block(): unknown {
     return (this.#block ??= isRecord(this.#scope.block) ? toCel(this.#scope.block, true) : emptyMap());
   }
@@ -374,5 +387,9 @@ class PlainScope implements PlainVars {
 
   get call(): unknown {
     return this.#shared.plainCall;
+  }
+
+  get principal(): unknown {
+    return this.#shared.plainPrincipal;
   }
 }

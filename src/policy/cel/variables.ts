@@ -69,6 +69,13 @@ export const CEL_VARIABLE_TABLE = [
     description: 'the request\'s `context` as given; `{}` when absent',
   },
   {
+    name: 'principal',
+    type: 'map<string, dyn>',
+    scopes: EVERY_SCOPE,
+    description:
+      'who is asking ([authentication](../operations/authentication.md)): `{ id: string, issuer: string, scopes: list<string>, claims: map }`; `id` is the access token\'s `sub` (its `client_id` when it has none) or the static token\'s name, `issuer` the token\'s `iss` (`""` for a static token), `scopes` its `scope` (or `scp`) split on spaces, `claims` the claims named in `TRUSTGATE_JWT_CLAIMS`; without authentication `id` and `issuer` are `""` and the lists empty',
+  },
+  {
     name: 'evidence',
     type: 'list<map<string, dyn>>',
     scopes: RESULT_SCOPES,
@@ -255,6 +262,21 @@ export interface CallVar {
   unconfirmedIds?: readonly string[];
 }
 
+/** The value of `principal`: who is asking (docs/operations/authentication.md). Never holds the token. */
+export interface PrincipalVar {
+  /** The token's `sub` (else `client_id`), or the static token's name; `""` without authentication. */
+  readonly id: string;
+  /** The token's `iss`; `""` for a static token and without authentication. */
+  readonly issuer: string;
+  /** The token's `scope` (or `scp`), split on spaces. */
+  readonly scopes: readonly string[];
+  /** The claims TRUSTGATE_JWT_CLAIMS names, as the token has them. */
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/** `principal` when no authentication is configured (or the request came from inside the process). */
+export const ANONYMOUS: PrincipalVar = Object.freeze({ id: '', issuer: '', scopes: Object.freeze([]) as readonly string[], claims: Object.freeze({}) });
+
 /** Members shared by every scope of one decision. Absent tool/server/context/session/call get the defaults of the variable table. */
 export interface SharedVarsInput {
   result: ResultVar;
@@ -264,6 +286,8 @@ export interface SharedVarsInput {
   server?: Record<string, unknown> | undefined;
   /** The request's `context`; `{}` when absent. */
   context?: Record<string, unknown> | undefined;
+  /** Who is asking; ANONYMOUS when absent. */
+  principal?: PrincipalVar | undefined;
   validation: readonly ValidationVar[];
   /** What the session had been shown before this request; NO_SESSION when absent. */
   session?: SessionVar | undefined;

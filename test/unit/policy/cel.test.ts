@@ -37,7 +37,7 @@ describe('compileCel', () => {
   });
 
   it('declares the contract variables', () => {
-    expect(CEL_VARIABLES).toEqual(['result', 'block', 'tool', 'server', 'context', 'evidence', 'dataClass', 'validation', 'session', 'call']);
+    expect(CEL_VARIABLES).toEqual(['result', 'block', 'tool', 'server', 'context', 'principal', 'evidence', 'dataClass', 'validation', 'session', 'call']);
     for (const v of CEL_VARIABLES) expect(() => compileCel(`size(${v}) >= 0`)).not.toThrow();
   });
 

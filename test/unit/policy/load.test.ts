@@ -239,7 +239,7 @@ describe('loadPolicyDir: CEL', () => {
     const err = await loadError(fixture('unknown-variable'));
     expect(err.rule).toBe('typo');
     expect(err.detail).toContain('Unknown variable: blok');
-    expect(err.detail).toContain('result, block, tool, server, context, evidence, dataClass, validation');
+    expect(err.detail).toContain('result, block, tool, server, context, principal, evidence, dataClass, validation');
   });
 
   it('fails on a when whose type is not bool', async () => {
@@ -349,7 +349,7 @@ describe('loadPolicyDir: scope call (contract section 12)', () => {
     'a call rule cannot read the variables of a result: %s',
     async (when) => {
       const err = await loadError(await withRule({ scope: 'call', when, effect: 'deny' }));
-      expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope call; variables there: call, tool, server, context, session$/);
+      expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope call; variables there: call, tool, server, context, principal, session$/);
     },
   );
 
@@ -365,7 +365,7 @@ describe('loadPolicyDir: scope call (contract section 12)', () => {
 
   it.each(['call.name == "x"', 'result.untrusted', 'block.sensitive'])('scope tool reads only a listed definition: %s is a load error', async (when) => {
     const err = await loadError(await withRule({ scope: 'tool', when, effect: 'drop' }));
-    expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope tool; variables there: tool, server, context, session$/);
+    expect(err.detail).toMatch(/^when: variable \w+ does not exist in scope tool; variables there: tool, server, context, principal, session$/);
   });
 
   it('scope tool rules are not evaluated as block or result rules', async () => {

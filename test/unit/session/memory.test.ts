@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { MemorySessionStore } from '../../../src/session/memory.js';
-import { SessionStoreFull } from '../../../src/session/store.js';
+import { SessionNotOwned, SessionStoreFull } from '../../../src/session/store.js';
 
 function clocked(opts: { maxSessions?: number; maxPins?: number; ttlMs?: number } = {}) {
   let t = 1_000;
@@ -32,9 +32,10 @@ describe('MemorySessionStore', () => {
     expect(await store.get('c')).toBeUndefined();
     expect(await store.get('a')).toMatchObject({ untrusted: true, forgotten: false });
     expect(await store.update('b', { result: true })).toMatchObject({ results: 2 });
-    // Ending one makes room.
+    // Ending one does not make room: its id reads as forgotten for one more TTL.
     expect(await store.delete('a')).toBe(true);
-    expect(await store.update('c', { result: true })).toMatchObject({ results: 1, untrusted: false });
+    await expect(store.update('c', { result: true })).rejects.toBeInstanceOf(SessionStoreFull);
+    expect(await store.get('a')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true });
     expect(store.size).toBe(2);
   });
 
@@ -61,15 +62,35 @@ describe('MemorySessionStore', () => {
     expect(await store.update('b', { result: true })).toMatchObject({ forgotten: false, untrusted: false, results: 1 });
   });
 
-  it('ends a forgotten session on delete: the next request with its id starts clean', async () => {
+  it('ending a session never makes it clean: the id reads as forgotten, still its owner\'s, for one more TTL, then is gone', async () => {
     const { store, advance } = clocked();
-    await store.update('a', { result: true });
+    await store.update('a', { result: true, owner: 'alice' });
+    expect(await store.delete('a', 'bob')).toBe(false);
+    expect(await store.get('a', 'alice')).toMatchObject({ forgotten: false, results: 1 });
+    expect(await store.delete('a', 'alice')).toBe(true);
+    expect(await store.get('a', 'alice')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true, results: 0 });
+    expect(await store.get('a', 'bob')).toBeUndefined();
+    await expect(store.update('a', { result: true, owner: 'bob' })).rejects.toBeInstanceOf(SessionNotOwned);
+    expect(await store.update('a', { result: true, owner: 'alice' })).toMatchObject({ forgotten: true, untrusted: true, results: 1 });
+    // A forgotten session whose TTL ran out belongs to no one: it reads as forgotten to whoever uses it next.
     advance(1_000);
-    expect(await store.get('a')).toMatchObject({ forgotten: true });
-    expect(await store.delete('a')).toBe(true);
-    expect(await store.delete('a')).toBe(false);
-    expect(await store.update('a', { result: true })).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
-    expect(store.size).toBe(1);
+    expect(await store.get('a', 'bob')).toMatchObject({ forgotten: true, untrusted: true });
+    advance(2_000);
+    store.sweep();
+    expect(await store.get('a', 'bob')).toBeUndefined();
+  });
+
+  it('another owner\'s session is not there: not read, not touched, not written, not ended', async () => {
+    const { store, advance } = clocked({ ttlMs: 1_000 });
+    await store.update('a', { untrusted: true, owner: 'alice' });
+    advance(600);
+    expect(await store.get('a', 'bob')).toBeUndefined();
+    expect(await store.get('a')).toBeUndefined();
+    await expect(store.update('a', { result: true, owner: 'bob' })).rejects.toBeInstanceOf(SessionNotOwned);
+    expect(await store.delete('a', 'bob')).toBe(false);
+    // bob's reads did not extend it: it lapses one TTL after alice's last use.
+    advance(500);
+    expect(await store.get('a', 'alice')).toMatchObject({ forgotten: true });
   });
 
   it('counts an id in its forgotten window against the bound, and frees it once the window is over', async () => {
@@ -142,8 +163,9 @@ describe('MemorySessionStore', () => {
               expect({ forgotten: got.forgotten, untrusted: got.untrusted, results: got.results }).toEqual(next);
             } else await expect(store.update(o.id, { result: true })).rejects.toBeInstanceOf(SessionStoreFull);
           } else if (o.kind === 'delete') {
+            // Ended, the id reads as forgotten for one more TTL (never clean).
             const had = held(o.id) !== undefined;
-            model.delete(o.id);
+            if (had) put(o.id, { forgotten: true, untrusted: true, results: 0 });
             expect(await store.delete(o.id)).toBe(had);
           } else {
             store.sweep();

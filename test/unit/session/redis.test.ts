@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
 import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
-import { SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
+import { SessionNotOwned, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
@@ -117,7 +117,7 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     expect(await a.getPin('nobody', 'nothing')).toBeUndefined();
   });
 
-  it('keeps a session key TTL seconds after its last use and one TTL more (its forgotten window), and ends it on delete', async () => {
+  it('keeps a session key TTL seconds after its last use and one TTL more (its forgotten window); delete leaves it forgotten', async () => {
     const store = await open({ ttlMs: 30_000 });
     const raw = new Redis({ port: redis.port, host: '127.0.0.1', lazyConnect: true });
     try {
@@ -129,10 +129,11 @@ describe.skipIf(!run)('RedisSessionStore', () => {
       await store.get('ttl');
       expect(await raw.pttl(sessionKey('ttl'))).toBeGreaterThan(5_000);
       expect(await store.delete('ttl')).toBe(true);
-      expect(await store.delete('ttl')).toBe(false);
-      expect(await store.get('ttl')).toBeUndefined();
+      expect(await store.get('ttl')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true, results: 0 });
+      expect(await raw.pttl(sessionKey('ttl'))).toBeGreaterThan(30_000);
       // A get of a session that does not exist creates nothing.
-      expect(await raw.exists(sessionKey('ttl'))).toBe(0);
+      expect(await store.get('never')).toBeUndefined();
+      expect(await raw.exists(sessionKey('never'))).toBe(0);
     } finally {
       raw.disconnect();
     }
@@ -147,10 +148,22 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     // Used while forgotten, it stays forgotten however long it is used.
     expect(await store.update('lapse', { call: { tool: 't' } })).toMatchObject({ forgotten: true, untrusted: true, calls: 1 });
     expect(await store.delete('lapse')).toBe(true);
-    expect(await store.update('lapse', { result: true })).toMatchObject({ forgotten: false, untrusted: false, sensitive: false, results: 1 });
+    expect(await store.update('lapse', { result: true })).toMatchObject({ forgotten: true, untrusted: true, sensitive: true, results: 1 });
   });
 
-  it('notices a FLUSHALL by its marker: every session then reads as forgotten for one TTL, on every replica, a deleted one excepted', async () => {
+  it('another owner\'s session is not there: not read, not touched, not written, not ended; its own delete leaves it forgotten and its own', async () => {
+    const store = await open({ ttlMs: 30_000 });
+    await store.update('owned', { untrusted: true, owner: 'alice' });
+    expect(await store.get('owned', 'bob')).toBeUndefined();
+    await expect(store.update('owned', { result: true, owner: 'bob' })).rejects.toBeInstanceOf(SessionNotOwned);
+    expect(await store.delete('owned', 'bob')).toBe(false);
+    expect(await store.get('owned', 'alice')).toMatchObject({ untrusted: true, results: 0, owner: 'alice' });
+    expect(await store.delete('owned', 'alice')).toBe(true);
+    expect(await store.get('owned', 'bob')).toBeUndefined();
+    expect(await store.get('owned', 'alice')).toMatchObject({ forgotten: true, untrusted: true, owner: 'alice' });
+  });
+
+  it('notices a FLUSHALL by its marker: every session then reads as forgotten for one TTL, on every replica, a deleted one too', async () => {
     const [a, b] = [await open(), await open()];
     await a.update('conv-1', { result: true });
     await b.update('conv-2', { result: true });
@@ -165,10 +178,10 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     expect(await b.update('conv-2', { result: true })).toMatchObject({ forgotten: true, untrusted: true, results: 1 });
     const later = await open();
     expect(await later.get('never-seen-here')).toMatchObject({ forgotten: true });
-    // The host ends a forgotten session: its id starts clean.
+    // The host ends a forgotten session: it stays forgotten, never clean.
     expect(await later.delete('conv-1')).toBe(true);
-    expect(await b.get('conv-1')).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
-    expect(await a.update('conv-1', { untrusted: true })).toMatchObject({ forgotten: false, untrusted: true });
+    expect(await b.get('conv-1')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true });
+    expect(await a.update('conv-1', { untrusted: true })).toMatchObject({ forgotten: true, untrusted: true });
   });
 
   it('never evicts a pin: past maxPins a new pin is unavailable (every replica), accepting a new pair is refused', async () => {

@@ -21,7 +21,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { DIR_PREFIX, makeStoreDir, openPrimaryStore, openWorkerStore, removeStaleDirs, SHARED_DB_ENV, STALE_MS } from '../../../src/main/stores.js';
 import { createSessionDb, MERGE_GROUP, REFRESH_MS, refreshMs, SqliteSessionStore, type SqliteStoreOptions } from '../../../src/session/sqlite.js';
-import { emptySession, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
+import { emptySession, SessionNotOwned, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { expectMergesLikeMergeSession } from '../../helpers/session.js';
 
 const WRITER = fileURLToPath(new URL('../../fixtures/session/sqlite-writer.ts', import.meta.url));
@@ -86,13 +86,30 @@ describe('SqliteSessionStore', () => {
     expect(store.healthy()).toBe(true);
   });
 
-  it('ends a session on delete, and says whether there was one', async () => {
-    const { store } = fresh();
-    await store.update('a', { result: true });
-    expect(await store.delete('a')).toBe(true);
+  it('ends a session on delete without making it clean: the id reads as forgotten, still its owner\'s, for one more TTL', async () => {
+    const { store, advance } = fresh({ ttlMs: 10_000 });
     expect(await store.delete('a')).toBe(false);
-    expect(await store.get('a')).toBeUndefined();
+    await store.update('a', { result: true, owner: 'alice' });
+    expect(await store.delete('a', 'bob')).toBe(false);
+    expect(await store.get('a', 'alice')).toMatchObject({ forgotten: false, results: 1 });
+    expect(await store.delete('a', 'alice')).toBe(true);
+    expect(await store.get('a', 'alice')).toMatchObject({ forgotten: true, untrusted: true, sensitive: true, results: 0 });
+    expect(await store.get('a', 'bob')).toBeUndefined();
+    await expect(store.update('a', { result: true, owner: 'bob' })).rejects.toBeInstanceOf(SessionNotOwned);
+    advance(35_000);
     expect(store.sweep().live).toBe(0);
+    expect(await store.get('a', 'alice')).toBeUndefined();
+  });
+
+  it('another owner\'s session is not there: not read, not written (alone or in a group), not ended', async () => {
+    const { store } = fresh();
+    await store.update('a', { untrusted: true, owner: 'alice' });
+    expect(await store.get('a', 'bob')).toBeUndefined();
+    const group = await Promise.allSettled([store.update('a', { result: true, owner: 'bob' }), store.update('a', { result: true, owner: 'alice' })]);
+    expect(group.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect((group[0] as PromiseRejectedResult).reason).toBeInstanceOf(SessionNotOwned);
+    expect(await store.get('a', 'alice')).toMatchObject({ untrusted: true, results: 1 });
+    expect(await store.delete('a', 'bob')).toBe(false);
   });
 
   it('a session whose TTL ran out reads as forgotten (untrusted, sensitive) for one more TTL, never clean; the sweep drops it after that', async () => {
@@ -109,7 +126,7 @@ describe('SqliteSessionStore', () => {
     expect(await store.get('a')).toMatchObject({ forgotten: false, untrusted: false });
     advance(10_000);
     // Expired, not swept: an update merges into the forgotten state (nothing of the old labels, nothing clean).
-    expect(await store.update('a', { result: true })).toEqual({ forgotten: true, sensitive: true, untrusted: true, calls: 0, results: 1, tools: [] });
+    expect(await store.update('a', { result: true })).toEqual({ forgotten: true, sensitive: true, untrusted: true, calls: 0, results: 1, tools: [], owner: '' });
     expect(await store.get('a')).toMatchObject({ forgotten: true, results: 1 });
     // b was read forgotten 10 s ago (a use): still held, still forgotten. c: last used 16 s ago, in its window.
     expect(await store.get('c')).toMatchObject({ forgotten: true, sensitive: true });
@@ -117,8 +134,10 @@ describe('SqliteSessionStore', () => {
     // Every id unused for two TTLs: the sweep drops them, and an id not held starts a new session.
     expect(store.sweep()).toMatchObject({ live: 0 });
     expect(await store.get('a')).toBeUndefined();
-    expect(await store.update('a', { result: true })).toEqual({ ...emptySession(), results: 1 });
+    expect(await store.update('a', { result: true })).toEqual({ ...emptySession(), results: 1, owner: '' });
     expect(await store.delete('a')).toBe(true);
+    advance(25_000);
+    expect(store.sweep()).toMatchObject({ live: 0 });
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.prepare('SELECT id FROM sessions').pluck().all()).toEqual([]);
@@ -127,7 +146,7 @@ describe('SqliteSessionStore', () => {
     }
   });
 
-  it('refuses a new session past maxSessions and evicts none; a forgotten id counts until its window is over; delete ends a forgotten one', async () => {
+  it('refuses a new session past maxSessions and evicts none; a forgotten id counts until its window is over, an ended one too', async () => {
     const { store, advance } = fresh({ ttlMs: 10_000, maxSessions: 2 });
     await store.update('a', { untrusted: true });
     await store.update('b', { result: true });
@@ -141,7 +160,7 @@ describe('SqliteSessionStore', () => {
     await expect(store.update('c', {})).rejects.toBeInstanceOf(SessionStoreFull);
     expect(await store.get('a')).toMatchObject({ forgotten: true });
     expect(await store.delete('a')).toBe(true);
-    expect(await store.update('c', {})).toMatchObject({ forgotten: false });
+    await expect(store.update('c', {})).rejects.toBeInstanceOf(SessionStoreFull);
     advance(10_000);
     // b is past its window now: its room is free without a sweep.
     expect(await store.update('e', {})).toMatchObject({ forgotten: false });

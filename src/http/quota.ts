@@ -1,0 +1,190 @@
+/**
+ * Quotas per principal (docs/operations/authentication.md#quotas): what one
+ * caller may take of a process, so that one principal past its share gets
+ * 429 with `Retry-After` while every other is served as usual. Callers
+ * without authentication share one anonymous principal.
+ *
+ * - Requests per second: a token bucket holding two seconds' worth. In
+ *   Redis (one Lua script, Redis's clock, atomic: shared by every replica
+ *   and worker) when the session store is Redis, else in this process.
+ * - Bytes in flight: the `content-length` of the requests a principal has
+ *   being decided in this process, released when each answer closes.
+ * - Host connections on the gateway front (bindings/proxy/gateway.ts): held
+ *   by the gateway process, released when the connection ends.
+ *
+ * A quota store that cannot be reached refuses (fail closed): the request
+ * gets 503 like any store failure, never a free pass.
+ */
+import type { Redis } from 'ioredis';
+import { failClosedRedis } from '../session/redis-client.js';
+import { SessionStoreUnavailable } from '../session/store.js';
+
+/** How a request-rate bucket answers: 0 when the request may go, else the ms until a token is there. */
+export interface RateBuckets {
+  take(key: string, rps: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Buckets a principal holds at most this long idle before they are dropped (they would be full again). */
+const IDLE_MS = 10_000;
+/** Most buckets one process keeps; past it the ones idle longest go first (they are full anyway). */
+const MAX_BUCKETS = 100_000;
+
+/** Token buckets in this process. */
+export class MemoryRateBuckets implements RateBuckets {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  async take(key: string, rps: number): Promise<number> {
+    const now = this.#now();
+    const burst = rps * 2;
+    let b = this.#buckets.get(key);
+    if (b === undefined) {
+      if (this.#buckets.size >= MAX_BUCKETS) this.#prune(now);
+      b = { tokens: burst, at: now };
+    } else this.#buckets.delete(key);
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) * rps) / 1000);
+    b.at = now;
+    // Re-inserted: the map's order is the order of last use.
+    this.#buckets.set(key, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - b.tokens) * 1000) / rps);
+  }
+
+  #prune(now: number): void {
+    for (const [k, b] of this.#buckets) {
+      if (now - b.at < IDLE_MS && this.#buckets.size < MAX_BUCKETS) break;
+      this.#buckets.delete(k);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#buckets.clear();
+  }
+}
+
+/** The token bucket in Redis: KEYS[1] the bucket, ARGV[1] tokens per second. Answers 0, or ms to wait. */
+const TAKE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rate = tonumber(ARGV[1])
+local burst = rate * 2
+local h = redis.call('HMGET', KEYS[1], 'n', 'at')
+local tokens = tonumber(h[1]) or burst
+local at = tonumber(h[2]) or now
+tokens = math.min(burst, tokens + (now - at) * rate / 1000)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
+redis.call('HSET', KEYS[1], 'n', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', KEYS[1], ${IDLE_MS})
+return wait
+`;
+
+/** Token buckets in Redis, shared by every process and replica on it. */
+export class RedisRateBuckets implements RateBuckets {
+  readonly #client: Redis & { tgTake(key: string, rps: number): Promise<number> };
+
+  constructor(url: string, timeoutMs: number) {
+    const client = failClosedRedis(url, timeoutMs, 'trustgate-quota');
+    client.defineCommand('tgTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    // Failures are answered per request (fail closed); the client reconnects by itself.
+    client.on('error', () => undefined);
+    this.#client = client as Redis & { tgTake(key: string, rps: number): Promise<number> };
+  }
+
+  take(key: string, rps: number): Promise<number> {
+    return this.#client.tgTake(`trustgate:quota:rps:${key}`, rps);
+  }
+
+  async close(): Promise<void> {
+    this.#client.disconnect();
+  }
+}
+
+/** Why a request was refused; the metric's `reason` label. */
+export type QuotaReason = 'rate' | 'bytes' | 'connections';
+
+export type QuotaAnswer = { ok: true; release: () => void } | { ok: false; reason: QuotaReason; retryAfterSeconds: number };
+
+const NOTHING = (): void => undefined;
+
+/** A counter per principal that goes up and down (bytes in flight, connections held). */
+class Held {
+  readonly #n = new Map<string, number>();
+
+  tryAdd(key: string, amount: number, limit: number): (() => void) | undefined {
+    const now = this.#n.get(key) ?? 0;
+    // One request alone is always admitted (as admission.ts does for the process): a quota below the body limit never locks a principal out.
+    if (now > 0 && now + amount > limit) return undefined;
+    this.#n.set(key, now + amount);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.#n.get(key) ?? amount) - amount;
+      if (left <= 0) this.#n.delete(key);
+      else this.#n.set(key, left);
+    };
+  }
+
+  count(key: string): number {
+    return this.#n.get(key) ?? 0;
+  }
+}
+
+/** The quotas of one process. Keys are principals' owner keys (the anonymous principal's is `""`). */
+export class Quotas {
+  readonly #bytes = new Held();
+  readonly #connections = new Held();
+
+  constructor(
+    private readonly settings: { rps: number; inflightBytes: number; connections: number },
+    private readonly buckets: RateBuckets,
+  ) {}
+
+  /** A request of `bytes` (its content-length) from `key`; release when its answer closes. Rejects when the rate store cannot answer. */
+  async request(key: string, bytes: number): Promise<QuotaAnswer> {
+    const { rps, inflightBytes } = this.settings;
+    if (rps > 0) {
+      let wait: number;
+      try {
+        wait = await this.buckets.take(key, rps);
+      } catch {
+        // Fail closed: answered 503 like any store failure.
+        throw new SessionStoreUnavailable('the quota store cannot be reached');
+      }
+      if (wait > 0) return { ok: false, reason: 'rate', retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
+    }
+    if (inflightBytes > 0 && bytes > 0) {
+      const release = this.#bytes.tryAdd(key, bytes, inflightBytes);
+      if (release === undefined) return { ok: false, reason: 'bytes', retryAfterSeconds: 1 };
+      return { ok: true, release };
+    }
+    return { ok: true, release: NOTHING };
+  }
+
+  /** A host connection on the gateway front; release when it ends. */
+  connection(key: string): QuotaAnswer {
+    const limit = this.settings.connections;
+    if (limit === 0) return { ok: true, release: NOTHING };
+    if (this.#connections.count(key) >= limit) return { ok: false, reason: 'connections', retryAfterSeconds: 60 };
+    return { ok: true, release: this.#connections.tryAdd(key, 1, Number.MAX_SAFE_INTEGER)! };
+  }
+
+  close(): Promise<void> {
+    return this.buckets.close();
+  }
+}
+
+/** The quotas a process keeps: rate buckets in Redis when its store is Redis, else in memory. */
+export function createQuotas(settings: { rps: number; inflightBytes: number; connections: number }, store: { sessionStore: string; requestTimeoutMs: number }): Quotas {
+  const shared = settings.rps > 0 && store.sessionStore !== 'memory';
+  return new Quotas(settings, shared ? new RedisRateBuckets(store.sessionStore, Math.min(2_000, store.requestTimeoutMs)) : new MemoryRateBuckets());
+}
