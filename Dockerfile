@@ -67,10 +67,15 @@ LABEL org.opencontainers.image.title="trustgate" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="0.1.0"
 
+# Beyond loopback a front without authentication does not start: the
+# image reads named tokens from a secret mounted at this path (`<name>
+# <token>` per line), or set TRUSTGATE_JWKS and friends and
+# TRUSTGATE_TOKENS_FILE= (docs/operations/authentication.md).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    TRUSTGATE_POLICY_DIR=/app/policies
+    TRUSTGATE_POLICY_DIR=/app/policies \
+    TRUSTGATE_TOKENS_FILE=/run/secrets/trustgate-tokens
 
 WORKDIR /app
 

@@ -42,9 +42,14 @@ function config(extra: Record<string, unknown> = {}): string {
 const text = (r: unknown): string => JSON.stringify(r);
 
 /** `trustgate proxy --config <file> [args] --listen 127.0.0.1:<free port>`, once it listens; `stop` ends it. */
-async function listening(file: string, args: string[] = []) {
+/** The token hosts of a test gateway send (its TRUSTGATE_TOKEN). */
+const GATEWAY_TOKEN = 'gateway-test-token-0123456789';
+/** The header a host of a test gateway sends. */
+const AUTH = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+
+async function listening(file: string, args: string[] = [], env: Record<string, string> = { TRUSTGATE_TOKEN: GATEWAY_TOKEN }) {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'proxy', '--config', file, ...args, '--listen', `127.0.0.1:${port}`], { env: ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'proxy', '--config', file, ...args, '--listen', `127.0.0.1:${port}`], { env: { ...ENV, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => (err += String(d)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -58,7 +63,7 @@ async function listening(file: string, args: string[] = []) {
     await stop();
     throw e;
   }
-  return { pid: child.pid!, port, url: `http://127.0.0.1:${port}/mcp`, stop };
+  return { pid: child.pid!, port, url: `http://127.0.0.1:${port}/mcp`, stop, stderr: () => err };
 }
 
 describe('gateway: several servers as one, one session', () => {
@@ -115,8 +120,8 @@ describe('gateway: several servers as one, one session', () => {
       a.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
       const b = new Client({ name: 'b', version: '1' }, { capabilities: { elicitation: {} } });
       b.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
-      await a.connect(new StreamableHTTPClientTransport(url));
-      await b.connect(new StreamableHTTPClientTransport(url));
+      await a.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: AUTH } }));
+      await b.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: AUTH } }));
       try {
         await a.listTools();
         await b.listTools();
@@ -144,7 +149,7 @@ describe('gateway: several servers as one, one session', () => {
     const { port, url } = gw;
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
     const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body }).then(async (r) => ({ status: r.status, text: await r.text() }));
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...AUTH, ...headers }, body }).then(async (r) => ({ status: r.status, text: await r.text() }));
     try {
       // Requests that open no session: any other method, a batch, not JSON, an initialize the transport refuses (Accept), one from a web page.
       const noSession = fc.oneof(
@@ -174,18 +179,18 @@ describe('gateway: several servers as one, one session', () => {
     }
   }, 120_000);
 
-  it('on Streamable HTTP: a connection left idle for a whole session TTL is closed and its servers stopped; one a host holds open is kept', async () => {
+  it('on Streamable HTTP: a connection left idle for --idle-timeout is closed and its servers stopped; one a host holds open is kept', async () => {
     const servers = join(dir, 'idle-servers.json');
     const serverLog = join(dir, 'idle-server.jsonl');
     writeFileSync(serverLog, '');
     writeFileSync(servers, JSON.stringify({ mcpServers: { pages: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_LOG: serverLog } } }, trustgate: { policies: join(MCP_POLICIES, 'gateway') } }));
-    const gw = await listening(servers, ['--session-ttl', '2']);
+    const gw = await listening(servers, ['--idle-timeout', '2']);
     const url = gw.url;
     try {
       // A host that initialized and went away without DELETE: its server is stopped once the TTL has passed.
       const init = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...AUTH },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
       });
       expect(init.status).toBe(200);
@@ -194,11 +199,11 @@ describe('gateway: several servers as one, one session', () => {
       // The connection's server was started (it was asked to initialize), and is stopped once the TTL has passed.
       expect(readFileSync(serverLog, 'utf8')).toContain('"initialize"');
       await expect.poll(() => childrenOf(gw.pid).length, { timeout: 15_000 }).toBe(0);
-      const late = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': gone }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+      const late = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': gone, ...AUTH }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
       expect(late.status).toBe(404);
       // A host that holds its stream open is using its connection, however long it waits between calls.
       const client = new Client({ name: 'held', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: AUTH } }));
       try {
         await client.listTools();
         await new Promise((r) => setTimeout(r, 4_000));

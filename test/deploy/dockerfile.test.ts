@@ -6,7 +6,7 @@
  * the replay).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -89,7 +89,8 @@ describe('Dockerfile', () => {
   });
 
   it('sets NODE_ENV, HOST, PORT and the policy folder, and exposes PORT', () => {
-    expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '8080', TRUSTGATE_POLICY_DIR: '/app/policies' });
+    // Beyond loopback the service starts only with authentication: the image reads its tokens from a mounted secret.
+    expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '8080', TRUSTGATE_POLICY_DIR: '/app/policies', TRUSTGATE_TOKENS_FILE: '/run/secrets/trustgate-tokens' });
     const exposed = ofKind(final, 'EXPOSE').flatMap((e) => e.getArguments().map((a) => a.getValue()));
     expect(exposed).toContain('8080');
     expect(exposed.map((p) => p.replace(/\/tcp$/, ''))).toContain(env.PORT);
@@ -271,6 +272,10 @@ describe('the image, replayed', () => {
 
     const port = await freePort();
     const token = 'replay-token-0123456789';
+    // The secret the image reads its tokens from, mounted where its ENV says.
+    const secrets = mkdtempSync(join(tmpdir(), 'trustgate-secrets-'));
+    const tokensFile = join(secrets, 'trustgate-tokens');
+    writeFileSync(tokensFile, `replay ${token}\n`, { mode: 0o600 });
     const runEnvImage: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       ...env,
@@ -278,7 +283,7 @@ describe('the image, replayed', () => {
       HOST: '127.0.0.1',
       PORT: String(port),
       TRUSTGATE_POLICY_DIR: image.local(env.TRUSTGATE_POLICY_DIR!),
-      TRUSTGATE_TOKEN: token,
+      TRUSTGATE_TOKENS_FILE: tokensFile,
       // Worker processes: the session store is the database they share, through the module built above.
       TRUSTGATE_WORKERS: '2',
     };

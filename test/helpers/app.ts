@@ -1,4 +1,5 @@
 /** Build the real app for inject() tests, with its log lines captured. */
+import type { SessionStore } from '../../src/session/store.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function testApp(env: Record<string, string> = {}, policyDir = SHIPPED_POLICIES): Promise<TestApp> {
+/** The app over the real routes; `sessions` is a store the caller owns (and closes), the app's own memory store otherwise. */
+export async function testApp(env: Record<string, string> = {}, policyDir = SHIPPED_POLICIES, sessions?: SessionStore): Promise<TestApp> {
   const config = loadConfig({ TRUSTGATE_POLICY_DIR: policyDir, LOG_LEVEL: 'info', ...env });
   const logs: string[] = [];
   const sink = new Writable({
@@ -33,7 +35,7 @@ export async function testApp(env: Record<string, string> = {}, policyDir = SHIP
   const logger = pino(loggerOptions(config.logLevel), sink);
   const store = new PolicyStore(config.policyDir, undefined, config.serversFile);
   await store.load();
-  const app = await buildApp({ config, store, logger });
+  const app = await buildApp({ config, store, logger, ...(sessions ? { sessions } : {}) });
   await app.ready();
   return { app, logs, close: () => app.close() };
 }
