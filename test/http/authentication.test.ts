@@ -10,7 +10,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { base64url, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { base64url, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerOf, post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
