@@ -12,6 +12,7 @@ import pino from 'pino';
 import type { AppOptions } from '../app/app.js';
 import { workerCount } from './cluster/cpus.js';
 import { runPrimary } from './cluster/primary.js';
+import { HEAP_DERIVED_ENV, heapFlag, heapLimitGiven, restartWithHeap } from './heap.js';
 import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
 import type { Config } from '../config.js';
@@ -70,6 +71,13 @@ async function main(): Promise<void> {
   const isOurWorker = cluster.isWorker && process.env[WORKER_ENV] === '1';
   // A process forked by another cluster manager (pm2 and the like) serves on its own.
   const workers = cluster.isWorker ? 1 : workerCount(config.workers);
+  // The default start runs under a heap limit derived from the budget (heap.ts): worker processes are
+  // started with it; a process that serves by itself starts itself again with it, once.
+  const ownHeap = heapLimitGiven(process.execArgv, process.env.NODE_OPTIONS) || process.env[HEAP_DERIVED_ENV] === '1';
+  if (!cluster.isWorker && !ownHeap) {
+    if (workers > 1) cluster.setupPrimary({ execArgv: [heapFlag(config.maxInflightBytes), ...process.execArgv] });
+    else return restartWithHeap(config.maxInflightBytes);
+  }
   // Lines of one event-loop turn go out together; flushed before every exit below. With
   // worker processes the primary alone writes stdout: workers send it their lines, so lines
   // of different processes never interleave, however long (a pipe takes only 4096 bytes whole).

@@ -113,7 +113,7 @@ describe('the gateway front with JWT access tokens from a real OpenID provider',
       expect(r.headers.get('www-authenticate'), name).toBe(
         `Bearer realm="trustgate"${token === undefined ? '' : ', error="invalid_token"'}, resource_metadata="${gw.base}/.well-known/oauth-protected-resource/mcp"`,
       );
-      expect((await r.json()).error.code, name).toBe(-32001);
+      expect(((await r.json()) as { error: { code: number } }).error.code, name).toBe(-32001);
     }
     const metadata = (await (await fetch(`${gw.base}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
     expect(metadata).toEqual({ resource: gw.url, authorization_servers: [provider.issuer], bearer_methods_supported: ['header'], resource_name: 'Trustgate gateway' });
