@@ -8,8 +8,8 @@
  * server's standard error is passed through to it.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
@@ -34,6 +34,58 @@ function envOverrides(a: ProxyArgs): Record<string, string> {
   return env;
 }
 
+/** The folder of this user's private files (tokens, session locks): 0700. */
+function privateDir(): string {
+  const dir = join(process.env.XDG_RUNTIME_DIR || tmpdir(), `trustgate-${userInfo().uid}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+/**
+ * A session named with --session on the memory store lives in this process
+ * only: a second proxy given the same id would judge under a session of its
+ * own, silently private to it. So the first holds the id (a lock file with
+ * its pid, released at exit) and a second refuses to start, naming the
+ * store; proxies that must share one session use a shared store (Redis).
+ */
+function holdSession(id: string): void {
+  const lock = join(privateDir(), `session-${createHash('sha256').update(id).digest('hex').slice(0, 32)}.lock`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      process.once('exit', () => {
+        try {
+          if (readFileSync(lock, 'utf8') === String(process.pid)) unlinkSync(lock);
+        } catch {
+          // already gone
+        }
+      });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readFileSync(lock, 'utf8'));
+      if (Number.isSafeInteger(holder) && holder > 0 && running(holder)) {
+        process.stderr.write(
+          `trustgate proxy: the session given is already judged by trustgate process ${holder} on the memory store, which keeps a session in its own process: give every proxy that shares it TRUSTGATE_SESSION_STORE=redis://... (--store), or another session\n`,
+        );
+        process.exit(2);
+      }
+      // Its holder is gone: the lock is stale.
+      unlinkSync(lock);
+    }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * The HTTP front's authentication (docs/operations/authentication.md): the
  * configured one; on loopback without any, a token made now, written to a
@@ -46,10 +98,7 @@ function gatewayFront(config: Config, host: string, port: number, b: BindingProc
   let auth = checkAuthentication(config, host, 'the gateway', { log: b.log, exit: (code) => process.exit(code), makesToken: true })!;
   if (!auth.configured && loopbackAddress(host) && !config.insecureNoAuth) {
     const token = randomBytes(32).toString('base64url');
-    const dir = join(process.env.XDG_RUNTIME_DIR || tmpdir(), `trustgate-${userInfo().uid}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
-    const file = join(dir, `gateway-${port === 0 ? process.pid : port}.token`);
+    const file = join(privateDir(), `gateway-${port === 0 ? process.pid : port}.token`);
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);
     auth = createAuthentication({ token });
@@ -84,6 +133,7 @@ export async function runProxy(argv: string[], shippedPolicies: string): Promise
   }
   const b = await startBinding(a.policies, shippedPolicies, 'proxy', envOverrides(a));
   const { config, log } = b;
+  if (a.session !== undefined && config.sessionStore === 'memory') holdSession(a.session);
   const sessionMode = a.session !== undefined ? 'shared (--session)' : 'one per host connection';
   log.info({ store: storeName(config.sessionStore), policies: config.policyDir, session: sessionMode, servers: a.servers.map((s) => s.name), userAudience: a.userAudience }, 'proxy starting');
   const poll = new IdlePoll(config.proxyPollUs / 1000, PROCESS_CLOCK);

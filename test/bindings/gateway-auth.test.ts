@@ -214,3 +214,40 @@ describe('host connections per principal', () => {
     }
   }, 60_000);
 });
+
+describe('--session on the default store', () => {
+  it('a second proxy given the same session id refuses to start, naming the store, while the first runs; then it may', async () => {
+    const env = { ...ENV, LOG_LEVEL: 'info', XDG_RUNTIME_DIR: dir, TRUSTGATE_SESSION_STORE: '' };
+    const args = [CLI, 'proxy', '--session-file', join(dir, 'session-id'), '--', process.execPath, HOSTILE];
+    writeFileSync(join(dir, 'session-id'), 'conv-shared-by-two\n');
+    const first = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let err1 = '';
+    first.stderr.on('data', (d) => (err1 += String(d)));
+    try {
+      await expect.poll(() => err1, { timeout: 30_000 }).toMatch(/proxy ready on stdio/);
+      const second = await new Promise<{ code: number | null; err: string }>((resolve) => {
+        const c = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
+        let err = '';
+        c.stderr.on('data', (d) => (err += String(d)));
+        c.once('exit', (code) => resolve({ code, err }));
+      });
+      expect(second.code).toBe(2);
+      expect(second.err).toMatch(/already judged by trustgate process \d+ on the memory store.*TRUSTGATE_SESSION_STORE=redis/);
+      // The id is not in the message (it may be secret), and it was not on the command line either.
+      expect(second.err).not.toContain('conv-shared-by-two');
+    } finally {
+      first.stdin.end();
+      await new Promise((r) => first.once('exit', r));
+    }
+    // The first is gone (its lock with it): the id may be used again.
+    const third = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let err3 = '';
+    third.stderr.on('data', (d) => (err3 += String(d)));
+    try {
+      await expect.poll(() => err3, { timeout: 30_000 }).toMatch(/proxy ready on stdio/);
+    } finally {
+      third.stdin.end();
+      await new Promise((r) => third.once('exit', r));
+    }
+  }, 90_000);
+});
