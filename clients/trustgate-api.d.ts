@@ -569,7 +569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -659,7 +659,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -740,7 +740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -848,7 +848,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1057,7 +1057,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1209,7 +1209,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1276,7 +1276,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1341,7 +1341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1433,7 +1433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1510,7 +1510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1593,7 +1593,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1703,7 +1703,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
+            /** @description The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual */
             429: {
                 headers: {
                     [name: string]: unknown;

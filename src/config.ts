@@ -128,6 +128,8 @@ export interface QuotaSettings {
   readonly rps: number;
   /** Bytes of requests one principal has in flight (TRUSTGATE_QUOTA_INFLIGHT_BYTES, default 0: off). */
   readonly inflightBytes: number;
+  /** Distinct sessions one principal names per session TTL (TRUSTGATE_QUOTA_SESSIONS, default 0: off). */
+  readonly sessions: number;
 }
 
 /** The JWT settings (TRUSTGATE_JWKS, TRUSTGATE_JWT_*; docs/operations/authentication.md). */
@@ -219,6 +221,7 @@ export const DEFAULTS = {
   TRUSTGATE_INSECURE_NO_AUTH: row('unset', '`0` or `1`', '`1` lets a front bound beyond loopback start without authentication (logged at warn at every start); without it such a start is refused'),
   TRUSTGATE_QUOTA_CONNECTIONS: whole(16, 0, 100_000, 'host connections one principal may hold open on the gateway\'s `--listen` front; past it 429 with `Retry-After`; `0` turns it off ([quotas](operations/authentication.md#quotas))'),
   TRUSTGATE_QUOTA_RPS: whole(0, 0, 1_000_000, 'requests per second one principal may send (a token bucket holding two seconds\' worth), on every authenticated route and the gateway front; past it 429 with `Retry-After`; in Redis when the session store is Redis (shared by replicas), else per process; `0` is off'),
+  TRUSTGATE_QUOTA_SESSIONS: whole(0, 0, 10_000_000, 'distinct sessions one principal may name within one `TRUSTGATE_SESSION_TTL`; a request naming one more gets 429 with `Retry-After` (the sessions it named go on); in Redis when the session store is Redis, else per process; `0` is off'),
   TRUSTGATE_QUOTA_INFLIGHT_BYTES: whole(0, 0, 68_719_476_736, 'bytes of requests one principal may have in flight in one process (by `content-length`); past it 429 with `Retry-After`; `0` is off'),
 
   TRUSTGATE_PLAYGROUND: row('unset', '`0` or `1`', '`1` serves the policy playground at `GET /playground` and `POST /v1/playground/evaluate` (under the bearer token when one is set; [policy testing](policy-testing.md#the-playground))'),
@@ -415,6 +418,7 @@ export function loadConfig(env: Env): Config {
       connections: int(env, 'TRUSTGATE_QUOTA_CONNECTIONS'),
       rps: int(env, 'TRUSTGATE_QUOTA_RPS'),
       inflightBytes: int(env, 'TRUSTGATE_QUOTA_INFLIGHT_BYTES'),
+      sessions: int(env, 'TRUSTGATE_QUOTA_SESSIONS'),
     }),
     bodyLimit: int(env, 'TRUSTGATE_BODY_LIMIT'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',

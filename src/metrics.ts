@@ -136,7 +136,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
     quotaRefused: new Counter({
       name: 'trustgate_quota_refused_total',
-      help: 'Requests refused with 429 because their principal was past a quota, by reason (rate, bytes, connections)',
+      help: 'Requests refused with 429 because their principal was past a quota, by reason (rate, bytes, connections, sessions)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

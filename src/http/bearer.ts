@@ -61,6 +61,29 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticatio
     if (request.is404) return;
     return admitByQuota(request, reply, quotas, metrics);
   });
+  // The session quota, once the body says which session a request names (`session.id`, or the path's `{id}`).
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!routeTakesBearer(request.routeOptions.schema as { security?: unknown } | undefined)) return;
+    const id = sessionNamed(request);
+    if (id === undefined) return;
+    const answer = await quotas.session(ownerKey(request.principal), id);
+    if (answer.ok) return;
+    metrics.quotaRefused.labels({ reason: answer.reason }).inc();
+    return sendProblem(reply, {
+      code: 'TG_ERR_QUOTA_EXCEEDED',
+      detail: 'this principal names more sessions than its quota (TRUSTGATE_QUOTA_SESSIONS); the sessions it named go on',
+      headers: { 'retry-after': String(answer.retryAfterSeconds) },
+    });
+  });
+}
+
+/** The session a request names: the body's `session.id`, or the path's `{id}` of /v1/sessions/{id}. */
+function sessionNamed(request: FastifyRequest): string | undefined {
+  const params = request.params as Record<string, unknown> | undefined;
+  if (typeof params?.id === 'string' && request.routeOptions.url?.startsWith('/v1/sessions/')) return params.id;
+  const body = request.body as { session?: { id?: unknown } } | undefined;
+  const id = typeof body === 'object' && body !== null ? body.session?.id : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** Charge a request to its principal's quotas (released when its answer closes); a refusal is answered here. */

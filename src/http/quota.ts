@@ -11,6 +11,9 @@
  *   being decided in this process, released when each answer closes.
  * - Host connections on the gateway front (bindings/proxy/gateway.ts): held
  *   by the gateway process, released when the connection ends.
+ * - Sessions: the distinct session ids a principal named within one
+ *   session TTL (in Redis when the store is, else in this process); a
+ *   request naming one more is refused, those it named go on.
  *
  * A quota store that cannot be reached refuses (fail closed): the request
  * gets 503 like any store failure, never a free pass.
@@ -22,6 +25,12 @@ import { SessionStoreUnavailable } from '../session/store.js';
 /** How a request-rate bucket answers: 0 when the request may go, else the ms until a token is there. */
 export interface RateBuckets {
   take(key: string, rps: number): Promise<number>;
+  /**
+   * Whether principal `key` may name session `id`: yes when it named it in
+   * the last `ttlMs` (the use is recorded again), or when it named fewer
+   * than `max` others in that time (the id is recorded); else no.
+   */
+  session(key: string, id: string, max: number, ttlMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -58,6 +67,23 @@ export class MemoryRateBuckets implements RateBuckets {
     return Math.ceil(((1 - b.tokens) * 1000) / rps);
   }
 
+  readonly #sessions = new Map<string, Map<string, number>>();
+
+  async session(key: string, id: string, max: number, ttlMs: number): Promise<boolean> {
+    const now = this.#now();
+    let ids = this.#sessions.get(key);
+    if (ids === undefined) {
+      if (this.#sessions.size >= MAX_BUCKETS) for (const [k, v] of this.#sessions) if (v.size === 0 || [...v.values()].every((t) => t <= now)) this.#sessions.delete(k);
+      this.#sessions.set(key, (ids = new Map()));
+    }
+    if (!ids.has(id)) {
+      if (ids.size >= max) for (const [k, t] of ids) if (t <= now) ids.delete(k);
+      if (ids.size >= max) return false;
+    }
+    ids.set(id, now + ttlMs);
+    return true;
+  }
+
   #prune(now: number): void {
     for (const [k, b] of this.#buckets) {
       if (now - b.at < IDLE_MS && this.#buckets.size < MAX_BUCKETS) break;
@@ -67,6 +93,7 @@ export class MemoryRateBuckets implements RateBuckets {
 
   async close(): Promise<void> {
     this.#buckets.clear();
+    this.#sessions.clear();
   }
 }
 
@@ -87,20 +114,40 @@ redis.call('PEXPIRE', KEYS[1], ${IDLE_MS})
 return wait
 `;
 
+/** The sessions a principal named lately: KEYS[1] a sorted set (id by expiry), ARGV 1 id, 2 most, 3 TTL ms. 1 when it may, 0 when not. */
+const SESSION_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1
+`;
+
+/** The client with the scripts defined. */
+type QuotaClient = Redis & { tgTake(key: string, rps: number): Promise<number>; tgSession(key: string, id: string, max: number, ttl: number): Promise<number> };
+
 /** Token buckets in Redis, shared by every process and replica on it. */
 export class RedisRateBuckets implements RateBuckets {
-  readonly #client: Redis & { tgTake(key: string, rps: number): Promise<number> };
+  readonly #client: QuotaClient;
 
   constructor(url: string, timeoutMs: number) {
     const client = failClosedRedis(url, timeoutMs, 'trustgate-quota');
     client.defineCommand('tgTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    client.defineCommand('tgSession', { numberOfKeys: 1, lua: SESSION_LUA });
     // Failures are answered per request (fail closed); the client reconnects by itself.
     client.on('error', () => undefined);
-    this.#client = client as Redis & { tgTake(key: string, rps: number): Promise<number> };
+    this.#client = client as QuotaClient;
   }
 
   take(key: string, rps: number): Promise<number> {
     return this.#client.tgTake(`trustgate:quota:rps:${key}`, rps);
+  }
+
+  async session(key: string, id: string, max: number, ttlMs: number): Promise<boolean> {
+    return (await this.#client.tgSession(`trustgate:quota:sessions:${key}`, id, max, ttlMs)) === 1;
   }
 
   async close(): Promise<void> {
@@ -109,7 +156,7 @@ export class RedisRateBuckets implements RateBuckets {
 }
 
 /** Why a request was refused; the metric's `reason` label. */
-export type QuotaReason = 'rate' | 'bytes' | 'connections';
+export type QuotaReason = 'rate' | 'bytes' | 'connections' | 'sessions';
 
 export type QuotaAnswer = { ok: true; release: () => void } | { ok: false; reason: QuotaReason; retryAfterSeconds: number };
 
@@ -145,9 +192,22 @@ export class Quotas {
   readonly #connections = new Held();
 
   constructor(
-    private readonly settings: { rps: number; inflightBytes: number; connections: number },
+    private readonly settings: QuotaLimits,
     private readonly buckets: RateBuckets,
   ) {}
+
+  /** A request naming session `id` (not yet known to be new); refused past the principal's session quota. Rejects when the store cannot answer. */
+  async session(key: string, id: string): Promise<QuotaAnswer> {
+    const { sessions, sessionTtlMs } = this.settings;
+    if (sessions === 0) return { ok: true, release: NOTHING };
+    let ok: boolean;
+    try {
+      ok = await this.buckets.session(key, id, sessions, sessionTtlMs);
+    } catch {
+      throw new SessionStoreUnavailable('the quota store cannot be reached');
+    }
+    return ok ? { ok: true, release: NOTHING } : { ok: false, reason: 'sessions', retryAfterSeconds: 60 };
+  }
 
   /** A request of `bytes` (its content-length) from `key`; release when its answer closes. Rejects when the rate store cannot answer. */
   async request(key: string, bytes: number): Promise<QuotaAnswer> {
@@ -183,8 +243,17 @@ export class Quotas {
   }
 }
 
-/** The quotas a process keeps: rate buckets in Redis when its store is Redis, else in memory. */
-export function createQuotas(settings: { rps: number; inflightBytes: number; connections: number }, store: { sessionStore: string; requestTimeoutMs: number }): Quotas {
-  const shared = settings.rps > 0 && store.sessionStore !== 'memory';
-  return new Quotas(settings, shared ? new RedisRateBuckets(store.sessionStore, Math.min(2_000, store.requestTimeoutMs)) : new MemoryRateBuckets());
+/** What the quotas allow (0 is off); `sessionTtlMs` is the window of the session quota. */
+export interface QuotaLimits {
+  rps: number;
+  inflightBytes: number;
+  connections: number;
+  sessions: number;
+  sessionTtlMs: number;
+}
+
+/** The quotas a process keeps: rate buckets and session counts in Redis when its store is Redis, else in memory. */
+export function createQuotas(settings: { rps: number; inflightBytes: number; connections: number; sessions: number }, store: { sessionStore: string; requestTimeoutMs: number; sessionTtlSeconds: number }): Quotas {
+  const shared = (settings.rps > 0 || settings.sessions > 0) && store.sessionStore !== 'memory';
+  return new Quotas({ ...settings, sessionTtlMs: store.sessionTtlSeconds * 1000 }, shared ? new RedisRateBuckets(store.sessionStore, Math.min(2_000, store.requestTimeoutMs)) : new MemoryRateBuckets());
 }

@@ -107,6 +107,32 @@ describe('quotas per principal, on one process', () => {
   });
 });
 
+/** One /v1/evaluate naming session `id` as `token`; its status. */
+const naming = async (app: TestApp['app'], token: string, id: string) => (await post(app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'hi' }] }, session: { id } }, as(token))).status;
+
+describe('the session quota, on one process', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ TRUSTGATE_TOKENS_FILE: TOKENS, TRUSTGATE_QUOTA_SESSIONS: '2', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  });
+  afterAll(() => t.close());
+
+  it('one principal naming more sessions than its quota gets 429 for the new one; the ones it named go on; another is served', async () => {
+    expect(await naming(t.app, ALICE, 'a-1')).toBe(200);
+    expect(await naming(t.app, ALICE, 'a-2')).toBe(200);
+    const third = await post(t.app, '/v1/evaluate-call', { call: { name: 'read_file' }, session: { id: 'a-3' } }, as(ALICE));
+    expect(third.status).toBe(429);
+    expect(third.json.code).toBe('TG_ERR_QUOTA_EXCEEDED');
+    expect(Number(third.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await post(t.app, '/v1/sessions/a-3/user', { text: 'x' }, as(ALICE))).status).toBe(429);
+    expect(await naming(t.app, ALICE, 'a-1')).toBe(200);
+    expect(answerOf(await t.app.inject({ method: 'GET', url: '/v1/sessions/a-2', headers: as(ALICE) })).status).toBe(200);
+    expect(await naming(t.app, BOB, 'a-3')).toBe(200);
+    // A request naming no session is not a session's.
+    expect((await post(t.app, '/v1/evaluate', { result: { content: [] } }, as(ALICE))).status).toBe(200);
+  });
+});
+
 describe('quotas per principal, shared by two replicas on Redis', () => {
   const run = redisTestsRun('per-principal quotas in Redis');
   let redis: TestRedis;
@@ -116,7 +142,7 @@ describe('quotas per principal, shared by two replicas on Redis', () => {
   beforeAll(async () => {
     if (!run) return;
     redis = await startRedis();
-    const env = { TRUSTGATE_TOKENS_FILE: TOKENS, TRUSTGATE_QUOTA_RPS: '5', TRUSTGATE_SESSION_STORE: redis.url, TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' };
+    const env = { TRUSTGATE_TOKENS_FILE: TOKENS, TRUSTGATE_QUOTA_RPS: '5', TRUSTGATE_QUOTA_SESSIONS: '4', TRUSTGATE_SESSION_STORE: redis.url, TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' };
     // Each replica its own client of the one Redis, for sessions as for quotas.
     stores = [new RedisSessionStore({ url: redis.url, ttlMs: 60_000 }), new RedisSessionStore({ url: redis.url, ttlMs: 60_000 })];
     a = await testApp(env, SHIPPED_POLICIES, stores[0]);
@@ -147,6 +173,18 @@ describe('quotas per principal, shared by two replicas on Redis', () => {
     expect(other.status).toBe(404);
     const own = answerOf(await b.app.inject({ method: 'GET', url: '/v1/sessions/shared-conv', headers: as(ALICE) }));
     expect(own.json).toMatchObject({ untrusted: true });
+  });
+
+  it.runIf(run)('the session quota counts across replicas', async () => {
+    await new Promise((r) => setTimeout(r, 2_100));
+    // Bob named shared-conv above (asking for another's session names it too); three more on two replicas make four,
+    // and a fifth is refused on either while the four go on.
+    expect(await naming(a.app, BOB, 'b-1')).toBe(200);
+    expect(await naming(b.app, BOB, 'b-2')).toBe(200);
+    expect(await naming(a.app, BOB, 'b-3')).toBe(200);
+    expect(await naming(b.app, BOB, 'b-4')).toBe(429);
+    expect(await naming(a.app, BOB, 'b-4')).toBe(429);
+    expect(await naming(b.app, BOB, 'b-1')).toBe(200);
   });
 
   it.runIf(run)('a Redis that cannot be reached refuses (503), never a free pass', async () => {
