@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ownerKey } from '../decision/core.js';
 import type { Metrics } from '../metrics.js';
 import type { PrincipalVar } from '../policy/cel/variables.js';
+import { routeOf } from './auth.js';
 import { sendProblem } from './error-handler.js';
 import type { Authentication, RefusalReason } from './identity.js';
 import type { Quotas } from './quota.js';
@@ -69,11 +70,7 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticatio
     const answer = await quotas.session(ownerKey(request.principal), id);
     if (answer.ok) return;
     metrics.quotaRefused.labels({ reason: answer.reason }).inc();
-    return sendProblem(reply, {
-      code: 'TG_ERR_QUOTA_EXCEEDED',
-      detail: 'this principal names more sessions than its quota (TRUSTGATE_QUOTA_SESSIONS); the sessions it named go on',
-      headers: { 'retry-after': String(answer.retryAfterSeconds) },
-    });
+    return refuseByQuota(request, reply, 'this principal names more sessions than its quota (TRUSTGATE_QUOTA_SESSIONS); the sessions it named go on', answer.retryAfterSeconds);
   });
 }
 
@@ -95,11 +92,16 @@ export async function admitByQuota(request: FastifyRequest, reply: FastifyReply,
     return undefined;
   }
   metrics.quotaRefused.labels({ reason: answer.reason }).inc();
-  return sendProblem(reply, {
-    code: 'TG_ERR_QUOTA_EXCEEDED',
-    detail: answer.reason === 'rate' ? 'this principal sends more requests per second than its quota' : 'this principal has more bytes in flight than its quota',
-    headers: { 'retry-after': String(answer.retryAfterSeconds) },
-  });
+  return refuseByQuota(request, reply, answer.reason === 'rate' ? 'this principal sends more requests per second than its quota' : 'this principal has more bytes in flight than its quota', answer.retryAfterSeconds);
+}
+
+/** 429 with Retry-After: problem+json, or on the MCP endpoint a JSON-RPC error (the status and header all the same). */
+function refuseByQuota(request: FastifyRequest, reply: FastifyReply, detail: string, retryAfterSeconds: number): FastifyReply {
+  const headers = { 'retry-after': String(retryAfterSeconds) };
+  if (routeOf(request) === '/mcp') {
+    return reply.code(429).headers(headers).type('application/json').send({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `TG_ERR_QUOTA_EXCEEDED: ${detail}` } });
+  }
+  return sendProblem(reply, { code: 'TG_ERR_QUOTA_EXCEEDED', detail, headers });
 }
 
 declare module 'fastify' {

@@ -97,10 +97,15 @@ describe('quotas per principal, on one process', () => {
       expect(r.code).toBe('TG_ERR_QUOTA_EXCEEDED');
       expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
     }
+    // On the MCP endpoint the refusal is a JSON-RPC error, with the same status and header.
+    const mcp = await post(t.app, '/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...as(ALICE), accept: 'application/json, text/event-stream' });
+    expect(mcp.status).toBe(429);
+    expect(Number(mcp.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(mcp.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
     const bob = await burst(t.app, BOB, 10);
     expect(bob.every((r) => r.status === 200)).toBe(true);
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toMatch(/trustgate_quota_refused_total\{reason="rate"\} 20/);
+    expect(metrics).toMatch(/trustgate_quota_refused_total\{reason="rate"\} 21/);
     // The bucket fills again: alice is served after waiting.
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await burst(t.app, ALICE, 1))[0]!.status).toBe(200);
