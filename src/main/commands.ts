@@ -16,7 +16,7 @@
  * - `trustgate test [PATH...]` runs policy tests and `trustgate eval
  *   <request.json>` prints one decision (docs/policy-testing.md; src/policytest/).
  */
-import { SHIPPED_POLICY_DIR } from '../policy/shipped.js';
+import { commandPolicyDir, SHIPPED_POLICY_DIR } from '../policy/shipped.js';
 
 interface Verb {
   /** One line for `trustgate --help`. */
@@ -32,6 +32,8 @@ const VERBS: Record<string, Verb> = {
     async run(args) {
       if (args.some((a) => HELP.has(a))) return help('usage: trustgate serve (settings from the environment: PORT, TRUSTGATE_POLICY_DIR, TRUSTGATE_SESSION_STORE, ...; see docs/configuration.md)');
       if (args.length > 0) usageError('serve', `unexpected argument ${JSON.stringify(args[0])}; usage: trustgate serve (settings come from the environment)`);
+      // Outside a folder with its own ./policies (a global install), the set shipped with the package.
+      if ((process.env.TRUSTGATE_POLICY_DIR ?? '') === '') process.env.TRUSTGATE_POLICY_DIR = commandPolicyDir();
       await import('./serve.js');
     },
   },
@@ -52,7 +54,7 @@ const VERBS: Record<string, Verb> = {
     },
   },
   proxy: {
-    summary: 'proxy [--policies DIR] (-- <command> [args...] | --upstream <url>)   the MCP proxy in front of a server',
+    summary: 'proxy [--policies DIR] (-- <command> [args...] | --upstream <url> | --config <mcpServers.json> [--listen host:port])   the MCP proxy in front of a server, or a gateway over many',
     async run(args) {
       const { runProxy } = await import('./proxy.js');
       await runProxy(args, SHIPPED_POLICY_DIR);
@@ -86,8 +88,11 @@ function usageError(verb: string | undefined, message: string): never {
 }
 
 const [command = 'serve', ...rest] = process.argv.slice(2);
-if (HELP.has(command) || command === 'help') {
-  help(['usage: trustgate <command> [options]   (no command: serve)', '', 'commands:', ...Object.values(VERBS).map((v) => `  ${v.summary}`), '', "run 'trustgate <command> --help' for a command's options"].join('\n'));
+if (command === '--version' || command === '-V' || command === 'version') {
+  const { VERSION } = await import('../version.js');
+  process.stdout.write(`trustgate ${VERSION}\n`);
+} else if (HELP.has(command) || command === 'help') {
+  help(['usage: trustgate <command> [options]   (no command: serve)', '       trustgate --version', '', 'commands:', ...Object.values(VERBS).map((v) => `  ${v.summary}`), '', "run 'trustgate <command> --help' for a command's options"].join('\n'));
 } else {
   const verb = Object.hasOwn(VERBS, command) ? VERBS[command] : undefined;
   if (verb === undefined) usageError(undefined, `unknown command ${JSON.stringify(command)}; commands: ${Object.keys(VERBS).join(', ')} (trustgate --help)`);

@@ -10,6 +10,7 @@
  * answer as JSON and exits 0 whatever the outcome; 2 when the policies or
  * the request do not load.
  */
+import { commandPolicyDir } from '../policy/shipped.js';
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, type Config } from '../config.js';
@@ -27,13 +28,13 @@ import { runCases } from '../policytest/runner.js';
 
 export const TEST_USAGE =
   'usage: trustgate test [PATH...] [--format pretty|json|junit|tap] [--coverage] [--threshold PERCENT] [--allow-empty]\n' +
-  '  runs every *.test.yaml under PATH (default: the policy folder, TRUSTGATE_POLICY_DIR or ./policies)\n';
+  '  runs every *.test.yaml under PATH (default: the policy folder, TRUSTGATE_POLICY_DIR, else ./policies, else the shipped set)\n';
 export const EVAL_USAGE = 'usage: trustgate eval <request.json | -> [--call] [--policies DIR] [--explain]\n';
 
-/** The policy folder the commands default to: TRUSTGATE_POLICY_DIR, else ./policies (as `trustgate serve`). */
+/** The policy folder the commands default to: TRUSTGATE_POLICY_DIR, else ./policies, else the shipped set (as `trustgate serve`). */
 function defaultPolicyDir(): string {
   const dir = process.env.TRUSTGATE_POLICY_DIR;
-  return dir === undefined || dir === '' ? './policies' : dir;
+  return dir === undefined || dir === '' ? commandPolicyDir() : dir;
 }
 
 function usageError(message: string, usage: string): number {
