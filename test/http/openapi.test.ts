@@ -52,4 +52,11 @@ describe('OpenAPI document', () => {
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain('swagger');
   });
+
+  it('names its server relatively, so that Swagger UI\'s "Try it out" reaches the service it is served from, whatever its host and PORT', async () => {
+    for (const url of ['/openapi.json', '/docs/json']) {
+      const doc = JSON.parse((await t.app.inject({ method: 'GET', url })).body) as { servers: Array<{ url: string }> };
+      expect(doc.servers.map((s) => s.url)).toEqual(['/']);
+    }
+  });
 });
