@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// `npm start` (prestart): compile src/ into dist/ only when dist/ is missing or older than what it is built from, so
+// that a start with nothing changed takes no compiler run. `--stamp` (the end of `npm run build`) records a build.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const stamp = join(root, 'dist', '.build-stamp');
+
+/** The newest modification time (ms) of a file or of every file under a folder. */
+function newest(path) {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st === undefined) return 0;
+  if (!st.isDirectory()) return st.mtimeMs;
+  let max = st.mtimeMs;
+  for (const e of readdirSync(path)) max = Math.max(max, newest(join(path, e)));
+  return max;
+}
+
+if (process.argv.includes('--stamp')) {
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  process.exit(0);
+}
+const built = newest(stamp);
+const sources = Math.max(newest(join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((f) => newest(join(root, f))));
+if (built > 0 && built >= sources && statSync(join(root, 'dist', 'server.js'), { throwIfNoEntry: false }) !== undefined) process.exit(0);
+process.stderr.write(built === 0 ? 'trustgate: building dist/ (first start)\n' : 'trustgate: sources changed since the last build: building dist/\n');
+const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+process.exit(r.status ?? 1);
