@@ -115,5 +115,37 @@ describe('playground in Chromium', () => {
       await expect.poll(() => page.getByTestId('error').textContent(), { timeout: 30_000 }).toContain('rule bad-cel');
       expect(errors).toEqual([]);
     }, 120_000);
+
+    it('a masked block says masked, not kept; after a good run, a load error leaves nothing of that run on screen', async () => {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${base}/playground`);
+      const secret = 'ghp_R7x9Qm2Lk4Vw8Nz1Pb6Tc3Yd5Hf0Js2Ae7Ug';
+      await page.getByTestId('request').fill(JSON.stringify({ tool: { name: 'read' }, context: { destination: 'local' }, result: { content: [{ type: 'text', text: `token=${secret}` }, { type: 'text', text: 'nothing here' }] } }));
+      // A label rule as well, as the shipped set has: the block's actions are then [label, mask].
+      const labels = 'id: labels\nmode: enforce\nrules:\n  - id: all-sensitive\n    scope: result\n    when: "true"\n    effect: label\n    labels: { sensitive: true }\n';
+      const secrets = 'id: secrets\nmode: enforce\nrules:\n  - id: mask-secrets\n    scope: result\n    when: size(secrets(result.text)) > 0\n    effect: mask\n    mask: [secrets]\n';
+      await page.getByTestId('policy').fill(`${labels}---\n${secrets}`);
+      await page.getByTestId('evaluate').click();
+      await expect.poll(() => page.getByTestId('outcome').textContent(), { timeout: 30_000 }).toBe('allow');
+      const forwarded = page.getByTestId('forwarded');
+      const masked = forwarded.locator('[data-index="0"]');
+      expect(await masked.getAttribute('data-status')).toBe('masked');
+      const text = (await masked.textContent()) ?? '';
+      expect(text).toContain('[masked] block 0');
+      expect(text).not.toContain(secret);
+      expect(await forwarded.locator('[data-index="1"]').getAttribute('data-status')).toBe('kept');
+      expect((await page.getByTestId('findings').textContent()) ?? '').toContain('secrets/mask-secrets');
+
+      // A policy that does not load: the error shows alone; the previous outcome, findings, blocks, trace and test are gone.
+      await page.getByTestId('policy').fill('id: broken\nrules:\n  - id: bad-cel\n    when: block.untrusted &&\n    effect: flag\n');
+      await page.getByTestId('evaluate').click();
+      await expect.poll(() => page.getByTestId('error').textContent(), { timeout: 30_000 }).toContain('rule bad-cel');
+      expect(await page.getByTestId('outcome').textContent()).toBe('');
+      expect(await page.getByTestId('outcome').getAttribute('data-outcome')).toBeNull();
+      for (const id of ['findings', 'forwarded', 'trace', 'as-test']) expect((await page.getByTestId(id).textContent()) ?? '', id).toBe('');
+      expect(errors).toEqual([]);
+    }, 120_000);
   });
 });

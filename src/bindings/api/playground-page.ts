@@ -109,15 +109,14 @@ export const PLAYGROUND_JS = String.raw`'use strict';
     return docs.map((d, i) => ({ name: 'policy-' + (i + 1) + '.yaml', text: d + '\n' }));
   }
 
-  /** What happened to each input block: kept, fenced, redacted, masked or dropped. */
-  function blockStatus(actions) {
-    if (!actions || actions.length === 0) return 'kept';
-    const a = actions[0];
-    if (a === 'drop') return 'dropped';
-    if (a === 'redact') return 'redacted';
-    if (a === 'mask') return 'masked';
-    if (a === 'spotlight') return 'fenced';
-    return 'kept';
+  /**
+   * What happened to each input block, every action it had, strongest first: dropped, redacted, fenced, masked;
+   * kept when none changed it (a label changes nothing the model reads).
+   */
+  const SHOWN = [['drop', 'dropped'], ['redact', 'redacted'], ['spotlight', 'fenced'], ['mask', 'masked']];
+  function blockStatuses(actions) {
+    const got = SHOWN.filter(([a]) => (actions || []).includes(a)).map(([, s]) => s);
+    return got.length === 0 ? ['kept'] : got;
   }
 
   function showForwarded(request, d) {
@@ -132,9 +131,10 @@ export const PLAYGROUND_JS = String.raw`'use strict';
     let j = 0;
     input.forEach((_, i) => {
       const info = (d.blocks || []).find((b) => b.index === i);
-      const status = blockStatus(info && info.actions);
-      const div = el('div', undefined, { class: 'block', 'data-status': status, 'data-index': String(i) });
-      div.append(el('span', '[' + status + '] block ' + i, { class: 'status' }));
+      const statuses = blockStatuses(info && info.actions);
+      const status = statuses[0];
+      const div = el('div', undefined, { class: 'block', 'data-status': status, 'data-statuses': statuses.join(' '), 'data-index': String(i) });
+      div.append(el('span', '[' + statuses.join(', ') + '] block ' + i, { class: 'status' }));
       if (status !== 'dropped') {
         const b = out[j++];
         div.append(el('pre', b === undefined ? '' : (typeof b.text === 'string' ? b.text : JSON.stringify(b, null, 2))));
@@ -190,8 +190,18 @@ export const PLAYGROUND_JS = String.raw`'use strict';
     return lines.join('\n') + '\n';
   }
 
-  async function evaluate() {
+  /** Nothing of an earlier run stays on screen once another starts: an error then shows alone. */
+  function clearResults() {
+    last = null;
     $('error').textContent = '';
+    $('outcome').textContent = '';
+    $('outcome').removeAttribute('data-outcome');
+    for (const id of ['findings', 'forwarded', 'trace']) $(id).replaceChildren();
+    $('as-test').textContent = '';
+  }
+
+  async function evaluate() {
+    clearResults();
     let request;
     try {
       request = JSON.parse($('request').value);
