@@ -42,6 +42,9 @@ describe('POST /v1/evaluate', () => {
     expect(data?.requiresConsent).toBe(false);
     expect(data?.result).toEqual(result);
     expect(data?.policyRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The forwarded result is MCP's own CallToolResult type: its content is indexed without a cast (tsc --strict, test/unit/typecheck.test.ts).
+    const first = data?.result?.content[0];
+    expect(first?.type === 'text' ? first.text : undefined).toBe('It is 12:00 UTC.');
   });
 
   it('warn: sensitive content bound for an external model needs consent', async () => {
