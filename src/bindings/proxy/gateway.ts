@@ -26,10 +26,13 @@ import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  InitializeRequestSchema,
   ListRootsRequestSchema,
   ListToolsRequestSchema,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
+  type ClientCapabilities,
+  type InitializeResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Writable } from 'node:stream';
@@ -199,23 +202,50 @@ export class Gateway {
     this.server.onclose = () => void this.close();
   }
 
-  /** Start every server (failures are logged and that server left out), then serve the host. */
+  /**
+   * Serve the host. Its servers are started when it initializes, each as a
+   * client that declares what the host declared and nothing more (sampling,
+   * elicitation, roots), so a server never asks the host for what it cannot
+   * give; the host's initialize is answered once they are up, with their
+   * instructions (judged by their relays, as all their text is) under their
+   * names. A server that cannot be started is logged and left out; none at
+   * all fails the initialize.
+   */
   async connect(host: Transport): Promise<void> {
-    const log = this.#o.binding.log;
-    await Promise.all(
-      this.#o.args.servers.map(async (spec) => {
-        try {
-          this.#members.set(spec.name, await this.#member(spec));
-        } catch (err) {
-          log.error({ server: spec.name, err: describeFailure(err, spec) }, 'could not start the server; its tools are left out');
-        }
-      }),
-    );
-    if (this.#members.size === 0) throw new Error('no server of the config file could be started');
+    this.server.setRequestHandler(InitializeRequestSchema, async (request) => {
+      await this.#startMembers(request.params.capabilities);
+      // The SDK's own answer (version negotiation, the host's capabilities recorded), with the servers' instructions.
+      const answer = await (this.server as unknown as { _oninitialize(r: typeof request): Promise<InitializeResult> })._oninitialize(request);
+      const instructions = [...this.#members.values()]
+        .map((m) => ({ name: m.spec.name, text: m.client.getInstructions() }))
+        .filter((m): m is { name: string; text: string } => typeof m.text === 'string' && m.text.trim() !== '')
+        .map((m) => `## ${m.name}\n\n${m.text.trim()}`);
+      return instructions.length > 0 ? { ...answer, instructions: instructions.join('\n\n') } : answer;
+    });
     await this.server.connect(host);
   }
 
-  async #member(spec: ServerSpec): Promise<Member> {
+  #starting: Promise<void> | undefined;
+
+  /** Start every server once, concurrently, as clients with the host's capabilities. */
+  #startMembers(host: ClientCapabilities): Promise<void> {
+    this.#starting ??= (async () => {
+      const log = this.#o.binding.log;
+      await Promise.all(
+        this.#o.args.servers.map(async (spec) => {
+          try {
+            this.#members.set(spec.name, await this.#member(spec, host));
+          } catch (err) {
+            log.error({ server: spec.name, err: describeFailure(err, spec) }, 'could not start the server; its tools are left out');
+          }
+        }),
+      );
+      if (this.#members.size === 0) throw new Error('no server of the config file could be started');
+    })();
+    return this.#starting;
+  }
+
+  async #member(spec: ServerSpec, host: ClientCapabilities): Promise<Member> {
     const b = this.#o.binding;
     const [relaySide, clientSide] = InMemoryTransport.createLinkedPair();
     const proxy = new McpProxy({
@@ -237,11 +267,16 @@ export class Gateway {
       describeFailure: (err) => describeFailure(err, spec),
     });
     await proxy.start();
-    const client = new Client({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {}, roots: {} } });
-    // What the relay passes on (judged) goes on to the host; a host that lacks the capability answers with an error.
-    client.setRequestHandler(CreateMessageRequestSchema, (req) => this.server.createMessage(req.params));
-    client.setRequestHandler(ElicitRequestSchema, (req) => this.server.elicitInput(req.params));
-    client.setRequestHandler(ListRootsRequestSchema, () => this.server.listRoots());
+    // The server is told what the host declared, and only that: what it asks for (judged by the relay) goes on to the host;
+    // a request for what the host did not declare is answered here as a method not found.
+    const capabilities: ClientCapabilities = {};
+    if (host.sampling !== undefined) capabilities.sampling = host.sampling;
+    if (host.elicitation !== undefined) capabilities.elicitation = host.elicitation;
+    if (host.roots !== undefined) capabilities.roots = host.roots;
+    const client = new Client({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities });
+    if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, (req) => this.server.createMessage(req.params));
+    if (capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, (req) => this.server.elicitInput(req.params));
+    if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, () => this.server.listRoots());
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.server.sendLoggingMessage({ ...n.params, logger: spec.name }));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.server.sendToolListChanged());
     await client.connect(clientSide);
