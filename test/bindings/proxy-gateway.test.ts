@@ -302,4 +302,17 @@ describe('gateway: what it tells servers of the host, and what it passes back', 
       await client.close();
     }
   }, 60_000);
+
+  it('a normal shutdown says each server stopped, at info: no warning for what Trustgate itself ended', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'proxy', '--config', config()], env: { ...ENV, LOG_LEVEL: 'info' }, cwd: ROOT, stderr: 'pipe' });
+    let err = '';
+    transport.stderr?.on('data', (d) => (err += String(d)));
+    const client = new Client({ name: 'host', version: '1' });
+    await client.connect(transport);
+    await client.listTools();
+    await client.close();
+    await expect.poll(() => (err.match(/"msg":"the server stopped"/g) ?? []).length, { timeout: 15_000 }).toBe(3);
+    const warnings = err.split('\n').filter((l) => l.startsWith('{') && JSON.parse(l).level >= 40);
+    expect(warnings).toEqual([]);
+  }, 60_000);
 });

@@ -33,12 +33,20 @@ export function upstreamOf(spec: ServerSpec, log: ProxyLog): Transport {
   if ('url' in spec) return streamOpenedOnInitialized(new StreamableHTTPClientTransport(spec.url, Object.keys(spec.headers).length > 0 ? { requestInit: { headers: spec.headers } } : undefined));
   const t = new StdioClientTransport({ command: spec.command, args: spec.args, env: spec.env, stderr: 'inherit', ...(spec.cwd ? { cwd: spec.cwd } : {}) });
   // The SDK keeps the child to itself and reports its end without the exit code: the code is what the operator needs.
+  // A server Trustgate stopped (the host went away, the gateway shut down) ended as asked: that is said at info, not warn.
+  let stopping = false;
+  const close = t.close.bind(t);
+  t.close = async () => {
+    stopping = true;
+    await close();
+  };
   const start = t.start.bind(t);
   t.start = async () => {
     await start();
     const child = (t as unknown as { _process?: ChildProcess })._process;
     child?.once('exit', (code, signal) => {
-      log.warn({ server: spec.name, code, signal }, signal ? `the server was ended by ${signal}` : `the server exited with code ${code}`);
+      if (stopping) log.info({ server: spec.name, code, signal }, 'the server stopped');
+      else log.warn({ server: spec.name, code, signal }, signal ? `the server was ended by ${signal}` : `the server exited with code ${code}`);
     });
   };
   return t;
