@@ -35,6 +35,8 @@ export class Fencing extends Claims {
     const at: Tokens = ['content', index];
     if (!this.fenceable(block)) {
       this.actions.set(index, 'spotlight');
+      const kept = this.binaryResource(index, block, p, at);
+      if (kept !== undefined) return kept;
       this.withhold(at);
       return this.placeholder(index, block, p, 'it cannot be fenced');
     }
@@ -95,6 +97,32 @@ export class Fencing extends Claims {
     this.actions.set(index, fenced ? 'spotlight' : 'spotlight-skipped');
     return same ? block : out;
   }
+  /**
+   * A binary resource (a blob no text can be read from) cannot be fenced,
+   * but what names it can be kept: the block stays an embedded resource
+   * with its `uri` (masked like any uri) and `mimeType`, and `text` says
+   * what was withheld in Trustgate's own words; the blob and every other
+   * member are withheld (and listed). Undefined when the block is not such a
+   * resource (then the whole block is replaced by a placeholder).
+   */
+  binaryResource(index: number, block: unknown, p: PlannedEffect, at: Tokens): Record<string, unknown> | undefined {
+    if (!isRecord(block) || own(block, 'type') !== 'resource') return undefined;
+    const res = own(block, 'resource');
+    if (!isRecord(res) || typeof own(res, 'uri') !== 'string' || typeof own(res, 'blob') !== 'string') return undefined;
+    for (const key of Object.keys(block)) if (key !== 'type' && key !== 'resource') this.withhold(at, key);
+    const where: Tokens = [...at, 'resource'];
+    const kept: Record<string, unknown> = {};
+    setOwn(kept, 'uri', this.maskIf(index, own(res, 'uri') as string, [...where, 'uri']));
+    const mime = own(res, 'mimeType');
+    if (typeof mime === 'string') setOwn(kept, 'mimeType', mime);
+    for (const key of Object.keys(res)) if (key !== 'uri' && !(key === 'mimeType' && typeof mime === 'string')) this.withhold(where, key);
+    const bytes = Math.floor(((own(res, 'blob') as string).replace(/=+$/, '').length * 3) / 4);
+    setOwn(kept, 'text', `[binary content withheld by ${p.policy}/${p.rule}: ${bytes} bytes that cannot be fenced; the uri and media type are kept]`);
+    // The labels and evidence a placeholder would carry, on the block.
+    const meta = own(this.placeholder(index, block, p), '_meta');
+    return meta === undefined ? { type: 'resource', resource: kept } : { type: 'resource', resource: kept, _meta: meta };
+  }
+
   /** The embedded resource of a spotlit block: text fenced, a textual blob decoded into fenced text, the rest withheld. */
   spotlightResource(res: Record<string, unknown>, node: Node | true | undefined, at: Tokens, index: number): Record<string, unknown> {
     const textVariant = typeof own(res, 'text') === 'string';
