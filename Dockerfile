@@ -23,7 +23,6 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-if-stale.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
