@@ -15,8 +15,9 @@
  * with SessionStoreFull (503 TG_ERR_SESSION_STORE_FULL). A session whose
  * labels the store lost (its TTL ran out; for Redis also a restart without
  * persistence or a flush) reads as `forgotten`, with `untrusted` and
- * `sensitive` true, until the host deletes it. Which ids read so, and for
- * how long: docs/behaviour/forgotten-sessions.md. Pins are never evicted
+ * `sensitive` true, however long it is used; an ended session (delete)
+ * reads so too, for one more TTL. Which ids read so, and for how long:
+ * docs/behaviour/forgotten-sessions.md. Pins are never evicted
  * either: past TRUSTGATE_MAX_PINS a new pin is refused (`unavailable`).
  */
 

@@ -30,7 +30,7 @@ async function appWith(sessions: MemorySessionStore, env: Record<string, string>
 }
 
 describe('session TTL: never forgotten silently', () => {
-  it('a session lives TRUSTGATE_SESSION_TTL after its last use, then reads as forgotten (untrusted, sensitive) until the host deletes it', async () => {
+  it('a session lives TRUSTGATE_SESSION_TTL after its last use, then reads as forgotten (untrusted, sensitive), and an ended one too: never clean', async () => {
     let now = 1_000_000;
     const sessions = new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000, now: () => now });
     const app = await appWith(sessions);

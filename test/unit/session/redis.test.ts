@@ -139,7 +139,7 @@ describe.skipIf(!run)('RedisSessionStore', () => {
     }
   });
 
-  it('reads a session whose TTL ran out as forgotten (untrusted, sensitive), never clean, until the host deletes it', async () => {
+  it('reads a session whose TTL ran out as forgotten (untrusted, sensitive), never clean, not even once the host deleted it', async () => {
     const store = await open({ ttlMs: 400 });
     await store.update('lapse', { result: true, dataClass: { class: 'public', rank: 0, regulatory: [] } });
     expect(await store.get('lapse')).toMatchObject({ forgotten: false, untrusted: false, sensitive: false });
