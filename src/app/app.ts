@@ -20,7 +20,7 @@ import { routeOf } from '../http/auth.js';
 import { registerAuthentication } from '../http/bearer.js';
 import { createAuthentication, type Authentication } from '../http/identity.js';
 import { createQuotas, type Quotas } from '../http/quota.js';
-import { ANONYMOUS, type PrincipalVar } from '../policy/cel/variables.js';
+import type { PrincipalVar } from '../policy/cel/variables.js';
 import { sharedSchemas } from '../wire/shared.js';
 import { healthRoutes } from '../bindings/api/health.js';
 import { digestRoutes } from '../bindings/api/digests.js';
@@ -122,11 +122,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('jsonScan', undefined);
   app.decorateRequest('jsonText', undefined);
   app.decorateRequest('decisionLogged', false);
+  // Set on every request by the authentication hook (src/http/bearer.ts): the anonymous principal until a token names another.
   app.decorateRequest('principal', null as unknown as PrincipalVar);
-  // Every request has a principal: the anonymous one until authentication (src/http/bearer.ts) names another.
-  app.addHook('onRequest', async (request) => {
-    request.principal = ANONYMOUS;
-  });
   app.decorate(
     'reloadPolicies',
     opts.reloadPolicies ??

@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ownerKey } from '../decision/core.js';
 import type { Metrics } from '../metrics.js';
-import type { PrincipalVar } from '../policy/cel/variables.js';
+import { ANONYMOUS, type PrincipalVar } from '../policy/cel/variables.js';
 import { routeOf } from './auth.js';
 import { sendProblem } from './error-handler.js';
 import type { Authentication, RefusalReason } from './identity.js';
@@ -49,6 +49,8 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticatio
     if (routeTakesBearer(route.schema as { security?: unknown } | undefined)) prefixes.add(firstSegment(route.url));
   });
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // Every request has a principal: the anonymous one until a token names another.
+    request.principal = ANONYMOUS;
     const options = request.routeOptions;
     const guarded = request.is404 ? prefixes.has(firstSegment(request.url)) : routeTakesBearer(options.schema as { security?: unknown } | undefined);
     if (!guarded || options.config?.checksOwnToken === true) return;
@@ -62,7 +64,8 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticatio
     if (request.is404) return;
     return admitByQuota(request, reply, quotas, metrics);
   });
-  // The session quota, once the body says which session a request names (`session.id`, or the path's `{id}`).
+  // The session quota, once the body says which session a request names (`session.id`, or the path's `{id}`); no hook while it is off.
+  if (!quotas.countsSessions) return;
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!routeTakesBearer(request.routeOptions.schema as { security?: unknown } | undefined)) return;
     const id = sessionNamed(request);

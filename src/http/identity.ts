@@ -96,11 +96,10 @@ function staticPrincipal(name: string): PrincipalVar {
   return Object.freeze({ id: name, issuer: '', scopes: Object.freeze([]) as readonly string[], claims: Object.freeze({}) });
 }
 
-/** Static tokens, compared in constant time (see the file comment). */
-function staticTokens(entries: ReadonlyArray<{ name: string; token: string }>): (token: string) => PrincipalVar | undefined {
+/** Static tokens by the digest of what was presented, compared in constant time (see the file comment). */
+function staticTokens(entries: ReadonlyArray<{ name: string; token: string }>): (got: Buffer) => PrincipalVar | undefined {
   const table = entries.map((e) => ({ hash: digest(e.token), principal: staticPrincipal(e.name) }));
-  return (token) => {
-    const got = digest(token);
+  return (got) => {
     let found: PrincipalVar | undefined;
     for (const e of table) if (timingSafeEqual(got, e.hash)) found = e.principal;
     return found;
@@ -126,7 +125,7 @@ const VERIFIED_MAX = 10_000;
 /** Longest a verified token is remembered, ms. */
 const VERIFIED_MS = 60_000;
 
-function jwtVerifier(s: JwtSettings): (token: string) => Promise<AuthResult> {
+function jwtVerifier(s: JwtSettings): (token: string, tokenDigest: Buffer) => Promise<AuthResult> {
   let keys: JWTVerifyGetKey;
   if (/^https?:\/\//.test(s.jwks)) {
     keys = createRemoteJWKSet(new URL(s.jwks), { cooldownDuration: s.cooldownMs, cacheMaxAge: 600_000, timeoutDuration: 5_000 });
@@ -145,8 +144,8 @@ function jwtVerifier(s: JwtSettings): (token: string) => Promise<AuthResult> {
   }
   const verified = new Map<string, { principal: PrincipalVar; until: number }>();
   const options = { issuer: s.issuer, audience: s.audience, algorithms: [...s.algorithms], clockTolerance: 30, requiredClaims: ['exp'] };
-  return async (token) => {
-    const key = digest(token).toString('base64');
+  return async (token, tokenDigest) => {
+    const key = tokenDigest.toString('base64');
     const now = Date.now();
     const hit = verified.get(key);
     if (hit !== undefined) {
@@ -201,11 +200,12 @@ export function createAuthentication(s: AuthSettings): Authentication {
   const configured = byToken !== undefined || jwt !== undefined;
   const authenticateToken = async (token: string | undefined): Promise<AuthResult> => {
     if (!configured) return { ok: true, principal: ANONYMOUS };
-    // Every static token is compared first, whatever was presented (nothing included): the same time for each.
-    const named = byToken?.(token ?? '');
+    // Hashed once: every static token is compared with it first, whatever was presented (nothing included), and a JWT is remembered by it.
+    const got = digest(token ?? '');
+    const named = byToken?.(got);
     if (token === undefined || token === '') return { ok: false, reason: 'missing', detail: 'send Authorization: Bearer <token>' };
     if (named !== undefined) return { ok: true, principal: named };
-    if (jwt !== undefined && JWT_SHAPE.test(token)) return jwt(token);
+    if (jwt !== undefined && JWT_SHAPE.test(token)) return jwt(token, got);
     return { ok: false, reason: jwt !== undefined ? 'malformed' : 'unknown', detail: 'the bearer token is not accepted' };
   };
   return {

@@ -196,6 +196,11 @@ export class Quotas {
     private readonly buckets: RateBuckets,
   ) {}
 
+  /** Whether the session quota is on (TRUSTGATE_QUOTA_SESSIONS > 0). */
+  get countsSessions(): boolean {
+    return this.settings.sessions > 0;
+  }
+
   /** A request naming session `id` (not yet known to be new); refused past the principal's session quota. Rejects when the store cannot answer. */
   async session(key: string, id: string): Promise<QuotaAnswer> {
     const { sessions, sessionTtlMs } = this.settings;

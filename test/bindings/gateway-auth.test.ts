@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { base64url, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ENV, MCP_POLICIES } from '../helpers/mcp.js';
+import { CLI, ENV, listeningGateway, MCP_POLICIES, type ListeningGateway } from '../helpers/mcp.js';
 import { startProvider, type TestProvider } from '../helpers/oidc.js';
 import { childrenOf, freePort, ROOT } from '../helpers/process.js';
 
@@ -34,33 +34,10 @@ writeFileSync(TOKENS, `alice ${ALICE}\nbob ${BOB}\n`);
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-interface Gateway {
-  pid: number;
-  base: string;
-  url: string;
-  stderr: () => string;
-  stop(): Promise<void>;
-}
+type Gateway = ListeningGateway;
 
-async function gateway(env: Record<string, string>, args: string[] = [], host = '127.0.0.1'): Promise<Gateway> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'proxy', '--config', SERVERS, ...args, '--listen', `${host}:${port}`], { env: { ...ENV, LOG_LEVEL: 'info', XDG_RUNTIME_DIR: dir, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += String(d)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    child.kill('SIGTERM');
-    await exited;
-  };
-  // Waited for by hand: this runs in beforeAll too, where expect.poll cannot.
-  const deadline = Date.now() + 30_000;
-  while (!/gateway listening/.test(err)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the gateway did not listen:\n${err}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const base = `http://127.0.0.1:${port}`;
-  return { pid: child.pid!, base, url: `${base}/mcp`, stderr: () => err, stop };
-}
+/** The gateway over SERVERS, logging at info, its private files under this test's folder. */
+const gateway = (env: Record<string, string>, args: string[] = []): Promise<Gateway> => listeningGateway(SERVERS, args, { LOG_LEVEL: 'info', XDG_RUNTIME_DIR: dir, ...env });
 
 const initialize = (url: string, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: INIT });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -4,7 +4,6 @@
  * server as a source of text it labels untrusted), on stdio and Streamable
  * HTTP, with one session across all of them.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ENV, EVERYTHING, FILESYSTEM, MCP_POLICIES } from '../helpers/mcp.js';
-import { childrenOf, freePort, ROOT } from '../helpers/process.js';
+import { CLI, ENV, EVERYTHING, FILESYSTEM, listeningGateway, MCP_POLICIES } from '../helpers/mcp.js';
+import { childrenOf, ROOT } from '../helpers/process.js';
 
 const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'tg-gateway-'));
@@ -47,23 +46,8 @@ const GATEWAY_TOKEN = 'gateway-test-token-0123456789';
 /** The header a host of a test gateway sends. */
 const AUTH = { authorization: `Bearer ${GATEWAY_TOKEN}` };
 
-async function listening(file: string, args: string[] = [], env: Record<string, string> = { TRUSTGATE_TOKEN: GATEWAY_TOKEN }) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'proxy', '--config', file, ...args, '--listen', `127.0.0.1:${port}`], { env: { ...ENV, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += String(d)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    await expect.poll(() => err, { timeout: 30_000 }).toMatch(/gateway listening/);
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { pid: child.pid!, port, url: `http://127.0.0.1:${port}/mcp`, stop, stderr: () => err };
+function listening(file: string, args: string[] = [], env: Record<string, string> = { TRUSTGATE_TOKEN: GATEWAY_TOKEN }) {
+  return listeningGateway(file, args, env);
 }
 
 describe('gateway: several servers as one, one session', () => {

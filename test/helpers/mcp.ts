@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ROOT } from './process.js';
+import { freePort, ROOT } from './process.js';
 
 const require = createRequire(import.meta.url);
 
@@ -71,4 +71,38 @@ export async function httpServer(command: string[], env: Record<string, string> 
       await exited;
     },
   };
+}
+
+/** A gateway on Streamable HTTP, once it listens. */
+export interface ListeningGateway {
+  pid: number;
+  port: number;
+  base: string;
+  url: string;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+/** `trustgate proxy --config <file> [args] --listen 127.0.0.1:<free port>` with `env` over ENV, once it says it listens (or fails, stopped). */
+export async function listeningGateway(file: string, args: string[], env: Record<string, string>): Promise<ListeningGateway> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'proxy', '--config', file, ...args, '--listen', `127.0.0.1:${port}`], { env: { ...ENV, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += String(d)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  // Waited for by hand rather than with expect.poll, which a beforeAll cannot use.
+  const deadline = Date.now() + 30_000;
+  while (!/gateway listening/.test(err)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop();
+      throw new Error(`the gateway did not listen:\n${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const base = `http://127.0.0.1:${port}`;
+  return { pid: child.pid!, port, base, url: `${base}/mcp`, stderr: () => err, stop };
 }

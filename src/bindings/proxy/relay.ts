@@ -560,21 +560,8 @@ export class McpProxy {
     for (const k of CALL_RESULT_MEMBERS) if (k in raw) result[k] = raw[k];
     if (!Array.isArray(result.content)) result.content = [];
     try {
-      const d = await this.#o.core.evaluateResult({
-        principal: this.#o.principal,
-        operator: this.#o.operator,
-        destination: this.#o.destination,
-        request: {
-          result,
-          ...(this.#protocolVersion !== undefined ? { protocolVersion: this.#protocolVersion } : {}),
-          ...(call.tool ? { tool: call.tool } : { tool: { name: call.name } }),
-          server: this.#server,
-          session: { id: this.sessionId },
-          ...(this.#o.context ? { context: this.#o.context } : {}),
-        },
-        call: { method: 'tools/call', name: call.name, arguments: {} },
-        log: this.#o.decisionLog,
-      });
+      // The listed definition is keyed by its name, so the judged message's name is the call's.
+      const d = await this.#decideMessage('tools/call', call.tool ?? { name: call.name }, result);
       const subject: Subject = { kind: 'result', name: call.name };
       const verdict = verdictOf(d, subject, this.#canAsk());
       if (verdict.kind === 'withhold') return this.#answer(s.hostId, isErrorResult(verdict.text));
@@ -615,10 +602,10 @@ export class McpProxy {
   }
 
   /**
-   * The core's decision on a message of the server's other than a tools/call
-   * result, under the connection's session: discovery (initialize's
-   * instructions, list and tool descriptions) is content the model reads,
-   * so the session takes it in like any other.
+   * The core's decision on a message of the server's, under the
+   * connection's session: a tools/call result, and the rest the model reads
+   * (discovery too: initialize's instructions, list and tool descriptions),
+   * which the session takes in like any other.
    */
   #decideMessage(method: string, tool: Msg, result: Msg, args?: Msg) {
     const name = typeof tool.name === 'string' ? tool.name : '';
