@@ -19,7 +19,7 @@
  * gets 503 like any store failure, never a free pass.
  */
 import type { Redis } from 'ioredis';
-import { failClosedRedis } from '../session/redis-client.js';
+import { failClosedRedis, firstConnection } from '../session/redis-client.js';
 import { SessionStoreUnavailable } from '../session/store.js';
 
 /** How a request-rate bucket answers: 0 when the request may go, else the ms until a token is there. */
@@ -133,7 +133,10 @@ type QuotaClient = Redis & { tgTake(key: string, rps: number): Promise<number>; 
 export class RedisRateBuckets implements RateBuckets {
   readonly #client: QuotaClient;
 
-  constructor(url: string, timeoutMs: number) {
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+  ) {
     const client = failClosedRedis(url, timeoutMs, 'trustgate-quota');
     client.defineCommand('tgTake', { numberOfKeys: 1, lua: TAKE_LUA });
     client.defineCommand('tgSession', { numberOfKeys: 1, lua: SESSION_LUA });
@@ -142,11 +145,13 @@ export class RedisRateBuckets implements RateBuckets {
     this.#client = client as QuotaClient;
   }
 
-  take(key: string, rps: number): Promise<number> {
+  async take(key: string, rps: number): Promise<number> {
+    await firstConnection(this.#client, this.timeoutMs);
     return this.#client.tgTake(`trustgate:quota:rps:${key}`, rps);
   }
 
   async session(key: string, id: string, max: number, ttlMs: number): Promise<boolean> {
+    await firstConnection(this.#client, this.timeoutMs);
     return (await this.#client.tgSession(`trustgate:quota:sessions:${key}`, id, max, ttlMs)) === 1;
   }
 

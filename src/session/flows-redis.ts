@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { MAX_SOURCES, newFlowKey, type FlowEntry, type FlowWrite } from '../flows/origin.js';
 import type { FlowRead, FlowStore, FlowStoreOptions } from './flows.js';
 import { SessionStoreUnavailable } from './store.js';
-import { failClosedRedis } from './redis-client.js';
+import { failClosedRedis, firstConnection } from './redis-client.js';
 
 const KEY = 'trustgate:flowkey';
 const PREFIX = 'trustgate:flows:';
@@ -81,25 +81,9 @@ export class RedisFlowStore implements FlowStore {
     if (opts.key !== undefined) this.#key = Promise.resolve(opts.key);
   }
 
-  /** Resolves once the client is connected, waiting at most the command timeout (a first request right after start). */
-  #ready(): Promise<void> {
-    if (this.#client.status === 'ready') return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#client.off('ready', onReady);
-        reject(new Error('Redis is not connected'));
-      }, this.opts.commandTimeoutMs);
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.#client.once('ready', onReady);
-    });
-  }
-
   async #run<T>(operation: string, f: () => Promise<T>): Promise<T> {
     try {
-      await this.#ready();
+      await firstConnection(this.#client, this.opts.commandTimeoutMs);
       return await f();
     } catch (err) {
       throw new SessionStoreUnavailable(`the flow store failed (${operation}): ${(err as Error)?.message ?? 'error'}`);

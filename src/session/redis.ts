@@ -39,7 +39,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseRedisUrl } from './url.js';
-import { failClosedRedis } from './redis-client.js';
+import { failClosedRedis, firstConnection, untilReady } from './redis-client.js';
 import {
   dataClassRank,
   mergedFor,
@@ -358,13 +358,15 @@ export class RedisSessionStore implements SessionStore {
   /** The store marker's epoch as this client last saw it ('' before the first answer). */
   private epoch = '';
   private readonly maxPins: number;
+  /** How long a command may take; also how long a request waits for the first connection. */
+  private readonly timeoutMs: number;
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.ttlMs = opts.ttlMs;
     this.maxTools = opts.maxTools ?? 1000;
     this.maxPins = opts.maxPins ?? Number.MAX_SAFE_INTEGER;
-    const timeout = opts.commandTimeoutMs ?? 1_000;
-    this.client = failClosedRedis(opts.url, timeout, 'trustgate') as Redis & Scripts;
+    this.timeoutMs = opts.commandTimeoutMs ?? 1_000;
+    this.client = failClosedRedis(opts.url, this.timeoutMs, 'trustgate') as Redis & Scripts;
     this.client.defineCommand('tgMerge', { numberOfKeys: 2, lua: MERGE_LUA });
     this.client.defineCommand('tgGet', { numberOfKeys: 2, lua: GET_LUA });
     this.client.defineCommand('tgDelete', { numberOfKeys: 2, lua: DELETE_LUA });
@@ -395,17 +397,8 @@ export class RedisSessionStore implements SessionStore {
 
   /** Resolves once connected (or rejects after `ms`): for callers that want to wait at start-up. */
   async waitReady(ms: number): Promise<void> {
-    if (this.client.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => {
-        this.client.off('ready', onReady);
-        reject(new SessionStoreUnavailable('the Redis session store did not answer in time'));
-      }, ms);
-      const onReady = (): void => {
-        clearTimeout(t);
-        resolve();
-      };
-      this.client.once('ready', onReady);
+    await untilReady(this.client, ms).catch(() => {
+      throw new SessionStoreUnavailable('the Redis session store did not answer in time');
     });
   }
 
@@ -431,6 +424,7 @@ export class RedisSessionStore implements SessionStore {
   private async run<T>(operation: string, f: () => Promise<T>): Promise<T> {
     if (this.closed) throw new SessionStoreUnavailable('the session store is closed');
     try {
+      await firstConnection(this.client, this.timeoutMs);
       const v = await f();
       this.ok();
       return v;

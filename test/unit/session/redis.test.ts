@@ -9,6 +9,8 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore, pinKey, sessionKey } from '../../../src/session/redis.js';
+import { RedisFlowStore } from '../../../src/session/flows-redis.js';
+import { RedisRateBuckets } from '../../../src/http/quota.js';
 import { RedisUrlError, parseRedisUrl } from '../../../src/session/url.js';
 import { SessionNotOwned, SessionStoreFull, SessionStoreUnavailable } from '../../../src/session/store.js';
 import { redisTestsRun, startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -75,6 +77,22 @@ describe.skipIf(!run)('RedisSessionStore', () => {
   afterAll(async () => {
     for (const s of stores) await s.close();
     await redis?.close();
+  });
+
+  it('answers a request made right after start-up, before the first connection, instead of refusing it', async () => {
+    // Each client of a serving process, asked in the same turn it was made (a replica's first request after start).
+    const store = new RedisSessionStore({ url: redis.url, ttlMs: 60_000, commandTimeoutMs: 2_000 });
+    stores.push(store);
+    const flows = new RedisFlowStore(redis.url, { maxValues: 10, ttlMs: 60_000, commandTimeoutMs: 2_000 });
+    const buckets = new RedisRateBuckets(redis.url, 2_000);
+    try {
+      await expect(store.update('first', { result: true })).resolves.toMatchObject({ results: 1 });
+      await expect(flows.key()).resolves.toBeInstanceOf(Uint8Array);
+      await expect(buckets.take('first', 5)).resolves.toBe(0);
+    } finally {
+      await flows.close();
+      await buckets.close();
+    }
   });
 
   it('merges on the server exactly as mergeSession does (same updates, same state after each)', async () => {
