@@ -49,6 +49,7 @@ import type { Quotas } from '../../http/quota.js';
 import { ownerKey } from '../../decision/core.js';
 import type { PrincipalVar } from '../../policy/cel/variables.js';
 import { isRecord } from '../../json/record.js';
+import { VERSION } from '../../version.js';
 
 /** What the gateway asks of the process it runs in (src/main/proxy.ts gives it). */
 export interface GatewayHost {
@@ -196,7 +197,7 @@ export class Gateway {
     this.#principal = principal;
     this.#onClose = onClose;
     this.sessionId = o.args.session ?? `gateway-${randomUUID()}`;
-    this.server = new Server({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
+    this.server = new Server({ name: 'trustgate-gateway', version: VERSION }, { capabilities: { tools: { listChanged: true }, logging: {} } });
     this.server.setRequestHandler(ListToolsRequestSchema, () => this.#listTools());
     this.server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.#callTool(req.params, extra));
     this.server.onclose = () => void this.close();
@@ -273,7 +274,7 @@ export class Gateway {
     if (host.sampling !== undefined) capabilities.sampling = host.sampling;
     if (host.elicitation !== undefined) capabilities.elicitation = host.elicitation;
     if (host.roots !== undefined) capabilities.roots = host.roots;
-    const client = new Client({ name: 'trustgate-gateway', version: '1.0.0' }, { capabilities });
+    const client = new Client({ name: 'trustgate-gateway', version: VERSION }, { capabilities });
     if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, (req) => this.server.createMessage(req.params));
     if (capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, (req) => this.server.elicitInput(req.params));
     if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, () => this.server.listRoots());
