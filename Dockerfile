@@ -61,9 +61,10 @@ RUN npm rebuild better-sqlite3 \
 # ---------------------------------------------------------------------------
 FROM node:20.20.2-bookworm-slim
 
+# The image's source is where you publish it: pass it when building, e.g.
+# docker build --label org.opencontainers.image.source=https://<your repository> .
 LABEL org.opencontainers.image.title="trustgate" \
-      org.opencontainers.image.description="Policy decision service for MCP tool results: trust annotations, evidence digests, CEL policies" \
-      org.opencontainers.image.source="https://github.com/example/trustgate" \
+      org.opencontainers.image.description="Policy decision service for MCP tool calls and results: trust annotations, evidence digests, value flows, CEL policies" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="0.1.0"
 

@@ -133,7 +133,9 @@ describe('Dockerfile', () => {
   it('carries the OCI labels', () => {
     expect(labels['org.opencontainers.image.title']).toBe('trustgate');
     expect(labels['org.opencontainers.image.description']).toBeTruthy();
-    expect(labels['org.opencontainers.image.source']).toMatch(/^https:\/\//);
+    // The source is where the builder publishes it (docker build --label ...), never a placeholder address.
+    expect(labels['org.opencontainers.image.source']).toBeUndefined();
+    expect(Object.values(labels).join(' ')).not.toMatch(/example\.(com|org)|github\.com\/example/);
     expect(labels['org.opencontainers.image.licenses']).toBe(pkg.license);
     expect(labels['org.opencontainers.image.licenses']).toBe('Apache-2.0');
     expect(labels['org.opencontainers.image.version']).toBe(pkg.version);
