@@ -118,6 +118,12 @@ export interface PolicyFile {
   role?: 'servers';
 }
 
+/** A place in a policy file, 1-based (the `file:line:column` editors open). */
+export interface FilePosition {
+  line: number;
+  column: number;
+}
+
 /**
  * A policy folder that cannot be served. The message names the file, the
  * rule and the problem; `detail` is the problem alone.
@@ -128,9 +134,10 @@ export class PolicyLoadError extends Error {
   readonly rule?: string;
   readonly detail: string;
 
-  constructor(detail: string, where: { file?: string; rule?: string; dir?: string } = {}) {
+  constructor(detail: string, where: { file?: string; rule?: string; dir?: string; at?: FilePosition } = {}) {
+    const at = where.at !== undefined ? `:${where.at.line}:${where.at.column}` : '';
     const place = [
-      where.file !== undefined ? `policy file ${where.dir !== undefined ? join(where.dir, where.file) : where.file}` : undefined,
+      where.file !== undefined ? `policy file ${where.dir !== undefined ? join(where.dir, where.file) : where.file}${at}` : undefined,
       where.rule !== undefined ? `rule ${where.rule}` : undefined,
     ].filter((s): s is string => s !== undefined);
     super(place.length > 0 ? `${place.join(', ')}: ${detail}` : detail);
@@ -275,17 +282,51 @@ function ruleOfError(e: ErrorObject, doc: unknown): string | undefined {
   return typeof id === 'string' && id !== '' ? id : `#${m[1]}`;
 }
 
+/** Where in the file rule `rule`'s condition has its (1-based) `line` and `column`, when the file says. */
+type WhenLocator = (rule: number, line: number, column: number) => FilePosition | undefined;
+
+/** A file's policy document, and where its conditions are (YAML files). */
+interface ParsedFile {
+  doc: unknown;
+  locate?: WhenLocator;
+}
+
+/**
+ * The offset in `source` of character `k` of a scalar's value, found by
+ * walking the value and its source text together: the source differs only
+ * by a block header, quotes, escapes and the whitespace folding turned into
+ * one space or newline. Clamped to the scalar's end.
+ */
+function sourceOffset(source: string, node: YAML.Scalar, k: number): number {
+  const value = String(node.value);
+  const [start, end] = node.range!;
+  let p = node.type === 'BLOCK_FOLDED' || node.type === 'BLOCK_LITERAL' ? source.indexOf('\n', start) + 1 : node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' ? start + 1 : start;
+  const space = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+  for (let j = 0; j <= k && j < value.length && p < end; j++) {
+    const c = value[j]!;
+    if (space(c) && !space(value[j + 1])) {
+      while (p < end && space(source[p])) p++;
+    } else {
+      while (p < end && source[p] !== c) p++;
+      if (j < k) p++;
+    }
+  }
+  return Math.min(p, end);
+}
+
 /** Parse one file's text; throws PolicyLoadError naming the file. */
-function parseDocument(name: string, text: string, dir: string): unknown {
+function parseDocument(name: string, text: string, dir: string): ParsedFile {
   if (/\.json$/i.test(name)) {
     try {
-      return JSON.parse(text);
+      return { doc: JSON.parse(text) };
     } catch (err) {
       throw new PolicyLoadError(`not valid JSON: ${(err as Error).message}`, { file: name, dir });
     }
   }
   // YAML 1.2 core schema: plain data only, no language-specific tags.
+  const lineCounter = new YAML.LineCounter();
   const docs = YAML.parseAllDocuments(text, {
+    lineCounter,
     version: '1.2',
     schema: 'core',
     uniqueKeys: true,
@@ -301,8 +342,16 @@ function parseDocument(name: string, text: string, dir: string): unknown {
   const problem = doc.errors[0] ?? doc.warnings[0];
   // The first line holds the reason and position; the rest is a code frame.
   if (problem) throw new PolicyLoadError(`not valid YAML: ${problem.message.split('\n')[0]!.replace(/:$/, '')}`, { file: name, dir });
+  const locate: WhenLocator = (rule, line, column) => {
+    const node = doc.getIn(['rules', rule, 'when'], true);
+    if (!YAML.isScalar(node) || node.range == null || typeof node.value !== 'string') return undefined;
+    const lines = node.value.split('\n');
+    const k = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0) + column - 1;
+    const pos = lineCounter.linePos(sourceOffset(text, node, k));
+    return { line: pos.line, column: pos.col };
+  };
   try {
-    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+    return { doc: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }), locate };
   } catch (err) {
     throw new PolicyLoadError(`not valid YAML: ${(err as Error).message}`, { file: name, dir });
   }
@@ -370,7 +419,7 @@ function checkLabelAndMask(
  * into fresh objects, so a `__proto__` key (already refused by the closed
  * schema) can never reach the objects the service uses.
  */
-function toPolicy(name: string, doc: unknown, dir: string): Policy {
+function toPolicy(name: string, { doc, locate }: ParsedFile, dir: string): Policy {
   if (!validatePolicyFile(doc)) {
     const first = mostHelpful(validatePolicyFile.errors ?? []);
     if (first === undefined) throw new PolicyLoadError('does not match the policy schema', { file: name, dir });
@@ -378,7 +427,7 @@ function toPolicy(name: string, doc: unknown, dir: string): Policy {
     throw new PolicyLoadError(describeSchemaError(first, doc), { file: name, dir, ...(rule !== undefined ? { rule } : {}) });
   }
   const seen = new Set<string>();
-  const rules: Rule[] = doc.rules.map((r) => {
+  const rules: Rule[] = doc.rules.map((r, i) => {
     if (seen.has(r.id)) throw new PolicyLoadError(`duplicate rule id ${JSON.stringify(r.id)} in the policy`, { file: name, dir, rule: r.id });
     seen.add(r.id);
     let compiled: CompiledCel;
@@ -386,7 +435,9 @@ function toPolicy(name: string, doc: unknown, dir: string): Policy {
       compiled = compileCel(r.when);
     } catch (err) {
       const detail = err instanceof CelCompileError ? err.message : `CEL error: ${String((err as Error)?.message ?? err)}`;
-      throw new PolicyLoadError(`when: ${detail}`, { file: name, dir, rule: r.id });
+      // The file's line and column of the error, beside the expression's own (a folded `when` spans lines).
+      const at = err instanceof CelCompileError && err.line !== undefined && err.column !== undefined ? locate?.(i, err.line, err.column) : undefined;
+      throw new PolicyLoadError(`when: ${detail}`, { file: name, dir, rule: r.id, ...(at !== undefined ? { at } : {}) });
     }
     const scope = r.scope ?? 'block';
     checkScope(scope, r.effect, compiled, { file: name, dir, rule: r.id });

@@ -191,7 +191,7 @@ describe('load errors name the file, the rule and the cause', () => {
     const e = err as PolicyLoadError;
     expect(e.file).toBe('p0.yaml');
     expect(e.rule).toBe('r1');
-    expect(e.message).toMatch(/^policy file policies\/p0\.yaml, rule r1: /);
+    expect(e.message).toMatch(/^policy file policies\/p0\.yaml(:\d+:\d+)?, rule r1: /);
     expect(e.detail).toMatch(cause);
   });
 });

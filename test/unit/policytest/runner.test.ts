@@ -61,7 +61,7 @@ describe('trustgate test', () => {
   it('exits 2 when a policy does not load, naming the file and the rule', () => {
     const r = trustgate(['test', `${FIX}/broken`]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`policy file ${FIX}/broken/bad.yaml, rule typo-in-cel: when: CEL syntax error`);
+    expect(r.stderr).toContain(`policy file ${FIX}/broken/bad.yaml:8:29, rule typo-in-cel: when: CEL syntax error`);
     expect(r.stdout).toBe('');
   });
 
