@@ -289,7 +289,9 @@ const TRUST = 'io.modelcontextprotocol/trust-annotations';
 
 const samples: { label: string; result: CallToolResult; tool: string; server: string }[] = [
   {
-    label: 'plain',
+    // No claim, and no operator entry vouching for the clock server: the shipped set does not believe
+    // a server's own hints, so an unlabelled result is untrusted and comes back fenced.
+    label: 'unlabelled',
     tool: 'get_time',
     server: 'clock',
     result: { content: [{ type: 'text', text: 'It is 12:00 UTC.' }] },

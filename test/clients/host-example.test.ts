@@ -210,7 +210,7 @@ describe('npx tsx examples/host.ts', () => {
       env: { ...process.env, TRUSTGATE_URL: enforcing.base, TRUSTGATE_TOKEN: TOKEN },
       timeout: 30_000,
     });
-    expect(r.stdout).toContain('== plain result from clock/get_time\nforwarding (allow');
+    expect(r.stdout).toMatch(/== unlabelled result from clock\/get_time\nforwarding \(allow[^]*untrusted-content boundary[^]*It is 12:00 UTC[^]*== untrusted/);
     expect(r.stdout).toContain('== untrusted result from web/fetch\nforwarding (allow');
     expect(r.stdout).toMatch(/== sensitive result from crm\/lookup_customer\n[^]*NOT forwarding \(warn/);
     expect(r.stdout).not.toContain('IBAN');
