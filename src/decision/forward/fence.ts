@@ -73,9 +73,18 @@ export class Fencing extends Claims {
         case '_meta':
           value = this.trustMetaOnly(v, child(n, key), at);
           break;
-        case 'text':
         case 'name':
+          // A link's name is an identifier hosts show in pickers: not fenced prose, but Trustgate's own
+          // name for it, from its URI (forwarded as it came), masked like any string.
+          value = this.maskIf(index, linkName(b.uri), at);
+          fenced = true;
+          break;
         case 'title':
+          // A display string beside the name: withheld rather than fenced into a picker.
+          value = undefined;
+          this.withhold(at);
+          break;
+        case 'text':
         case 'description':
           // Precedence on one block: mask, then spotlight fences what is left (docs/behaviour/labels-and-detectors.md).
           value = fence(this.maskIf(index, v as string, at), this.input.boundary);
@@ -168,4 +177,14 @@ export class Fencing extends Claims {
     }
     return out;
   }
+}
+
+/**
+ * The name a spotlit `resource_link` is forwarded with: the last segment of
+ * its URI's path (`file:///notes/todo.md` -> `todo.md`), else the URI itself.
+ */
+export function linkName(uri: unknown): string {
+  if (typeof uri !== 'string' || uri === '') return 'resource';
+  const path = uri.split(/[?#]/, 1)[0]!;
+  return path.split('/').filter((seg) => seg !== '').at(-1) ?? uri;
 }

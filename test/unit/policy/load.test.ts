@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CEL_VARIABLES } from '../../../src/policy/cel/variables.js';
 import { EFFECTS, MODES, SCOPES } from '../../../src/policy/vocabulary.js';
 import { loadPolicyDir, policyRevision, PolicyLoadError } from '../../../src/policy/load.js';
 
@@ -239,10 +238,11 @@ describe('loadPolicyDir: CEL', () => {
   });
 
   it('names the file line and column of a CEL error in a condition of any YAML style, folded over lines included', async () => {
-    const word = fc.stringMatching(/^[a-z]{1,8}$/).filter((w) => !CEL_VARIABLES.includes(w) && !['true', 'false', 'null', 'in'].includes(w));
+    // Never a variable, a keyword or a reserved word of CEL: those are other errors.
+    const word = fc.stringMatching(/^[a-z]{1,8}$/).map((w) => `zq${w}`);
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom('block.untrusted', 'result.sensitive', 'size(block.audience) > 0', '(block.untrusted || "a b" == "a  b")'), { maxLength: 4 }), fc.nat(), word, fc.constantFrom('plain', 'double', 'single', 'folded', 'literal'), async (terms, at, unknown, style) => {
-        const parts = [...terms];
+        const parts: string[] = [...terms];
         parts.splice(at % (parts.length + 1), 0, `${unknown}.x`);
         const expr = parts.join(' && ');
         const when =
