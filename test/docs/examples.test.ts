@@ -8,8 +8,9 @@
  *   the block's `status=`), and the `json answer` block after it must match
  *   the last answer, with `...` standing for what it leaves out;
  * - `sh not-run` blocks need what a test machine has not (a Docker engine,
- *   a global install): each `trustgate` command line in them must name a
- *   verb and flags that `trustgate <verb> --help` lists;
+ *   a global install, the MCP Inspector's Node 22): each `trustgate`
+ *   command line in them, alone or as another program's arguments, must
+ *   name a verb and flags that `trustgate <verb> --help` lists;
  * - policies and rules load, excerpts of the shipped set are what it ships,
  *   test cases pass under `trustgate test`, gateway and host configs and
  *   operator entries are read by the code that reads them;
@@ -182,9 +183,13 @@ for (const { page, blocks } of all) {
           const lines = b.text.replace(/\\\n/g, ' ').split('\n').map((l) => l.replace(/\s#.*$/, '').trim()).filter((l) => l !== '' && !l.startsWith('#'));
           for (const line of lines) {
             const words = line.split(/\s+/);
-            expect(['docker', 'npm', 'git', 'printf', 'trustgate'], `${where}: ${line}`).toContain(words[0]);
-            for (const command of line.split(/&&|;/).map((c) => c.trim().split(/\s+/))) {
-              if (command[0] !== 'trustgate') continue;
+            expect(['docker', 'npm', 'npx', 'git', 'printf', 'trustgate'], `${where}: ${line}`).toContain(words[0]);
+            // A trustgate command line, alone or as another program's arguments (npx @modelcontextprotocol/inspector trustgate ...).
+            for (const words of line.split(/&&|;/).map((c) => c.trim().split(/\s+/))) {
+              // The program itself, or what npx runs with it (`git clone ... trustgate` names a folder).
+              const at = words.findIndex((w, i) => w === 'trustgate' && (i === 0 || words[i - 1] === 'npx' || words[i - 1]!.startsWith('@')));
+              if (at < 0) continue;
+              const command = words.slice(at);
               const help = helpOf(command[1]!);
               expect(help.status, `${where}: trustgate ${command[1]} --help`).toBe(0);
               for (const flag of command.filter((w) => w.startsWith('--'))) expect(help.stdout, `${where}: trustgate ${command[1]} ${flag}`).toContain(flag);
