@@ -117,10 +117,23 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/**
+ * Lists whose entries hosts show people in pickers (attach a resource, pick
+ * a prompt), not prose a model reads: an entry's `title` or `description`
+ * that judging would change (fence, mask, withhold) is left out rather
+ * than put in a picker inside a fence. Its name and URI stay.
+ */
+const PICKER_LISTS: ReadonlySet<string> = new Set(['resources/list', 'resources/templates/list', 'prompts/list']);
+
+/** The members of a picker entry that are display strings. */
+const DISPLAY: ReadonlySet<string> = new Set(['title', 'description']);
+
 class Builder {
   readonly slots: Slot[] = [];
   /** Members withheld because their name is not a name. */
   withheld = 0;
+
+  constructor(private readonly picker = false) {}
 
   /** A content block in place (`holder[key]`). */
   block(holder: Msg | unknown[], key: string | number): void {
@@ -155,7 +168,15 @@ class Builder {
   text(holder: Msg | unknown[], key: string | number): void {
     const s = (holder as Record<string | number, unknown>)[key];
     if (typeof s !== 'string') return;
-    this.slots.push({ block: { type: 'text', text: s }, put: (f) => ((holder as Record<string | number, unknown>)[key] = textOf(f) ?? placeholder(f)) });
+    const display = this.picker && typeof key === 'string' && DISPLAY.has(key);
+    this.slots.push({
+      block: { type: 'text', text: s },
+      put: (f) => {
+        const t = textOf(f);
+        if (display && t !== s) delete (holder as Msg)[key];
+        else (holder as Record<string | number, unknown>)[key] = t ?? placeholder(f);
+      },
+    });
   }
 
   /** Every string under `v` that is not a keyword, as text; `skip` names members an adapter slotted already. */
@@ -227,7 +248,7 @@ export function judgeable(method: string, payload: Msg): Judgeable {
   const copy: Msg = members ? {} : clone(payload);
   // Of a message MCP defines, only its own members pass: a member the server adds could hold anything.
   if (members) for (const k of members) if (hasOwn(payload, k) && payload[k] !== undefined) copy[k] = clone(payload[k]);
-  const b = new Builder();
+  const b = new Builder(PICKER_LISTS.has(method));
   switch (method) {
     // A member of another shape than MCP's is judged as strings like any other: no member is passed over unjudged.
     case 'resources/read':
