@@ -16,7 +16,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive, childrenOf, freePort } from '../helpers/process.js';
+import { alive, childrenOf, freePort, ROOT } from '../helpers/process.js';
 import { CHANGING, direct, EVERYTHING, FILESYSTEM, httpServer, MCP_POLICIES, proxied, type Connected } from '../helpers/mcp.js';
 
 const NONE = join(MCP_POLICIES, 'none');
@@ -435,6 +435,28 @@ describe('proxy with the shipped policies (the default, found next to the packag
       expect(first(await asked.callTool({ name: 'write-note', arguments: planted }))).toContain('written');
     } finally {
       await Promise.all([c.close(), fresh.close(), asked.close()]);
+    }
+  });
+});
+
+describe('what hosts put in pickers, with the shipped policies', () => {
+  const SHIPPED = join(ROOT, 'policies');
+  it('lists an unvouched server\'s resources by name and URI, without a fenced title or description; a server the operator believes keeps its own words', async () => {
+    const unvouched = await proxied(SHIPPED, EVERYTHING);
+    const believed = await proxied(SHIPPED, EVERYTHING, undefined, undefined, ['--hints', 'declared']);
+    const plain = await direct(EVERYTHING);
+    try {
+      const [u, b, d] = await Promise.all([unvouched.client.listResources(), believed.client.listResources(), plain.client.listResources()]);
+      expect(d.resources.some((r) => typeof r.description === 'string')).toBe(true);
+      expect(u.resources.map((r) => [r.name, r.uri])).toEqual(d.resources.map((r) => [r.name, r.uri]));
+      for (const r of u.resources) {
+        expect(r).not.toHaveProperty('description');
+        expect(r).not.toHaveProperty('title');
+      }
+      expect(JSON.stringify(u)).not.toContain('untrusted-content');
+      expect(b.resources.map((r) => r.description)).toEqual(d.resources.map((r) => r.description));
+    } finally {
+      await Promise.all([unvouched.client.close(), believed.client.close(), plain.client.close()]);
     }
   });
 });

@@ -129,6 +129,9 @@ interface Passed {
 
 
 /** Pages of the server's tool list the proxy reads for itself before a call the host made without listing. */
+/** The messages in which a server speaks of itself (see #discovery). */
+const DISCOVERY: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
+
 const OWN_LIST_PAGES = 100;
 /** How long the proxy waits for the server to answer a request of its own. */
 const OWN_REQUEST_MS = 30_000;
@@ -521,6 +524,17 @@ export class McpProxy {
   }
 
   /**
+   * What a message is judged as: discovery (instructions, the lists of
+   * resources, templates and prompts) is the server's own word about
+   * itself, believed closed-world only where the operator believes the
+   * server, as its tool descriptions are; anything else is about `subject`.
+   */
+  #discovery(method: string, subject: string): Msg {
+    if (!DISCOVERY.has(method)) return { name: subject };
+    return { name: subject, annotations: { openWorldHint: this.#o.operator?.hints !== 'declared' } };
+  }
+
+  /**
    * The titles and descriptions of listed tools are text the host's model
    * reads: judged as a result of the server under the connection's session,
    * which takes in their labels and values (a planted address in a
@@ -535,10 +549,8 @@ export class McpProxy {
     }
     if (texts.length === 0) return { ok: true };
     const content = [{ type: 'text', text: texts.join('\n\n') }];
-    // The server's own words about its tools: believed closed-world only where the operator believes the server.
-    const believed = this.#o.operator?.hints === 'declared';
     try {
-      await this.#decideMessage('tools/list', { name: '', annotations: { openWorldHint: !believed } }, { content });
+      await this.#decideMessage('tools/list', this.#discovery('tools/list', ''), { content });
       return { ok: true };
     } catch (err) {
       this.#o.log.error({ err: errorDetail(err) }, 'tool descriptions could not be checked');
@@ -587,7 +599,7 @@ export class McpProxy {
     // Nothing of the server's text: nothing to judge (a ping, an empty list).
     if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result) };
     try {
-      const d = await this.#decideMessage(method, { name: subject }, j.result, how.args);
+      const d = await this.#decideMessage(method, this.#discovery(method, subject), j.result, how.args);
       const judged: Subject = { kind: 'message', method, name: subject };
       // Only an answer to the host's own request can wait on the user; elsewhere a consent withholds.
       const verdict = verdictOf(d, judged, how.ask ? this.#canAsk() : { ask: false, why: '' });
