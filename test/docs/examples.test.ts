@@ -81,7 +81,8 @@ async function start(profile: Profile): Promise<{ port: number; env: Record<stri
     started.push(g);
     return { port: g.port, env: { XDG_RUNTIME_DIR: runtime } };
   }
-  const env: Record<string, string> = { LOG_LEVEL: 'warn', TRUSTGATE_POLICY_DIR: SHIPPED, ...(profile === 'token' ? { TRUSTGATE_TOKEN: TOKEN } : {}) };
+  // The machine's own settings never decide what the docs' examples meet: no token unless the profile has one.
+  const env: Record<string, string> = { LOG_LEVEL: 'warn', TRUSTGATE_POLICY_DIR: SHIPPED, TRUSTGATE_TOKEN: profile === 'token' ? TOKEN : '', TRUSTGATE_TOKENS_FILE: '', TRUSTGATE_JWKS: '' };
   const s = await startService(env, [process.execPath, CLI, 'serve']);
   if (!('port' in s)) throw new Error(`the service did not start: ${s.stderr}`);
   started.push(s as Running);
