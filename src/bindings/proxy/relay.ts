@@ -128,10 +128,10 @@ interface Passed {
 }
 
 
-/** Pages of the server's tool list the proxy reads for itself before a call the host made without listing. */
 /** The messages in which a server speaks of itself (see #discovery). */
 const DISCOVERY: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
 
+/** Pages of the server's tool list the proxy reads for itself before a call the host made without listing. */
 const OWN_LIST_PAGES = 100;
 /** How long the proxy waits for the server to answer a request of its own. */
 const OWN_REQUEST_MS = 30_000;
