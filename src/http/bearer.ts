@@ -6,6 +6,7 @@
  * route's does (`/v1/...`), so an unknown path there tells nothing before
  * the token does.
  */
+import { isRecord } from '../json/record.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ownerKey } from '../decision/core.js';
 import type { Metrics } from '../metrics.js';
@@ -68,22 +69,34 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticatio
   if (!quotas.countsSessions) return;
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!routeTakesBearer(request.routeOptions.schema as { security?: unknown } | undefined)) return;
-    const id = sessionNamed(request);
-    if (id === undefined) return;
-    const answer = await quotas.session(ownerKey(request.principal), id);
-    if (answer.ok) return;
-    metrics.quotaRefused.labels({ reason: answer.reason }).inc();
-    return refuseByQuota(request, reply, 'this principal names more sessions than its quota (TRUSTGATE_QUOTA_SESSIONS); the sessions it named go on', answer.retryAfterSeconds);
+    for (const id of sessionsNamed(request)) {
+      const answer = await quotas.session(ownerKey(request.principal), id);
+      if (answer.ok) continue;
+      metrics.quotaRefused.labels({ reason: answer.reason }).inc();
+      return refuseByQuota(request, reply, 'this principal names more sessions than its quota (TRUSTGATE_QUOTA_SESSIONS); the sessions it named go on', answer.retryAfterSeconds);
+    }
   });
 }
 
-/** The session a request names: the body's `session.id`, or the path's `{id}` of /v1/sessions/{id}. */
-function sessionNamed(request: FastifyRequest): string | undefined {
+/**
+ * The sessions a request names: the body's `session.id`, the path's `{id}`
+ * of /v1/sessions/{id}, or on /mcp each `interceptor/invoke`'s
+ * `context.sessionId` (a batch may name several).
+ */
+function sessionsNamed(request: FastifyRequest): string[] {
   const params = request.params as Record<string, unknown> | undefined;
-  if (typeof params?.id === 'string' && request.routeOptions.url?.startsWith('/v1/sessions/')) return params.id;
-  const body = request.body as { session?: { id?: unknown } } | undefined;
-  const id = typeof body === 'object' && body !== null ? body.session?.id : undefined;
-  return typeof id === 'string' ? id : undefined;
+  if (typeof params?.id === 'string' && request.routeOptions.url?.startsWith('/v1/sessions/')) return [params.id];
+  const body: unknown = request.body;
+  if (request.routeOptions.url === '/mcp') {
+    const ids: string[] = [];
+    for (const m of Array.isArray(body) ? body : [body]) {
+      const sid = isRecord(m) && m.method === 'interceptor/invoke' && isRecord(m.params) && isRecord(m.params.context) ? m.params.context.sessionId : undefined;
+      if (typeof sid === 'string') ids.push(sid);
+    }
+    return ids;
+  }
+  const id = isRecord(body) && isRecord(body.session) ? body.session.id : undefined;
+  return typeof id === 'string' ? [id] : [];
 }
 
 /** Charge a request to its principal's quotas (released when its answer closes); a refusal is answered here. */

@@ -136,6 +136,19 @@ describe('the session quota, on one process', () => {
     // A request naming no session is not a session's.
     expect((await post(t.app, '/v1/evaluate', { result: { content: [] } }, as(ALICE))).status).toBe(200);
   });
+
+  it('counts the sessions interceptor invocations name on /mcp alike, single or in a batch', async () => {
+    const invoke = (id: number, sessionId: string) => ({ jsonrpc: '2.0', id, method: 'interceptor/invoke', params: { name: 'trustgate-call', event: 'tools/call', phase: 'request', payload: { method: 'tools/call', params: { name: 'read_file', arguments: {} } }, context: { sessionId } } });
+    const mcp = (body: unknown) => post(t.app, '/mcp', body, { ...as(BOB), accept: 'application/json, text/event-stream' });
+    // Bob named a-3 above; one more fills his quota of two.
+    expect((await mcp(invoke(1, 'b-mcp-1'))).status).toBe(200);
+    const third = await mcp(invoke(2, 'b-mcp-2'));
+    expect(third.status).toBe(429);
+    expect(third.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    // A batch that names a new session among known ones is refused too; the known ones alone go on.
+    expect((await mcp([invoke(3, 'a-3'), invoke(4, 'b-mcp-3')])).status).toBe(429);
+    expect((await mcp(invoke(5, 'b-mcp-1'))).status).toBe(200);
+  });
 });
 
 describe('quotas per principal, shared by two replicas on Redis', () => {
