@@ -40,11 +40,24 @@ export function heapFlag(maxInflightBytes: number): string {
  */
 export function restartWithHeap(maxInflightBytes: number): Promise<never> {
   const child = spawn(process.execPath, [heapFlag(maxInflightBytes), ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
+    // The channel closes when this process ends in any way, SIGKILL included: the child then stops (endWithParent).
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, [HEAP_DERIVED_ENV]: '1' },
   });
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
   return new Promise<never>(() => {
     child.once('exit', (code, signal) => process.exit(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0)));
   });
+}
+
+/**
+ * In the process restartWithHeap started: stop as on SIGTERM (finishing
+ * what it accepted) when the process that started it is gone, however it
+ * ended, rather than serve on as an orphan nobody can stop by the pid they
+ * know. The channel does not keep the process alive.
+ */
+export function endWithParent(): void {
+  if (process.env[HEAP_DERIVED_ENV] !== '1' || process.channel === undefined) return;
+  process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
 }

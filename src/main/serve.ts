@@ -12,7 +12,7 @@ import pino from 'pino';
 import type { AppOptions } from '../app/app.js';
 import { workerCount } from './cluster/cpus.js';
 import { runPrimary } from './cluster/primary.js';
-import { HEAP_DERIVED_ENV, heapFlag, heapLimitGiven, restartWithHeap } from './heap.js';
+import { endWithParent, HEAP_DERIVED_ENV, heapFlag, heapLimitGiven, restartWithHeap } from './heap.js';
 import { WORKER_ENV } from './cluster/protocol.js';
 import { connectWorker } from './cluster/worker.js';
 import type { Config } from '../config.js';
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
     if (workers > 1) cluster.setupPrimary({ execArgv: [heapFlag(config.maxInflightBytes), ...process.execArgv] });
     else return restartWithHeap(config.maxInflightBytes);
   }
+  if (!cluster.isWorker) endWithParent();
   // Lines of one event-loop turn go out together; flushed before every exit below. With
   // worker processes the primary alone writes stdout: workers send it their lines, so lines
   // of different processes never interleave, however long (a pipe takes only 4096 bytes whole).

@@ -4,11 +4,11 @@
  * graceful SIGTERM, and fail-closed start-up.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
+import { alive, childrenOf, freePort, isRunning, ROOT, startService, type Running } from '../helpers/process.js';
 import { call, waitFor } from '../helpers/http.js';
 
 const started: Running[] = [];
@@ -180,3 +180,20 @@ describe('npm start', () => {
   });
 });
 
+
+describe('the heap limit of the default start', () => {
+  it('a lone process runs again under the derived limit, and that process stops when the one that started it is killed, SIGKILL included', async () => {
+    const s = await startService({ TRUSTGATE_WORKERS: '1' }, [process.execPath, 'dist/server.js']);
+    if (!isRunning(s)) throw new Error(`did not start: ${s.stderr}`);
+    const starter = s.child.pid!;
+    const serving = childrenOf(starter).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--max-old-space-size='));
+    expect(serving, 'the process serving under the derived limit').toBeDefined();
+    try {
+      expect((await fetch(`${s.base}/readyz`)).status).toBe(200);
+      process.kill(starter, 'SIGKILL');
+      await waitFor(() => !alive(serving!), 20_000, 'the orphaned server to stop');
+    } finally {
+      if (alive(serving!)) process.kill(serving!, 'SIGKILL');
+    }
+  }, 60_000);
+});
