@@ -77,7 +77,8 @@ async function start(profile: Profile): Promise<{ port: number; env: Record<stri
     const runtime = mkdtempSync(join(work, 'run-'));
     const config = join(runtime, 'servers.json');
     writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: EVERYTHING[0], args: EVERYTHING.slice(1) } } }));
-    const g: ListeningGateway = await listeningGateway(config, [], { XDG_RUNTIME_DIR: runtime });
+    // No token configured (whatever the machine's environment says), so the gateway makes one and writes it there.
+    const g: ListeningGateway = await listeningGateway(config, [], { XDG_RUNTIME_DIR: runtime, TRUSTGATE_TOKEN: '', TRUSTGATE_TOKENS_FILE: '', TRUSTGATE_JWKS: '' });
     started.push(g);
     return { port: g.port, env: { XDG_RUNTIME_DIR: runtime } };
   }
