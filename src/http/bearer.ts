@@ -6,9 +6,9 @@
  * route's does (`/v1/...`), so an unknown path there tells nothing before
  * the token does.
  */
-import { isRecord } from '../json/record.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ownerKey } from '../decision/core.js';
+import { isRecord } from '../json/record.js';
 import type { Metrics } from '../metrics.js';
 import { ANONYMOUS, type PrincipalVar } from '../policy/cel/variables.js';
 import { routeOf } from './auth.js';

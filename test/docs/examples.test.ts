@@ -108,6 +108,16 @@ function runBlock(b: Block, port: number, env: Record<string, string>): { code: 
   return { code: r.status, printed, stderr: r.stderr };
 }
 
+/** Whether `text` is JSON. */
+function jsonParses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const parseJson = (text: string, where: string): unknown => {
   try {
     return JSON.parse(text);
@@ -245,7 +255,7 @@ for (const { page, blocks } of all) {
         });
       } else if (b.kind === 'sketch') {
         it(title, () => {
-          const parses = b.lang === 'json' ? (() => { try { JSON.parse(b.text); return true; } catch { return false; } })() : !b.text.includes('...');
+          const parses = b.lang === 'json' ? jsonParses(b.text) : !b.text.includes('...');
           expect(parses, `${where}: this sketch parses; mark it as what it is so that it is checked`).toBe(false);
         });
       }
