@@ -14,7 +14,7 @@
  * the whole text once per rule; `stop` is asked between windows, so a
  * caller with a deadline can end a scan a crafted text would drag out.
  */
-import { RE2JS } from 're2js';
+import { RE2JS, RE2Set } from 're2js';
 import { hasDigit, shannonEntropy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
@@ -23,10 +23,15 @@ import type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
 export type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
-/** Characters of a window before a keyword (gitleaks' rules allow at most 50 of a name before theirs). */
-const WINDOW_BEFORE = 80;
-/** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails. */
-const WINDOW_AFTER = 320;
+/**
+ * Characters of a window before a keyword: past a name of 50 characters
+ * before a keyword-assignment rule's keyword, the assignment, and a secret's
+ * part before a keyword inside it (an OpenAI key's `T3BlbkFJ` comes after
+ * up to 85 characters of it).
+ */
+export const WINDOW_BEFORE = 256;
+/** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails (a private key of 512 characters). */
+const WINDOW_AFTER = 512;
 
 /** Thrown when `stop` says the caller's time is spent: the scan did not finish, so its answer cannot be trusted. */
 export class DetectionStopped extends Error {
@@ -46,11 +51,18 @@ interface CompiledAllow {
 
 interface Compiled {
   rule: GitleaksRule;
-  /** The regex tried (see regexOf). */
+  /** The rule's own regex, tried on windows (see regexOf). */
   re: RE2JS | undefined;
+  /** A keyword-assignment rule's regex anchored at its name's keyword (see anchoredAtKeyword), tried at each of `named`. */
+  anchored: RE2JS | undefined;
   allow: CompiledAllow[] | undefined;
-  /** The rule is gitleaks' keyword-assignment shape: its keyword is followed, within a name's tail, by an assignment operator. */
-  assigns: boolean;
+  /**
+   * The keywords that start the name of gitleaks' keyword-assignment shape
+   * (`twitter` in `TWITTER_TOKEN = "..."`): followed, within a name's tail,
+   * by an assignment operator. Empty for rules of other shapes, and for
+   * keywords such a rule finds in the value (`nrak` in `NRAK-...`).
+   */
+  named: ReadonlySet<string>;
   /** Keywords the secret starts with (see prefixKeywords). */
   prefixes: ReadonlySet<string>;
 }
@@ -58,8 +70,15 @@ interface Compiled {
 /** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
 const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
 
-/** The assignment operators of gitleaks' keyword rules, as their regexes spell them. */
+/**
+ * The same with the name and keyword in a case-insensitive group of their own and a case-sensitive name before it
+ * (`[\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:private[_-]?ai)...)`): tried at the keyword as `(?i:` and the rest.
+ */
+const NAME_PREFIX_GROUPED = String.raw`[\w.-]{0,50}?(?i:[\w.-]{0,50}?`;
+
+/** The assignment operators of gitleaks' keyword rules, as their regexes spell them (the grouped form closes its group before them). */
 const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
+const ASSIGN_SHAPE_GROUPED = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
 
 /**
  * Rules left out, with why: `generic-api-key` (a name that says key,
@@ -70,26 +89,70 @@ const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\
  */
 export const RULES_LEFT_OUT: ReadonlySet<string> = new Set(['generic-api-key']);
 
-const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
-  const assigns = rule.regex.includes(ASSIGN_SHAPE) && rule.regex.startsWith(NAME_PREFIX);
-  return { rule, re: undefined, allow: undefined, assigns, prefixes: assigns ? new Set<string>() : prefixKeywords(rule) };
-});
+/** What may follow a name's keyword before the rest of its name pattern does: `linked` + `_in`, `sonar` + `_token`. */
+const NAME_TAILS = ['', '_', '-', '.', 'in', '_in', '-in', 'key', '_key', 'api', '_api', 'token', '_token', 'login', '_login'];
+
+/**
+ * The keywords of a keyword-assignment rule that its name pattern matches
+ * from their first character (alone, or followed by one of NAME_TAILS):
+ * where one is found, the match's name starts there. A keyword of such a
+ * rule that the name does not start (one found in the value) is tried in
+ * windows like any other rule's.
+ */
+function namedKeywords(rule: GitleaksRule): Set<string> {
+  const out = new Set<string>();
+  const body = rule.regex.startsWith(NAME_PREFIX) ? rule.regex.slice(NAME_PREFIX.length) : rule.regex.startsWith(NAME_PREFIX_GROUPED) ? rule.regex.slice(NAME_PREFIX_GROUPED.length) : undefined;
+  const shape = body?.indexOf(String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}`) ?? -1;
+  if (anchoredAtKeyword(rule.regex) === undefined || shape < 0) return out;
+  const name = RE2JS.compile(`(?i)^(?:${body!.slice(0, shape)})$`);
+  for (const k of rule.keywords) if (NAME_TAILS.some((t) => name.test(k + t))) out.add(k);
+  return out;
+}
+
+/**
+ * A keyword-assignment rule's regex without the name before its keyword,
+ * anchored, to be tried where its keyword starts; undefined for a rule of
+ * another shape. The name before the keyword is part of the match only:
+ * the secret, its group and what must follow it are the same.
+ */
+function anchoredAtKeyword(regex: string): string | undefined {
+  if (regex.startsWith(NAME_PREFIX) && regex.includes(ASSIGN_SHAPE)) return `(?i)^(?:${regex.slice(NAME_PREFIX.length)})`;
+  if (regex.startsWith(NAME_PREFIX_GROUPED) && regex.includes(ASSIGN_SHAPE_GROUPED)) return `^(?:(?i:${regex.slice(NAME_PREFIX_GROUPED.length)})`;
+  return undefined;
+}
 
 /**
  * The keywords of a rule that its regex writes as the start of the secret
- * itself (`ghp_[...]`, `SK[0-9a-f]{32}`, `s\.(?i:...)`): where one is
- * found, the secret goes on right after it, so a keyword followed by a
- * blank or punctuation ("ask.", "they ") spares the regex.
+ * itself (`ghp_[...]`, `SK[0-9a-f]{32}`, `s\.(?i:[...])`), each place it
+ * occurs followed by a class of secret characters only (isSecretChar):
+ * where one is found, the secret goes on right after it, so a keyword
+ * followed by a blank or punctuation ("ask.", "they ") spares the regex.
+ * A keyword followed by a class that holds a blank (`-----BEGIN[ A-Z...]`)
+ * or by anything else is not one.
  */
 function prefixKeywords(rule: GitleaksRule): Set<string> {
-  const re = rule.regex.toLowerCase();
   const out = new Set<string>();
   for (const k of rule.keywords) {
-    const lit = k.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => (c === '-' || c === '_' ? `(?:\\${c}|${c})` : `\\${c}`));
-    if (new RegExp(`(?:${lit})(?:\\(?:\\?i\\))?(?:\\[|\\(|\\\\[wd])`).test(re)) out.add(k);
+    const lit = [...k].map((c) => (/[a-z0-9]/i.test(c) ? c : `\\\\?\\${c}`)).join('');
+    const places = [...rule.regex.matchAll(new RegExp(`(?:${lit})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
+    if (places.length > 0 && places.every((m) => m[2] !== undefined && onlySecretChars(m[2]))) out.add(k);
   }
   return out;
 }
+
+/** Whether a class (`[a-f0-9]`, `\w`) matches no ASCII character but secret characters. */
+function onlySecretChars(cls: string): boolean {
+  const re = RE2JS.compile(`(?i)^${cls}`);
+  for (let c = 0; c < 128; c++) if (!isSecretChar(c) && re.test(String.fromCharCode(c))) return false;
+  return true;
+}
+
+const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
+  const named = namedKeywords(rule);
+  const prefixes = prefixKeywords(rule);
+  for (const k of named) prefixes.delete(k);
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes };
+});
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
 function isSecretChar(c: number): boolean {
@@ -129,18 +192,22 @@ function compileAllow(a: GitleaksAllow): CompiledAllow {
 
 const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? undefined : compileAllow(GITLEAKS_ALLOW);
 
-/**
- * A rule's regex and allowlists, compiled on first use (most rules never
- * meet their keywords). A keyword-assignment rule's regex is kept without
- * the name before its keyword, anchored: it is tried at each keyword.
- */
+/** A rule's regex and allowlists, compiled on first use (most rules never meet their keywords). */
 function regexOf(c: Compiled): RE2JS {
   if (c.re === undefined) {
-    const r = c.rule.regex;
-    c.re = c.assigns ? RE2JS.compile(`(?i)^(?:${r.slice(NAME_PREFIX.length)})`) : RE2JS.compile(r);
-    c.allow = (c.rule.allow ?? []).map(compileAllow);
+    c.re = RE2JS.compile(c.rule.regex);
+    c.allow ??= (c.rule.allow ?? []).map(compileAllow);
   }
   return c.re;
+}
+
+/** A keyword-assignment rule's regex without the name before its keyword, anchored (see anchoredAtKeyword), compiled on first use. */
+function anchoredOf(c: Compiled): RE2JS {
+  if (c.anchored === undefined) {
+    c.anchored = RE2JS.compile(anchoredAtKeyword(c.rule.regex)!);
+    c.allow ??= (c.rule.allow ?? []).map(compileAllow);
+  }
+  return c.anchored;
 }
 
 /** Every keyword, and the rules each one starts. */
@@ -252,18 +319,26 @@ function allowed(a: CompiledAllow, secret: string, match: string, line: () => st
   return a.and ? checks.length > 0 && checks.every(Boolean) : checks.some(Boolean);
 }
 
-/** Where each keyword occurs in `s`, by the rules it starts: the windows to try each rule on. */
-function keywordHits(s: string): Map<number, number[]> {
-  const hits = new Map<number, number[]>();
+/** Where a rule's keywords occur: the places it is tried anchored (a name's keyword) and the keywords it is tried in windows around. */
+interface Hits {
+  tries: number[];
+  windows: number[];
+}
+
+/** Where each keyword occurs in `s`, by the rules it starts. */
+function keywordHits(s: string): Map<number, Hits> {
+  const hits = new Map<number, Hits>();
   AUTOMATON.scan(s, (w, at) => {
     const k = KEYWORDS[w]!;
     for (const r of BY_KEYWORD.get(k)!) {
       const c = RULES[r]!;
-      if (c.assigns && !operatorFollows(s, at + k.length)) continue;
+      const named = c.named.has(k);
+      if (named && !operatorFollows(s, at + k.length)) continue;
       if (c.prefixes.has(k) && !isSecretChar(s.charCodeAt(at + k.length))) continue;
-      const list = hits.get(r);
-      if (list === undefined) hits.set(r, [at]);
-      else if (list[list.length - 1]! !== at) list.push(at);
+      let h = hits.get(r);
+      if (h === undefined) hits.set(r, (h = { tries: [], windows: [] }));
+      const list = named ? h.tries : h.windows;
+      if (list[list.length - 1] !== at) list.push(at);
     }
   });
   return hits;
@@ -278,27 +353,28 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
   const hits = keywordHits(s);
   if (hits.size === 0) return [];
   const out: Span[] = [];
-  for (const [ri, positions] of hits) {
-    // Keywords inside a longer one are reported with it, ahead of later finds.
-    positions.sort((a, b) => a - b);
+  for (const [ri, { tries, windows: positions }] of hits) {
     const c = RULES[ri]!;
-    const re = regexOf(c);
-    if (c.assigns) {
+    if (tries.length > 0) {
       // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
       // a few characters after it: tried anchored at each keyword, each try costs what the match itself holds.
-      let tries = 0;
-      for (const p of positions) {
-        if ((++tries & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-        findIn(c, re, s, p, Math.min(s.length, p + WINDOW_AFTER), out);
+      const re = anchoredOf(c);
+      let n = 0;
+      for (const p of tries) {
+        if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+        findIn(c, re, s, p, Math.min(s.length, p + WINDOW_AFTER), out, true);
       }
-      continue;
     }
+    if (positions.length === 0) continue;
+    // Keywords inside a longer one are reported with it, ahead of later finds.
+    positions.sort((a, b) => a - b);
+    const re = regexOf(c);
     let w0 = -1;
     let w1 = -1;
     const flush = () => {
       if (w0 < 0) return;
       if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-      findIn(c, re, s, w0, w1, out);
+      findIn(c, re, s, w0, w1, out, false);
     };
     for (const p of positions) {
       const a = Math.max(0, p - WINDOW_BEFORE);
@@ -312,16 +388,43 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
     }
     flush();
   }
+  return keepFirst(out);
+}
+
+/** Each rule's place in the rule set: of two rules finding the same span, the first names it. */
+const ORDER = new Map(RULES.map((c, i) => [c.rule.id, i]));
+
+/** Overlapping finds: the first, longest kept (of the same span, the first rule's). */
+function keepFirst(out: Span[]): Span[] {
   if (out.length < 2) return out;
-  out.sort((x, y) => x.start - y.start || y.end - x.end);
+  out.sort((x, y) => x.start - y.start || y.end - x.end || ORDER.get(x.kind)! - ORDER.get(y.kind)!);
   // Sorted: each kept span is compared with the last one kept only.
   const kept: Span[] = [out[0]!];
   for (let i = 1; i < out.length; i++) if (out[i]!.start >= kept[kept.length - 1]!.end) kept.push(out[i]!);
   return kept;
 }
 
-function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: Span[]): void {
+/**
+ * The rules as gitleaks runs them, with none of the work saved above: each
+ * rule whose keyword occurs anywhere in `s` (letters of either case) runs
+ * its own regex over the whole of `s`. What scanRuleset finds, the slow
+ * way, wherever every match lies within the windows around its rule's
+ * keywords (a text no longer than WINDOW_BEFORE); the tests hold the two
+ * equal.
+ */
+export function scanRulesetFully(s: string): Span[] {
+  const out: Span[] = [];
+  const lower = s.toLowerCase();
+  for (const c of RULES) if (c.rule.keywords.some((k) => lower.includes(k))) findIn(c, regexOf(c), s, 0, s.length, out, false);
+  return keepFirst(out);
+}
+
+function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: Span[], anchored: boolean): void {
   const sub = s.slice(w0, w1);
+  // Whether the rule matches at all, on re2js's DFA (no groups: several times cheaper than the search with groups,
+  // which runs only where this says there is something to find). A try at a keyword is anchored, so the DFA stops
+  // where the match can no longer go on, not at the window's end.
+  if (!(anchored ? re.re2().matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] === true : re.test(sub))) return;
   const m = re.matcher(sub);
   const cut = w1 < s.length;
   while (m.find()) {

@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
-import { DetectionStopped, RULES_LEFT_OUT, scanRuleset, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { DetectionStopped, RULES_LEFT_OUT, WINDOW_BEFORE, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
 import { GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
@@ -49,6 +49,35 @@ describe('a credential is found wherever it sits', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('the work the scan saves changes no answer', () => {
+  // Near every rule: its keywords in any case, as a name or inside one, an operator, a value of secret characters of
+  // any length, a provider's example credential, cut or whole; the keyword prefilter, the windows, the tries anchored
+  // at a keyword and the DFA test before each search must find what gitleaks finds, each rule whose keyword occurs
+  // running its own regex over the whole text (texts within a window's reach: a keyword of a rule may be anywhere).
+  const rules = GITLEAKS_RULES.filter((r) => !RULES_LEFT_OUT.has(r.id));
+  const secretChars = fc.string({ minLength: 1, maxLength: 70, unit: fc.constantFrom(...'abcdefABCDEF0123456789xyzXYZ_-./+='.split('')) });
+  const keyword = fc.constantFrom(...rules.flatMap((r) => r.keywords)).chain((k) => fc.constantFrom(k, k.toUpperCase(), `${k}_token`, `MY_${k.toUpperCase()}_KEY`, `x${k}`));
+  const piece = fc.oneof(
+    keyword,
+    fc.constantFrom(' = ', '=', ': ', ':', ' := ', ' => ', '"', "'", ' ', '\n', ', ', '\\n', ';'),
+    secretChars,
+    fc.constantFrom(...creds.map((c) => c.text)),
+    fc.constantFrom(...creds.map((c) => c.value)).chain((v) => fc.nat(v.length).map((n) => v.slice(0, n))),
+  );
+  it('scanRuleset finds what the rules\' own regexes find over the whole text', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 14 }), (parts) => {
+        const text = parts.join('').slice(0, WINDOW_BEFORE);
+        expect(scanRuleset(text)).toEqual(scanRulesetFully(text));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+  it('and on every credential of the corpus', () => {
+    for (const c of creds) expect(scanRuleset(c.text), c.provider).toEqual(scanRulesetFully(c.text));
   });
 });
 
