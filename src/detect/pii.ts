@@ -31,14 +31,31 @@ function isLabel(c: number): boolean {
   return isAlnum(c) || c === 45;
 }
 
-/** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
 /** A stretch of text [from, to) already read back over for user info: it holds no `/`, blank, quote or angle bracket. */
 interface Clean {
   from: number;
   to: number;
 }
 
+/** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
 function email(s: string, i: number, from: number, clean: Clean = { from: -1, to: -1 }): [number, number] | undefined {
+  // The domain first: most at-signs that are no address (`a@`, `@user`) fail there, before any reading back.
+  let pos = i + 1;
+  let labels = 0;
+  let lastStart = pos;
+  for (;;) {
+    const n = run(s, pos, isLabel, 63);
+    if (n === 0 || n > 63 || s.charCodeAt(pos) === 45 || s.charCodeAt(pos + n - 1) === 45) return undefined;
+    lastStart = pos;
+    pos += n;
+    labels++;
+    if (codeAt(s, pos) === 46 && isAlnum(codeAt(s, pos + 1))) pos++;
+    else break;
+  }
+  if (labels < 2 || pos - (i + 1) > 253) return undefined;
+  for (let k = lastStart; k < pos; k++) if (!isLetter(s.charCodeAt(k))) return undefined;
+  if (pos - lastStart < 2) return undefined;
+  const domainEnd = pos;
   let a = i;
   while (a > from && i - a < 64 && isLocal(s.charCodeAt(a - 1))) a--;
   while (a < i && s.charCodeAt(a) === 46) a++;
@@ -66,37 +83,7 @@ function email(s: string, i: number, from: number, clean: Clean = { from: -1, to
     clean.from = k;
     clean.to = a;
   }
-  let pos = i + 1;
-  let labels = 0;
-  let lastStart = pos;
-  for (;;) {
-    const n = run(s, pos, isLabel, 63);
-    if (n === 0 || n > 63 || s.charCodeAt(pos) === 45 || s.charCodeAt(pos + n - 1) === 45) return undefined;
-    lastStart = pos;
-    pos += n;
-    labels++;
-    if (codeAt(s, pos) === 46 && isAlnum(codeAt(s, pos + 1))) pos++;
-    else break;
-  }
-  if (labels < 2 || pos - (i + 1) > 253) return undefined;
-  for (let k = lastStart; k < pos; k++) if (!isLetter(s.charCodeAt(k))) return undefined;
-  if (pos - lastStart < 2) return undefined;
-  return [a, pos];
-}
-
-function luhn(digits: string): boolean {
-  let sum = 0;
-  let dbl = false;
-  for (let k = digits.length - 1; k >= 0; k--) {
-    let d = digits.charCodeAt(k) - 48;
-    if (dbl) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    dbl = !dbl;
-  }
-  return sum % 10 === 0;
+  return [a, domainEnd];
 }
 
 /** `ddd-dd-dddd` at `i` with the SSA's rules: area not 000, 666 or 900-999; group not 00; serial not 0000. */
@@ -112,72 +99,142 @@ function ssn(s: string, i: number): number {
   return i + 11;
 }
 
-/** One group of digits of a number token: where it is. */
-interface Group {
-  start: number;
-  end: number;
-}
+/**
+ * The number token being read, in buffers reused from token to token (a
+ * token may be a whole text: `4 5 4 5 ...`): per group its start and end in
+ * the text and the count of the token's digits before it; per digit its
+ * value, the Luhn sums of the digits before it (one doubling the digits at
+ * even places, one at odd places), and where the next different digit is.
+ */
+class NumberToken {
+  groups = 0;
+  digits = 0;
+  start = new Int32Array(64);
+  end = new Int32Array(64);
+  before = new Int32Array(65);
+  value = new Uint8Array(64);
+  /** sums[2p + k]: the Luhn sum of the first p digits with the digits at places of parity k doubled. */
+  sums = new Int32Array(130);
+  nextOther = new Int32Array(64);
 
-/** The digit groups of the number token at `i` (digits with single spaces or dashes between groups) and where it ends. */
-function numberToken(s: string, i: number): Group[] {
-  const groups: Group[] = [];
-  let pos = i;
-  for (;;) {
-    const g0 = pos;
-    while (isDigit(codeAt(s, pos))) pos++;
-    groups.push({ start: g0, end: pos });
-    const c = codeAt(s, pos);
-    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
-    else return groups;
+  /** Reads the token at `i` (digits with single spaces or dashes between groups); returns where it ends. */
+  read(s: string, i: number): number {
+    this.groups = 0;
+    this.digits = 0;
+    let pos = i;
+    for (;;) {
+      const g0 = pos;
+      while (isDigit(codeAt(s, pos))) this.#digit(s.charCodeAt(pos++) - 48);
+      this.#group(g0, pos);
+      const c = codeAt(s, pos);
+      if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
+      else break;
+    }
+    this.before[this.groups] = this.digits;
+    const n = this.digits;
+    const next = this.nextOther;
+    if (n > 0) next[n - 1] = n;
+    for (let p = n - 2; p >= 0; p--) next[p] = this.value[p] === this.value[p + 1] ? next[p + 1]! : p + 1;
+    return pos;
+  }
+
+  #group(start: number, end: number): void {
+    if (this.groups + 1 >= this.start.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2 + 1);
+        b.set(a);
+        return b;
+      };
+      this.start = grow(this.start);
+      this.end = grow(this.end);
+      this.before = grow(this.before);
+    }
+    this.before[this.groups] = this.digits - (end - start);
+    this.start[this.groups] = start;
+    this.end[this.groups] = end;
+    this.groups++;
+  }
+
+  #digit(d: number): void {
+    const p = this.digits;
+    if (p + 1 >= this.value.length) {
+      const value = new Uint8Array(this.value.length * 2);
+      value.set(this.value);
+      this.value = value;
+      const sums = new Int32Array(this.sums.length * 2);
+      sums.set(this.sums);
+      this.sums = sums;
+      const next = new Int32Array(this.nextOther.length * 2);
+      next.set(this.nextOther);
+      this.nextOther = next;
+    }
+    this.value[p] = d;
+    const doubled = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    this.sums[2 * p + 2] = this.sums[2 * p]! + (p % 2 === 0 ? doubled : d);
+    this.sums[2 * p + 3] = this.sums[2 * p + 1]! + (p % 2 === 1 ? doubled : d);
+    this.digits = p + 1;
+  }
+
+  /**
+   * Whether digits [a, b) are a card number: 13 to 19 digits, issuer
+   * industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard,
+   * Discover/UnionPay/Maestro; 13-digit millisecond timestamps and ids
+   * starting with 1, 7, 8, 9 or 0 are not cards), not one digit repeated,
+   * Luhn-valid. Constant time: the Luhn sum from the prefix sums, whose
+   * doubled places are those of the parity the last digit's is not.
+   */
+  isCard(a: number, b: number): boolean {
+    const len = b - a;
+    const first = this.value[a]!;
+    if (len < 13 || len > 19 || first < 2 || first > 6 || this.nextOther[a]! >= b) return false;
+    const k = (b - 1) % 2 === 0 ? 1 : 0;
+    return (this.sums[2 * b + k]! - this.sums[2 * a + k]!) % 10 === 0;
   }
 }
 
-function isCard(d: string): boolean {
-  // Issuer industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro);
-  // 13-digit millisecond timestamps and other ids starting with 1, 7, 8, 9 or 0 are not cards.
-  const first = d.charCodeAt(0) - 48;
-  return d.length >= 13 && d.length <= 19 && first >= 2 && first <= 6 && !/^(\d)\1*$/.test(d) && luhn(d);
-}
+const token = new NumberToken();
 
 /**
  * US SSNs and card numbers in the number token at `i`. Cards: runs of whole groups with 13 to
  * 19 digits, Luhn-valid, the longest from each group on (so `x=1 3782 8224
- * 6310 005` finds the card after the `1`). Each start tries at most the 19
- * groups that can follow it: linear in the token.
+ * 6310 005` finds the card after the `1`). The groups a run from one start
+ * may end at are a range that only moves forward as the start does, and
+ * each is checked in constant time: linear in the token.
  */
 function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void): number {
-  const groups = numberToken(s, i);
-  const end = groups[groups.length - 1]!.end;
+  const t = token;
+  const end = t.read(s, i);
   if (isAlnum(codeAt(s, end))) return end;
+  const groups = t.groups;
+  // lo: the first group a run from the current start may end at (13 digits or more); hi: past the last (19 at most).
+  let lo = 0;
+  let hi = 0;
   let g = 0;
-  while (g < groups.length) {
+  while (g < groups) {
     // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`).
-    const at = groups[g]!.start;
+    const at = t.start[g]!;
     if (g === 0 || s.charCodeAt(at - 1) === 32) {
       const e = ssn(s, at);
-      if (e > 0 && g + 2 < groups.length && groups[g + 2]!.end === e) {
+      if (e > 0 && g + 2 < groups && t.end[g + 2] === e) {
         push('us-ssn', at, e);
         g += 3;
         continue;
       }
     }
+    const a = t.before[g]!;
+    if (lo < g) lo = g;
+    while (lo < groups && t.before[lo + 1]! - a < 13) lo++;
+    if (hi < lo) hi = lo;
+    while (hi < groups && t.before[hi + 1]! - a <= 19) hi++;
     let found = -1;
-    // Issuer industries 2 to 6 only (isCard): a run that starts with another digit is no card, whatever follows.
-    const lead = s.charCodeAt(at);
-    if (lead >= 50 && lead <= 54) {
-      let d = '';
-      // One digit repeated is no card (isCard): known as the digits are added, without a regular expression per candidate.
-      let mixed = false;
-      for (let j = g; j < groups.length; j++) {
-        const part = s.slice(groups[j]!.start, groups[j]!.end);
-        for (let k = 0; k < part.length && !mixed; k++) mixed = part.charCodeAt(k) !== lead;
-        d += part;
-        if (d.length > 19) break;
-        if (d.length >= 13 && mixed && isCard(d)) found = j;
+    for (let j = hi - 1; j >= lo; j--) {
+      if (t.isCard(a, t.before[j + 1]!)) {
+        found = j;
+        break;
       }
     }
     if (found >= 0) {
-      push('credit-card', groups[g]!.start, groups[found]!.end);
+      push('credit-card', at, t.end[found]!);
       g = found + 1;
     } else g++;
   }
@@ -284,8 +341,8 @@ const HOT = /[0-9@]/g;
  */
 function nextHot(s: string, i: number): number {
   HOT.lastIndex = i;
-  const m = HOT.exec(s);
-  return m === null ? s.length : m.index;
+  // `test` rather than `exec`: no match object made for each of a crowd of digits or at-signs.
+  return HOT.test(s) ? HOT.lastIndex - 1 : s.length;
 }
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */
