@@ -43,6 +43,7 @@ const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[a-z]{2,6});/g;
 const PERCENT = /(?:%[0-9A-Fa-f]{2})+/g;
+const NON_ASCII = /[^\x00-\x7f]/;
 /** Characters stripped from both ends of a value: white space, quotes, brackets, sentence punctuation. */
 const EDGE_CHARS = new Set([...' \t\n\r"\'`“”‘’«»<>()[]{}.,;:!?*']);
 
@@ -88,7 +89,8 @@ function decodePercent(run: string): string {
 
 /** The normalization less white-space folding and edge stripping: what the token loop reads (it splits on any white space itself). */
 function decoded(s: string): string {
-  let t = s.replace(INVISIBLE, '').normalize('NFKC');
+  // ASCII holds no invisible character and is its own NFKC form: most text is, and skips both.
+  let t = NON_ASCII.test(s) ? s.replace(INVISIBLE, '').normalize('NFKC') : s;
   const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
@@ -217,7 +219,7 @@ export function quotedValues(s: string, add: ValueSink): boolean {
  * Every value of a string, normalized, handed to `add` in text order (the
  * whole string first when short enough); stops when `add` answers false.
  */
-export function valuesOf(s: string, add: ValueSink): void {
+export function valuesOf(s: string, add: ValueSink, skipWords = true): void {
   const n = decoded(s);
   if (n.length === 0) return;
   // A string short enough to be a value whole, folded as normalize() folds it (only short ones: folding is the cost on long text).
@@ -235,14 +237,48 @@ export function valuesOf(s: string, add: ValueSink): void {
       if (kind !== undefined && !add(digits, kind)) return;
     }
   }
-  // One pass: a token is read only when it holds a mark of some kind (a word never is a value of its own).
+  // Only tokens holding a mark of some kind are read (a word never is a value of its own): a native search finds the
+  // next mark, and the token around it is read by the loop of tokensIn.
+  if (!skipWords) {
+    tokensIn(n, 0, n.length, add);
+    return;
+  }
+  let pos = 0;
+  while (pos < n.length) {
+    MARKS.lastIndex = pos;
+    if (!MARKS.test(n)) return;
+    const at = MARKS.lastIndex - 1;
+    let a = at;
+    while (a > pos && !isSpace(n.charCodeAt(a - 1))) a--;
+    let b = at + 1;
+    while (b < n.length && !isSpace(n.charCodeAt(b))) b++;
+    if (!tokensIn(n, a, b, add)) return;
+    pos = b + 1;
+  }
+}
+
+/**
+ * Where a token may be marked (MARK_CHAR of the class table): a mark, but
+ * an edge mark (`.`, `:`) only when something other than white space or
+ * the end follows it, so sentence ends are passed over natively. tokensIn
+ * decides.
+ */
+const MARKS = /[0-9@/_+\\-]|[.:](?![\x00-\x20]|$)/g;
+
+/**
+ * The tokens of n[from, to) (`from` at a token's start, `to` at white space
+ * or the end), each read when it holds a mark (a mark that is also an edge,
+ * `.` or `:`, only when more follows it: `end.` is a word); answers false
+ * when `add` did.
+ */
+function tokensIn(n: string, from: number, to: number, add: ValueSink): boolean {
   // A mark that is also an edge (`.`, `:`) marks the token only when more follows it: `end.` is a word.
-  let start = 0;
+  let start = from;
   let marked = false;
   let pending = false;
   let glued = false;
-  for (let i = 0; i <= n.length; i++) {
-    const c = i < n.length ? n.charCodeAt(i) : 0x20;
+  for (let i = from; i <= to; i++) {
+    const c = i < to ? n.charCodeAt(i) : 0x20;
     const k = c < 128 ? ASCII[c]! : isSpace(c) ? SPACE : 0;
     const cut = (k & SPACE) === 0 && i - start >= MAX_TOKEN;
     if ((k & SPACE) === 0 && !cut) {
@@ -256,9 +292,9 @@ export function valuesOf(s: string, add: ValueSink): void {
     }
     if (i > start && marked) {
       const t = stripEdges(n.slice(start, i));
-      if (!token(t, add)) return;
+      if (!token(t, add)) return false;
       // Tokens glued by punctuation a sentence adds (`see:https://x`, `a,b`): the parts, too.
-      if (glued) for (const part of t.split(/[,;|=]+/)) if (part !== t && !token(stripEdges(part), add)) return;
+      if (glued) for (const part of t.split(/[,;|=]+/)) if (part !== t && !token(stripEdges(part), add)) return false;
     }
     // A token cut at its bound goes on from this character; white space is skipped.
     start = cut ? i : i + 1;
@@ -266,4 +302,5 @@ export function valuesOf(s: string, add: ValueSink): void {
     pending = false;
     glued = cut && (k & GLUE) !== 0;
   }
+  return true;
 }

@@ -193,6 +193,27 @@ describe('normalize and valuesOf', () => {
     );
   });
 
+  it('finds the same values when it passes over words natively as when it reads every character', () => {
+    const all = (text: string, skipWords: boolean) => {
+      const out: string[] = [];
+      valuesOf(text, (v, kind) => (out.push(`${kind}:${v}`), true), skipWords);
+      return out;
+    };
+    const piece = fc.oneof(
+      fc.constantFrom('word', 'end.', 'end:', '.start', 'a.b', 'x:y', 'see:https://a.example/x', 'a,b;c|d=e', 'user@corp.example', 'DE89370400440532013000', '+1 (555) 123-4567', '/etc/passwd', 'id_42', '“quoted”', "'single'", '(paren.)', '...', '-', '12'),
+      fc.constantFrom(' ', '  ', '\n', '\t', '\u00a0', '\u2003', '\u3000', '\u0001', '\ufeff', '\u200b'),
+      fc.string({ maxLength: 8, unit: fc.constantFrom(...'ab.:_@/-1 ,;'.split('')) }),
+      fc.constantFrom('a'.repeat(2100), `${'a'.repeat(2046)}.b${'c'.repeat(10)}`, `x${'.'.repeat(2050)}y`),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(all(text, true)).toEqual(all(text, false));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('stays linear on crafted text: punctuation runs, separators, quotes', () => {
     for (const text of ['!'.repeat(200_000) + 'a', `'`.repeat(200_000), '1 '.repeat(100_000), '%41'.repeat(60_000), 'a@'.repeat(100_000)]) {
       let n = 0;
