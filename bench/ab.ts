@@ -14,7 +14,11 @@
  * archive of `src`, then tsc): inside the checkout, so that it resolves the
  * same packages, and outside what the typecheck reads.
  *
- * Run: npx tsx bench/ab.ts   (env AB_BASE_REV, AB_PAIRS (150), AB_POLICIES (policies/), BENCH_FIXTURE)
+ * With AB_BASE_OWN_POLICIES=1 the base decides with the policies of its own
+ * revision (a change of the shipped set against what was before it); the
+ * answers then differ and are not compared.
+ *
+ * Run: npx tsx bench/ab.ts   (env AB_BASE_REV, AB_PAIRS (150), AB_POLICIES (policies/), AB_BASE_OWN_POLICIES, BENCH_FIXTURE)
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -25,9 +29,9 @@ import { ROOT, envNumber, machine, median } from './lib.js';
 
 const rev = execFileSync('git', ['rev-parse', '--short', process.env.AB_BASE_REV ?? 'HEAD~1'], { cwd: ROOT, encoding: 'utf8' }).trim();
 const baseDir = join(ROOT, 'node_modules', '.cache', 'trustgate-ab', rev);
-if (!existsSync(join(baseDir, 'dist', 'decision', 'result.js'))) {
+if (!existsSync(join(baseDir, 'dist', 'decision', 'result.js')) || !existsSync(join(baseDir, 'policies'))) {
   mkdirSync(baseDir, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${rev} src | tar -x -C '${baseDir}'`], { cwd: ROOT });
+  execFileSync('sh', ['-c', `git archive ${rev} src policies | tar -x -C '${baseDir}'`], { cwd: ROOT });
   copyFileSync(join(ROOT, 'package.json'), join(baseDir, 'package.json'));
   writeFileSync(
     join(baseDir, 'tsconfig.json'),
@@ -37,10 +41,11 @@ if (!existsSync(join(baseDir, 'dist', 'decision', 'result.js'))) {
 }
 
 const policyDir = process.env.AB_POLICIES ?? join(ROOT, 'policies');
+const ownPolicies = process.env.AB_BASE_OWN_POLICIES === '1';
 const fixture = process.env.BENCH_FIXTURE;
 const text = fixture === undefined || fixture === 'mixed-5' ? evaluateRequestText() : shapeText(fixture);
 
-async function textToAnswer(dist: string): Promise<() => string> {
+async function textToAnswer(dist: string, policyDir: string): Promise<() => string> {
   const at = (p: string) => import(pathToFileURL(join(dist, p)).href);
   const { decideResult: decide } = await at('decision/result.js');
   const { parseRequestText } = await at('json/parse.js');
@@ -53,9 +58,9 @@ async function textToAnswer(dist: string): Promise<() => string> {
   };
 }
 
-const base = await textToAnswer(join(baseDir, 'dist'));
-const head = await textToAnswer(join(ROOT, 'dist'));
-if (base() !== head()) throw new Error('the two builds answer differently on the fixture');
+const base = await textToAnswer(join(baseDir, 'dist'), ownPolicies ? join(baseDir, 'policies') : policyDir);
+const head = await textToAnswer(join(ROOT, 'dist'), policyDir);
+if (!ownPolicies && base() !== head()) throw new Error('the two builds answer differently on the fixture');
 
 const slice = (f: () => string): number => {
   let n = 0;
@@ -88,6 +93,6 @@ for (let i = 0; i < envNumber('AB_PAIRS', 150); i++) {
   ratios.push(hh / bb);
 }
 console.log(`bench:ab  ${machine()}`);
-console.log(`text->answer, the ${text.length}-character fixture, policies ${policyDir}; base ${rev} against dist/; ${ratios.length} pairs of 30 ms slices`);
+console.log(`text->answer, the ${text.length}-character fixture, policies ${policyDir}${ownPolicies ? ` (the base: its own)` : ''}; base ${rev} against dist/; ${ratios.length} pairs of 30 ms slices`);
 console.log(`us/op median (min): base ${median(b).toFixed(1)} (${Math.min(...b).toFixed(1)}), dist ${median(h).toFixed(1)} (${Math.min(...h).toFixed(1)})`);
 console.log(`dist/base, median of pair ratios: ${median(ratios).toFixed(3)}`);
