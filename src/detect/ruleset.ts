@@ -30,6 +30,8 @@ export type { GitleaksAllow, GitleaksRule } from './rule-types.js';
  * up to 85 characters of it).
  */
 export const WINDOW_BEFORE = 256;
+/** Characters of a window before a keyword its rule's regex starts with: the one a word boundary reads, and a few more. */
+const REACH_AT_START = 8;
 /** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails (a private key of 512 characters). */
 const WINDOW_AFTER = 512;
 
@@ -65,6 +67,8 @@ interface Compiled {
   named: ReadonlySet<string>;
   /** Keywords the secret starts with (see prefixKeywords). */
   prefixes: ReadonlySet<string>;
+  /** Keywords the regex itself starts with (see startKeywords): a window around one reaches only REACH_AT_START back. */
+  starts: ReadonlySet<string>;
 }
 
 /** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
@@ -133,9 +137,41 @@ function anchoredAtKeyword(regex: string): string | undefined {
 function prefixKeywords(rule: GitleaksRule): Set<string> {
   const out = new Set<string>();
   for (const k of rule.keywords) {
-    const lit = [...k].map((c) => (/[a-z0-9]/i.test(c) ? c : `\\\\?\\${c}`)).join('');
-    const places = [...rule.regex.matchAll(new RegExp(`(?:${lit})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
+    const places = [...rule.regex.matchAll(new RegExp(`(?:${literal(k)})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
     if (places.length > 0 && places.every((m) => m[2] !== undefined && onlySecretChars(m[2]))) out.add(k);
+  }
+  return out;
+}
+
+/** A keyword written as the regex wants it: letters and digits as they are, any other character escaped or not. */
+function literal(k: string): string {
+  return [...k].map((c) => (/[a-z0-9]/i.test(c) ? c : `\\\\?\\${c}`)).join('');
+}
+
+/**
+ * The keywords a rule's regex starts with, after `(?i)`, `\b` and opening
+ * groups (`\b(ey[...]`, `glpat-[...]`): a match that holds such a keyword
+ * there starts at it, so its window needs only the character before it
+ * (a word boundary) rather than WINDOW_BEFORE.
+ */
+function startKeywords(rule: GitleaksRule): Set<string> {
+  const starts = alternatives(rule.regex.replace(/^(?:\(\?i\)|\\b|\((?:\?:)?)*/, ''));
+  return new Set(rule.keywords.filter((k) => starts.some((a) => new RegExp(`^${literal(k)}`, 'i').test(a))));
+}
+
+/** `rest` and what follows each `|` of its own level, up to the `)` that closes it: where a match of it may start. */
+function alternatives(rest: string): string[] {
+  const out = [rest];
+  let depth = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      for (i++; i < rest.length && rest[i] !== ']'; i++) if (rest[i] === '\\') i++;
+    } else if (c === '(') depth++;
+    else if (c === ')') {
+      if (depth-- === 0) break;
+    } else if (c === '|' && depth === 0) out.push(rest.slice(i + 1));
   }
   return out;
 }
@@ -151,7 +187,7 @@ const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(ru
   const named = namedKeywords(rule);
   const prefixes = prefixKeywords(rule);
   for (const k of named) prefixes.delete(k);
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes };
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts: startKeywords(rule) };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
@@ -319,7 +355,12 @@ function allowed(a: CompiledAllow, secret: string, match: string, line: () => st
   return a.and ? checks.length > 0 && checks.every(Boolean) : checks.some(Boolean);
 }
 
-/** Where a rule's keywords occur: the places it is tried anchored (a name's keyword) and the keywords it is tried in windows around. */
+/**
+ * Where a rule's keywords occur: the places it is tried anchored (a name's
+ * keyword), and the keywords it is tried in windows around, each as
+ * `2 * place + 1` when its window reaches WINDOW_BEFORE back and
+ * `2 * place` when REACH_AT_START (a keyword the regex starts with).
+ */
 interface Hits {
   tries: number[];
   windows: number[];
@@ -337,8 +378,9 @@ function keywordHits(s: string): Map<number, Hits> {
       if (c.prefixes.has(k) && !isSecretChar(s.charCodeAt(at + k.length))) continue;
       let h = hits.get(r);
       if (h === undefined) hits.set(r, (h = { tries: [], windows: [] }));
+      const entry = named ? at : 2 * at + (c.starts.has(k) ? 0 : 1);
       const list = named ? h.tries : h.windows;
-      if (list[list.length - 1] !== at) list.push(at);
+      if (list[list.length - 1] !== entry) list.push(entry);
     }
   });
   return hits;
@@ -376,11 +418,15 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
       if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
       findIn(c, re, s, w0, w1, out, false);
     };
-    for (const p of positions) {
-      const a = Math.max(0, p - WINDOW_BEFORE);
+    for (const e of positions) {
+      const p = Math.floor(e / 2);
+      const a = Math.max(0, p - (e % 2 === 1 ? WINDOW_BEFORE : REACH_AT_START));
       const b = Math.min(s.length, p + WINDOW_AFTER);
-      if (w0 >= 0 && a <= w1) w1 = b;
-      else {
+      if (w0 >= 0 && a <= w1) {
+        // A window that reaches further back than the one before it widens the merged window that way too.
+        w0 = Math.min(w0, a);
+        w1 = Math.max(w1, b);
+      } else {
         flush();
         w0 = a;
         w1 = b;
