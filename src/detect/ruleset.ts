@@ -136,6 +136,8 @@ function anchoredAtKeyword(regex: string): string | undefined {
  */
 function prefixKeywords(rule: GitleaksRule): Set<string> {
   const out = new Set<string>();
+  // Only where every match starts with a keyword: a keyword followed by a blank then takes part in no match.
+  if (startKeywords(rule).size === 0) return out;
   for (const k of rule.keywords) {
     const places = [...rule.regex.matchAll(new RegExp(`(?:${literal(k)})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
     if (places.length > 0 && places.every((m) => m[2] !== undefined && onlySecretChars(m[2]))) out.add(k);
@@ -156,7 +158,11 @@ function literal(k: string): string {
  */
 function startKeywords(rule: GitleaksRule): Set<string> {
   const starts = alternatives(rule.regex.replace(/^(?:\(\?i\)|\\b|\((?:\?:)?)*/, ''));
-  return new Set(rule.keywords.filter((k) => starts.some((a) => new RegExp(`^${literal(k)}`, 'i').test(a))));
+  const startsWith = (a: string, k: string) => new RegExp(`^${literal(k)}`, 'i').test(a);
+  // A rule with an alternative that starts with none of its keywords (sourcegraph's `...|[a-fA-F0-9]{40}`) matches
+  // wherever its keyword is anywhere near, as gitleaks runs it: no keyword of it starts every match.
+  if (!starts.every((a) => rule.keywords.some((k) => startsWith(a, k)))) return new Set();
+  return new Set(rule.keywords.filter((k) => starts.some((a) => startsWith(a, k))));
 }
 
 /** `rest` and what follows each `|` of its own level, up to the `)` that closes it: where a match of it may start. */
@@ -195,24 +201,30 @@ function isSecretChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46 || c === 43 || c === 47 || c === 61 || c === 126;
 }
 
-/** `[ \t\w.-]` and `[\s'"]`: what may stand between such a rule's keyword and its operator. */
+/** `[ \t\w.-]`: the rest of a name after its keyword. */
 function isNameTail(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 45 || c === 32 || c === 9 || c === 10 || c === 13 || c === 34 || c === 39;
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 45 || c === 32 || c === 9;
+}
+
+/** `[\s'"]` (RE2's `\s`: tab, line feed, form feed, carriage return, space): what may stand between a name and its operator. */
+function isNameEnd(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === 34 || c === 39;
 }
 
 /**
- * Whether an assignment operator follows the keyword ending at `at` within
- * the 23 characters such a rule allows: a cheap test that spares the regex
- * every keyword in prose ("access", "token") that assigns nothing.
+ * Whether an assignment operator follows the keyword ending at `at` as
+ * such a rule's regex allows it: at most 20 characters of the name's rest,
+ * at most 3 blanks or quotes, then `=`, `>`, `:`, `|`, `,` or `?`. A cheap
+ * test that spares the regex every keyword in prose ("access", "token")
+ * that assigns nothing, and every one inside a value.
  */
 function operatorFollows(s: string, at: number): boolean {
-  const end = Math.min(s.length, at + 24);
-  for (let i = at; i < end; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 61 || c === 62 || c === 58 || c === 124 || c === 44 || c === 63) return true;
-    if (!isNameTail(c)) return false;
-  }
-  return false;
+  let i = at;
+  const n = s.length;
+  for (const stop = Math.min(n, at + 20); i < stop && isNameTail(s.charCodeAt(i)); i++);
+  for (const stop = Math.min(n, i + 3); i < stop && isNameEnd(s.charCodeAt(i)); i++);
+  const c = i < n ? s.charCodeAt(i) : -1;
+  return c === 61 || c === 62 || c === 58 || c === 124 || c === 44 || c === 63;
 }
 
 function escapeLiteral(s: string): string {

@@ -58,10 +58,29 @@ describe('the work the scan saves changes no answer', () => {
   // at a keyword and the DFA test before each search must find what gitleaks finds, each rule whose keyword occurs
   // running its own regex over the whole text (texts within a window's reach: a keyword of a rule may be anywhere).
   const rules = GITLEAKS_RULES.filter((r) => !RULES_LEFT_OUT.has(r.id));
-  const secretChars = fc.string({ minLength: 1, maxLength: 70, unit: fc.constantFrom(...'abcdefABCDEF0123456789xyzXYZ_-./+='.split('')) });
+  // Values of the classes and lengths the rules ask for (hex, lower-case letters and digits, any secret character).
+  const ofLength = (chars: string) => fc.constantFrom(14, 16, 17, 20, 24, 25, 26, 30, 32, 35, 36, 40, 43, 44, 45, 50, 64).chain((n) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...chars.split('')) }));
+  const secretChars = fc.oneof(
+    ofLength('0123456789abcdef'),
+    ofLength('0123456789abcdefghijklmnopqrstuvwxyz'),
+    fc.string({ minLength: 1, maxLength: 70, unit: fc.constantFrom(...'abcdefABCDEF0123456789xyzXYZ_-./+='.split('')) }),
+  );
   const keyword = fc.constantFrom(...rules.flatMap((r) => r.keywords)).chain((k) => fc.constantFrom(k, k.toUpperCase(), `${k}_token`, `MY_${k.toUpperCase()}_KEY`, `x${k}`));
+  // A whole assignment as the keyword-assignment rules read one: a name around a keyword, blanks or quotes, an
+  // operator, quotes, a value; each part at and past the bounds the rules allow.
+  const assignment = fc
+    .tuple(
+      keyword,
+      fc.string({ maxLength: 22, unit: fc.constantFrom(...'_abcXY.- \t'.split('')) }),
+      fc.string({ maxLength: 4, unit: fc.constantFrom(' ', '"', "'", '\t', '\n') }),
+      fc.constantFrom('=', ':', ':=', '=>', '||', '?=', ',', '>', '::='),
+      fc.string({ maxLength: 6, unit: fc.constantFrom(' ', '"', "'", '=', '`') }),
+      secretChars,
+    )
+    .map((parts) => parts.join(''));
   const piece = fc.oneof(
     keyword,
+    assignment,
     fc.constantFrom(' = ', '=', ': ', ':', ' := ', ' => ', '"', "'", ' ', '\n', ', ', '\\n', ';'),
     secretChars,
     fc.constantFrom(...creds.map((c) => c.text)),
@@ -73,7 +92,7 @@ describe('the work the scan saves changes no answer', () => {
         const text = parts.join('').slice(0, WINDOW_BEFORE);
         expect(scanRuleset(text)).toEqual(scanRulesetFully(text));
       }),
-      { numRuns: 1500 },
+      { numRuns: 2500 },
     );
   });
   it('and on every credential of the corpus', () => {
