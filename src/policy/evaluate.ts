@@ -8,6 +8,7 @@ import { hasOwn } from '../json/record.js';
 import { MODES, type Effect, type Mode, type Scope } from './vocabulary.js';
 import type { CelResult } from './cel/engine.js';
 import { buildActivation, prepareShared, type CelActivation } from './cel/values.js';
+import { withDeadline } from './cel/deadline.js';
 import type { CallVar, DataClassVar, EvidenceVar, ResultVar, PrincipalVar, SessionVar, SharedVarsInput } from './cel/variables.js';
 import type { PolicySet, Rule } from './load.js';
 
@@ -97,6 +98,11 @@ export interface EvaluationBudget {
   describe: string;
 }
 
+/** The deadline comprehensions ask inside an expression (cel/deadline.ts), or none without a budget. */
+function deadlineOf(budget: EvaluationBudget | undefined): (() => boolean) | undefined {
+  return budget === undefined ? undefined : () => budget.exceeded();
+}
+
 /** TRUSTGATE_MODE: `audit` forces every policy into audit; `warn` caps `enforce` at `warn`. */
 export type ModeOverride = 'audit' | 'warn';
 
@@ -150,6 +156,18 @@ export function evaluatePolicies(
   trace?: TraceEntry[],
   phase?: 'label' | 'rest',
   activations?: Activations,
+): Match[] {
+  return withDeadline(deadlineOf(budget), () => evaluateResultRules(set, input, modeOverride, budget, trace, phase, activations));
+}
+
+function evaluateResultRules(
+  set: PolicySet,
+  input: EvaluationInput,
+  modeOverride: ModeOverride | undefined,
+  budget: EvaluationBudget | undefined,
+  trace: TraceEntry[] | undefined,
+  phase: 'label' | 'rest' | undefined,
+  activations: Activations | undefined,
 ): Match[] {
   // Activations are built on first use: a set with no rule of a scope
   // never pays for converting it.
@@ -220,6 +238,10 @@ export function evaluateCallPolicies(
   budget?: EvaluationBudget,
   trace?: TraceEntry[],
 ): Match[] {
+  return withDeadline(deadlineOf(budget), () => evaluateCallRules(set, input, modeOverride, budget, trace));
+}
+
+function evaluateCallRules(set: PolicySet, input: CallEvaluationInput, modeOverride: ModeOverride | undefined, budget: EvaluationBudget | undefined, trace: TraceEntry[] | undefined): Match[] {
   let activation: CelActivation | undefined;
   const matches: Match[] = [];
   for (const policy of set.policies) {
@@ -256,6 +278,10 @@ export interface ToolEvaluationInput {
 
 /** Evaluates the `scope: tool` rules of `set` on one listed tool definition. */
 export function evaluateToolPolicies(set: PolicySet, input: ToolEvaluationInput, modeOverride?: ModeOverride, budget?: EvaluationBudget): Match[] {
+  return withDeadline(deadlineOf(budget), () => evaluateToolRules(set, input, modeOverride, budget));
+}
+
+function evaluateToolRules(set: PolicySet, input: ToolEvaluationInput, modeOverride: ModeOverride | undefined, budget: EvaluationBudget | undefined): Match[] {
   let activation: CelActivation | undefined;
   const matches: Match[] = [];
   for (const policy of set.policies) {

@@ -107,3 +107,21 @@ describe('playground on', () => {
     }
   });
 });
+
+describe('playground: a policy that would run for minutes', () => {
+  it('nested comprehensions over lists it builds itself stop at the evaluation budget: an error, fail closed', async () => {
+    const t = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '200', TRUSTGATE_PLAYGROUND: '1' });
+    try {
+      // A billion steps from 12 KB of policy text.
+      const l = `[${Array.from({ length: 1000 }, (_, i) => i).join(',')}]`;
+      const when = `${l}.all(a, ${l}.all(b, ${l}.all(c, a + b + c >= 0)))`;
+      const policy = `id: slow\nmode: enforce\nrules:\n  - id: r\n    scope: result\n    when: "${when}"\n    effect: deny\n`;
+      const r = await post(t.app, '/v1/playground/evaluate', { policies: [{ name: 'slow.yaml', text: policy }], request: untrusted });
+      expect(r.status).toBe(200);
+      expect(r.json.outcome).toBe('deny');
+      expect(r.json.findings).toEqual([expect.objectContaining({ policy: 'slow', rule: 'r', error: 'evaluation budget exceeded' })]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -26,6 +26,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { detectKinds } from '../../detect/index.js';
+import { checkDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from '../regex.js';
 import { compileFast, UNKNOWN } from './fast.js';
@@ -186,13 +187,52 @@ function isAstNode(v: unknown): v is AstNode {
   return isRecord(v) && typeof (v as { op?: unknown }).op === 'string';
 }
 
+/** What the engine keeps of a macro call (`x.all(v, p)`): the comprehension it expands to, and the function that runs it. */
+interface Comprehension {
+  op: string;
+  handle: (...args: unknown[]) => unknown;
+}
+
+/**
+ * Each comprehension of a checked expression asks the deadline as it starts
+ * (deadline.ts): a nested one once per element of the list around it, so
+ * the work past the deadline is at most one pass over one list. The
+ * engine keeps a macro's expansion in the call's `meta.alternate`; a macro
+ * call whose expansion is not found there stops the load, so an engine
+ * that keeps it elsewhere cannot run without the bound.
+ */
+function boundComprehensions(ast: unknown): void {
+  for (const name of ['all', 'exists', 'exists_one', 'map', 'filter']) {
+    for (const call of receiverCalls(ast, name)) {
+      const alt = (call as { meta?: { alternate?: Comprehension } }).meta?.alternate;
+      if (alt?.op !== 'comprehension' || typeof alt.handle !== 'function') throw new CelCompileError(`CEL error: the ${name}() macro could not be bounded by the evaluation budget`);
+      const run = alt.handle;
+      alt.handle = (...args: unknown[]) => {
+        checkDeadline();
+        return run(...args);
+      };
+    }
+  }
+}
+
+/**
+ * What a node's operands are, for the walks below: a list of them, or one
+ * node (a unary operator's: `!x`, `-x`), or a name or value (none). A walk
+ * that read only lists missed everything under `!`: a `!s.matches(re)`
+ * kept the engine's backtracking regex, a `!session.x` did not count as
+ * reading the session.
+ */
+function operands(ast: AstNode): unknown {
+  return Array.isArray(ast.args) || isAstNode(ast.args) ? ast.args : undefined;
+}
+
 /** The receiver-style calls `x.<name>(...)` of an AST, in source order. */
 function receiverCalls(ast: unknown, name: string, out: AstNode[] = []): AstNode[] {
   if (Array.isArray(ast)) {
     for (const a of ast) receiverCalls(a, name, out);
   } else if (isAstNode(ast)) {
     if (ast.op === 'rcall' && Array.isArray(ast.args) && ast.args[0] === name) out.push(ast);
-    if (Array.isArray(ast.args)) receiverCalls(ast.args, name, out);
+    receiverCalls(operands(ast), name, out);
   }
   return out;
 }
@@ -261,7 +301,7 @@ function freeVariables(ast: unknown, bound: readonly string[] = [], out = new Se
       return out;
     }
   }
-  if (Array.isArray(ast.args)) freeVariables(ast.args, bound, out);
+  freeVariables(operands(ast), bound, out);
   return out;
 }
 
@@ -278,7 +318,7 @@ function memberNames(ast: unknown, out = new Set<string>()): Set<string> {
     if (isAstNode(index) && index.op === 'value' && typeof index.args === 'string') out.add(index.args);
     else out.add('*');
   }
-  if (Array.isArray(ast.args)) memberNames(ast.args, out);
+  memberNames(operands(ast), out);
   return out;
 }
 
@@ -306,6 +346,7 @@ export function compileCel(source: string, options: { fastPath?: boolean } = {})
       throw new CelCompileError('CEL error: the matches() calls of the expression could not be prepared for linear-time evaluation');
     }
   }
+  boundComprehensions(fn.ast);
   // Most expressions also get the compiled fast path (fast.ts); the engine answers whatever it cannot.
   const fast = options.fastPath === false ? undefined : compileFast(fn.ast);
   return {

@@ -26,8 +26,12 @@
  */
 
 import { detectKinds } from '../../detect/index.js';
+import { checkDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { CEL_VARIABLES, type CelVariable } from './variables.js';
+
+/** Elements the loops below have read, for asking the deadline every so many (deadline.ts). */
+let ticks = 0;
 
 /** "The fast path cannot tell": evaluate with the engine. */
 export const UNKNOWN: unique symbol = Symbol('cel-fast.unknown');
@@ -335,6 +339,8 @@ class Compiler {
           let unknown = false;
           try {
             for (const e of list) {
+              // The deadline every 256 elements, counted across loops: nested ones ask it as often as flat ones.
+              if ((++ticks & 255) === 0) checkDeadline();
               locals[slot] = e;
               const r = pred(vars, locals);
               if (r === decisive) return decisive;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CelCompileError, compileCel } from '../../../src/policy/cel/engine.js';
 import { buildActivation, prepareShared } from '../../../src/policy/cel/values.js';
@@ -208,6 +209,41 @@ describe('matches(): RE2, in linear time', () => {
       ok: false,
       error: 'no matching overload in `context.n.matches("x")` (line 1, column 1)',
     });
+  });
+});
+
+describe('every operand is read, under any operator', () => {
+  // A walk of the expression that read only lists of operands missed what a unary operator holds (`!x`): a
+  // `!s.matches(re)` kept JavaScript's backtracking engine, and a `!session.x` did not count as reading the session.
+  const wrap = fc.constantFrom(
+    (e: string) => `!(${e})`,
+    (e: string) => `!!(${e})`,
+    (e: string) => `(${e})`,
+    (e: string) => `true && !(${e})`,
+    (e: string) => `(${e}) ? !(${e}) : false`,
+    (e: string) => `[1].all(i, !(${e}))`,
+    (e: string) => `-((${e}) ? 1 : 2) < 0`,
+    (e: string) => `!(false || !(${e}))`,
+  );
+  const wraps = fc.array(wrap, { minLength: 1, maxLength: 4 }).map((ws) => (e: string) => ws.reduce((acc, w) => w(acc), e));
+  it('matches() under any nesting runs on RE2 (a backreference, which RE2 has not, is refused at load)', () => {
+    fc.assert(
+      fc.property(wraps, (w) => {
+        expect(() => compileCel(w('tool.name.matches("(a)\\\\1")'))).toThrow(/not an RE2 regular expression/);
+        expect(run(w('context.s.matches("^(a+)+$")'), { ...shared, context: { s: 'a'.repeat(5000) + '!' } }).ok).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+  it('the variables and members an expression reads are known under any nesting', () => {
+    fc.assert(
+      fc.property(wraps, fc.constantFrom('session', 'context', 'server'), fc.constantFrom('tainted', 'flowsOverflow', 'name'), (w, variable, member) => {
+        const c = compileCel(w(`dyn(${variable}).${member} == true`));
+        expect(c.variables.has(variable)).toBe(true);
+        expect(c.members.has(member)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -1,0 +1,86 @@
+/**
+ * The evaluation budget inside an expression (src/policy/cel/deadline.ts):
+ * a comprehension asks the decision's deadline as it starts and the fast
+ * path's loops every 256 elements, so nested comprehensions over lists an
+ * expression builds itself cannot hold a worker past the budget. Generated
+ * for the class: any nesting of the five macros, any scope, a budget that
+ * runs out after its first few asks; the rule is then an error (matched,
+ * fail closed), where without the bound it would have run to its end.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compilePolicyFiles } from '../../../src/policy/load.js';
+import { evaluateCallPolicies, evaluatePolicies, type EvaluationBudget, type EvaluationInput } from '../../../src/policy/evaluate.js';
+
+const enc = new TextEncoder();
+const RESULT: EvaluationInput = {
+  result: { sensitive: false, untrusted: false, isError: false, blockCount: 0, asserted: {} },
+  validation: [],
+  resultScope: { evidence: [], dataClass: {} },
+  blocks: [],
+};
+const list = (n: number) => `[${Array.from({ length: n }, (_, i) => i).join(', ')}]`;
+
+/** A budget that answers "not spent" to its first `asks` questions and "spent" after. */
+function budgetAfter(asks: number): EvaluationBudget & { asked: number } {
+  const b = { asked: 0, describe: 'test budget', exceeded: () => ++b.asked > asks };
+  return b;
+}
+
+/**
+ * A bool expression nesting `macros` (outermost first) over lists of `n`
+ * elements, each level true when it runs to its end and reading every
+ * element on the way (no quantifier meets a value that decides it early),
+ * so that only the deadline can end it sooner, as an error.
+ */
+function nested(macros: readonly string[], n: number): string {
+  let inner = `${macros.map((_, i) => `v${i}`).join(' + ')} >= 0`;
+  for (let i = macros.length - 1; i >= 0; i--) {
+    const v = `v${i}`;
+    inner = {
+      all: `${list(n)}.all(${v}, ${inner})`,
+      exists: `!${list(n)}.exists(${v}, !(${inner}))`,
+      exists_one: `!${list(n)}.exists_one(${v}, !(${inner}))`,
+      map: `size(${list(n)}.map(${v}, ${inner})) > 0`,
+      filter: `size(${list(n)}.filter(${v}, ${inner})) >= 0`,
+    }[macros[i]!]!;
+  }
+  return inner;
+}
+
+const policy = (scope: 'result' | 'call', when: string) =>
+  compilePolicyFiles([{ name: 'p.yaml', bytes: enc.encode(`id: p\nmode: enforce\nrules:\n  - id: r\n    scope: ${scope}\n    when: ${JSON.stringify(when)}\n    effect: deny\n`) }], 'policies');
+
+describe('nested comprehensions stop at the evaluation budget', () => {
+  it('any nesting of all, exists, exists_one, map and filter, in result and call rules', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), { minLength: 2, maxLength: 3 }),
+        fc.constantFrom<'result' | 'call'>('result', 'call'),
+        fc.integer({ min: 1, max: 4 }),
+        (macros, scope, asks) => {
+          // 300 elements a level: a run to the end would read 90,000 or 27 million of them.
+          const set = policy(scope, nested(macros, 300));
+          const budget = budgetAfter(asks);
+          const matches =
+            scope === 'result'
+              ? evaluatePolicies(set, RESULT, undefined, budget)
+              : evaluateCallPolicies(set, { tool: { name: 't' }, call: { name: 't', arguments: {} } as never }, undefined, budget);
+          expect(matches).toHaveLength(1);
+          expect(matches[0]!.error).toContain('evaluation budget exceeded');
+          // The deadline was asked inside the expression, not only before the rule.
+          expect(budget.asked).toBeGreaterThan(asks);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a rule that finishes within its budget answers as before', () => {
+    for (const macros of [['all', 'exists'], ['exists_one', 'map', 'filter']]) {
+      const matches = evaluatePolicies(policy('result', nested(macros, 20)), RESULT, undefined, budgetAfter(1_000_000));
+      expect(matches).toHaveLength(1);
+      expect(matches[0]!.error).toBeUndefined();
+    }
+  });
+});
