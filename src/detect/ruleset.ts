@@ -9,10 +9,14 @@
  * (regexes on the secret, the match or the line; stopwords) drop what they
  * name.
  *
- * Bounded work: each rule runs on windows around its keywords' occurrences
- * (WINDOW_BEFORE characters before, WINDOW_AFTER after, merged), never on
- * the whole text once per rule; `stop` is asked between windows, so a
- * caller with a deadline can end a scan a crafted text would drag out.
+ * Bounded work: a keyword-assignment rule is tried anchored where its
+ * name's keyword is followed by an operator, every other keyword runs its
+ * rule on a window around it (merged where windows meet), never on the
+ * whole text once per rule; each try asks re2js's DFA first and searches
+ * with groups only where it matches; `stop` is asked between windows and
+ * every 64 tries, so a caller with a deadline can end a scan a crafted
+ * text would drag out. scanRulesetFully is gitleaks' own way, which the
+ * tests hold this to.
  */
 import { RE2JS, RE2Set } from 're2js';
 import { hasDigit, shannonEntropy, type Span } from './chars.js';
@@ -80,9 +84,12 @@ const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
  */
 const NAME_PREFIX_GROUPED = String.raw`[\w.-]{0,50}?(?i:[\w.-]{0,50}?`;
 
-/** The assignment operators of gitleaks' keyword rules, as their regexes spell them (the grouped form closes its group before them). */
-const ASSIGN_SHAPE = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
-const ASSIGN_SHAPE_GROUPED = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
+/** What ends a name in gitleaks' keyword rules (its rest, then blanks or quotes), and their assignment operators, as their regexes spell them. */
+const NAME_END = String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}`;
+const OPERATOR = String.raw`(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
+const ASSIGN_SHAPE = NAME_END + OPERATOR;
+/** The grouped form closes its group before the operator. */
+const ASSIGN_SHAPE_GROUPED = `${NAME_END})${OPERATOR}`;
 
 /**
  * Rules left out, with why: `generic-api-key` (a name that says key,
@@ -106,7 +113,7 @@ const NAME_TAILS = ['', '_', '-', '.', 'in', '_in', '-in', 'key', '_key', 'api',
 function namedKeywords(rule: GitleaksRule): Set<string> {
   const out = new Set<string>();
   const body = rule.regex.startsWith(NAME_PREFIX) ? rule.regex.slice(NAME_PREFIX.length) : rule.regex.startsWith(NAME_PREFIX_GROUPED) ? rule.regex.slice(NAME_PREFIX_GROUPED.length) : undefined;
-  const shape = body?.indexOf(String.raw`(?:[ \t\w.-]{0,20})[\s'"]{0,3}`) ?? -1;
+  const shape = body?.indexOf(NAME_END) ?? -1;
   if (anchoredAtKeyword(rule.regex) === undefined || shape < 0) return out;
   const name = RE2JS.compile(`(?i)^(?:${body!.slice(0, shape)})$`);
   for (const k of rule.keywords) if (NAME_TAILS.some((t) => name.test(k + t))) out.add(k);
@@ -134,10 +141,10 @@ function anchoredAtKeyword(regex: string): string | undefined {
  * A keyword followed by a class that holds a blank (`-----BEGIN[ A-Z...]`)
  * or by anything else is not one.
  */
-function prefixKeywords(rule: GitleaksRule): Set<string> {
+function prefixKeywords(rule: GitleaksRule, starts: ReadonlySet<string>): Set<string> {
   const out = new Set<string>();
-  // Only where every match starts with a keyword: a keyword followed by a blank then takes part in no match.
-  if (startKeywords(rule).size === 0) return out;
+  // Only where every match starts with a keyword (startKeywords): a keyword followed by a blank then takes part in no match.
+  if (starts.size === 0) return out;
   for (const k of rule.keywords) {
     const places = [...rule.regex.matchAll(new RegExp(`(?:${literal(k)})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
     if (places.length > 0 && places.every((m) => m[2] !== undefined && onlySecretChars(m[2]))) out.add(k);
@@ -191,9 +198,10 @@ function onlySecretChars(cls: string): boolean {
 
 const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
   const named = namedKeywords(rule);
-  const prefixes = prefixKeywords(rule);
+  const starts = startKeywords(rule);
+  const prefixes = prefixKeywords(rule, starts);
   for (const k of named) prefixes.delete(k);
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts: startKeywords(rule) };
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
