@@ -164,14 +164,15 @@ describe('TRUSTGATE_WORKERS=2', () => {
   });
 
   it('replaces a worker whose event loop is stuck (the watchdog), and keeps serving', async () => {
-    // A condition whose work is cubic in a request list: minutes on 1,000 items, and the CEL
-    // budget is checked only between evaluations, so nothing inside the worker stops it.
+    // A condition whose work is cubic in a request list: minutes on 1,000 items. The CEL budget,
+    // which comprehensions ask too, is set to its longest (60 s), past the watchdog's 5 s: the
+    // worker is held for longer than the watchdog waits.
     const dir = mkdtempSync(join(tmpdir(), 'trustgate-watchdog-'));
     writeFileSync(
       join(dir, 'stuck.yaml'),
       'id: stuck\nmode: enforce\nrules:\n  - id: cubic\n    scope: result\n    when: "has(context.l) && context.l.exists(a, context.l.exists(b, context.l.exists(c, a + b + c < 0.0)))"\n    effect: flag\n',
     );
-    const s = await start({ TRUSTGATE_POLICY_DIR: dir, TRUSTGATE_WORKER_WATCHDOG_MS: '5000' });
+    const s = await start({ TRUSTGATE_POLICY_DIR: dir, TRUSTGATE_WORKER_WATCHDOG_MS: '5000', TRUSTGATE_EVAL_BUDGET_MS: '60000' });
     const before = childrenOf(s.pid);
     const stuck = call(s, 'POST', '/v1/evaluate', { result, context: { l: Array.from({ length: 1000 }, (_, i) => i) } }).then(
       () => 'answered',
