@@ -25,7 +25,7 @@ export async function runInterceptorStdio(args: string[], shippedPolicies: strin
   if (rest.length > 0) usage(`unknown argument ${JSON.stringify(rest[0])}`);
   const { config, log, store, core, decisionLog } = await startBinding(policies, shippedPolicies, 'interceptor');
   const registry = new InterceptorRegistry(
-    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLog }),
+    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLog, logger: log }),
   );
   const server = createInterceptorServer(registry, BINDING_VERSION);
   // A line over the body limit is answered with a JSON-RPC error (its id cannot be read: null) and the server keeps serving.

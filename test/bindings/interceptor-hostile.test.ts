@@ -32,10 +32,18 @@ describe('interceptor/invoke with hostile params', () => {
   });
   afterAll(async () => client.close());
 
-  const name = fc.constantFrom('trustgate-call', 'trustgate-result', 'trustgate-redact', 'other');
+  const name = fc.constantFrom('trustgate-call', 'trustgate-result', 'trustgate-redact', 'trustgate-discovery', 'other');
   const phase = fc.constantFrom('request', 'response', 'both', 1);
   const params = fc.record(
-    { name, event: fc.constantFrom('tools/call', '*', ''), phase, payload: fc.jsonValue(), config: fc.jsonValue(), context: fc.jsonValue() },
+    {
+      name,
+      event: fc.constantFrom('tools/call', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', '*', ''),
+      phase,
+      // Any JSON, and lists of the discovery shapes holding any JSON.
+      payload: fc.oneof(fc.jsonValue(), fc.record({ tools: fc.array(fc.jsonValue()), resources: fc.array(fc.jsonValue()), prompts: fc.jsonValue(), resourceTemplates: fc.jsonValue() }, { requiredKeys: [] })),
+      config: fc.jsonValue(),
+      context: fc.jsonValue(),
+    },
     { requiredKeys: [] },
   );
 

@@ -36,14 +36,16 @@ function behaviours(name: string, connect: () => Promise<Client>) {
     });
     afterAll(async () => c.close());
 
-    it('declares the extension and lists the three interceptors, each declaring itself active and fail-closed', async () => {
+    it('declares the extension and lists the four interceptors, each declaring itself active and fail-closed', async () => {
       const caps = c.getServerCapabilities() as Any;
-      expect(caps.extensions['io.modelcontextprotocol/interceptors']).toEqual({ supportedEvents: ['tools/call'] });
+      const lists = ['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list'];
+      expect(caps.extensions['io.modelcontextprotocol/interceptors']).toEqual({ supportedEvents: ['tools/call', ...lists] });
       const r = await list(c);
       expect(r.interceptors.map((i: Any) => [i.name, i.type, i.hooks])).toEqual([
         ['trustgate-call', 'validation', [{ events: ['tools/call'], phase: 'request' }]],
         ['trustgate-result', 'validation', [{ events: ['tools/call'], phase: 'response' }]],
         ['trustgate-redact', 'mutation', [{ events: ['tools/call'], phase: 'response' }]],
+        ['trustgate-discovery', 'mutation', [{ events: lists, phase: 'response' }]],
       ]);
       for (const i of r.interceptors) {
         expect(i.mode).toBe('active');

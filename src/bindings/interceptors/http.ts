@@ -33,7 +33,7 @@ export const MCP_PATH = '/mcp';
 export function mcpRoutes(app: FastifyInstance, core: DecisionCore): void {
   const { store, config } = app.trustgate;
   const registry = new InterceptorRegistry(
-    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLines(app.log as pino.Logger) }),
+    trustgateInterceptors({ core, policies: () => store.current, modeOverride: config.modeOverride, version: BINDING_VERSION, log: decisionLines(app.log as pino.Logger), logger: app.log }),
   );
   const hidden = { schema: hiddenBehindToken };
   app.post(

@@ -12,13 +12,27 @@
  *   to forward (docs/behaviour/forwarding.md) as `payload`; when the result must not be forwarded (deny,
  *   consent) the payload is an `isError` result saying why.
  *
+ * - `trustgate-discovery`, mutator on the `tools/list`, `resources/list`,
+ *   `resources/templates/list` and `prompts/list` responses
+ *   (docs/bindings/interceptors.md#discovery): what a server says of
+ *   itself is content of that server (contract section 19), judged under
+ *   the session as the proxy judges it (the same code: ../proxy/judged.ts,
+ *   ../proxy/tool-list.ts). A tool list keeps what the `scope: tool` rules
+ *   leave of it, its titles and descriptions read as the server's content;
+ *   a picker list loses the titles and descriptions judging would change.
+ *   A list that must not be forwarded is the empty list, with why in
+ *   `info.withheld`.
+ *
  * The request payload is the governed request, `{method, params}` (SEP) or
  * its bare params `{name, arguments}` (the conformance fixtures); both are
  * read. `config` may carry `tool` (the definition from tools/list),
  * `server`, `context` and `protocolVersion`; `context.sessionId` of the
  * invocation names the Trustgate session.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { PrincipalVar } from '../../policy/cel/variables.js';
+import { judgeable, judgedAs } from '../proxy/judged.js';
+import { descriptionsOf, judgeToolList, type ToolListDeps } from '../proxy/tool-list.js';
 import type { DecisionCore } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/types.js';
 import { isRecord } from '../../json/record.js';
@@ -39,6 +53,15 @@ import {
 export const CALL_INTERCEPTOR = 'trustgate-call';
 export const RESULT_INTERCEPTOR = 'trustgate-result';
 export const REDACT_INTERCEPTOR = 'trustgate-redact';
+export const DISCOVERY_INTERCEPTOR = 'trustgate-discovery';
+
+/** The lists a server describes itself in, and the member each holds its entries in. */
+const DISCOVERY_LISTS: Readonly<Record<string, string>> = {
+  'tools/list': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+  'prompts/list': 'prompts',
+};
 
 export interface TrustgateInterceptorDeps {
   core: DecisionCore;
@@ -48,7 +71,11 @@ export interface TrustgateInterceptorDeps {
   version: string;
   /** Receives the decision log lines. */
   log?: (entry: object) => void;
+  /** Where a tool list's judgement is logged (tools withheld or flagged); nowhere when absent. */
+  logger?: ToolListDeps['log'];
 }
+
+const QUIET: ToolListDeps['log'] = { info() {}, warn() {}, error() {} };
 
 const CONSENT_HOW = 'cannot be asked through an interceptor';
 const sessionRe = new RegExp(SESSION_ID_PATTERN);
@@ -235,5 +262,71 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
       return { modified: d.modified, payload: verdict.result, info };
     },
   };
-  return [call, result, redact];
+  const discovery: RegisteredInterceptor = {
+    descriptor: (): Descriptor => ({
+      name: DISCOVERY_INTERCEPTOR,
+      type: 'mutation',
+      hooks: [{ events: Object.keys(DISCOVERY_LISTS), phase: 'response' }],
+      version,
+      description: "Trustgate on what a server says of itself (tool, resource and prompt lists): judged as that server's content under the session; the list to forward",
+      mode: modeFor(deps, ['result', 'block', 'tool']),
+      failOpen: false,
+      configSchema: CONFIG_SCHEMA,
+    }),
+    async handle(p, principal): Promise<MutationOutcome> {
+      const c = common(p);
+      const member = DISCOVERY_LISTS[p.event]!;
+      if (!isRecord(p.payload) || !Array.isArray(p.payload[member])) throw invalidParams(`payload must be the ${p.event} result, with its ${member} array`);
+      const list = p.payload;
+      const server = c.server ?? {};
+      const serverName = typeof server.name === 'string' ? server.name : '';
+      const operator = deps.policies()?.servers?.entryFor(serverName);
+      const subject: Subject = { kind: 'message', method: p.event, name: '' };
+      const decide = (result: Record<string, unknown>) =>
+        core.evaluateResult({
+          request: {
+            result,
+            ...(c.protocolVersion !== undefined ? { protocolVersion: c.protocolVersion } : {}),
+            tool: judgedAs(p.event, '', operator),
+            server,
+            ...(c.session ? { session: c.session } : {}),
+            ...(c.context ? { context: c.context } : {}),
+          },
+          call: { method: p.event, name: '', arguments: {} },
+          log: deps.log,
+          principal,
+        });
+      const withhold = (text: string, info?: Record<string, unknown>): MutationOutcome => ({ modified: true, payload: { [member]: [] }, info: { ...info, withheld: text } });
+      try {
+        if (p.event === 'tools/list') {
+          const j = await judgeToolList(
+            { core, log: deps.logger ?? QUIET, server: { name: serverName }, operator, ...(c.context ? { context: c.context } : {}) },
+            new Map(),
+            list,
+          );
+          if (!j.ok) return withhold(j.text);
+          // The descriptions go into the session as the server's content; the list is what the tool rules left.
+          const read = descriptionsOf(j.payload);
+          const d = read === undefined ? undefined : await decide(read);
+          const info = d ? { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision } : undefined;
+          return { modified: !isDeepStrictEqual(j.payload, list), payload: j.payload, ...(info ? { info } : {}) };
+        }
+        const j = judgeable(p.event, list);
+        if (j.slots === 0) {
+          const payload = j.rebuild(j.result);
+          return { modified: !isDeepStrictEqual(payload, list), payload };
+        }
+        const d = await decide(j.result);
+        const info = { decisionId: d.decisionId, outcome: d.outcome, policyRevision: d.policyRevision };
+        const verdict = verdictOf(d, subject, { ask: false, why: CONSENT_HOW });
+        if (verdict.kind === 'withhold') return withhold(verdict.text, verdict.withheld === 'result-consent' ? { ...info, requiresConsent: true } : info);
+        if (!d.result) throw new Error('no list to forward');
+        const payload = j.rebuild(d.result);
+        return { modified: !isDeepStrictEqual(payload, list), payload, info };
+      } catch (err) {
+        throw mcpErrorOf(err, subject);
+      }
+    },
+  };
+  return [call, result, redact, discovery];
 }

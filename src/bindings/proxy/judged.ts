@@ -31,8 +31,23 @@
  */
 import { TRUST_KEY } from '../../mcp/meta-key.js';
 import { hasOwn, isRecord } from '../../json/record.js';
+import type { OperatorEntry } from '../../trust/operator.js';
 
 type Msg = Record<string, unknown>;
+
+/** The messages in which a server speaks of itself: its instructions and its lists (contract section 19, "discovery text is content"). */
+export const DISCOVERY: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
+
+/**
+ * The `tool` a message of `method` is judged as: discovery is the server's
+ * own word about itself, believed closed-world only where the operator
+ * believes the server (`hints: "declared"`), as its tool descriptions
+ * are; anything else is about `subject` (a tool's name, or none).
+ */
+export function judgedAs(method: string, subject: string, operator: OperatorEntry | undefined): Msg {
+  if (!DISCOVERY.has(method)) return { name: subject };
+  return { name: subject, annotations: { openWorldHint: operator?.hints !== 'declared' } };
+}
 
 /** Members whose strings are identifiers or keywords of the protocol, not text shown to a reader. */
 export const KEYWORDS: ReadonlySet<string> = new Set([

@@ -46,9 +46,9 @@ import { TrustgateError } from '../../errors.js';
 import { declined, errorDetail, isErrorResult, uncheckedVerdict, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
-import { judgeable } from './judged.js';
+import { judgeable, judgedAs } from './judged.js';
 import { HostIds, isId, UpstreamIds, type Id } from './ids.js';
-import { judgeToolList, type ListedTools } from './tool-list.js';
+import { descriptionsOf, judgeToolList, type ListedTools } from './tool-list.js';
 import type { OperatorEntry } from '../../trust/operator.js';
 
 type Msg = Record<string, unknown>;
@@ -127,9 +127,6 @@ interface Passed {
   method: string;
 }
 
-
-/** The messages in which a server speaks of itself (see #discovery). */
-const DISCOVERY: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
 
 /** Pages of the server's tool list the proxy reads for itself before a call the host made without listing. */
 const OWN_LIST_PAGES = 100;
@@ -523,34 +520,17 @@ export class McpProxy {
     this.#toHost({ jsonrpc: '2.0', id: s.hostId, result: j.payload });
   }
 
-  /**
-   * What a message is judged as: discovery (instructions, the lists of
-   * resources, templates and prompts) is the server's own word about
-   * itself, believed closed-world only where the operator believes the
-   * server, as its tool descriptions are; anything else is about `subject`.
-   */
+  /** What a message is judged as (judged.ts, judgedAs). */
   #discovery(method: string, subject: string): Msg {
-    if (!DISCOVERY.has(method)) return { name: subject };
-    return { name: subject, annotations: { openWorldHint: this.#o.operator?.hints !== 'declared' } };
+    return judgedAs(method, subject, this.#o.operator);
   }
 
-  /**
-   * The titles and descriptions of listed tools are text the host's model
-   * reads: judged as a result of the server under the connection's session,
-   * which takes in their labels and values (a planted address in a
-   * description is then the server's, untrusted). The list itself is what
-   * the `scope: tool` rules made of it.
-   */
+  /** The titles and descriptions of listed tools, read as content of the server (tool-list.ts, descriptionsOf); the list itself is what the `scope: tool` rules made of it. */
   async #readDescriptions(payload: Msg): Promise<{ ok: true } | { ok: false; text: string }> {
-    const texts: string[] = [];
-    for (const t of Array.isArray(payload.tools) ? payload.tools : []) {
-      if (!isRecord(t)) continue;
-      for (const x of [t.title, t.description]) if (typeof x === 'string' && x !== '') texts.push(x);
-    }
-    if (texts.length === 0) return { ok: true };
-    const content = [{ type: 'text', text: texts.join('\n\n') }];
+    const read = descriptionsOf(payload);
+    if (read === undefined) return { ok: true };
     try {
-      await this.#decideMessage('tools/list', this.#discovery('tools/list', ''), { content });
+      await this.#decideMessage('tools/list', this.#discovery('tools/list', ''), read);
       return { ok: true };
     } catch (err) {
       this.#o.log.error({ err: errorDetail(err) }, 'tool descriptions could not be checked');

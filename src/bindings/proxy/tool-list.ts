@@ -88,3 +88,19 @@ export async function judgeToolList(deps: ToolListDeps, tools: ListedTools, resu
   if (typeof result.nextCursor === 'string') payload.nextCursor = result.nextCursor;
   return { ok: true, payload };
 }
+
+/**
+ * The titles and descriptions of listed tools, as the one text block a
+ * result of the server would carry: text the host's model reads, judged as
+ * content under the session, which takes in its labels and values (a
+ * planted address in a description is then the server's, untrusted).
+ * Undefined when the list holds none.
+ */
+export function descriptionsOf(list: Msg): Msg | undefined {
+  const texts: string[] = [];
+  for (const t of Array.isArray(list.tools) ? list.tools : []) {
+    if (!isRecord(t)) continue;
+    for (const x of [t.title, t.description]) if (typeof x === 'string' && x !== '') texts.push(x);
+  }
+  return texts.length === 0 ? undefined : { content: [{ type: 'text', text: texts.join('\n\n') }] };
+}
