@@ -48,7 +48,7 @@ export function forwardedFlow(
   actions: ReadonlyMap<number, BlockAction>,
   forwarded: Record<string, unknown>,
   hadStructured = false,
-  values?: { result: Record<string, unknown>; max: number },
+  values?: { result: Record<string, unknown>; max: number; until?: (() => boolean) | undefined },
 ): ForwardedFlow {
   const flow: ForwardedFlow = { sensitive: false, untrusted: false };
   const reached = new Set<number>();
@@ -92,7 +92,8 @@ export function forwardedFlow(
   }
   if (values !== undefined) {
     // What reached the model, block by block with the block's labels (fenced blocks count: the model reads them).
-    const seen = seenValues();
+    // Past the decision's deadline the read stops and the session overflows (flows.ts): no result holds the process longer by its values.
+    const seen = seenValues(values.until);
     const content = own(values.result, 'content');
     if (Array.isArray(content)) {
       for (const b of trust.blocks) {

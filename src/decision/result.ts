@@ -363,7 +363,8 @@ function forwardResult(opts: DecideOptions, { result, revision }: Checked, asses
     raises,
   });
   if (opts.flow) {
-    const values = opts.maxFlowValues === undefined ? undefined : { result, max: opts.maxFlowValues };
+    const budget = opts.budget;
+    const values = opts.maxFlowValues === undefined ? undefined : { result, max: opts.maxFlowValues, until: budget === undefined ? undefined : () => budget.exceeded() };
     opts.flow.forwarded = forwardedFlow(trust, out.actions, out.result, own(result, 'structuredContent') !== undefined, values);
   }
   return out;

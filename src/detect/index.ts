@@ -186,6 +186,12 @@ export class DetectionCache {
    */
   #readSeams(parts: readonly string[]): void {
     for (let k = 0; k + 1 < parts.length; k++) {
+      // The seams are read before the rules, under the same deadline: past it, no scan starts again and what is not
+      // known is withheld whole (spans), so a result of many blocks cannot hold the process by its seams.
+      if ((k & 63) === 63 && this.#stop?.() === true) {
+        this.stopped = true;
+        return;
+      }
       const left = parts[k]!;
       const right = parts[k + 1]!;
       if (left.length === 0 || right.length === 0) continue;
@@ -203,10 +209,11 @@ export class DetectionCache {
       for (const d of DETECTORS) {
         let found: Span[];
         try {
-          found = SCANNERS[d](a + b, this.inRules ? this.#stop : undefined);
+          found = SCANNERS[d](a + b, this.#stop);
         } catch (err) {
-          if (err instanceof DetectionStopped) this.stopped = true;
-          throw err;
+          if (!(err instanceof DetectionStopped)) throw err;
+          this.stopped = true;
+          return;
         }
         for (const sp of found) {
           if (!(sp.start < a.length && sp.end > a.length)) continue;

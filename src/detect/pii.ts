@@ -117,8 +117,14 @@ class NumberToken {
   sums = new Int32Array(130);
   nextOther = new Int32Array(64);
 
-  /** Reads the token at `i` (digits with single spaces or dashes between groups); returns where it ends. */
-  read(s: string, i: number): number {
+  /**
+   * Reads the token at `i` (digits with single spaces or dashes between
+   * groups); returns where it ends. A caller with a deadline (`stop`) is
+   * asked every 4,096 groups: a text that is one long token cannot hold the
+   * read past it.
+   */
+  read(s: string, i: number, stop?: () => boolean): number {
+    this.#fit();
     this.groups = 0;
     this.digits = 0;
     let pos = i;
@@ -126,6 +132,7 @@ class NumberToken {
       const g0 = pos;
       while (isDigit(codeAt(s, pos))) this.#digit(s.charCodeAt(pos++) - 48);
       this.#group(g0, pos);
+      if (stop !== undefined && (this.groups & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
       const c = codeAt(s, pos);
       if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
       else break;
@@ -136,6 +143,17 @@ class NumberToken {
     if (n > 0) next[n - 1] = n;
     for (let p = n - 2; p >= 0; p--) next[p] = this.value[p] === this.value[p + 1] ? next[p + 1]! : p + 1;
     return pos;
+  }
+
+  /** Buffers a long token grew are given back before the next read: the process does not keep the largest token's size. */
+  #fit(): void {
+    if (this.value.length <= 4096 && this.start.length <= 4096) return;
+    this.start = new Int32Array(64);
+    this.end = new Int32Array(64);
+    this.before = new Int32Array(65);
+    this.value = new Uint8Array(64);
+    this.sums = new Int32Array(130);
+    this.nextOther = new Int32Array(64);
   }
 
   #group(start: number, end: number): void {
@@ -201,9 +219,9 @@ const token = new NumberToken();
  * may end at are a range that only moves forward as the start does, and
  * each is checked in constant time: linear in the token.
  */
-function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void): number {
+function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void, stop?: () => boolean): number {
   const t = token;
-  const end = t.read(s, i);
+  const end = t.read(s, i, stop);
   if (isAlnum(codeAt(s, end))) return end;
   const groups = t.groups;
   // lo: the first group a run from the current start may end at (13 digits or more); hi: past the last (19 at most).
@@ -416,7 +434,7 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
     } else if (c >= 48 && c <= 57) {
       if (isAlnum(codeAt(s, i - 1))) continue;
       // The whole number is read: go on after it (an email's local part may still end in it).
-      const end = numbers(s, i, push);
+      const end = numbers(s, i, push, stop);
       i = Math.max(i, end - 1);
     } else if (c === 43) {
       // +

@@ -22,11 +22,29 @@ export const MAX_CALL_FLOWS = 64;
 export interface SeenValues {
   values: Map<string, number>;
   dropped: number;
+  /** The decision's deadline: past it the read stops, and what was not read counts as dropped (the session overflows: fail closed). */
+  until?: (() => boolean) | undefined;
+  /** The read stopped at the deadline. */
+  cut?: boolean;
+  /** Values and tokens read so far: the deadline is asked every READS_PER_CHECK of them. */
+  reads: number;
 }
 
-/** An empty collection of at most `max` values. */
-export function seenValues(): SeenValues {
-  return { values: new Map(), dropped: 0 };
+/** How many reads pass between two asks of the deadline. */
+const READS_PER_CHECK = 256;
+
+/** An empty collection; `until` is the decision's deadline, when it has one. */
+export function seenValues(until?: () => boolean): SeenValues {
+  return { values: new Map(), dropped: 0, until, reads: 0 };
+}
+
+/** Whether the read must stop: it was cut, or the deadline has just passed (then it is cut, and counts one value dropped). */
+function expired(seen: SeenValues): boolean {
+  if (seen.cut === true) return true;
+  if ((++seen.reads & (READS_PER_CHECK - 1)) !== 0 || seen.until === undefined || !seen.until()) return false;
+  seen.cut = true;
+  seen.dropped++;
+  return true;
 }
 
 /** The bits of content labelled so: untrusted and/or sensitive, else trusted. */
@@ -38,6 +56,7 @@ export function contentBits(untrusted: boolean, sensitive: boolean): number {
 /** A sink adding each value with `bits` to `seen`, at most `max` distinct values (past it nothing more is read: the session overflows anyway). */
 function into(seen: SeenValues, bits: number, max: number): (value: string) => boolean {
   return (value) => {
+    if (expired(seen)) return false;
     const had = seen.values.get(value);
     if (had !== undefined) seen.values.set(value, had | bits);
     else if (seen.values.size < max) seen.values.set(value, bits);
@@ -63,9 +82,10 @@ function isRunningText(s: string): boolean {
 /** Adds the values of one string: running text with IN_TEXT (and its quoted spans), a field's value as it is. A string outside structured data is running text. */
 function addString(seen: SeenValues, s: string, bits: number, max: number, field: boolean): boolean {
   const text = !field || isRunningText(s);
+  if (seen.cut === true) return false;
   const add = into(seen, text ? bits | IN_TEXT : bits, max);
   let going = true;
-  valuesOf(s, (v) => (going = add(v)));
+  valuesOf(s, (v) => (going = add(v)), true, () => expired(seen));
   if (going && text) going = quotedValues(s, add);
   return going;
 }
@@ -99,6 +119,7 @@ export function addValues(seen: SeenValues, text: string, bits: number, max: num
   }
   const stack: unknown[] = [data];
   while (stack.length > 0) {
+    if (expired(seen)) return;
     const x = stack.pop();
     if (typeof x === 'string') {
       if (!addString(seen, x, bits, max, true)) return;

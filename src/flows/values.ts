@@ -217,9 +217,10 @@ export function quotedValues(s: string, add: ValueSink): boolean {
 
 /**
  * Every value of a string, normalized, handed to `add` in text order (the
- * whole string first when short enough); stops when `add` answers false.
+ * whole string first when short enough); stops when `add` answers false,
+ * or when `stop`, asked as the read goes over the text, answers true.
  */
-export function valuesOf(s: string, add: ValueSink, skipWords = true): void {
+export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () => boolean): void {
   const n = decoded(s);
   if (n.length === 0) return;
   // A string short enough to be a value whole, folded as normalize() folds it (only short ones: folding is the cost on long text).
@@ -245,6 +246,7 @@ export function valuesOf(s: string, add: ValueSink, skipWords = true): void {
   }
   let pos = 0;
   while (pos < n.length) {
+    if (stop?.() === true) return;
     MARKS.lastIndex = pos;
     if (!MARKS.test(n)) return;
     const at = MARKS.lastIndex - 1;

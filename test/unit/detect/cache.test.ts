@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DetectionCache, scanPii, scanSecrets, type Detector } from '../../../src/detect/index.js';
+import { DetectionCache, scanPii, scanSecrets, UNCHECKED_KIND, type Detector } from '../../../src/detect/index.js';
+import { DetectionStopped } from '../../../src/detect/ruleset.js';
 
 describe('DetectionCache joins', () => {
   it('answers a joined text from its parts, scanning each part once, whatever the order of joins', () => {
@@ -48,5 +49,37 @@ describe('DetectionCache lookups', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('the deadline outside the rules', () => {
+  it('reading the seams of many parts stops at the deadline, never throws, and what was not scanned is withheld whole', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 400 }), fc.integer({ min: 0, max: 20 }), (count, asks) => {
+        // Parts whose seams all hold a token: each seam is read unless the deadline stops it.
+        const parts = Array.from({ length: count }, (_, i) => `part ${i} key${i}`);
+        let left = asks;
+        const c = new DetectionCache(() => left-- <= 0);
+        expect(() => c.join(parts)).not.toThrow();
+        if (c.stopped) for (const p of parts) expect(c.spans('secrets', p)).toEqual([{ kind: UNCHECKED_KIND, start: 0, end: p.length }]);
+        // A deadline never reached reads every seam and stops nothing.
+        const open = new DetectionCache(() => false);
+        open.join(parts);
+        expect(open.stopped).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a text that is one long number token is read under the deadline, and answers as before when the deadline is not reached', () => {
+    const long = '4 5 '.repeat(50_000) + '4111 1111 1111 1111';
+    let asks = 0;
+    expect(() => scanPii(long, () => ++asks > 2)).toThrow(DetectionStopped);
+    // Stopped inside the token: far fewer asks than one per 4,096 places of the whole text.
+    expect(asks).toBe(3);
+    expect(scanPii(long, () => false)).toEqual(scanPii(long));
+    expect(scanPii(long).map((s) => s.kind)).toContain('credit-card');
+    // The buffers the long token grew are given back: a short card after it is read the same.
+    expect(scanPii('card 4111 1111 1111 1111')).toEqual([{ kind: 'credit-card', start: 5, end: 24 }]);
   });
 });

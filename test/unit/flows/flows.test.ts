@@ -6,12 +6,15 @@
  * written and read back meanwhile; a value the user typed is not.
  */
 import fc from 'fast-check';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../../src/decision/core.js';
 import { OperatorEntries } from '../../../src/trust/operator.js';
-import { argumentValues, callFlows } from '../../../src/flows/flows.js';
+import { addValues, argumentValues, callFlows, seenValues } from '../../../src/flows/flows.js';
 import { normalize, valuesOf } from '../../../src/flows/values.js';
 import { loadPolicyDir, type PolicySet } from '../../../src/policy/load.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
@@ -154,6 +157,46 @@ describe('values between results and calls', () => {
     const huge = 'a1 '.repeat(300_000);
     const big = await core(1000).evaluateResult({ request: { result: { content: [{ type: 'text', text: huge }] }, tool: trustedTool, session: { id: 's-huge' } } });
     expect(big.session?.flowsOverflow).toBe(false);
+  });
+
+  it("reading a result's values stops at the decision's deadline: what was read is kept, and the rest counts as dropped (the session overflows)", () => {
+    const text = fc.oneof(
+      fc.constantFrom('a@b.example ', 'id_1 x ', 'https://h.example/p ', 'word ', '{"k": "v1", "n": [1, 2]}'),
+      fc.string({ maxLength: 12, unit: fc.constantFrom(...'ab.:_@/-1 '.split('')) }),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 0, max: 4 }), (pieces, repeat, asks) => {
+        const strings = pieces.map((p) => p.repeat(repeat));
+        const full = seenValues();
+        for (const s of strings) addValues(full, s, 1, 1_000_000);
+        let left = asks;
+        const cut = seenValues(() => left-- <= 0);
+        for (const s of strings) addValues(cut, s, 1, 1_000_000);
+        for (const [v, bits] of cut.values) expect(full.values.get(v)).toBe(bits);
+        if (cut.cut === true) expect(cut.dropped).toBeGreaterThan(0);
+        else expect([...cut.values]).toEqual([...full.values]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a result whose values outlast the budget leaves its session overflowed, never a session that forgot them', async () => {
+    // A set whose one rule reads nothing of the text, so the decision's time goes to reading its values.
+    const dir = mkdtempSync(join(tmpdir(), 'trustgate-late-'));
+    writeFileSync(join(dir, 'p.yaml'), 'id: p\nmode: enforce\nrules:\n  - id: r\n    scope: result\n    when: "result.isError"\n    effect: deny\n    message: an error\n');
+    const quiet = await loadPolicyDir(dir);
+    rmSync(dir, { recursive: true, force: true });
+    const config = loadConfig({ TRUSTGATE_EVAL_BUDGET_MS: '1', TRUSTGATE_MAX_FLOW_VALUES: '10000000' });
+    const c = createDecisionCore({
+      config,
+      policies: () => ({ ...quiet, servers: BELIEVED }),
+      sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 3_600_000 }),
+      flows: new MemoryFlowStore({ maxValues: 10_000_000, ttlMs: 3_600_000 }),
+    });
+    const text = Array.from({ length: 400_000 }, (_, i) => `v${i}.x`).join(' ');
+    const r = await c.evaluateResult({ request: { result: { content: [{ type: 'text', text }] }, tool: trustedTool, session: { id: 's-late' } } });
+    expect(r.outcome).toBe('allow');
+    expect(r.session?.flowsOverflow).toBe(true);
   });
 
   it('a call with 100,000 argument strings is read to a bound and counts as overflowed', () => {

@@ -1,0 +1,62 @@
+/**
+ * `npm run bench:hold`: how long one decision on a large crafted result holds
+ * the process (a decision is synchronous: in the gateway, every other
+ * server's messages wait that long), against the decision's budget
+ * (TRUSTGATE_EVAL_BUDGET_MS, default 250 ms). In process, shipped policies,
+ * memory stores, with a session (its values read) and without; 7 MiB of text
+ * per input (the body limit is 8 MiB), or the most blocks a result may hold.
+ *
+ * Each input is decided once to warm up, then BENCH_ROUNDS times (default 3);
+ * the median is shown, and its ratio to the budget (target: about 1; what is
+ * past it is the work no deadline bounds: checking the result's shape,
+ * reading its claims, joining its strings).
+ */
+import { createDecisionCore } from '../src/decision/core.js';
+import { loadConfig } from '../src/config.js';
+import { PolicyStore } from '../src/policy/reload.js';
+import { MemorySessionStore } from '../src/session/memory.js';
+import { MemoryFlowStore } from '../src/session/flows.js';
+import { prose } from './fixtures.js';
+import { envNumber, machine, median } from './lib.js';
+
+const ROUNDS = envNumber('BENCH_ROUNDS', 3);
+const config = loadConfig({ TRUSTGATE_POLICY_DIR: new URL('../policies', import.meta.url).pathname });
+const store = new PolicyStore(config.policyDir);
+await store.load();
+const core = createDecisionCore({
+  config,
+  policies: () => store.current,
+  sessions: new MemorySessionStore({ maxSessions: 10_000, maxPins: 100, ttlMs: 600_000 }),
+  flows: new MemoryFlowStore({ maxValues: config.maxFlowValues, ttlMs: 600_000 }),
+});
+
+const MB = 7 * 1024 * 1024;
+const inputs: Record<string, () => Record<string, unknown>> = {
+  prose: () => ({ content: [{ type: 'text', text: prose(1, MB) }] }),
+  'one-digit groups': () => ({ content: [{ type: 'text', text: '4 5 '.repeat(MB / 4) }] }),
+  'bare at-signs': () => ({ content: [{ type: 'text', text: 'a@b '.repeat(MB / 4) }] }),
+  'marked words': () => ({ content: [{ type: 'text', text: 'ab-cd.ef '.repeat(MB / 9) }] }),
+  '10,000 blocks': () => ({ content: Array.from({ length: config.maxBlocks }, (_, i) => ({ type: 'text', text: prose(i, Math.floor(MB / config.maxBlocks)) })) }),
+  'structuredContent rows': () => ({ content: [], structuredContent: { rows: Array.from({ length: 70_000 }, (_, i) => ({ id: i, t: prose(i, 90) })) } }),
+};
+
+let n = 0;
+process.stdout.write(`${machine()}\nbudget ${config.evalBudgetMs} ms; median of ${ROUNDS} decisions after one warm-up\n`);
+process.stdout.write(`${'input'.padEnd(24)} ${'session'.padEnd(8)} ${'ms'.padStart(6)}  ${'× budget'.padStart(8)}  outcome\n`);
+for (const [name, make] of Object.entries(inputs)) {
+  for (const session of [false, true]) {
+    const times: number[] = [];
+    let outcome = '';
+    for (let r = 0; r <= ROUNDS; r++) {
+      const result = make();
+      const t0 = performance.now();
+      const d = await core.evaluateResult({
+        request: { result, tool: { name: 'read' }, server: { name: 'files' }, ...(session ? { session: { id: `hold-${n++}` } } : {}) },
+      });
+      if (r > 0) times.push(performance.now() - t0);
+      outcome = d.outcome;
+    }
+    const ms = median(times);
+    process.stdout.write(`${name.padEnd(24)} ${(session ? 'yes' : 'no').padEnd(8)} ${ms.toFixed(0).padStart(6)}  ${(ms / config.evalBudgetMs).toFixed(2).padStart(8)}  ${outcome}\n`);
+  }
+}
