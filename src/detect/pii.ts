@@ -106,6 +106,9 @@ function ssn(s: string, i: number): number {
  * value, the Luhn sums of the digits before it (one doubling the digits at
  * even places, one at odd places), and where the next different digit is.
  */
+/** Most digits (or groups) the number token's buffers keep between tokens; see NumberToken.#release. */
+const KEPT_DIGITS = 1 << 20;
+
 class NumberToken {
   groups = 0;
   digits = 0;
@@ -124,7 +127,7 @@ class NumberToken {
    * read past it.
    */
   read(s: string, i: number, stop?: () => boolean): number {
-    this.#fit();
+    this.#release();
     this.groups = 0;
     this.digits = 0;
     let pos = i;
@@ -145,9 +148,14 @@ class NumberToken {
     return pos;
   }
 
-  /** Buffers a long token grew are given back before the next read: the process does not keep the largest token's size. */
-  #fit(): void {
-    if (this.value.length <= 4096 && this.start.length <= 4096) return;
+  /**
+   * The buffers grow with the longest token read and are kept for the next
+   * (regrowing them would cost more than reading); past KEPT_DIGITS (a
+   * token only crafted text holds, some 13 MB of buffers) they are given
+   * back, so the process does not keep the largest token's size.
+   */
+  #release(): void {
+    if (this.value.length <= KEPT_DIGITS && this.start.length <= KEPT_DIGITS) return;
     this.start = new Int32Array(64);
     this.end = new Int32Array(64);
     this.before = new Int32Array(65);
