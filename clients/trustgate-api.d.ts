@@ -236,7 +236,7 @@ export interface paths {
         get: operations["getPin"];
         /**
          * Accept a tool definition: pin its digest for (server, tool)
-         * @description For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen.
+         * @description For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen. With TRUSTGATE_PIN_ADMINS set, only the principals it names may (403 TG_ERR_PIN_FORBIDDEN otherwise).
          */
         put: operations["acceptPin"];
         post?: never;
@@ -309,7 +309,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_QUOTA_EXCEEDED" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SESSION_STORE_FULL" | "TG_ERR_SERVER_INTERNAL";
+            code: "TG_ERR_BODY_MALFORMED_JSON" | "TG_ERR_BODY_SCHEMA" | "TG_ERR_BODY_TOO_DEEP" | "TG_ERR_RESULT_TOO_DEEP" | "TG_ERR_PROTOCOL_VERSION_UNKNOWN" | "TG_ERR_RECORD_TOO_DEEP" | "TG_ERR_RECORD_NOT_IJSON" | "TG_ERR_RECORD_NOT_CANONICALIZABLE" | "TG_ERR_LIMIT_BLOCKS" | "TG_ERR_LIMIT_EVIDENCE" | "TG_ERR_LIMIT_STRING" | "TG_ERR_HTTP_MALFORMED" | "TG_ERR_REQUEST_TARGET" | "TG_ERR_AUTH_TOKEN" | "TG_ERR_CROSS_ORIGIN" | "TG_ERR_PIN_FORBIDDEN" | "TG_ERR_ROUTE_NOT_FOUND" | "TG_ERR_SESSION_NOT_FOUND" | "TG_ERR_PIN_NOT_FOUND" | "TG_ERR_REQUEST_TIMEOUT" | "TG_ERR_BODY_TOO_LARGE" | "TG_ERR_HTTP_HEADERS_TOO_LARGE" | "TG_ERR_QUOTA_EXCEEDED" | "TG_ERR_MEDIA_TYPE" | "TG_ERR_POLICY_RELOAD" | "TG_ERR_POLICY_INVALID" | "TG_ERR_SERVER_OVERLOADED" | "TG_ERR_OVERLOADED" | "TG_ERR_SERVER_NOT_READY" | "TG_ERR_SESSION_STORE_UNAVAILABLE" | "TG_ERR_SESSION_STORE_FULL" | "TG_ERR_SERVER_INTERNAL";
             /** @description Present when the request body failed validation: the first place it breaks the request schema (checking stops there, so a body that breaks it a million times costs no more than one that breaks it once). */
             errors?: {
                 /** @description RFC 6901 pointer into the request body */
@@ -540,7 +540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -630,7 +630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -729,7 +729,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -819,7 +819,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1019,7 +1019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site` */
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1575,6 +1575,15 @@ export interface operations {
             };
             /** @description Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service's own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,8 @@ export interface Config {
   readonly tokensFile: string | undefined;
   /** JWT access tokens against a JWKS (TRUSTGATE_JWKS and TRUSTGATE_JWT_*); undefined: none. */
   readonly jwt: JwtSettings | undefined;
+  /** Principal ids that may accept a tool pin (`PUT /v1/pins`; TRUSTGATE_PIN_ADMINS); undefined: every principal may. */
+  readonly pinAdmins: readonly string[] | undefined;
   /** TRUSTGATE_INSECURE_NO_AUTH=1: a front beyond loopback may start without authentication (logged at every start). */
   readonly insecureNoAuth: boolean;
   /** Quotas per principal (TRUSTGATE_QUOTA_*; 0 is off): docs/operations/authentication.md#quotas. */
@@ -212,6 +214,7 @@ export const DEFAULTS = {
   TRUSTGATE_MODE: row('unset', '`audit`, `warn`', '`audit` forces every policy into audit (dry-run rollout); `warn` caps `enforce` at `warn`'),
   TRUSTGATE_TOKEN: row('unset', 'printable ASCII, no spaces', 'one static token, named `default` ([authentication](operations/authentication.md)): when any authentication is set, every `/v1/*` request and `POST /mcp` (and the gateway\'s `--listen` front) needs `Authorization: Bearer <token>` (compared in constant time); the Docker interceptor route also takes it as `?token=`'),
   TRUSTGATE_TOKENS_FILE: row('unset', 'the path of a file', 'named static tokens, one `<name> <token>` per line (`#` comments; tokens of at least 22 characters, each name and token once): the name is `principal.id` ([authentication](operations/authentication.md)); a file that does not read stops start-up'),
+  TRUSTGATE_PIN_ADMINS: row('unset (every principal)', 'comma-separated principal ids', 'who may accept a changed tool definition with `PUT /v1/pins` ([pins](behaviour/pins.md#who-may-accept)): a static token\'s name or a token\'s `sub`; anyone else gets 403 `TG_ERR_PIN_FORBIDDEN`. With several principals (a tokens file, or JWT) and this unset, every one of them may, and the service says so at start'),
   TRUSTGATE_JWKS: row('unset', 'a file path, or an `https://` URL (`http://` on loopback only)', 'JWT access tokens checked against this JSON Web Key Set ([authentication](operations/authentication.md)); a URL is fetched at the first token, cached, and fetched again when a token names an unknown `kid`; needs `TRUSTGATE_JWT_ISSUER` and `TRUSTGATE_JWT_AUDIENCE`'),
   TRUSTGATE_JWT_ISSUER: row('unset', 'the issuer URL', 'the `iss` an access token must carry'),
   TRUSTGATE_JWT_AUDIENCE: row('unset', 'a string', 'the `aud` an access token must carry (the resource: for the gateway front, its `/mcp` URL)'),
@@ -388,6 +391,14 @@ function jwt(env: Env): JwtSettings | undefined {
   return Object.freeze({ jwks, issuer, audience, algorithms: Object.freeze(algorithms), claims: Object.freeze(claims), cooldownMs });
 }
 
+function pinAdmins(v: string | undefined): readonly string[] | undefined {
+  if (unset(v)) return undefined;
+  const ids = v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  if (ids.length === 0) throw new ConfigError('TRUSTGATE_PIN_ADMINS names no principal (unset it to let every principal accept pins)');
+  for (const id of ids) if (id.length > 256) throw new ConfigError('TRUSTGATE_PIN_ADMINS: a principal id is at most 256 characters');
+  return Object.freeze(ids);
+}
+
 function destination(v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(v)) throw new ConfigError(`TRUSTGATE_DESTINATION must be a lower-case name such as local or remote, got ${JSON.stringify(v.slice(0, 64))}`);
@@ -413,6 +424,7 @@ export function loadConfig(env: Env): Config {
     token,
     tokensFile: unset(env.TRUSTGATE_TOKENS_FILE) ? undefined : env.TRUSTGATE_TOKENS_FILE,
     jwt: jwt(env),
+    pinAdmins: pinAdmins(env.TRUSTGATE_PIN_ADMINS),
     insecureNoAuth: oneOf(env, 'TRUSTGATE_INSECURE_NO_AUTH', ['0', '1'] as const) === '1',
     quotas: Object.freeze({
       connections: int(env, 'TRUSTGATE_QUOTA_CONNECTIONS'),

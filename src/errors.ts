@@ -19,6 +19,7 @@ export const ERRORS = {
   TG_ERR_REQUEST_TARGET: { status: 400, title: 'Request target cannot be decoded' },
   TG_ERR_AUTH_TOKEN: { status: 401, title: 'Missing or wrong bearer token' },
   TG_ERR_CROSS_ORIGIN: { status: 403, title: 'Cross-origin request refused' },
+  TG_ERR_PIN_FORBIDDEN: { status: 403, title: 'This principal may not accept tool pins' },
   TG_ERR_ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
   TG_ERR_SESSION_NOT_FOUND: { status: 404, title: 'No such session' },
   TG_ERR_PIN_NOT_FOUND: { status: 404, title: 'No tool pin for that server and tool' },

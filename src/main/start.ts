@@ -198,7 +198,13 @@ export function checkAuthentication(config: Config, host: string, front: string,
     p.exit(2);
     return undefined;
   }
-  if (auth.configured) return auth;
+  if (auth.configured) {
+    // Several principals, and nobody named to vouch for tool definitions: any of them may accept a changed one for all.
+    if (front === 'the service' && (config.tokensFile !== undefined || config.jwt !== undefined) && config.pinAdmins === undefined) {
+      p.log.warn('every authenticated principal may accept a changed tool definition (PUT /v1/pins): name the ones who may in TRUSTGATE_PIN_ADMINS (docs/behaviour/pins.md#who-may-accept)');
+    }
+    return auth;
+  }
   if (loopbackAddress(host)) {
     if (p.makesToken !== true) p.log.warn({ host }, `${front} has no authentication: every local process and user may call it (docs/operations/authentication.md)`);
     return auth;

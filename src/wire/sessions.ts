@@ -94,7 +94,7 @@ export const acceptPinSchema = {
   tags: ['sessions'],
   summary: 'Accept a tool definition: pin its digest for (server, tool)',
   description:
-    'For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen.',
+    'For an operator who has reviewed a definition reported `changed`: send the `tool.digest` of that /v1/evaluate-call answer. Later calls with that definition are `match`; the one pinned before becomes `changed`. Also pins a pair never seen. With TRUSTGATE_PIN_ADMINS set, only the principals it names may (403 TG_ERR_PIN_FORBIDDEN otherwise).',
   body: {
     type: 'object',
     additionalProperties: false,
@@ -104,7 +104,7 @@ export const acceptPinSchema = {
       digest: { type: 'string', pattern: PIN_DIGEST_PATTERN, description: '`sha256:` and 64 hex digits (upper case is accepted and lower-cased)' },
     },
   },
-  response: { 200: pinReply, ...problemReplies(400, 401, 415, 503) },
+  response: { 200: pinReply, ...problemReplies(400, 401, 403, 415, 503) },
   // 503 TG_ERR_SESSION_STORE_FULL: a new pair while TRUSTGATE_MAX_PINS pins are held (no pin is evicted).
 } as const;
 

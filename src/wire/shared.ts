@@ -256,7 +256,7 @@ const problemDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON, a body that fails the request schema, an unknown `protocolVersion`, nesting too deep, a limit exceeded, or (digest) a record that is not I-JSON or cannot be canonicalized; `code` says which',
   401: 'Missing or refused bearer token (TG_ERR_AUTH_TOKEN; only when authentication is configured: TRUSTGATE_TOKEN, TRUSTGATE_TOKENS_FILE or TRUSTGATE_JWKS, docs/operations/authentication.md); sent with `WWW-Authenticate: Bearer`',
   429: 'The principal is past one of its quotas (TG_ERR_QUOTA_EXCEEDED: TRUSTGATE_QUOTA_RPS, TRUSTGATE_QUOTA_SESSIONS, TRUSTGATE_QUOTA_INFLIGHT_BYTES); sent with `Retry-After`. Other principals are served as usual',
-  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`',
+  403: 'Cross-origin request refused (TG_ERR_CROSS_ORIGIN): an `Origin` other than the service\'s own (`http://` or `https://` and the `Host`, where the `Host` is a loopback name or address) not listed in TRUSTGATE_ALLOWED_ORIGINS, or `Sec-Fetch-Site: cross-site`/`same-site`; or (PUT /v1/pins) a principal not in TRUSTGATE_PIN_ADMINS (TG_ERR_PIN_FORBIDDEN)',
   413: 'Request body over TRUSTGATE_BODY_LIMIT (default 8388608 bytes, 8 MiB)',
   415: 'Request body is not application/json (`text/plain`, form and multipart bodies are refused on every route, with or without a body)',
   404: 'No such session (never used, unused for two TTLs, or another principal\'s: a session belongs to the principal that created it), or no pin for that server and tool',

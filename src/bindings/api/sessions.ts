@@ -49,16 +49,23 @@ export function sessionRoutes(app: FastifyInstance): void {
     },
   );
 
+  // Accepting a pin vouches for a tool definition for every session and binding on the store: only the principals the
+  // operator names may (TRUSTGATE_PIN_ADMINS; unset: every principal).
+  const admins = app.trustgate.config.pinAdmins;
   app.put<{ Body: PinAcceptBody }>(
     '/v1/pins',
     { schema: acceptPinSchema },
     async (request) => {
+      if (admins !== undefined && !admins.includes(request.principal.id)) {
+        request.log.warn({ principal: request.principal.id.slice(0, 256) }, 'tool pin refused: the principal is not in TRUSTGATE_PIN_ADMINS');
+        throw new TrustgateError('TG_ERR_PIN_FORBIDDEN', 'this principal may not accept tool pins (TRUSTGATE_PIN_ADMINS)');
+      }
       const server = request.body.server ?? '';
       const { tool } = request.body;
       const digest = request.body.digest.toLowerCase();
       const previous = (await sessions.getPin(server, tool)) ?? null;
       await sessions.acceptPin(server, tool, digest);
-      request.log.info({ server: server.slice(0, 128), tool: tool.slice(0, 128), digest, previous }, 'tool pin accepted');
+      request.log.info({ server: server.slice(0, 128), tool: tool.slice(0, 128), digest, previous, principal: request.principal.id.slice(0, 256) }, 'tool pin accepted');
       return { server, tool, digest, previous };
     },
   );
