@@ -358,17 +358,21 @@ function phone(s: string, i: number, budget: { left: number }): { end: number; s
   return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
 }
 
-const HOT = /[0-9@]/g;
-
 /**
- * Where the next digit or `@` at or after `i` is; `s.length` when there is
- * none. A native search: prose holds few of either, and a loop over every
- * character took most of a scan's time.
+ * The next digit, or the next `@` that may start an address (followed by
+ * dotted labels and a last label opening with 2 letters: what the address
+ * scanner needs before it finds anything), as one native search: a text
+ * crowded with at-signs that start no address (`a@a@`, `x@y.z@`) is
+ * passed over at native speed, and skipping such an `@` changes nothing
+ * (the scanner finds nothing there and reads on from the next place).
  */
+const HOT = /[0-9]|@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2}/g;
+
+/** Where the next place HOT finds is at or after `i`; `s.length` when there is none. */
 function nextHot(s: string, i: number): number {
   HOT.lastIndex = i;
-  // `test` rather than `exec`: no match object made for each of a crowd of digits or at-signs.
-  return HOT.test(s) ? HOT.lastIndex - 1 : s.length;
+  const m = HOT.exec(s);
+  return m === null ? s.length : m.index;
 }
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */
@@ -386,7 +390,7 @@ export function scanPiiFully(s: string): Span[] {
  * kind holds a digit or an `@` no more than 2 characters after where its
  * scanner starts (an IBAN `CCdd`, a `+` before a digit, a number, an
  * email's `@`), so from `i` nothing is found before the next digit or `@`
- * less 2. The jump then backs up to the start of the base64 run it would
+ * that may start an address (HOT) less 2. The jump then backs up to the start of the base64 run it would
  * land in (not before `i`): a run of 64 or more is still passed over whole,
  * from the same place as when every character is read, and the loop goes on
  * from a place that reading every character also reaches.
@@ -408,12 +412,12 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
     if (stop !== undefined && (++steps & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
     if (skip) {
       if (hot < i) {
-        // The next few characters are read here first: where digits or at-signs crowd a text, a native search for each
-        // costs more than the loop.
+        // The next few characters are read here first: where digits crowd a text, a native search for each costs more
+        // than the loop. An `@` is left to the native search, which knows whether it may start an address.
         let h = i;
         const near = Math.min(n, i + 16);
         for (let d = codeAt(s, h); h < near && !(d >= 48 && d <= 57) && d !== 64; d = codeAt(s, ++h));
-        hot = h < near ? h : nextHot(s, near);
+        hot = h < near && s.charCodeAt(h) !== 64 ? h : nextHot(s, h);
         if (hot === n) break;
       }
       if (hot - 2 > i) {
