@@ -69,8 +69,8 @@ interface Compiled {
    * keywords such a rule finds in the value (`nrak` in `NRAK-...`).
    */
   named: ReadonlySet<string>;
-  /** Keywords the secret starts with (see prefixKeywords). */
-  prefixes: ReadonlySet<string>;
+  /** Keywords the secret starts with, each with how many secret characters must follow it at least (see prefixKeywords). */
+  prefixes: ReadonlyMap<string, number>;
   /** Keywords the regex itself starts with (see startKeywords): a window around one reaches only REACH_AT_START back. */
   starts: ReadonlySet<string>;
 }
@@ -134,22 +134,50 @@ function anchoredAtKeyword(regex: string): string | undefined {
 
 /**
  * The keywords of a rule that its regex writes as the start of the secret
- * itself (`ghp_[...]`, `SK[0-9a-f]{32}`, `s\.(?i:[...])`), each place it
- * occurs followed by a class of secret characters only (isSecretChar):
- * where one is found, the secret goes on right after it, so a keyword
- * followed by a blank or punctuation ("ask.", "they ") spares the regex.
- * A keyword followed by a class that holds a blank (`-----BEGIN[ A-Z...]`)
- * or by anything else is not one.
+ * itself (`ghp_[...]`, `SK[0-9a-f]{32}`, `s\.(?i:[...]{24})`), each place it
+ * occurs followed by a class of secret characters only (isSecretChar),
+ * with the fewest characters of that class a match holds there (its
+ * quantifier's least count): where one is found, the secret goes on right
+ * after it for at least that many characters, so a keyword followed by a
+ * blank or punctuation ("ask.", "they "), or by fewer secret characters
+ * ("class.v1" for `s.` and its 24), spares the regex. A keyword followed
+ * by a class that holds a blank (`-----BEGIN[ A-Z...]`), by a class a
+ * match may leave out (`[...]*`, `([...])?`) or by anything else is not one.
  */
-function prefixKeywords(rule: GitleaksRule, starts: ReadonlySet<string>): Set<string> {
-  const out = new Set<string>();
+function prefixKeywords(rule: GitleaksRule, starts: ReadonlySet<string>): Map<string, number> {
+  const out = new Map<string, number>();
   // Only where every match starts with a keyword (startKeywords): a keyword followed by a blank then takes part in no match.
   if (starts.size === 0) return out;
+  const begins = alternatives(rule.regex.replace(/^(?:\(\?i\)|\\b|\((?:\?:)?)*/, ''));
   for (const k of rule.keywords) {
-    const places = [...rule.regex.matchAll(new RegExp(`(?:${literal(k)})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?`, 'gi'))];
-    if (places.length > 0 && places.every((m) => m[2] !== undefined && onlySecretChars(m[2]))) out.add(k);
+    const after = `(?:${literal(k)})((?:\\(\\?i\\)|\\(\\?i:|\\((?:\\?:)?)*)(\\[(?:\\\\.|[^\\]\\\\])+\\]|\\\\[wd])?(\\{(\\d+)(?:,\\d*)?\\}|[+*?])?(\\)[?*{]?)?`;
+    // Every match starts with a keyword: what a start keyword is followed by where a match starts with it is all that
+    // counts (jwt's `ey` is followed by 17 letters or digits there, and by a class with `/` later in the match).
+    const places = starts.has(k)
+      ? begins.map((a) => new RegExp(`^${after}`, 'i').exec(a)).filter((m): m is RegExpExecArray => m !== null)
+      : [...rule.regex.matchAll(new RegExp(after, 'gi'))];
+    let least = Infinity;
+    for (const m of places) {
+      if (m[2] === undefined || !onlySecretChars(m[2])) {
+        least = -1;
+        break;
+      }
+      // The class's own quantifier (none: one character); a group closed right after it with a quantifier of its own
+      // (`(...)?`, `(...){2}`) counts as one a match may leave out.
+      const q = m[3];
+      const count = m[5] !== undefined && m[5].length > 1 ? 0 : q === undefined || q === '+' ? 1 : q === '*' || q === '?' ? 0 : Number(m[4]);
+      least = Math.min(least, count);
+    }
+    if (places.length > 0 && least >= 1) out.set(k, least);
   }
   return out;
+}
+
+/** Whether the `n` characters from `p` are all secret characters (isSecretChar). */
+function secretRun(s: string, p: number, n: number): boolean {
+  if (p + n > s.length) return false;
+  for (let i = p; i < p + n; i++) if (!isSecretChar(s.charCodeAt(i))) return false;
+  return true;
 }
 
 /** A keyword written as the regex wants it: letters and digits as they are, any other character escaped or not. */
@@ -401,7 +429,8 @@ function keywordHits(s: string): Map<number, Hits> {
       const c = RULES[r]!;
       const named = c.named.has(k);
       if (named && !operatorFollows(s, at + k.length)) continue;
-      if (c.prefixes.has(k) && !isSecretChar(s.charCodeAt(at + k.length))) continue;
+      const least = c.prefixes.get(k);
+      if (least !== undefined && !secretRun(s, at + k.length, least)) continue;
       let h = hits.get(r);
       if (h === undefined) hits.set(r, (h = { tries: [], windows: [] }));
       const entry = named ? at : 2 * at + (c.starts.has(k) ? 0 : 1);
