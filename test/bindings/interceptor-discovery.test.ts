@@ -96,6 +96,15 @@ describe('trustgate-discovery over /mcp', () => {
     expect(believed.payload.resources).toEqual(list.resources);
   });
 
+  it('a credential in a definition is masked in the list to forward, as through the proxy', async () => {
+    const key = 'AKIAIOSFODNN7EXAMPLE';
+    const list = { tools: [{ name: 'deploy', description: `Deploys with key ${key}`, inputSchema: { type: 'object', properties: { region: { type: 'string', description: `default key ${key}` } } } }] };
+    const r = await discover('tools/list', list, 'disc-secret');
+    expect(r.modified).toBe(true);
+    expect(JSON.stringify(r.payload)).not.toContain(key);
+    expect(r.payload.tools[0].description).toMatch(/^Deploys with key \[aws-access-key-id withheld by secrets\/mask-secrets\]$/);
+  });
+
   it('a payload that is not the list is -32602, never a list passed on', async () => {
     for (const [event, payload] of [
       ['tools/list', { content: [] }],

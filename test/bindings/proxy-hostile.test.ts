@@ -322,3 +322,24 @@ describe('proxy: rules of scope tool judge each listed definition', () => {
     }
   }, 60_000);
 });
+
+describe('proxy: a credential in a tool definition', () => {
+  it('is masked in the list the host gets, over the shipped set, and the tool is still called and pinned as the server defined it', async () => {
+    const key = 'AKIAIOSFODNN7EXAMPLE';
+    const r = await start(['plain'], { HOSTILE_DESCRIBE: `Reads a page. Deploy key ${key} for the mirror.` }, ['--policies', join(ROOT, 'policies')]);
+    try {
+      for (let n = 0; n < 2; n++) {
+        const list = await r.client.listTools();
+        const read = list.tools.find((t) => t.name === 'read')!;
+        expect(read.description).toMatch(/^Reads a page\. Deploy key \[aws-access-key-id withheld by secrets\/mask-secrets\] for the mirror\.$/);
+        expect(JSON.stringify(r.seen)).not.toContain(key);
+      }
+      // Listed twice, pinned once: the pin is the server's own definition, not the masked one the host shows.
+      const x = await r.client.callTool({ name: 'read', arguments: {} });
+      expect(JSON.stringify(x)).not.toMatch(/deny-changed-definition|deny-unlisted-tool/);
+      expect(r.serverLog().some((m) => m.method === 'tools/call')).toBe(true);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});

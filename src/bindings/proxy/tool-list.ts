@@ -84,7 +84,14 @@ export async function judgeToolList(deps: ToolListDeps, tools: ListedTools, resu
     return !j.dropped;
   });
   if (withheld.length > 0) log.warn({ server: server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
-  const payload: Msg = { tools: kept };
+  let shown: Msg[];
+  try {
+    shown = await readDefinitions(deps, kept);
+  } catch (err) {
+    log.error({ err: errorDetail(err) }, 'tool definitions could not be read for the host');
+    return { ok: false, text: `Trustgate withheld the list of tools: ${errorDetail(err)}` };
+  }
+  const payload: Msg = { tools: shown };
   if (typeof result.nextCursor === 'string') payload.nextCursor = result.nextCursor;
   return { ok: true, payload };
 }
@@ -104,3 +111,80 @@ export function descriptionsOf(list: Msg): Msg | undefined {
   }
   return texts.length === 0 ? undefined : { content: [{ type: 'text', text: texts.join('\n\n') }] };
 }
+
+/** Members of a definition whose strings are identifiers or schema keywords, not text a reader is shown. */
+const DEFINITION_KEYWORDS: ReadonlySet<string> = new Set(['name', 'type', 'required', '$schema', '$ref', '$id', 'format', 'pattern', 'mimeType', 'uri', 'icons']);
+
+/** A string of a definition the host shows (a description, a title, an example, an enum value): where it is. */
+interface Slot {
+  tool: number;
+  path: Array<string | number>;
+  text: string;
+}
+
+function slotsOf(v: unknown, tool: number, path: Array<string | number>, out: Slot[]): void {
+  if (typeof v === 'string') {
+    if (v !== '') out.push({ tool, path, text: v });
+  } else if (Array.isArray(v)) v.forEach((x, i) => slotsOf(x, tool, [...path, i], out));
+  else if (isRecord(v)) {
+    for (const k of Object.keys(v)) {
+      const x = v[k];
+      // An object is read whatever its member's name (a schema's property may be called `type` or `name`); a keyword's
+      // string or list of strings is not text.
+      if (isRecord(x) || !DEFINITION_KEYWORDS.has(k)) slotsOf(x, tool, [...path, k], out);
+    }
+  }
+}
+
+/** A copy of `t` with the string at `path` replaced. */
+function replaced(t: unknown, path: ReadonlyArray<string | number>, text: string): unknown {
+  if (path.length === 0) return text;
+  const [head, ...rest] = path;
+  if (Array.isArray(t)) return t.map((x, i) => (i === head ? replaced(x, rest, text) : x));
+  const o = t as Msg;
+  return { ...o, [head as string]: replaced(o[head as string], rest, text) };
+}
+
+/** What stands in a definition's string that judging withholds. */
+const WITHHELD_TEXT = '[withheld by Trustgate]';
+
+/**
+ * Every string of the listed definitions the host shows (contract section
+ * 19: descriptions, titles, and the texts of their schemas), read by the
+ * detectors and masked as a result's text would be: each is a block of a
+ * decision that keeps no session (the session takes the list in as the
+ * server's content elsewhere: descriptionsOf) and believes the list
+ * closed-world, so what changes a string is what the rules mask or
+ * withhold, not the fence an untrusted result gets. A string withheld, or
+ * a decision that forwards nothing, leaves Trustgate's placeholder. The
+ * definitions a call is judged and pinned against stay the server's own.
+ */
+async function readDefinitions(deps: ToolListDeps, tools: Msg[]): Promise<Msg[]> {
+  const slots: Slot[] = [];
+  tools.forEach((t, i) => slotsOf(t, i, [], slots));
+  const out: unknown[] = tools.slice();
+  // In decisions of at most DEFINITION_BLOCKS blocks: a long list stays within the blocks a result may hold.
+  for (let from = 0; from < slots.length; from += DEFINITION_BLOCKS) {
+    const batch = slots.slice(from, from + DEFINITION_BLOCKS);
+    const d = await deps.core.evaluateResult({
+      request: {
+        result: { content: batch.map((x) => ({ type: 'text', text: x.text })) },
+        tool: { name: '', annotations: { openWorldHint: false, readOnlyHint: true } },
+        server: deps.server,
+        ...(deps.context ? { context: deps.context } : {}),
+      },
+      operator: { hints: 'declared' },
+      call: { method: 'tools/list', name: '', arguments: {} },
+    });
+    const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === batch.length ? d.result.content : undefined;
+    batch.forEach((x, k) => {
+      const b = blocks?.[k];
+      const text = isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : WITHHELD_TEXT;
+      if (text !== x.text) out[x.tool] = replaced(out[x.tool], x.path, text);
+    });
+  }
+  return out as Msg[];
+}
+
+/** Most strings of definitions read in one decision (a result holds at most TRUSTGATE_MAX_BLOCKS, 10,000 by default). */
+const DEFINITION_BLOCKS = 500;
