@@ -1,6 +1,6 @@
 /**
  * Generated: a credential placed anywhere in a result a host will see (a text block, split over two blocks, a
- * structuredContent value or member name, a block's _meta, a resource link's fields, a resource's text or a blob of a
+ * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type), as written or behind one of the normalizations (a zero-width space, a soft hyphen, a
  * confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
  * policies.
@@ -64,6 +64,11 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       return { content: [{ type: 'resource_link', uri: 'file:///app/.env', name: 'env', description: line }] };
     case 'link-uri':
       return { content: [{ type: 'resource_link', uri: `https://cb.test/hook?token=${text}`, name: 'callback' }] };
+    case 'annotations':
+      // A block's annotations are exempt from the fence an untrusted result gets, not from the masks.
+      return { content: [{ type: 'text', text: 'ok', annotations: { audience: ['assistant'], note: line } }] };
+    case 'link-annotations':
+      return { content: [{ type: 'resource_link', uri: 'file:///app/.env', name: 'env', annotations: { priority: 0.5, note: { deep: [line] } } }] };
     case 'resource-text':
       return { content: [{ type: 'resource', resource: { uri: 'file:///app/.env', mimeType: 'text/plain', text: line } }] };
     default:
@@ -95,7 +100,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'link-description', 'link-uri', 'resource-text', 'blob'];
+    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {

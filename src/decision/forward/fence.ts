@@ -62,14 +62,20 @@ export class Fencing extends Claims {
         case 'uri':
           value = this.maskIf(index, v as string, at);
           break;
-        case 'type':
         case 'mimeType':
+          // Exempt from the fence, not from the masks: every string forwarded is read (contract section 19).
+          if (typeof v === 'string') value = this.maskIf(index, v, at);
+          break;
+        case 'type':
         case 'data':
         case 'size':
           break;
-        case 'annotations':
-          value = this.prune(v, child(n, key), at);
+        case 'annotations': {
+          const kept = this.prune(v, child(n, key), at);
+          const specs = this.masksFor(index);
+          value = specs === undefined ? kept : this.maskDeep(kept, specs, at, index);
           break;
+        }
         case '_meta':
           value = this.trustMetaOnly(v, child(n, key), at);
           break;
@@ -146,7 +152,7 @@ export class Fencing extends Claims {
       switch (key) {
         case 'uri':
         case 'mimeType':
-          if (typeof v === 'string') setOwn(out, key, key === 'uri' ? this.maskIf(index, v, [...at, key]) : v);
+          if (typeof v === 'string') setOwn(out, key, this.maskIf(index, v, [...at, key]));
           else this.withhold(at, key);
           break;
         case '_meta': {
