@@ -33,6 +33,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { PrincipalVar } from '../../policy/cel/variables.js';
 import { judgeable, judgedAs } from '../proxy/judged.js';
 import { descriptionsOf, judgeToolList, type ToolListDeps } from '../proxy/tool-list.js';
+import { maskedStrings } from '../proxy/mask-strings.js';
 import type { DecisionCore } from '../../decision/core.js';
 import type { FindingOut } from '../../decision/types.js';
 import { isRecord } from '../../json/record.js';
@@ -312,8 +313,10 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
           return { modified: !isDeepStrictEqual(j.payload, list), payload: j.payload, ...(info ? { info } : {}) };
         }
         const j = judgeable(p.event, list);
+        const ids = j.identifiers.length === 0 ? [] : await maskedStrings({ core, server: { name: serverName }, context: c.context, method: p.event }, j.identifiers);
         if (j.slots === 0) {
           const payload = j.rebuild(j.result);
+          j.putIdentifiers(ids);
           return { modified: !isDeepStrictEqual(payload, list), payload };
         }
         const d = await decide(j.result);
@@ -322,6 +325,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
         if (verdict.kind === 'withhold') return withhold(verdict.text, verdict.withheld === 'result-consent' ? { ...info, requiresConsent: true } : info);
         if (!d.result) throw new Error('no list to forward');
         const payload = j.rebuild(d.result);
+        j.putIdentifiers(ids);
         return { modified: !isDeepStrictEqual(payload, list), payload, info };
       } catch (err) {
         throw mcpErrorOf(err, subject);

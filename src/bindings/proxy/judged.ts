@@ -14,7 +14,9 @@
  * becomes Trustgate's placeholder, a fenced one its fenced text. Strings
  * left out of the slots are only those MCP uses as identifiers and
  * keywords (`uri`, `mimeType`, `type`, `role`, `name`, cursors, tokens,
- * levels, ids): never free text.
+ * levels, ids): never free text. Of those, the ones a host shows (URIs,
+ * names, media types, versions, annotations) are `identifiers`, masked
+ * rather than fenced (mask-strings.ts) and put back by `putIdentifiers`.
  *
  * Member names are read by the host too (a requested schema's property
  * names are the labels of a form). A name is passed on only when it is a
@@ -103,6 +105,21 @@ interface Slot {
   put(forwarded: Msg | undefined): void;
 }
 
+/**
+ * Members among KEYWORDS whose strings a host still shows (a URI, a name,
+ * a media type, a version, a model, annotations): not fenced, but read by
+ * the detectors and masked (mask-strings.ts), so a credential in a
+ * resource's URI or name never passes. The rest of KEYWORDS are protocol
+ * tokens, enumerations and opaque ids.
+ */
+const SHOWN_KEYWORDS: ReadonlySet<string> = new Set(['uri', 'uriTemplate', 'name', 'mimeType', 'version', 'model', 'annotations']);
+
+/** One string of an identifier member, and how its masked form goes back in its place. */
+interface IdSlot {
+  text: string;
+  put(text: string): void;
+}
+
 export interface Judgeable {
   /** The CallToolResult the core judges: one block per slot, the message's trust claim as its `_meta`. */
   result: Msg;
@@ -112,6 +129,10 @@ export interface Judgeable {
   slots: number;
   /** How many members were withheld for a name that is not a name. */
   withheld: number;
+  /** The strings of identifier members (SHOWN_KEYWORDS) in the message, to be masked rather than judged as text. */
+  identifiers: string[];
+  /** Put the identifiers back as `masked` says (one for each of `identifiers`, in order), in the rebuilt message. */
+  putIdentifiers(masked: readonly string[]): void;
 }
 
 const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b.type === 'text' && typeof b.text === 'string' ? b.text : undefined);
@@ -145,6 +166,7 @@ const DISPLAY: ReadonlySet<string> = new Set(['title', 'description']);
 
 class Builder {
   readonly slots: Slot[] = [];
+  readonly ids: IdSlot[] = [];
   /** Members withheld because their name is not a name. */
   withheld = 0;
 
@@ -210,6 +232,10 @@ class Builder {
         this.withheld++;
         continue;
       }
+      if (SHOWN_KEYWORDS.has(k) && !skip.has(k)) {
+        this.identifier(v, k);
+        continue;
+      }
       if (skip.has(k) || KEYWORDS.has(k)) continue;
       // `_meta` is read by the host too: its strings are text like any other, but for the trust claim, which the core reads.
       if (k === '_meta') {
@@ -219,6 +245,15 @@ class Builder {
       if (typeof v[k] === 'string') this.text(v, k);
       else this.strings(v[k]);
     }
+  }
+
+  /** Every string at `holder[key]` (a string, or strings deep inside), as an identifier to mask in place. */
+  identifier(holder: Msg | unknown[], key: string | number): void {
+    const v = (holder as Record<string | number, unknown>)[key];
+    if (typeof v === 'string') {
+      if (v !== '') this.ids.push({ text: v, put: (t) => ((holder as Record<string | number, unknown>)[key] = t) });
+    } else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) this.identifier(v, i);
+    else if (isRecord(v)) for (const k of Object.keys(v)) this.identifier(v, k);
   }
 
   /** A log line's `data`: a string as text; anything else as its JSON, forwarded as the judged text only when judging changed it. */
@@ -292,6 +327,12 @@ export function judgeable(method: string, payload: Msg): Judgeable {
     result,
     slots: b.slots.length,
     withheld: b.withheld,
+    identifiers: b.ids.map((x) => x.text),
+    putIdentifiers(masked) {
+      b.ids.forEach((x, i) => {
+        if (masked[i] !== undefined && masked[i] !== x.text) x.put(masked[i]!);
+      });
+    },
     rebuild(forwarded) {
       const blocks = Array.isArray(forwarded.content) ? forwarded.content : [];
       b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isRecord(blocks[i]) ? blocks[i] : undefined));

@@ -12,6 +12,7 @@ import { errorDetail } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import type { OperatorEntry } from '../../trust/operator.js';
+import { maskedStrings } from './mask-strings.js';
 
 type Msg = Record<string, unknown>;
 
@@ -145,46 +146,20 @@ function replaced(t: unknown, path: ReadonlyArray<string | number>, text: string
   return { ...o, [head as string]: replaced(o[head as string], rest, text) };
 }
 
-/** What stands in a definition's string that judging withholds. */
-const WITHHELD_TEXT = '[withheld by Trustgate]';
-
 /**
  * Every string of the listed definitions the host shows (contract section
  * 19: descriptions, titles, and the texts of their schemas), read by the
- * detectors and masked as a result's text would be: each is a block of a
- * decision that keeps no session (the session takes the list in as the
- * server's content elsewhere: descriptionsOf) and believes the list
- * closed-world, so what changes a string is what the rules mask or
- * withhold, not the fence an untrusted result gets. A string withheld, or
- * a decision that forwards nothing, leaves Trustgate's placeholder. The
+ * detectors and masked as a result's text would be (mask-strings.ts). The
  * definitions a call is judged and pinned against stay the server's own.
  */
 async function readDefinitions(deps: ToolListDeps, tools: Msg[]): Promise<Msg[]> {
   const slots: Slot[] = [];
   tools.forEach((t, i) => slotsOf(t, i, [], slots));
+  if (slots.length === 0) return tools;
+  const masked = await maskedStrings({ core: deps.core, server: deps.server, context: deps.context, method: 'tools/list' }, slots.map((x) => x.text));
   const out: unknown[] = tools.slice();
-  // In decisions of at most DEFINITION_BLOCKS blocks: a long list stays within the blocks a result may hold.
-  for (let from = 0; from < slots.length; from += DEFINITION_BLOCKS) {
-    const batch = slots.slice(from, from + DEFINITION_BLOCKS);
-    const d = await deps.core.evaluateResult({
-      request: {
-        result: { content: batch.map((x) => ({ type: 'text', text: x.text })) },
-        tool: { name: '', annotations: { openWorldHint: false, readOnlyHint: true } },
-        server: deps.server,
-        ...(deps.context ? { context: deps.context } : {}),
-      },
-      operator: { hints: 'declared' },
-      call: { method: 'tools/list', name: '', arguments: {} },
-    });
-    const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === batch.length ? d.result.content : undefined;
-    batch.forEach((x, k) => {
-      const b = blocks?.[k];
-      const text = isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : WITHHELD_TEXT;
-      if (text !== x.text) out[x.tool] = replaced(out[x.tool], x.path, text);
-    });
-  }
+  slots.forEach((x, k) => {
+    if (masked[k] !== x.text) out[x.tool] = replaced(out[x.tool], x.path, masked[k]!);
+  });
   return out as Msg[];
 }
-
-/** Most strings of definitions read in one decision (a result holds at most TRUSTGATE_MAX_BLOCKS, 10,000 by default). */
-const DEFINITION_BLOCKS = 500;

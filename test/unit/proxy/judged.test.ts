@@ -8,6 +8,7 @@
  * text, and are not generated with the server's text.
  */
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { judgeable, KEYWORDS } from '../../../src/bindings/proxy/judged.js';
@@ -129,5 +130,41 @@ describe('the judged form of a proxied message', () => {
     const j = judgeable('notifications/message', { level: 'info', data: 'x', _meta: { [TRUST]: { untrusted: true }, note: 'n' } });
     expect(j.rebuild({ content: [{ type: 'text', text: 'x' }], _meta: { [TRUST]: { untrusted: true } } })._meta).toEqual({ [TRUST]: { untrusted: true } });
     expect(j.rebuild({ content: [{ type: 'text', text: 'x' }] })).not.toHaveProperty('_meta');
+  });
+});
+
+describe('identifiers a host shows (URIs, names, media types, annotations)', () => {
+  let shipped: DecisionCore;
+  beforeAll(async () => {
+    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
+    await store.load();
+    shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
+  });
+
+  it('are masked, not fenced, wherever a message holds them: a credential in a resource URI or name never passes', async () => {
+    const KEY = 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    const at = fc.constantFrom<(s: string) => Record<string, unknown>>(
+      (s) => ({ resources: [{ uri: `https://files.example/doc?token=${s}`, name: 'doc' }] }),
+      (s) => ({ resources: [{ uri: 'file:///a', name: `key ${s}` }] }),
+      (s) => ({ resourceTemplates: [{ uriTemplate: `https://x.example/{id}?k=${s}`, name: 't' }] }),
+      (s) => ({ prompts: [{ name: 'p', annotations: { note: { deep: [s] } } }] }),
+      (s) => ({ resources: [{ uri: 'file:///b', name: 'b', mimeType: `text/plain; key=${s}` }] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('resources/list', 'resources/templates/list', 'prompts/list', 'initialize'), at, async (method, make) => {
+        const msg = make(KEY);
+        const j = judgeable(method, msg);
+        expect(j.identifiers.join('\n')).toContain(KEY);
+        const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
+        const masked = await maskedStrings({ core: shipped, server: { name: 's' }, method }, j.identifiers);
+        const rebuilt = j.rebuild(j.result);
+        j.putIdentifiers(masked);
+        expect(JSON.stringify(rebuilt)).not.toContain(KEY);
+        expect(JSON.stringify(rebuilt)).toContain('withheld by secrets/mask-secrets');
+        // An identifier without a finding stays as it was: no fence in a URI.
+        expect(JSON.stringify(rebuilt)).not.toMatch(/untrusted-content/);
+      }),
+      { numRuns: 40 },
+    );
   });
 });
