@@ -232,6 +232,7 @@ class Builder {
         this.withheld++;
         continue;
       }
+      this.memberName(v, k);
       if (SHOWN_KEYWORDS.has(k) && !skip.has(k)) {
         this.identifier(v, k);
         continue;
@@ -253,7 +254,16 @@ class Builder {
     if (typeof v === 'string') {
       if (v !== '') this.ids.push({ text: v, put: (t) => ((holder as Record<string | number, unknown>)[key] = t) });
     } else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) this.identifier(v, i);
-    else if (isRecord(v)) for (const k of Object.keys(v)) this.identifier(v, k);
+    else if (isRecord(v))
+      for (const k of Object.keys(v)) {
+        this.memberName(v, k);
+        this.identifier(v, k);
+      }
+  }
+
+  /** A member name a host reads (a form's field, a key of `_meta`): read as an identifier; one that holds a finding is withheld with its value. */
+  memberName(holder: Msg, key: string): void {
+    this.ids.push({ text: key, put: (t) => void (t !== key && delete holder[key]) });
   }
 
   /** A log line's `data`: a string as text; anything else as its JSON, forwarded as the judged text only when judging changed it. */

@@ -11,6 +11,7 @@
  */
 import type { DecisionCore } from '../../decision/core.js';
 import { isRecord } from '../../json/record.js';
+import { unfence } from '../../policy/effects.js';
 
 export interface MaskDeps {
   core: DecisionCore;
@@ -24,11 +25,27 @@ export interface MaskDeps {
 /** What stands in a string judging withholds. */
 export const WITHHELD_TEXT = '[withheld by Trustgate]';
 
+/**
+ * What a string becomes from its judged block: withheld when the decision
+ * forwarded nothing of it (no result, dropped, redacted); masked when a
+ * mask applied (the masked text, from inside the fence when the rules also
+ * fenced it); else the string as it was: a fence alone never changes an
+ * identifier.
+ */
+function judgedString(text: string, block: unknown, actions: readonly string[]): string {
+  if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string' || actions.includes('drop') || actions.includes('redact')) return WITHHELD_TEXT;
+  if (!actions.includes('mask')) return text;
+  if (!actions.includes('spotlight')) return block.text;
+  return unfence(block.text) ?? WITHHELD_TEXT;
+}
+
 /** Most strings read in one decision (a result holds at most TRUSTGATE_MAX_BLOCKS, 10,000 by default). */
 const PER_DECISION = 500;
 
 /** `texts` as the host may see them: each masked, or Trustgate's placeholder where judging withholds it (a decision that forwards nothing withholds all of its strings). */
-export async function maskedStrings(deps: MaskDeps, texts: readonly string[]): Promise<string[]> {
+export async function maskedStrings(deps: MaskDeps, all: readonly string[]): Promise<string[]> {
+  // Each distinct string read once (a list repeats its member names and media types).
+  const texts = [...new Set(all)];
   const out = texts.slice();
   for (let from = 0; from < texts.length; from += PER_DECISION) {
     const batch = texts.slice(from, from + PER_DECISION);
@@ -43,10 +60,10 @@ export async function maskedStrings(deps: MaskDeps, texts: readonly string[]): P
       call: { method: deps.method, name: '', arguments: {} },
     });
     const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === batch.length ? d.result.content : undefined;
-    batch.forEach((_, k) => {
-      const b = blocks?.[k];
-      out[from + k] = isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : WITHHELD_TEXT;
+    batch.forEach((text, k) => {
+      out[from + k] = judgedString(text, blocks?.[k], d.blocks.find((x) => x.index === k)?.actions ?? []);
     });
   }
-  return out;
+  const masked = new Map(texts.map((t, i) => [t, out[i]!]));
+  return all.map((t) => masked.get(t)!);
 }

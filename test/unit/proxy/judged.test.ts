@@ -141,7 +141,7 @@ describe('identifiers a host shows (URIs, names, media types, annotations)', () 
     shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
   });
 
-  it('are masked, not fenced, wherever a message holds them: a credential in a resource URI or name never passes', async () => {
+  it('are masked, not fenced, wherever a message holds them: a credential in a resource URI, a name or a member name never passes', async () => {
     const KEY = 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
     const at = fc.constantFrom<(s: string) => Record<string, unknown>>(
       (s) => ({ resources: [{ uri: `https://files.example/doc?token=${s}`, name: 'doc' }] }),
@@ -149,6 +149,9 @@ describe('identifiers a host shows (URIs, names, media types, annotations)', () 
       (s) => ({ resourceTemplates: [{ uriTemplate: `https://x.example/{id}?k=${s}`, name: 't' }] }),
       (s) => ({ prompts: [{ name: 'p', annotations: { note: { deep: [s] } } }] }),
       (s) => ({ resources: [{ uri: 'file:///b', name: 'b', mimeType: `text/plain; key=${s}` }] }),
+      // Member names a host reads: withheld with their value.
+      (s) => ({ resources: [{ uri: 'file:///c', name: 'c', _meta: { [s]: 'x' } }] }),
+      (s) => ({ prompts: [{ name: 'p', arguments: [{ name: 'a' }], annotations: { [s]: true } }] }),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('resources/list', 'resources/templates/list', 'prompts/list', 'initialize'), at, async (method, make) => {
@@ -160,11 +163,45 @@ describe('identifiers a host shows (URIs, names, media types, annotations)', () 
         const rebuilt = j.rebuild(j.result);
         j.putIdentifiers(masked);
         expect(JSON.stringify(rebuilt)).not.toContain(KEY);
-        expect(JSON.stringify(rebuilt)).toContain('withheld by secrets/mask-secrets');
+        const asName = JSON.stringify(msg).includes(`"${KEY}":`);
+        if (!asName) expect(JSON.stringify(rebuilt)).toContain('withheld by secrets/mask-secrets');
         // An identifier without a finding stays as it was: no fence in a URI.
         expect(JSON.stringify(rebuilt)).not.toMatch(/untrusted-content/);
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('member names of a proxied message', () => {
+  it('a name that holds a credential is withheld with its value (an elicitation form field, a notification key)', async () => {
+    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
+    await store.load();
+    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
+    const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
+    const KEY = 'AKIAIOSFODNN7EXAMPLE';
+    for (const [method, msg] of [
+      ['elicitation/create', { message: 'Fill in', requestedSchema: { type: 'object', properties: { [KEY]: { type: 'string' }, city: { type: 'string' } } } }],
+      ['notifications/message', { level: 'info', data: { [KEY]: 1, ok: 2 } }],
+    ] as const) {
+      const j = judgeable(method, msg as Record<string, unknown>);
+      const masked = await maskedStrings({ core, server: { name: 's' }, method }, j.identifiers);
+      // As the relay does: the text slots through a decision, the identifiers masked.
+      const d = await core.evaluateResult({ request: { result: j.result, tool: { name: '' } } });
+      const rebuilt = j.rebuild(d.result!);
+      j.putIdentifiers(masked);
+      expect(JSON.stringify(rebuilt), method).not.toContain(KEY);
+      expect(JSON.stringify(rebuilt), method).toMatch(/city|ok/);
+    }
+  });
+});
+
+describe('identifiers under a set that fences every text', () => {
+  it('stay as the server wrote them: a fence alone never changes a URI, a name or a member name', async () => {
+    const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
+    const msg = { resources: [{ uri: 'https://files.example/a?x=1', name: 'a', mimeType: 'text/plain', _meta: { 'com.example/k': 'v' } }] };
+    const j = judgeable('resources/list', structuredClone(msg));
+    const masked = await maskedStrings({ core, server: { name: 's' }, method: 'resources/list' }, j.identifiers);
+    expect(masked).toEqual(j.identifiers);
   });
 });
