@@ -60,8 +60,9 @@ export async function maskedStrings(deps: MaskDeps, all: readonly string[]): Pro
       call: { method: deps.method, name: '', arguments: {} },
     });
     const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === batch.length ? d.result.content : undefined;
+    const actions = new Map(d.blocks.map((b) => [b.index, b.actions]));
     batch.forEach((text, k) => {
-      out[from + k] = judgedString(text, blocks?.[k], d.blocks.find((x) => x.index === k)?.actions ?? []);
+      out[from + k] = judgedString(text, blocks?.[k], actions.get(k) ?? []);
     });
   }
   const masked = new Map(texts.map((t, i) => [t, out[i]!]));
