@@ -21,21 +21,26 @@ export interface SessionFlows {
 
 export function sessionFlows(store: FlowStore, maxValues: number): SessionFlows {
   let keyPromise: Promise<Uint8Array> | undefined;
+  // The key once read: later requests digest their values without waiting a turn of the event loop for it.
+  let known: Uint8Array | undefined;
   const key = (): Promise<Uint8Array> =>
-    (keyPromise ??= store.key().catch((err: unknown) => {
-      keyPromise = undefined;
-      throw err;
-    }));
+    (keyPromise ??= store.key().then(
+      (k) => (known = k),
+      (err: unknown) => {
+        keyPromise = undefined;
+        throw err;
+      },
+    ));
   return {
     async record(id, seen, source) {
-      const k = await key();
+      const k = known ?? (await key());
       const writes: FlowWrite[] = [];
       if (seen !== undefined) for (const [value, bits] of seen.values) writes.push({ digest: flowDigest(k, value), bits, source });
       return (await store.record(id, writes, seen?.dropped ?? 0)).overflow;
     },
     async carried(id, args) {
       const { values, dropped } = argumentValues(args, maxValues);
-      const k = await key();
+      const k = known ?? (await key());
       const digests = values.map((v) => flowDigest(k, v.value));
       const read = await store.read(id, digests);
       return { flows: callFlows(values, digests, read.entries), overflow: read.overflow || dropped > 0 };
