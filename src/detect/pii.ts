@@ -128,23 +128,55 @@ class NumberToken {
    */
   read(s: string, i: number, stop?: () => boolean): number {
     this.#release();
-    this.groups = 0;
-    this.digits = 0;
+    // The buffers in locals (reloaded when they grow): this loop runs once per digit of every number read.
+    let { start, end, before, value, sums } = this;
+    const n = s.length;
+    let groups = 0;
+    let digits = 0;
+    // The Luhn sums so far: even doubles the digits at even places, odd those at odd places.
+    let even = 0;
+    let odd = 0;
     let pos = i;
     for (;;) {
       const g0 = pos;
-      while (isDigit(codeAt(s, pos))) this.#digit(s.charCodeAt(pos++) - 48);
-      this.#group(g0, pos);
-      if (stop !== undefined && (this.groups & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
-      const c = codeAt(s, pos);
+      for (let c = pos < n ? s.charCodeAt(pos) : -1; c >= 48 && c <= 57; c = ++pos < n ? s.charCodeAt(pos) : -1) {
+        if (digits + 1 >= value.length) {
+          this.#growDigits();
+          ({ value, sums } = this);
+        }
+        const d = c - 48;
+        const doubled = d * 2 > 9 ? d * 2 - 9 : d * 2;
+        value[digits] = d;
+        if ((digits & 1) === 0) {
+          even += doubled;
+          odd += d;
+        } else {
+          even += d;
+          odd += doubled;
+        }
+        sums[2 * digits + 2] = even;
+        sums[2 * digits + 3] = odd;
+        digits++;
+      }
+      if (groups + 1 >= start.length) {
+        this.#growGroups();
+        ({ start, end, before } = this);
+      }
+      before[groups] = digits - (pos - g0);
+      start[groups] = g0;
+      end[groups] = pos;
+      groups++;
+      if (stop !== undefined && (groups & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
+      const c = pos < n ? s.charCodeAt(pos) : -1;
       if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
       else break;
     }
-    this.before[this.groups] = this.digits;
-    const n = this.digits;
+    this.groups = groups;
+    this.digits = digits;
+    before[groups] = digits;
     const next = this.nextOther;
-    if (n > 0) next[n - 1] = n;
-    for (let p = n - 2; p >= 0; p--) next[p] = this.value[p] === this.value[p + 1] ? next[p + 1]! : p + 1;
+    if (digits > 0) next[digits - 1] = digits;
+    for (let p = digits - 2; p >= 0; p--) next[p] = value[p] === value[p + 1] ? next[p + 1]! : p + 1;
     return pos;
   }
 
@@ -164,41 +196,27 @@ class NumberToken {
     this.nextOther = new Int32Array(64);
   }
 
-  #group(start: number, end: number): void {
-    if (this.groups + 1 >= this.start.length) {
-      const grow = (a: Int32Array) => {
-        const b = new Int32Array(a.length * 2 + 1);
-        b.set(a);
-        return b;
-      };
-      this.start = grow(this.start);
-      this.end = grow(this.end);
-      this.before = grow(this.before);
-    }
-    this.before[this.groups] = this.digits - (end - start);
-    this.start[this.groups] = start;
-    this.end[this.groups] = end;
-    this.groups++;
+  #growGroups(): void {
+    const grow = (a: Int32Array) => {
+      const b = new Int32Array(a.length * 2 + 1);
+      b.set(a);
+      return b;
+    };
+    this.start = grow(this.start);
+    this.end = grow(this.end);
+    this.before = grow(this.before);
   }
 
-  #digit(d: number): void {
-    const p = this.digits;
-    if (p + 1 >= this.value.length) {
-      const value = new Uint8Array(this.value.length * 2);
-      value.set(this.value);
-      this.value = value;
-      const sums = new Int32Array(this.sums.length * 2);
-      sums.set(this.sums);
-      this.sums = sums;
-      const next = new Int32Array(this.nextOther.length * 2);
-      next.set(this.nextOther);
-      this.nextOther = next;
-    }
-    this.value[p] = d;
-    const doubled = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    this.sums[2 * p + 2] = this.sums[2 * p]! + (p % 2 === 0 ? doubled : d);
-    this.sums[2 * p + 3] = this.sums[2 * p + 1]! + (p % 2 === 1 ? doubled : d);
-    this.digits = p + 1;
+  #growDigits(): void {
+    const value = new Uint8Array(this.value.length * 2);
+    value.set(this.value);
+    this.value = value;
+    const sums = new Int32Array(this.sums.length * 2);
+    sums.set(this.sums);
+    this.sums = sums;
+    const next = new Int32Array(this.nextOther.length * 2);
+    next.set(this.nextOther);
+    this.nextOther = next;
   }
 
   /**
@@ -228,6 +246,16 @@ const token = new NumberToken();
  * each is checked in constant time: linear in the token.
  */
 function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void, stop?: () => boolean): number {
+  // A number of fewer than 9 digits is neither an SSN nor a card: its end is found without filling the token's buffers.
+  let pos = i;
+  let digits = 0;
+  for (;;) {
+    for (let c = codeAt(s, pos); c >= 48 && c <= 57; c = codeAt(s, ++pos)) digits++;
+    if (digits >= 9) break;
+    const c = codeAt(s, pos);
+    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
+    else return pos;
+  }
   const t = token;
   const end = t.read(s, i, stop);
   if (isAlnum(codeAt(s, end))) return end;
@@ -239,7 +267,7 @@ function numbers(s: string, i: number, push: (kind: string, start: number, end: 
   while (g < groups) {
     // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`).
     const at = t.start[g]!;
-    if (g === 0 || s.charCodeAt(at - 1) === 32) {
+    if (t.end[g]! - at === 3 && (g === 0 || s.charCodeAt(at - 1) === 32)) {
       const e = ssn(s, at);
       if (e > 0 && g + 2 < groups && t.end[g + 2] === e) {
         push('us-ssn', at, e);
@@ -427,6 +455,12 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
       }
     }
     const c = s.charCodeAt(i);
+    // Inside a run of letters and digits nothing starts (each kind's scanner starts at a run's first character, an `@` or
+    // a `+`): the rest of the run is passed over. Only when skipping: the scan of every character stays the reference.
+    if (skip && isAlnum(c) && isAlnum(codeAt(s, i - 1))) {
+      while (i + 1 < n && isAlnum(s.charCodeAt(i + 1))) i++;
+      continue;
+    }
     // A run of 64 or more base64 characters with no break is encoded data (an image, a key, a digest), not prose:
     // it is passed over whole, so that digits or letters inside it are never read as a card, an IBAN or a phone.
     if ((isAlnum(c) || c === 43 || c === 47) && !isB64(codeAt(s, i - 1))) {
