@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../../src/decision/core.js';
 import { OperatorEntries } from '../../../src/trust/operator.js';
@@ -194,7 +194,16 @@ describe('values between results and calls', () => {
       flows: new MemoryFlowStore({ maxValues: 10_000_000, ttlMs: 3_600_000 }),
     });
     const text = Array.from({ length: 400_000 }, (_, i) => `v${i}.x`).join(' ');
-    const r = await c.evaluateResult({ request: { result: { content: [{ type: 'text', text }] }, tool: trustedTool, session: { id: 's-late' } } });
+    // A clock that moves only when the decision looks at it (10 µs a look): the budget runs out at the same place on any
+    // machine, however loaded, inside the values' read (asked every 256 values), never before the one rule has run.
+    let now = 0;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => (now += 0.01));
+    let r: Awaited<ReturnType<typeof c.evaluateResult>>;
+    try {
+      r = await c.evaluateResult({ request: { result: { content: [{ type: 'text', text }] }, tool: trustedTool, session: { id: 's-late' } } });
+    } finally {
+      clock.mockRestore();
+    }
     expect(r.outcome).toBe('allow');
     expect(r.session?.flowsOverflow).toBe(true);
   });
