@@ -78,9 +78,36 @@ export interface Span {
   end: number;
 }
 
-/** Shannon entropy of `s` in bits per character, as gitleaks computes it (over its UTF-16 units). */
+/** Counts per ASCII unit, and the units in the order first seen: shannonEntropy's tables, left all zero between calls. */
+const COUNTS = new Int32Array(128);
+const FIRST_SEEN = new Int32Array(128);
+
+/**
+ * Shannon entropy of `s` in bits per character, as gitleaks computes it
+ * (over its UTF-16 units). ASCII (every secret the rules look for) is
+ * counted in a table, summed in the order each unit is first seen, as the
+ * Map of any other text is: the same sum, to the last bit.
+ */
 export function shannonEntropy(s: string): number {
   if (s.length === 0) return 0;
+  let distinct = 0;
+  let i = 0;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128) break;
+    if (COUNTS[c]!++ === 0) FIRST_SEEN[distinct++] = c;
+  }
+  let h = 0;
+  for (let k = 0; k < distinct; k++) {
+    const c = FIRST_SEEN[k]!;
+    const p = COUNTS[c]! / s.length;
+    COUNTS[c] = 0;
+    h -= p * Math.log2(p);
+  }
+  return i === s.length ? h : entropyOfAny(s);
+}
+
+function entropyOfAny(s: string): number {
   const counts = new Map<number, number>();
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

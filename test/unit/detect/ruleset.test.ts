@@ -9,8 +9,8 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
-import { DetectionStopped, RULES_LEFT_OUT, WINDOW_BEFORE, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
-import { GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
+import { DetectionStopped, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { GITLEAKS_ALLOW, GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
@@ -109,5 +109,51 @@ describe('a scan told to stop', () => {
     expect(() => withDetection(cache, () => detectKinds('secrets', text))).toThrow(DetectionStopped);
     expect(cache.stopped).toBe(true);
     expect(cache.spans('secrets', 'anything else')).toEqual([{ kind: 'unchecked', start: 0, end: 13 }]);
+  });
+});
+
+describe('allowlists', () => {
+  // Every allowlist of the rule set (the global one and each rule's), as one alternation and as gitleaks lists its regexes.
+  const lists = [GITLEAKS_ALLOW, ...GITLEAKS_RULES.flatMap((r) => r.allow ?? [])].filter((a) => a !== undefined && (a.regexes ?? []).length > 0).map((a) => compileAllow(a!));
+  // Strings each regex was written for, and their neighbours: what tells the alternation and the list apart if they differ.
+  const examples = [
+    'true', 'FALSE', 'xnull', 'null', 'aaaa', '***', '...', '$12', '${12}', '$HOME', '$home', '${HOME}', '{{ a.b }}', '${{ secrets.TOKEN_X }}', '%PATH%',
+    '%s', '%+d', '{1}', '{}', '@FOO@', '/Users/Me/x y', '/users/me/x', '/etc/a-b', '/root/x', 'user:changeme', 'user:password', '<a>:<b>', '<a:b>', 'x:[y]',
+    'u:$PASS', 'u:${1}', '$(a):$(b)', '{{a}}:{{b}}', 'AKIAEXAMPLE', 'AIzaSyabcdefghijklmnopqrstuvwxyz1234567', 'abc_def', 'accessor', 'key_id', 'monkey',
+    'Monkey', 'MONKEY', 'csrf_token', '--mount=type=secret,', 'import { a } from "b"', 's.abcdefghijklmnopqrstuvwx', 'A_B=\nC_D=\n', 'a.b=\nc.d=',
+  ];
+  const text = fc
+    .array(fc.oneof(fc.constantFrom(...examples), fc.string({ maxLength: 6, unit: fc.constantFrom(...'aZ09$%@/{}<>:[]()._-*= \n"\''.split('')) })), { minLength: 1, maxLength: 4 })
+    .map((p) => p.join(''));
+  it('an allowlist of several regexes allows what one of them matches, asked as one alternation', () => {
+    expect(lists.length).toBeGreaterThan(3);
+    fc.assert(
+      fc.property(text, (t) => {
+        for (const a of lists) expect(a.any!.test(t), t).toBe(a.regexes.some((r) => r.matcher(t).find()));
+      }),
+      { numRuns: 3000 },
+    );
+    // The examples match what they were written for: the property compares finds, not only misses.
+    expect(examples.filter((t) => lists.some((a) => a.any!.test(t))).length).toBeGreaterThan(30);
+  });
+});
+
+describe('entropy', () => {
+  /** Shannon entropy as gitleaks computes it: counts per UTF-16 unit, summed in the order each unit is first seen. */
+  const reference = (s: string) => {
+    const counts = new Map<number, number>();
+    for (let i = 0; i < s.length; i++) counts.set(s.charCodeAt(i), (counts.get(s.charCodeAt(i)) ?? 0) + 1);
+    let h = 0;
+    for (const n of counts.values()) h -= (n / s.length) * Math.log2(n / s.length);
+    return h;
+  };
+  it('is the same number, to the last bit, for any text (ASCII, other units, one call after another)', () => {
+    const unit = fc.oneof(fc.constantFrom(...'aAzZ09_-+/=.~ '.split('')), fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit, maxLength: 80 }), { minLength: 1, maxLength: 4 }), (texts) => {
+        for (const t of texts) expect(Object.is(shannonEntropy(t), reference(t)), t).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
