@@ -29,8 +29,8 @@ beforeAll(async () => {
 
 const BELIEVED = new OperatorEntries(new Map([['*', { hints: 'declared' as const }]]));
 
-function core(maxFlowValues = 20_000): DecisionCore {
-  const config = loadConfig({ TRUSTGATE_MAX_FLOW_VALUES: String(maxFlowValues) });
+function core(maxFlowValues = 20_000, env: Record<string, string> = {}): DecisionCore {
+  const config = loadConfig({ TRUSTGATE_MAX_FLOW_VALUES: String(maxFlowValues), ...env });
   return createDecisionCore({
     config,
     // The tools' hints below are the ones meant: the operator believes them (docs/behaviour/operator.md).
@@ -155,7 +155,8 @@ describe('values between results and calls', () => {
     const d = await callWith(c, 's-over', { to: 'nothing-seen' });
     expect(d.findings.map((f) => f.rule)).toContain('consent-write-values-unknown');
     const huge = 'a1 '.repeat(300_000);
-    const big = await core(1000).evaluateResult({ request: { result: { content: [{ type: 'text', text: huge }] }, tool: trustedTool, session: { id: 's-huge' } } });
+    // A budget no loaded machine runs out of: this is about the values' bound, not the deadline (the next tests are).
+    const big = await core(1000, { TRUSTGATE_EVAL_BUDGET_MS: '60000' }).evaluateResult({ request: { result: { content: [{ type: 'text', text: huge }] }, tool: trustedTool, session: { id: 's-huge' } } });
     expect(big.session?.flowsOverflow).toBe(false);
   });
 
