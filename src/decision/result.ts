@@ -14,7 +14,7 @@ import { MAX_RECORD_DEPTH } from '../evidence/digest.js';
 import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
-import { evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
+import { deadlineOf, evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
 import type { PrincipalVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
 import { activationsOf, type Activations } from '../policy/evaluate.js';
@@ -179,8 +179,7 @@ export function decideResult(req: EvaluateRequest, opts: DecideOptions): Decisio
   const explain = req.options?.explain === true;
   const trace: TraceEntry[] | undefined = explain ? [] : undefined;
   // Scans run while policies run stop at the CEL budget; the rule then counts as matched (fail closed).
-  const budget = opts.budget;
-  const detection = new DetectionCache(budget === undefined ? undefined : () => budget.exceeded());
+  const detection = new DetectionCache(deadlineOf(opts.budget));
   const passes = evaluate(req, opts, checked, assessed, detection, trace);
   const planned = planEffects(opts.policies, passes.matches, checked.blocks.length);
   const out = planned.denied ? undefined : forwardResult(opts, checked, assessed, passes, planned.plan, detection);
@@ -363,8 +362,7 @@ function forwardResult(opts: DecideOptions, { result, revision }: Checked, asses
     raises,
   });
   if (opts.flow) {
-    const budget = opts.budget;
-    const values = opts.maxFlowValues === undefined ? undefined : { result, max: opts.maxFlowValues, until: budget === undefined ? undefined : () => budget.exceeded() };
+    const values = opts.maxFlowValues === undefined ? undefined : { result, max: opts.maxFlowValues, until: deadlineOf(opts.budget) };
     opts.flow.forwarded = forwardedFlow(trust, out.actions, out.result, own(result, 'structuredContent') !== undefined, values);
   }
   return out;

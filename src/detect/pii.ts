@@ -109,6 +109,12 @@ function ssn(s: string, i: number): number {
 /** Most digits (or groups) the number token's buffers keep between tokens; see NumberToken.#release. */
 const KEPT_DIGITS = 1 << 20;
 
+/** Where the next group of a number token starts after a group ending at `pos` (one space or dash, then a digit), or -1 where the token ends. */
+function groupAfter(s: string, pos: number): number {
+  const c = codeAt(s, pos);
+  return (c === 32 || c === 45) && isDigit(codeAt(s, pos + 1)) ? pos + 1 : -1;
+}
+
 class NumberToken {
   groups = 0;
   digits = 0;
@@ -167,9 +173,9 @@ class NumberToken {
       end[groups] = pos;
       groups++;
       if (stop !== undefined && (groups & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
-      const c = pos < n ? s.charCodeAt(pos) : -1;
-      if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
-      else break;
+      const next = groupAfter(s, pos);
+      if (next < 0) break;
+      pos = next;
     }
     this.groups = groups;
     this.digits = digits;
@@ -252,9 +258,9 @@ function numbers(s: string, i: number, push: (kind: string, start: number, end: 
   for (;;) {
     for (let c = codeAt(s, pos); c >= 48 && c <= 57; c = codeAt(s, ++pos)) digits++;
     if (digits >= 9) break;
-    const c = codeAt(s, pos);
-    if ((c === 32 || c === 45) && isDigit(codeAt(s, pos + 1))) pos++;
-    else return pos;
+    const next = groupAfter(s, pos);
+    if (next < 0) return pos;
+    pos = next;
   }
   const t = token;
   const end = t.read(s, i, stop);

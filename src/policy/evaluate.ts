@@ -98,8 +98,8 @@ export interface EvaluationBudget {
   describe: string;
 }
 
-/** The deadline comprehensions ask inside an expression (cel/deadline.ts), or none without a budget. */
-function deadlineOf(budget: EvaluationBudget | undefined): (() => boolean) | undefined {
+/** The budget as a deadline to ask (comprehensions inside an expression, cel/deadline.ts; scans and reads of a decision), or none without a budget. */
+export function deadlineOf(budget: EvaluationBudget | undefined): (() => boolean) | undefined {
   return budget === undefined ? undefined : () => budget.exceeded();
 }
 

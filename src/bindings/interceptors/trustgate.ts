@@ -313,10 +313,9 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
           return { modified: !isDeepStrictEqual(j.payload, list), payload: j.payload, ...(info ? { info } : {}) };
         }
         const j = judgeable(p.event, list);
-        const ids = j.identifiers.length === 0 ? [] : await maskedStrings({ core, server: { name: serverName }, context: c.context, method: p.event }, j.identifiers);
+        const ids = await maskedStrings({ core, server: { name: serverName }, context: c.context, method: p.event }, j.identifiers);
         if (j.slots === 0) {
-          const payload = j.rebuild(j.result);
-          j.putIdentifiers(ids);
+          const payload = j.rebuild(j.result, ids);
           return { modified: !isDeepStrictEqual(payload, list), payload };
         }
         const d = await decide(j.result);
@@ -324,8 +323,7 @@ export function trustgateInterceptors(deps: TrustgateInterceptorDeps): Registere
         const verdict = verdictOf(d, subject, { ask: false, why: CONSENT_HOW });
         if (verdict.kind === 'withhold') return withhold(verdict.text, verdict.withheld === 'result-consent' ? { ...info, requiresConsent: true } : info);
         if (!d.result) throw new Error('no list to forward');
-        const payload = j.rebuild(d.result);
-        j.putIdentifiers(ids);
+        const payload = j.rebuild(d.result, ids);
         return { modified: !isDeepStrictEqual(payload, list), payload, info };
       } catch (err) {
         throw mcpErrorOf(err, subject);

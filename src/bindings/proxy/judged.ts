@@ -16,7 +16,7 @@
  * keywords (`uri`, `mimeType`, `type`, `role`, `name`, cursors, tokens,
  * levels, ids): never free text. Of those, the ones a host shows (URIs,
  * names, media types, versions, annotations) are `identifiers`, masked
- * rather than fenced (mask-strings.ts) and put back by `putIdentifiers`.
+ * rather than fenced (mask-strings.ts) and put back by `rebuild`.
  *
  * Member names are read by the host too (a requested schema's property
  * names are the labels of a form). A name is passed on only when it is a
@@ -123,16 +123,18 @@ interface IdSlot {
 export interface Judgeable {
   /** The CallToolResult the core judges: one block per slot, the message's trust claim as its `_meta`. */
   result: Msg;
-  /** The message rebuilt from the forwarded result (the core's), slot by slot. */
-  rebuild(forwarded: Msg): Msg;
+  /**
+   * The message rebuilt from the forwarded result (the core's), slot by
+   * slot, with `identifiers` as masked (one for each of `identifiers`, in
+   * order; none given: as they were).
+   */
+  rebuild(forwarded: Msg, identifiers?: readonly string[]): Msg;
   /** How many slots it has; 0: nothing of the server's text to judge. */
   slots: number;
   /** How many members were withheld for a name that is not a name. */
   withheld: number;
   /** The strings of identifier members (SHOWN_KEYWORDS) in the message, to be masked rather than judged as text. */
   identifiers: string[];
-  /** Put the identifiers back as `masked` says (one for each of `identifiers`, in order), in the rebuilt message. */
-  putIdentifiers(masked: readonly string[]): void;
 }
 
 const textOf = (b: Msg | undefined): string | undefined => (b !== undefined && b.type === 'text' && typeof b.text === 'string' ? b.text : undefined);
@@ -338,17 +340,16 @@ export function judgeable(method: string, payload: Msg): Judgeable {
     slots: b.slots.length,
     withheld: b.withheld,
     identifiers: b.ids.map((x) => x.text),
-    putIdentifiers(masked) {
-      b.ids.forEach((x, i) => {
-        if (masked[i] !== undefined && masked[i] !== x.text) x.put(masked[i]!);
-      });
-    },
-    rebuild(forwarded) {
+    rebuild(forwarded, identifiers = []) {
       const blocks = Array.isArray(forwarded.content) ? forwarded.content : [];
       b.slots.forEach((s, i) => s.put(blocks.length === b.slots.length && isRecord(blocks[i]) ? blocks[i] : undefined));
       // The core's `_meta`: what it kept of the message's claim (only the trust claim once an effect touched the message).
       if (hasOwn(forwarded, '_meta') && forwarded._meta !== undefined) copy._meta = forwarded._meta;
       else delete copy._meta;
+      // Last: a member name withheld for a finding goes with whatever the slots put under it.
+      b.ids.forEach((x, i) => {
+        if (identifiers[i] !== undefined && identifiers[i] !== x.text) x.put(identifiers[i]!);
+      });
       return copy;
     },
   };

@@ -579,13 +579,9 @@ export class McpProxy {
     if (j.withheld > 0) this.#o.log.warn({ method, members: j.withheld }, 'members whose names are not names were withheld');
     try {
       // URIs, names, media types and annotations are masked, not fenced (mask-strings.ts).
-      const ids = j.identifiers.length === 0 ? [] : await maskedStrings({ core: this.#o.core, server: this.#server, context: this.#o.context, method }, j.identifiers);
+      const ids = await maskedStrings({ core: this.#o.core, server: this.#server, context: this.#o.context, method }, j.identifiers);
       // Nothing of the server's text: nothing to judge (a ping, an empty list).
-      if (j.slots === 0 && method !== 'sampling/createMessage') {
-        const rebuilt = j.rebuild(j.result);
-        j.putIdentifiers(ids);
-        return { ok: true, payload: rebuilt };
-      }
+      if (j.slots === 0 && method !== 'sampling/createMessage') return { ok: true, payload: j.rebuild(j.result, ids) };
       const d = await this.#decideMessage(method, this.#discovery(method, subject), j.result, how.args);
       const judged: Subject = { kind: 'message', method, name: subject };
       // Only an answer to the host's own request can wait on the user; elsewhere a consent withholds.
@@ -593,9 +589,7 @@ export class McpProxy {
       if (verdict.kind === 'withhold') return { ok: false, text: verdict.text };
       if (verdict.kind === 'ask' && !(await this.#consent(verdict.question))) return { ok: false, text: declined(d, judged).text };
       if (!d.result) throw new Error('no result to forward');
-      const rebuilt = j.rebuild(d.result);
-      j.putIdentifiers(ids);
-      return { ok: true, payload: rebuilt };
+      return { ok: true, payload: j.rebuild(d.result, ids) };
     } catch (err) {
       this.#o.log.error({ method, err: errorDetail(err) }, 'message could not be checked');
       return { ok: false, text: uncheckedVerdict({ kind: 'message', method, name: subject }, err).text };

@@ -160,8 +160,7 @@ describe('identifiers a host shows (URIs, names, media types, annotations)', () 
         expect(j.identifiers.join('\n')).toContain(KEY);
         const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
         const masked = await maskedStrings({ core: shipped, server: { name: 's' }, method }, j.identifiers);
-        const rebuilt = j.rebuild(j.result);
-        j.putIdentifiers(masked);
+        const rebuilt = j.rebuild(j.result, masked);
         expect(JSON.stringify(rebuilt)).not.toContain(KEY);
         const asName = JSON.stringify(msg).includes(`"${KEY}":`);
         if (!asName) expect(JSON.stringify(rebuilt)).toContain('withheld by secrets/mask-secrets');
@@ -188,8 +187,7 @@ describe('member names of a proxied message', () => {
       const masked = await maskedStrings({ core, server: { name: 's' }, method }, j.identifiers);
       // As the relay does: the text slots through a decision, the identifiers masked.
       const d = await core.evaluateResult({ request: { result: j.result, tool: { name: '' } } });
-      const rebuilt = j.rebuild(d.result!);
-      j.putIdentifiers(masked);
+      const rebuilt = j.rebuild(d.result!, masked);
       expect(JSON.stringify(rebuilt), method).not.toContain(KEY);
       expect(JSON.stringify(rebuilt), method).toMatch(/city|ok/);
     }
