@@ -94,6 +94,10 @@ function isTokenChar(c: number): boolean {
 const SEAM = 256;
 /** Characters read before the token that crosses a seam: a name and its `=` for the generic assignments. */
 const SEAM_CONTEXT = 64;
+/** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
+const ASK_EVERY = 4096;
+/** ...counting each scan's fixed cost as this many more. */
+const SCAN_COST = 64;
 /** The shortest token across a seam worth reading: no credential is shorter. */
 const MIN_SEAM_TOKEN = 12;
 
@@ -138,6 +142,8 @@ export class DetectionCache {
   readonly #stop: (() => boolean) | undefined;
   /** Set while policies run (withDetection): scans then stop at the deadline. */
   inRules = false;
+  /** Characters (and scans, SCAN_COST each) scanned in the rules since the deadline was last asked between scans. */
+  #unasked = 0;
 
   /** `stop`: whether the decision's time is spent (its CEL budget); asked inside the scans while policies run. */
   constructor(stop?: () => boolean) {
@@ -155,6 +161,7 @@ export class DetectionCache {
     if (spans === undefined) {
       // After a scan ran out of time, no scan starts again: what is not known is withheld whole.
       if (this.stopped) return [{ kind: UNCHECKED_KIND, start: 0, end: s.length }];
+      this.#askBetweenScans(s.length);
       this.scans[d]++;
       try {
         spans = SCANNERS[d](s, this.inRules ? this.#stop : undefined);
@@ -168,6 +175,24 @@ export class DetectionCache {
       } else (scans.more ??= new Map()).set(s, spans);
     }
     return spans;
+  }
+
+  /**
+   * A scan asks the deadline every few thousand places of its string, which a
+   * short string never reaches: a rule over many short strings (a table's
+   * cells, 200,000 of them) would scan them all past the deadline. Between
+   * scans the deadline is asked once every ASK_EVERY characters, a scan
+   * counting its fixed cost as SCAN_COST more.
+   * @throws DetectionStopped
+   */
+  #askBetweenScans(length: number): void {
+    if (!this.inRules || this.#stop === undefined) return;
+    this.#unasked += length + SCAN_COST;
+    if (this.#unasked < ASK_EVERY) return;
+    this.#unasked = 0;
+    if (!this.#stop()) return;
+    this.stopped = true;
+    throw new DetectionStopped('the time for this decision ran out between the scans of its strings');
   }
 
   #withSeams(d: Detector, s: string, seam: Span[]): readonly Span[] {

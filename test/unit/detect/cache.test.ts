@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DetectionCache, scanPii, scanSecrets, UNCHECKED_KIND, type Detector } from '../../../src/detect/index.js';
+import { DetectionCache, scanPii, scanSecrets, UNCHECKED_KIND, withDetection, type Detector } from '../../../src/detect/index.js';
 import { DetectionStopped } from '../../../src/detect/ruleset.js';
 
 describe('DetectionCache joins', () => {
@@ -81,5 +81,51 @@ describe('the deadline outside the rules', () => {
     expect(scanPii(long).map((s) => s.kind)).toContain('credit-card');
     // The buffers the long token grew are given back: a short card after it is read the same.
     expect(scanPii('card 4111 1111 1111 1111')).toEqual([{ kind: 'credit-card', start: 5, end: 24 }]);
+  });
+});
+
+describe('the deadline inside the rules', () => {
+  it('a rule over many short strings stops at the deadline between their scans, and what was not scanned is withheld whole', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6_000 }), fc.integer({ min: 0, max: 30 }), fc.constantFrom<Detector>('pii', 'secrets'), (count, asks, d) => {
+        // Short cells with nothing to find and no seam worth reading (blank on one side): no scan of one lasts long
+        // enough to ask the deadline itself.
+        const parts = Array.from({ length: count }, (_, i) => `cell ${i} `);
+        let left = asks;
+        let asked = 0;
+        // The deadline counts only in the rules (the join reads the seams under it too).
+        let inRules = false;
+        const c = new DetectionCache(() => {
+          if (!inRules) return false;
+          asked++;
+          return left-- <= 0;
+        });
+        const text = c.join(parts);
+        inRules = true;
+        let stopped = false;
+        try {
+          withDetection(c, () => c.kinds(d, text));
+        } catch (err) {
+          expect(err).toBeInstanceOf(DetectionStopped);
+          stopped = true;
+        }
+        expect(c.stopped).toBe(stopped);
+        // Cells enough for the deadline to be asked past its last allowed time: the rule must stop.
+        if (count > (asks + 2) * 64) expect(stopped).toBe(true);
+        // The deadline is asked as the scans go: once its time is spent, at most a few thousand characters are read
+        // before the rule stops (about 64 of these cells).
+        if (stopped) {
+          expect(asked).toBe(asks + 1);
+          expect(c.scans[d]).toBeLessThanOrEqual(Math.ceil((asks + 1) * 4096 / (64 + 7)) + 1);
+          const last = parts[parts.length - 1]!;
+          expect(c.spans(d, last)).toEqual([{ kind: UNCHECKED_KIND, start: 0, end: last.length }]);
+        } else expect(c.scans[d]).toBe(count);
+        // Outside the rules nothing is asked between scans (the seams ask their own way).
+        const outside = new DetectionCache(() => true);
+        for (const p of parts.slice(0, 100)) outside.spans(d, p);
+        expect(outside.stopped).toBe(false);
+      }),
+      { numRuns: 100 },
+    );
   });
 });
