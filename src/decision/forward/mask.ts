@@ -40,7 +40,8 @@ export class Masking extends Withholding {
     let from = 0;
     const listed = new Set<string>();
     for (const sp of spans) {
-      const m = specs.find((x) => x.kinds.has(sp.kind))!;
+      // A string the decision's deadline left unscanned (kind `unchecked`) is masked whole by the first rule that asked.
+      const m = specs.find((x) => x.kinds.has(sp.kind)) ?? specs[0]!;
       out += s.slice(from, sp.start) + `[${sp.kind} withheld by ${m.policy}/${m.rule}]`;
       from = sp.end;
       if (block !== undefined && !this.input.plan.resultMasks.includes(m) && !this.blockMaskedKinds.has(sp.kind)) this.blockMaskedKinds.set(sp.kind, m);

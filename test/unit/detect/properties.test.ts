@@ -93,6 +93,27 @@ describe('masking never leaves a detected value in the forwarded result', () => 
   });
 });
 
+describe('masking when the decision runs out of time', () => {
+  it('at any point of the rules or the masking: nothing throws, and no detected value is forwarded', () => {
+    // Member names that are also whole texts of blocks: a name scanned in the rules, its value left for the masking.
+    const names = ['a', 'note'];
+    const nameBlock = fc.constantFrom(...names).map((t) => ({ type: 'text', text: t }));
+    const long = textWith.map((t) => ({ type: 'text', text: `${'id 42, '.repeat(800)}${t}` }));
+    const items = fc.array(fc.oneof(block, nameBlock, long), { minLength: 1, maxLength: 5 });
+    const sc = fc.dictionary(fc.constantFrom(...names, 'b'), textWith, { minKeys: 1, maxKeys: 3 });
+    fc.assert(
+      fc.property(items, sc, fc.constantFrom(0, 1, 2), fc.nat(60), (content, structuredContent, which, asks) => {
+        let left = asks;
+        const budget = { exceeded: () => left-- <= 0, describe: `${asks} asks` };
+        const d = decide({ protocolVersion: '2025-06-18', result: { content, structuredContent } }, { policies: MASKERS[which]!, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10, budget });
+        const seen = readable(d.result).join('\u0000');
+        for (const v of VALUES) expect(seen.includes(core(v)), v).toBe(false);
+      }),
+      { numRuns: 400, seed: 0x17 },
+    );
+  });
+});
+
 const FLAGS = ['sensitive', 'untrusted'] as const;
 const claim = fc.record({ sensitive: fc.option(fc.boolean(), { nil: undefined }), untrusted: fc.option(fc.boolean(), { nil: undefined }) }, { requiredKeys: [] }).map((c) =>
   Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
