@@ -106,6 +106,11 @@ function isBlank(c: number): boolean {
 }
 const NONE: readonly Span[] = Object.freeze([]);
 
+/** The one span of a string whose scan the deadline stopped or never let start: all of it, kind `unchecked`. */
+function uncheckedSpan(s: string): Span[] {
+  return [{ kind: UNCHECKED_KIND, start: 0, end: s.length }];
+}
+
 /** Strings a cache looks up by `===` before it uses a Map. */
 const FEW = 8;
 
@@ -140,12 +145,15 @@ export class DetectionCache {
   /** Whether the decision's time ran out during a scan: strings not scanned since are withheld whole (fail closed). */
   stopped = false;
   readonly #stop: (() => boolean) | undefined;
-  /** Set while policies run (withDetection): scans then stop at the deadline. */
+  /** Set while policies run (withDetection): a scan stopped by the deadline then throws DetectionStopped (the rule ends as an error); after them it answers the string unchecked. */
   inRules = false;
-  /** Characters (and scans, SCAN_COST each) scanned in the rules since the deadline was last asked between scans. */
+  /** Characters (and scans, SCAN_COST each) scanned since the deadline was last asked between scans. */
   #unasked = 0;
 
-  /** `stop`: whether the decision's time is spent (its CEL budget); asked inside the scans while policies run. */
+  /**
+   * `stop`: whether the decision's time is spent (its CEL budget); asked inside and between the scans, in the rules and
+   * in the masking after them (a set whose mask rules read no text scans every string there), and while the seams are read.
+   */
   constructor(stop?: () => boolean) {
     this.#stop = stop;
   }
@@ -160,14 +168,17 @@ export class DetectionCache {
     let spans = scans.more?.get(s);
     if (spans === undefined) {
       // After a scan ran out of time, no scan starts again: what is not known is withheld whole.
-      if (this.stopped) return [{ kind: UNCHECKED_KIND, start: 0, end: s.length }];
-      this.#askBetweenScans(s.length);
+      if (this.stopped) return uncheckedSpan(s);
       this.scans[d]++;
       try {
-        spans = SCANNERS[d](s, this.inRules ? this.#stop : undefined);
+        this.#askBetweenScans(s.length);
+        spans = SCANNERS[d](s, this.#stop);
       } catch (err) {
-        if (err instanceof DetectionStopped) this.stopped = true;
-        throw err;
+        if (!(err instanceof DetectionStopped)) throw err;
+        this.stopped = true;
+        // In the rules, the rule ends as an error (matched: fail closed); after them (masking), the string is masked whole.
+        if (this.inRules) throw err;
+        return uncheckedSpan(s);
       }
       if (keys.length < FEW) {
         keys.push(s);
@@ -186,7 +197,7 @@ export class DetectionCache {
    * @throws DetectionStopped
    */
   #askBetweenScans(length: number): void {
-    if (!this.inRules || this.#stop === undefined) return;
+    if (this.#stop === undefined) return;
     this.#unasked += length + SCAN_COST;
     if (this.#unasked < ASK_EVERY) return;
     this.#unasked = 0;
