@@ -38,6 +38,16 @@ export const WINDOW_BEFORE = 256;
 const REACH_AT_START = 8;
 /** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails (a private key of 512 characters). */
 const WINDOW_AFTER = 512;
+/**
+ * Longest stretch the windows of one rule merge into before it is read: a
+ * text dense with a rule's keyword would otherwise be one window as long as
+ * the text, read in one call that no deadline can stop (7 MiB of
+ * `sourcegraph_token = "..."`: 1.3 s). The next stretch starts MERGED_OVERLAP
+ * before the end of the one read, so that a match cut there is read whole.
+ */
+export const MAX_MERGED = 64 * 1024;
+/** How far back the next stretch starts: the longest a window around one keyword reaches. */
+export const MERGED_OVERLAP = WINDOW_BEFORE + WINDOW_AFTER;
 
 /** Thrown when `stop` says the caller's time is spent: the scan did not finish, so its answer cannot be trusted. */
 export class DetectionStopped extends Error {
@@ -452,7 +462,7 @@ function keywordHits(s: string): Map<number, Hits> {
  * rule's id as kind (overlapping finds: the first, longest kept).
  * @throws DetectionStopped when `stop` says so between windows.
  */
-export function scanRuleset(s: string, stop?: () => boolean): Span[] {
+export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MERGED): Span[] {
   const hits = keywordHits(s);
   if (hits.size === 0) return [];
   const out: Span[] = [];
@@ -483,10 +493,15 @@ export function scanRuleset(s: string, stop?: () => boolean): Span[] {
       const p = Math.floor(e / 2);
       const a = Math.max(0, p - (e % 2 === 1 ? WINDOW_BEFORE : REACH_AT_START));
       const b = Math.min(s.length, p + WINDOW_AFTER);
-      if (w0 >= 0 && a <= w1) {
+      if (w0 >= 0 && a <= w1 && Math.max(w1, b) - Math.min(w0, a) <= maxMerged) {
         // A window that reaches further back than the one before it widens the merged window that way too.
         w0 = Math.min(w0, a);
         w1 = Math.max(w1, b);
+      } else if (w0 >= 0 && a <= w1) {
+        // Merged as long as it may be: read, and the next starts far enough back to read whole a match cut at its end.
+        flush();
+        w0 = Math.max(0, Math.min(a, w1 - MERGED_OVERLAP));
+        w1 = b;
       } else {
         flush();
         w0 = a;

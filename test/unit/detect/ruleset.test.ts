@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
-import { DetectionStopped, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
 import { GITLEAKS_ALLOW, GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
@@ -94,6 +94,26 @@ describe('the work the scan saves changes no answer', () => {
       }),
       { numRuns: 2500 },
     );
+  });
+  it('a text dense with keywords is read in stretches that find what one window over all of it finds', () => {
+    // Stretches of 2,048 characters (MAX_MERGED is 64 KiB: the same code, reached by shorter texts).
+    const stretch = 2 * MERGED_OVERLAP + 512;
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 40, maxLength: 200 }), (parts) => {
+        const text = parts.join('');
+        expect(scanRuleset(text, undefined, stretch)).toEqual(scanRuleset(text, undefined, Infinity));
+      }),
+      { numRuns: 400 },
+    );
+    // Every keyword of the rule set, one after another: their windows merge into one as long as the text.
+    const dense = rules.map((r) => `${r.keywords[0]}_token = "0123456789abcdef0123456789abcdef01234567" `).join('').repeat(3);
+    expect(dense.length).toBeGreaterThan(4 * stretch);
+    expect(scanRuleset(dense, undefined, stretch)).toEqual(scanRuleset(dense, undefined, Infinity));
+    // And the deadline is asked at each stretch: a text of one rule's keyword, 7 MiB in one call before.
+    const unit = 'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" ';
+    let asks = 0;
+    scanRuleset(unit.repeat(Math.ceil((4 * MAX_MERGED) / unit.length)), () => (asks++, false));
+    expect(asks).toBeGreaterThanOrEqual(4);
   });
   it('and on every credential of the corpus', () => {
     for (const c of creds) expect(scanRuleset(c.text), c.provider).toEqual(scanRulesetFully(c.text));
