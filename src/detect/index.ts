@@ -59,7 +59,7 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]
  */
 function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
   const raw = RAW_SCANNERS[d](s, stop);
-  const n = normalizeForDetection(s);
+  const n = normalizeForDetection(s, stop);
   if (n === undefined) return raw;
   const found = RAW_SCANNERS[d](n.text, stop);
   if (found.length === 0) return raw;

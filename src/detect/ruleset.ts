@@ -381,27 +381,37 @@ class KeywordAutomaton {
     this.#ends = Uint8Array.from(out, (words) => (words.length > 0 ? 1 : 0));
   }
 
-  /** Calls `found(keyword index, start)` for every keyword in `s`, letters of either case. */
-  scan(s: string, found: (word: number, start: number) => void): void {
+  /**
+   * Calls `found(keyword index, start)` for every keyword in `s`, letters of either case; `stop` is asked every
+   * AUTOMATON_STRETCH characters.
+   * @throws DetectionStopped
+   */
+  scan(s: string, found: (word: number, start: number) => void, stop?: () => boolean): void {
     const delta = this.#delta;
     const ends = this.#ends;
     // `at` is a state's row in the table (the state times 128): one lookup per character, no multiplication.
     let at = 0;
-    for (let i = 0; i < s.length; i++) {
-      let c = s.charCodeAt(i);
-      if (c >= 128) {
-        at = 0;
-        continue;
+    for (let i0 = 0; i0 < s.length; i0 += AUTOMATON_STRETCH) {
+      if (i0 > 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      const i1 = Math.min(s.length, i0 + AUTOMATON_STRETCH);
+      for (let i = i0; i < i1; i++) {
+        let c = s.charCodeAt(i);
+        if (c >= 128) {
+          at = 0;
+          continue;
+        }
+        if (c >= 65 && c <= 90) c += 32;
+        at = delta[at + c]!;
+        if (ends[at >> 7] === 0) continue;
+        const words = this.#out[at >> 7]!;
+        for (let k = 0; k < words.length; k++) found(words[k]!, i + 1 - KEYWORDS[words[k]!]!.length);
       }
-      if (c >= 65 && c <= 90) c += 32;
-      at = delta[at + c]!;
-      if (ends[at >> 7] === 0) continue;
-      const words = this.#out[at >> 7]!;
-      for (let k = 0; k < words.length; k++) found(words[k]!, i + 1 - KEYWORDS[words[k]!]!.length);
     }
   }
 }
 
+/** Characters the keyword automaton reads between two asks of the deadline. */
+const AUTOMATON_STRETCH = 65536;
 const AUTOMATON = new KeywordAutomaton(KEYWORDS);
 
 /** The most characters of a line an allowlist reads on each side of a match (a text may be one long line). */
@@ -437,7 +447,7 @@ interface Hits {
 }
 
 /** Where each keyword occurs in `s`, by the rules it starts. */
-function keywordHits(s: string): Map<number, Hits> {
+function keywordHits(s: string, stop?: () => boolean): Map<number, Hits> {
   const hits = new Map<number, Hits>();
   AUTOMATON.scan(s, (w, at) => {
     const k = KEYWORDS[w]!;
@@ -453,17 +463,17 @@ function keywordHits(s: string): Map<number, Hits> {
       const list = named ? h.tries : h.windows;
       if (list[list.length - 1] !== entry) list.push(entry);
     }
-  });
+  }, stop);
   return hits;
 }
 
 /**
  * The secrets gitleaks' rules find in `s`, left to right, each with its
  * rule's id as kind (overlapping finds: the first, longest kept).
- * @throws DetectionStopped when `stop` says so between windows.
+ * @throws DetectionStopped when `stop` says so (between stretches of the keyword search, between windows).
  */
 export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MERGED): Span[] {
-  const hits = keywordHits(s);
+  const hits = keywordHits(s, stop);
   if (hits.size === 0) return [];
   const out: Span[] = [];
   for (const [ri, { tries, windows: positions }] of hits) {

@@ -8,7 +8,7 @@
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
 import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, type Span } from './chars.js';
-import { scanRuleset } from './ruleset.js';
+import { DetectionStopped, scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
 export const SECRET_KINDS = [
@@ -301,16 +301,23 @@ function mayHoldAnchor(s: string): boolean {
  * deadline): see scanRuleset.
  */
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
-  const own = scanFormats(s);
-  const more = scanAssignments(s, own);
+  const own = scanFormats(s, stop);
+  const more = scanAssignments(s, own, stop);
   const rules = scanRuleset(s, stop);
   // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
   return mergeSpans(mergeSpans(own, rules), more);
 }
 
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */
-export function scanFormats(s: string): Span[] {
-  return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s) : [];
+export function scanFormats(s: string, stop?: () => boolean): Span[] {
+  return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s, stop) : [];
+}
+
+/** A scan asks its deadline when its count of steps has none of these bits set (every 4,096 steps): each step's work is bounded (a few hundred characters at most). */
+const ASK_MASK = 4095;
+
+function stopped(what: string): DetectionStopped {
+  return new DetectionStopped(`the time for this decision ran out inside the ${what}`);
 }
 
 /** `a` with every span of `b` that overlaps none of `a`, in order; both sorted, each non-overlapping: one pass. */
@@ -330,14 +337,16 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 }
 
 /** The generic assignments of `s` (see assignment) outside the spans already found. */
-function scanAssignments(s: string, found: readonly Span[]): Span[] {
+function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
   const out: Span[] = [];
   let from = 0;
   let f = 0;
   let eq = s.indexOf('=');
   let colon = s.indexOf(':');
   const run: ValueRun = { start: -1, end: -1 };
+  let steps = 0;
   for (;;) {
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw stopped('generic assignments');
     if (eq >= 0 && eq < from) eq = s.indexOf('=', from);
     if (colon >= 0 && colon < from) colon = s.indexOf(':', from);
     const i = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
@@ -353,11 +362,13 @@ function scanAssignments(s: string, found: readonly Span[]): Span[] {
 }
 
 /** The scan of scanSecrets, without the search for an anchor first. */
-export function scanSecretsFully(s: string): Span[] {
+export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
   const out: Span[] = [];
   const n = s.length;
   let lastEnd = 0;
+  let steps = 0;
   for (let i = 0; i < n; i++) {
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw stopped('credential formats');
     const c = s.charCodeAt(i);
     // 64 or more base64 characters with no break are encoded data (an image, a blob): passed over whole. Every
     // credential format above holds a character outside that alphabet (`_`, `-`, `:`) or is shorter, except a
