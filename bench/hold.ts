@@ -37,6 +37,10 @@ const inputs: Record<string, () => Record<string, unknown>> = {
   'one-digit groups': () => ({ content: [{ type: 'text', text: '4 5 '.repeat(MB / 4) }] }),
   'bare at-signs': () => ({ content: [{ type: 'text', text: 'a@b '.repeat(MB / 4) }] }),
   'marked words': () => ({ content: [{ type: 'text', text: 'ab-cd.ef '.repeat(MB / 9) }] }),
+  // One rule's keyword and an assignment, again and again: the windows around its keywords run into one another.
+  'URL-like words': () => ({ content: [{ type: 'text', text: 'a://b '.repeat(MB / 6) }] }),
+  'escapes and confusables': () => ({ content: [{ type: 'text', text: '%41KIA\u0430\u200b%EF%BC%AB '.repeat(MB / 18) }] }),
+  'keyword lines': () => ({ content: [{ type: 'text', text: 'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" '.repeat(MB / 64) }] }),
   '10,000 blocks': () => ({ content: Array.from({ length: config.maxBlocks }, (_, i) => ({ type: 'text', text: prose(i, Math.floor(MB / config.maxBlocks)) })) }),
   'structuredContent rows': () => ({ content: [], structuredContent: { rows: Array.from({ length: 70_000 }, (_, i) => ({ id: i, t: prose(i, 90) })) } }),
 };
