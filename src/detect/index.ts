@@ -310,11 +310,15 @@ export function withDetection<T>(cache: DetectionCache, fn: () => T): T {
   }
 }
 
-/** `secrets(s)` / `pii(s)`: the kinds found, in order of first appearance, each once. */
-export function detectKinds(d: Detector, s: string): string[] {
+/**
+ * `secrets(s)` / `pii(s)`: the kinds found, in order of first appearance, each once. In a decision, its cache answers
+ * (under the decision's deadline); elsewhere (a `scope: call` or `tool` rule) the scan asks `stop`, the running rules' deadline.
+ * @throws DetectionStopped
+ */
+export function detectKinds(d: Detector, s: string, stop?: () => boolean): string[] {
   if (current !== undefined) return current.kinds(d, s);
   const seen = new Set<string>();
-  for (const sp of SCANNERS[d](s)) seen.add(sp.kind);
+  for (const sp of SCANNERS[d](s, stop)) seen.add(sp.kind);
   return [...seen];
 }
 

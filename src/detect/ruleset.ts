@@ -52,6 +52,8 @@ export const MERGED_OVERLAP = WINDOW_BEFORE + WINDOW_AFTER;
 /** Thrown when `stop` says the caller's time is spent: the scan did not finish, so its answer cannot be trusted. */
 export class DetectionStopped extends Error {
   override readonly name = 'DetectionStopped';
+  /** A rule it ends reads as the budget it ran out of (`evaluation budget exceeded`), as a comprehension stopped by it does. */
+  readonly code = 'evaluation_budget_exceeded';
 }
 
 /** The kinds the rule set reports: gitleaks' rule ids. */

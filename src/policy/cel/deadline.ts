@@ -33,3 +33,8 @@ export function withDeadline<T>(exceeded: (() => boolean) | undefined, fn: () =>
 export function checkDeadline(): void {
   if (spent !== undefined && spent()) throw new DeadlinePassed('the time for this decision ran out inside a comprehension');
 }
+
+/** The deadline of the running evaluation, for the scans a detector function runs outside a decision's cache (a `scope: call` or `tool` rule's `secrets()`); undefined without one. */
+export function runningDeadline(): (() => boolean) | undefined {
+  return spent;
+}

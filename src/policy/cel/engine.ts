@@ -26,7 +26,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { detectKinds } from '../../detect/index.js';
-import { checkDeadline } from './deadline.js';
+import { checkDeadline, runningDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { compileLiteralRe2, re2find, RE2_FUNCTION } from '../regex.js';
 import { compileFast, UNKNOWN } from './fast.js';
@@ -79,8 +79,8 @@ export interface CompiledCel {
 const env = declareVariables(new Environment())
   .registerFunction(`string.${RE2_FUNCTION}(string): bool`, re2find)
   // Content detectors (docs/behaviour/labels-and-detectors.md): the kinds found, in order of first appearance.
-  .registerFunction('secrets(string): list<string>', (s: string) => detectKinds('secrets', s))
-  .registerFunction('pii(string): list<string>', (s: string) => detectKinds('pii', s));
+  .registerFunction('secrets(string): list<string>', (s: string) => detectKinds('secrets', s, runningDeadline()))
+  .registerFunction('pii(string): list<string>', (s: string) => detectKinds('pii', s, runningDeadline()));
 
 /** Shape of the engine's errors, read defensively: only code, summary and range are used. */
 interface EngineError {

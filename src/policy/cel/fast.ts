@@ -26,7 +26,7 @@
  */
 
 import { detectKinds } from '../../detect/index.js';
-import { checkDeadline } from './deadline.js';
+import { checkDeadline, runningDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { CEL_VARIABLES, type CelVariable } from './variables.js';
 
@@ -279,7 +279,7 @@ class Compiler {
       const arg = this.compile(child(args[0]));
       return (vars, locals) => {
         const s = arg(vars, locals);
-        return typeof s === 'string' ? detectKinds(name, s) : UNKNOWN;
+        return typeof s === 'string' ? detectKinds(name, s, runningDeadline()) : UNKNOWN;
       };
     }
     if (name === 'has' && args.length === 1) {

@@ -84,3 +84,29 @@ describe('nested comprehensions stop at the evaluation budget', () => {
     }
   });
 });
+
+describe('a detector function stops at the evaluation budget outside a decision too', () => {
+  it('secrets() and pii() in a call rule, over arguments of any of the texts that work the scans hardest', () => {
+    // Each text with the detector it works hardest.
+    const cases: Array<[string, 'secrets' | 'pii']> = [
+      ['a://b ', 'secrets'],
+      ['%41KIA\u0430\u200b%EF%BC%AB ', 'secrets'],
+      ['%41KIA\u0430\u200b%EF%BC%AB ', 'pii'],
+      ['q = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" ', 'secrets'],
+      ['sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" ', 'secrets'],
+      ['4 5 x ', 'pii'],
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...cases), fc.integer({ min: 1, max: 3 }), ([unit, fn], asks) => {
+        const set = policy('call', `size(${fn}(call.arguments.q)) > 1000`);
+        const budget = budgetAfter(asks);
+        const call = { name: 't', arguments: { q: unit.repeat(Math.ceil(300_000 / unit.length)) } };
+        const matches = evaluateCallPolicies(set, { tool: { name: 't' }, call: call as never }, undefined, budget);
+        // Read to its end, no argument holds 1,000 kinds: only the budget running out inside the scan makes it match.
+        expect(matches).toHaveLength(1);
+        expect(matches[0]!.error).toContain('evaluation budget exceeded');
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
