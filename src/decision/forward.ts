@@ -22,7 +22,8 @@
  *   string fenced (law 2): `text`, an embedded resource's `text` (a textual
  *   `blob` is decoded and forwarded as fenced `text`, and `blob` is listed
  *   as withheld), a `resource_link`'s `description` (its `name` becomes
- *   the last segment of its `uri`'s path and its `title` is withheld:
+ *   the last segment of its `uri`'s path, `resource` when a mask changes
+ *   the `uri`, and its `title` is withheld:
  *   hosts show both in pickers, where a fence does not belong). Exempt, as the contract says, are
  *   `type`, `mimeType`, `uri`, `annotations`, the trust claim and the
  *   base64 `data` of images and audio. `icons` of a spotlit

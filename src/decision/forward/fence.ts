@@ -81,8 +81,10 @@ export class Fencing extends Claims {
           break;
         case 'name':
           // A link's name is an identifier hosts show in pickers: not fenced prose, but Trustgate's own
-          // name for it, from its URI (forwarded as it came), masked like any string.
-          value = this.maskIf(index, linkName(b.uri), at);
+          // name for it, from its URI, masked like any string. A URI the masks change names nothing of
+          // its own: a segment of it may hold part of what was masked where no detector reads it alone
+          // (`postgres://app:<password>@db` ends in `app:<password>@db`).
+          value = typeof b.uri === 'string' && this.masksChange(index, b.uri) ? linkName(undefined) : this.maskIf(index, linkName(b.uri), at);
           fenced = true;
           break;
         case 'title':

@@ -53,6 +53,11 @@ export class Masking extends Withholding {
     if (block !== undefined) this.maskedBlocks.add(block);
     return out + s.slice(from);
   }
+  /** Whether the rules governing block `index` would mask anything in `s` (nothing is listed). */
+  masksChange(index: number, s: string): boolean {
+    const specs = this.masksFor(index);
+    return specs !== undefined && s.length > 0 && this.nameHolds(s, specs);
+  }
   /** `s` masked by the rules governing block `index`, if any. */
   maskIf(index: number, s: string, at: Tokens): string {
     const specs = this.masksFor(index);

@@ -17,7 +17,8 @@ import { describe, expect, it } from 'vitest';
 import { decideResult as decide } from '../../../src/decision/result.js';
 import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decodeTextBlob } from '../../../src/decision/forward/mime.js';
-import { compilePolicyFiles } from '../../../src/policy/load.js';
+import { compilePolicyFiles, loadPolicyDir } from '../../../src/policy/load.js';
+import { TrustgateError } from '../../../src/errors.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanFormats, scanSecretsFully } from '../../../src/detect/secrets.js';
 import { scanPiiFully } from '../../../src/detect/pii.js';
@@ -110,6 +111,47 @@ describe('masking when the decision runs out of time', () => {
         for (const v of VALUES) expect(seen.includes(core(v)), v).toBe(false);
       }),
       { numRuns: 400, seed: 0x17 },
+    );
+  });
+});
+
+describe('the shipped set when the decision runs out of time', () => {
+  it('any result, stopped at any point: a request error or a decision, never a throw, and no credential forwarded', async () => {
+    const policies = await loadPolicyDir(new URL('../../../policies', import.meta.url).pathname);
+    const str = fc.oneof(
+      fc.constantFrom(...VALUES, 'a://b', '%41KIA\u0430\u200b', 'note', 'text'),
+      fc.string({ maxLength: 8 }),
+      // Long enough that a scan asks the deadline inside it.
+      fc.constantFrom(...VALUES, 'a://b', 'x = "Zx9Lm2Pq8Rt5Vw3Yb7Nc"').map((v) => `${v} `.repeat(200)),
+    );
+    const json = fc.letrec((tie) => ({
+      v: fc.oneof({ depthSize: 'small' }, str, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(str, tie('v'), { maxKeys: 3 })),
+    })).v;
+    const item = fc.oneof(
+      fc.record({ type: fc.constant('text'), text: str }),
+      fc.record({ type: fc.constant('text'), text: str, _meta: fc.dictionary(str, json, { maxKeys: 2 }) }),
+      fc.record({ type: fc.constant('resource'), resource: fc.record({ uri: str, mimeType: fc.constantFrom('text/plain', 'application/octet-stream'), text: str }) }),
+      fc.record({ type: fc.constant('resource_link'), uri: str, name: str, description: str }),
+      json,
+    );
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 5 }), fc.option(fc.dictionary(str, json, { maxKeys: 4 }), { nil: undefined }), fc.nat(80), fc.boolean(), (content, sc, asks, untrusted) => {
+        let left = asks;
+        const budget = { exceeded: () => left-- <= 0, describe: `${asks} asks` };
+        const result: Record<string, unknown> = { content };
+        if (sc !== undefined) result.structuredContent = sc;
+        if (untrusted) result._meta = { [TRUST_KEY]: { untrusted: true } };
+        let d;
+        try {
+          d = decide({ protocolVersion: '2025-06-18', result, tool: { name: 't' } }, { policies, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10, budget });
+        } catch (err) {
+          expect(err).toBeInstanceOf(TrustgateError);
+          return;
+        }
+        const seen = readable(d.result).join('\u0000');
+        for (const v of SECRETS) expect(seen.includes(core(v)), v).toBe(false);
+      }),
+      { numRuns: 300, seed: 0x18 },
     );
   });
 });
