@@ -88,6 +88,12 @@ export function forward(input: ForwardInput): Forwarded {
       }
       for (const key of Object.keys(out)) {
         if (key === 'content') continue;
+        // A member whose name holds a masked kind is withheld with its value, as inside any object (maskDeep).
+        if (plan.resultMasks.length > 0 && b.nameHolds(key, plan.resultMasks)) {
+          delete (next ??= copyWithout(out))[key];
+          b.withhold([], key);
+          continue;
+        }
         const v = out[key];
         // Scope result masks every string of the result; scope block reaches structuredContent where it holds a masked kind.
         const x = key === 'structuredContent' ? b.maskStructured(v) : plan.resultMasks.length > 0 ? b.maskDeep(v, plan.resultMasks, [key]) : v;

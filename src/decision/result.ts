@@ -26,7 +26,7 @@ import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
-import { blockText, memberNames, otherStrings, stringsOf } from './text.js';
+import { blockText, envelopeStrings, memberNames, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
 import { forward, type Forwarded } from './forward.js';
 import { boundDecision } from './bound.js';
@@ -258,8 +258,8 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
   const withText = opts.policies.index.readsText;
   const blockTexts = withText ? blocks.map(blockText) : undefined;
   // result.text: every string the host will see (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): the
-  // blocks' texts first (consecutive blocks are also read across their seams), then each block's other strings, then
-  // structuredContent's member names and values.
+  // blocks' texts first (consecutive blocks are also read across their seams), then each block's other strings, the
+  // envelope's other members (its `_meta` but the trust claim), structuredContent's member names and values.
   let resultText: string | undefined;
   if (blockTexts !== undefined) {
     const parts = blockTexts.slice();
@@ -267,6 +267,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     // once (the text is the same, joined with newlines; masking reads each string again only when a mask applies).
     const other: string[] = [];
     for (const b of blocks) otherStrings(b, other);
+    envelopeStrings(result, other);
     const structured = own(result, 'structuredContent');
     if (isRecord(structured) || Array.isArray(structured)) memberNames(structured, other);
     if (other.length > 0) parts.push(other.join('\n'));

@@ -1,7 +1,7 @@
 /**
  * Content as a policy input (docs/behaviour/labels-and-detectors.md): `block.text` is the text
- * a block shows, `result.text` every block's text and every string of
- * `structuredContent`, joined with newlines.
+ * a block shows, `result.text` every string of the result a host will see (the blocks' texts, their
+ * other strings, the envelope's members, `structuredContent`'s names and strings), joined with newlines.
  */
 import { isRecord, own } from '../json/record.js';
 import { TRUST_KEY } from '../mcp/meta-key.js';
@@ -43,10 +43,7 @@ export function otherStrings(block: unknown, out: string[] = []): string[] {
     out.push(key);
     const v = block[key];
     if (key === '_meta' && isRecord(v)) {
-      for (const k of Object.keys(v)) {
-        out.push(k);
-        if (k !== TRUST_KEY) stringsOf(v[k], out, true);
-      }
+      metaStrings(v, out);
       continue;
     }
     if (key === 'resource' && type === 'resource' && isRecord(v)) {
@@ -57,6 +54,31 @@ export function otherStrings(block: unknown, out: string[] = []): string[] {
       continue;
     }
     stringsOf(v, out, true);
+  }
+  return out;
+}
+
+/** Every member name of a `_meta` and every string inside it but the trust claim's (its digests and URLs are read as claims). */
+function metaStrings(meta: Record<string, unknown>, out: string[]): void {
+  for (const k of Object.keys(meta)) {
+    out.push(k);
+    if (k !== TRUST_KEY) stringsOf(meta[k], out, true);
+  }
+}
+
+/**
+ * The strings of a result outside its blocks and `structuredContent` (read
+ * apart): every other member's name and strings, its `_meta` as a block's.
+ * A result of no blocks is forwarded with these members as they came, so
+ * they are read as the rest is.
+ */
+export function envelopeStrings(result: Record<string, unknown>, out: string[] = []): string[] {
+  for (const key of Object.keys(result)) {
+    if (key === 'content' || key === 'structuredContent') continue;
+    out.push(key);
+    const v = result[key];
+    if (key === '_meta' && isRecord(v)) metaStrings(v, out);
+    else stringsOf(v, out, true);
   }
   return out;
 }

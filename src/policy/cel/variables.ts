@@ -163,7 +163,7 @@ export interface ResultVar {
    * none. A label here may be on no block at all (docs/bindings/proxy.md).
    */
   structured?: { sensitive: boolean; untrusted: boolean };
-  /** Every block's text and every `structuredContent` string, joined with newlines (docs/behaviour/labels-and-detectors.md); left out when no rule reads `text`. */
+  /** Every string of the result the host will see (blocks, the envelope's other members, `structuredContent`), joined with newlines (docs/behaviour/labels-and-detectors.md); left out when no rule reads `text`. */
   text?: string;
 }
 

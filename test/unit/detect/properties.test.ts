@@ -115,8 +115,8 @@ describe('masking when the decision runs out of time', () => {
   });
 });
 
-describe('the shipped set when the decision runs out of time', () => {
-  it('any result, stopped at any point: a request error or a decision, never a throw, and no credential forwarded', async () => {
+describe('the shipped set on any result, under any budget', () => {
+  it('any result, stopped at any point or not at all: a request error or a decision, never a throw, and no credential forwarded, member names and the envelope included', async () => {
     const policies = await loadPolicyDir(new URL('../../../policies', import.meta.url).pathname);
     const str = fc.oneof(
       fc.constantFrom(...VALUES, 'a://b', '%41KIA\u0430\u200b', 'note', 'text'),
@@ -135,22 +135,32 @@ describe('the shipped set when the decision runs out of time', () => {
       json,
     );
     fc.assert(
-      fc.property(fc.array(item, { maxLength: 5 }), fc.option(fc.dictionary(str, json, { maxKeys: 4 }), { nil: undefined }), fc.nat(80), fc.boolean(), (content, sc, asks, untrusted) => {
-        let left = asks;
-        const budget = { exceeded: () => left-- <= 0, describe: `${asks} asks` };
-        const result: Record<string, unknown> = { content };
-        if (sc !== undefined) result.structuredContent = sc;
-        if (untrusted) result._meta = { [TRUST_KEY]: { untrusted: true } };
-        let d;
-        try {
-          d = decide({ protocolVersion: '2025-06-18', result, tool: { name: 't' } }, { policies, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10, budget });
-        } catch (err) {
-          expect(err).toBeInstanceOf(TrustgateError);
-          return;
-        }
-        const seen = readable(d.result).join('\u0000');
-        for (const v of SECRETS) expect(seen.includes(core(v)), v).toBe(false);
-      }),
+      fc.property(
+        fc.array(item, { maxLength: 5 }),
+        fc.option(fc.dictionary(str, json, { maxKeys: 4 }), { nil: undefined }),
+        // The envelope's `_meta` and members of no MCP name: forwarded as they came when no block is rebuilt.
+        fc.dictionary(str, json, { maxKeys: 2 }),
+        fc.dictionary(str, json, { maxKeys: 2 }),
+        fc.nat(80),
+        fc.boolean(),
+        (content, sc, meta, extra, asks, untrusted) => {
+          // Odd: a budget never spent; even: spent after that many asks.
+          let left = asks % 2 === 1 ? Infinity : asks;
+          const budget = { exceeded: () => left-- <= 0, describe: `${asks} asks` };
+          const result: Record<string, unknown> = { ...extra, content };
+          if (sc !== undefined) result.structuredContent = sc;
+          result._meta = untrusted ? { ...meta, [TRUST_KEY]: { untrusted: true } } : meta;
+          let d;
+          try {
+            d = decide({ protocolVersion: '2025-06-18', result, tool: { name: 't' } }, { policies, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10, budget });
+          } catch (err) {
+            expect(err).toBeInstanceOf(TrustgateError);
+            return;
+          }
+          const seen = readable(d.result).join('\u0000');
+          for (const v of SECRETS) expect(seen.includes(core(v)), v).toBe(false);
+        },
+      ),
       { numRuns: 300, seed: 0x18 },
     );
   });
