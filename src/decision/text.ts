@@ -32,14 +32,15 @@ export function blockText(block: unknown): string {
  * The other strings of a block a host will see, beside its text
  * (blockText): every member name and string value (annotations, `_meta`
  * but the trust claim, a resource link's name, title, URI and
- * description), without `type`, the base64 `data` of images and audio,
+ * description, and `type`: a block of a type no revision defines is
+ * forwarded as it came), without the base64 `data` of images and audio,
  * and what blockText already reads (`text`, a resource's `text` or blob).
  */
 export function otherStrings(block: unknown, out: string[] = []): string[] {
   if (!isRecord(block)) return stringsOf(block, out, true);
   const type = own(block, 'type');
   for (const key of Object.keys(block)) {
-    if (key === 'type' || (key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+    if ((key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
     out.push(key);
     const v = block[key];
     if (key === '_meta' && isRecord(v)) {

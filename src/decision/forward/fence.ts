@@ -67,6 +67,9 @@ export class Fencing extends Claims {
           if (typeof v === 'string') value = this.maskIf(index, v, at);
           break;
         case 'type':
+          // A type no revision defines is any string the server chose: masked like the rest (a defined one holds nothing to mask).
+          if (typeof v === 'string') value = this.maskIf(index, v, at);
+          break;
         case 'data':
         case 'size':
           break;

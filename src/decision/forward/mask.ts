@@ -100,8 +100,9 @@ export class Masking extends Withholding {
     return out ?? v;
   }
   /**
-   * A block with its strings masked: every string but `type`, the base64
-   * `data` of images and audio and a blob that is not text; a textual blob
+   * A block with its strings masked: every string but the base64 `data` of
+   * images and audio and a blob that is not text (`type` too: a type no
+   * revision defines is any string the server chose); a textual blob
    * holding a span is forwarded as masked `text` (the blob withheld).
    */
   maskBlock(index: number, block: unknown, specs: readonly MaskSpec[]): unknown {
@@ -111,7 +112,7 @@ export class Masking extends Withholding {
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(block)) {
       const v = block[key];
-      if (key === 'type' || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+      if (key === 'data' && (type === 'image' || type === 'audio')) continue;
       let x: unknown;
       if (this.nameHolds(key, specs)) {
         out ??= copyWithout(block);

@@ -132,6 +132,8 @@ describe('the shipped set on any result, under any budget', () => {
       fc.record({ type: fc.constant('text'), text: str, _meta: fc.dictionary(str, json, { maxKeys: 2 }) }),
       fc.record({ type: fc.constant('resource'), resource: fc.record({ uri: str, mimeType: fc.constantFrom('text/plain', 'application/octet-stream'), text: str }) }),
       fc.record({ type: fc.constant('resource_link'), uri: str, name: str, description: str }),
+      // A block of a type no revision defines: its `type` is any string the server chose.
+      fc.record({ type: str, note: str }, { requiredKeys: ['type'] }),
       json,
     );
     fc.assert(
