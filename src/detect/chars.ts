@@ -78,6 +78,13 @@ export interface Span {
   end: number;
 }
 
+/**
+ * A scan given a deadline asks it when its count of steps has none of these
+ * bits set (every 4,096 steps): each step's work is bounded (a few hundred
+ * characters at most), so no crafted text holds a scan long past it.
+ */
+export const ASK_MASK = 4095;
+
 /** Counts per ASCII unit, and the units in the order first seen: shannonEntropy's tables, left all zero between calls. */
 const COUNTS = new Int32Array(128);
 const FIRST_SEEN = new Int32Array(128);

@@ -14,6 +14,7 @@
  * from. One pass, each character looked at once: linear in the text.
  */
 import { createRequire } from 'node:module';
+import { ASK_MASK } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 const require = createRequire(import.meta.url);
@@ -186,7 +187,7 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined): Normal
   let steps = 0;
   SPECIAL.lastIndex = 0;
   while (i < s.length) {
-    if (stop !== undefined && (++steps & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while normalizing a text');
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while normalizing a text');
     SPECIAL.lastIndex = i;
     const m = SPECIAL.exec(s);
     const at = m === null ? s.length : m.index;

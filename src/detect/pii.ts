@@ -7,7 +7,7 @@
  */
 import { DetectionStopped } from './ruleset.js';
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
-import { codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { ASK_MASK, codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
 export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
@@ -172,7 +172,7 @@ class NumberToken {
       start[groups] = g0;
       end[groups] = pos;
       groups++;
-      if (stop !== undefined && (groups & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
+      if (stop !== undefined && (groups & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
       const next = groupAfter(s, pos);
       if (next < 0) break;
       pos = next;
@@ -443,7 +443,7 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
   let hot = -1;
   for (let i = 0; i < n; i++) {
     // A caller with a deadline is asked every 4,096 places: a crafted text cannot hold the scan past it.
-    if (stop !== undefined && (++steps & 4095) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
     if (skip) {
       if (hot < i) {
         // The next few characters are read here first: where digits crowd a text, a native search for each costs more

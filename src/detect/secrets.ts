@@ -7,7 +7,7 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, type Span } from './chars.js';
+import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, ASK_MASK, type Span } from './chars.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
@@ -312,9 +312,6 @@ export function scanSecrets(s: string, stop?: () => boolean): Span[] {
 export function scanFormats(s: string, stop?: () => boolean): Span[] {
   return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s, stop) : [];
 }
-
-/** A scan asks its deadline when its count of steps has none of these bits set (every 4,096 steps): each step's work is bounded (a few hundred characters at most). */
-const ASK_MASK = 4095;
 
 function stopped(what: string): DetectionStopped {
   return new DetectionStopped(`the time for this decision ran out inside the ${what}`);
