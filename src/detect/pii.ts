@@ -329,11 +329,16 @@ function ibanAt(s: string, i: number): number {
   return rem === 1 ? pos : -1;
 }
 
-/** Country calling codes libphonenumber knows (`1`, `44`, `353`, ...). */
-const CALLING_CODES = new Set(getCountries().map((c) => String(getCountryCallingCode(c))));
+/** Country calling codes libphonenumber knows (1, 44, 353, ...; none starts with 0), as a table over 0-999. */
+const CALLING_CODES = new Uint8Array(1000);
+for (const c of getCountries()) CALLING_CODES[Number(getCountryCallingCode(c))] = 1;
 
-/** Numbers already judged, by their digits (most texts repeat the same few); bounded. */
-const verdicts = new Map<string, boolean>();
+/**
+ * Numbers already judged, by the value of their digits (most texts repeat
+ * the same few); bounded. A number judged here opens with a calling code,
+ * so with a digit other than 0: its value stands for its digits.
+ */
+const verdicts = new Map<number, boolean>();
 const MAX_VERDICTS = 4096;
 
 /**
@@ -345,51 +350,68 @@ const MAX_VERDICTS = 4096;
  */
 export const PHONE_VALIDATIONS_PER_STRING = 256;
 
-function validPhone(candidate: string, budget: { left: number }): boolean {
-  let digits = '';
-  for (let k = 1; k < candidate.length; k++) {
-    const c = candidate.charCodeAt(k);
-    if (c >= 48 && c <= 57) digits += candidate[k];
-  }
-  if (!CALLING_CODES.has(digits.slice(0, 1)) && !CALLING_CODES.has(digits.slice(0, 2)) && !CALLING_CODES.has(digits.slice(0, 3))) return false;
-  const known = verdicts.get(digits);
+/** Whether the number [i, end) of digits `value`, whose country calling code exists, is valid for its country. */
+function validPhone(s: string, i: number, end: number, value: number, budget: { left: number }): boolean {
+  const known = verdicts.get(value);
   if (known !== undefined) return known;
   if (budget.left <= 0) return true;
   budget.left--;
-  const v = isValidPhoneNumber(candidate);
-  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
-  verdicts.set(digits, v);
+  const v = isValidPhoneNumber(s.slice(i, end));
+  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as number);
+  verdicts.set(value, v);
   return v;
 }
 
-function isPhonePart(c: number): boolean {
-  return isDigit(c) || c === 32 || c === 45 || c === 46 || c === 40 || c === 41;
-}
+/** The candidate ends of the number phone() reads (after each digit group with 8 to 15 digits so far), and its digits' value at each. */
+const phoneEnds = new Int32Array(16);
+const phoneValues = new Float64Array(16);
+/** Where scanning may go on after the last call of phone(). */
+let phoneSkip = 0;
 
-/** An international number from the `+` at `i`, valid for its country: its end, or -1; `skip` is where scanning may go on. */
-function phone(s: string, i: number, budget: { left: number }): { end: number; skip: number } {
-  if (isAlnum(codeAt(s, i - 1)) || !isDigit(codeAt(s, i + 1))) return { end: -1, skip: i + 1 };
-  // Candidate ends: after each digit group, with 8 to 15 digits so far.
-  const ends: number[] = [];
+/**
+ * An international number from the `+` at `i`, valid for its country: its
+ * end, or -1; phoneSkip is where scanning may go on. Its digits are read
+ * once, as a value (15 digits at most: exact in a double), with no string
+ * made unless the library is asked.
+ */
+function phone(s: string, i: number, budget: { left: number }): number {
+  phoneSkip = i + 1;
+  if (isAlnum(codeAt(s, i - 1)) || !isDigit(codeAt(s, i + 1))) return -1;
+  let count = 0;
   let digits = 0;
   let seps = 0;
-  let pos = i + 1;
-  for (; pos < s.length && pos - i < 32; pos++) {
+  let value = 0;
+  let coded = false;
+  const limit = Math.min(s.length, i + 32);
+  for (let pos = i + 1; pos < limit; pos++) {
     const c = s.charCodeAt(pos);
-    if (!isPhonePart(c)) break;
-    if (isDigit(c)) {
+    if (c >= 48 && c <= 57) {
       digits++;
       seps = 0;
       if (digits > 15) break;
-      if (!isDigit(codeAt(s, pos + 1)) && digits >= 8) ends.push(pos + 1);
-    } else if (++seps > 2) break;
+      value = value * 10 + (c - 48);
+      if (digits <= 3 && CALLING_CODES[value] === 1 && s.charCodeAt(i + 1) !== 48) coded = true;
+      if (digits >= 8 && !isDigit(codeAt(s, pos + 1))) {
+        phoneEnds[count] = pos + 1;
+        phoneValues[count] = value;
+        count++;
+      }
+    } else if (c === 32 || c === 45 || c === 46 || c === 40 || c === 41) {
+      if (++seps > 2) break;
+    } else break;
   }
-  for (let k = ends.length - 1; k >= 0; k--) {
-    const end = ends[k]!;
+  if (count === 0) return -1;
+  phoneSkip = phoneEnds[count - 1]!;
+  if (!coded) return -1;
+  for (let k = count - 1; k >= 0; k--) {
+    const end = phoneEnds[k]!;
     if (isAlnum(codeAt(s, end))) continue;
-    if (validPhone(s.slice(i, end), budget)) return { end, skip: end };
+    if (validPhone(s, i, end, phoneValues[k]!, budget)) {
+      phoneSkip = end;
+      return end;
+    }
   }
-  return { end: -1, skip: ends.length > 0 ? ends[ends.length - 1]! : i + 1 };
+  return -1;
 }
 
 /**
@@ -490,9 +512,9 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
       i = Math.max(i, end - 1);
     } else if (c === 43) {
       // +
-      const p = phone(s, i, budget);
-      if (p.end > 0) push('phone', i, p.end);
-      i = Math.max(i, p.skip - 1);
+      const e = phone(s, i, budget);
+      if (e > 0) push('phone', i, e);
+      i = Math.max(i, phoneSkip - 1);
     } else if (c >= 65 && c <= 90) {
       if (isAlnum(codeAt(s, i - 1))) continue;
       const e = ibanAt(s, i);

@@ -22,6 +22,7 @@ import { TrustgateError } from '../../../src/errors.js';
 import { scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanFormats, scanSecretsFully } from '../../../src/detect/secrets.js';
 import { scanPiiFully } from '../../../src/detect/pii.js';
+import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
 import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const enc = new TextEncoder();
@@ -232,6 +233,56 @@ describe('skipping to the next digit or @ that may start an address in the PII s
         expect(scanPii(text)).toEqual(scanPiiFully(text));
       }),
       { numRuns: 4000 },
+    );
+  });
+});
+
+describe('the phone scan reads a number once, as a value', () => {
+  /** The definition: from a `+` no letter or digit precedes, each end after a digit group with 8 to 15 digits, the longest first, whose calling code exists and which libphonenumber finds valid. */
+  const codes = new Set(getCountries().map((c) => String(getCountryCallingCode(c))));
+  function phones(s: string): Array<[number, number]> {
+    const out: Array<[number, number]> = [];
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] !== '+' || /[A-Za-z0-9]/.test(s[i - 1] ?? '') || !/[0-9]/.test(s[i + 1] ?? '')) continue;
+      const ends: number[] = [];
+      let digits = 0;
+      let seps = 0;
+      for (let pos = i + 1; pos < s.length && pos - i < 32; pos++) {
+        const c = s[pos]!;
+        if (/[0-9]/.test(c)) {
+          if (++digits > 15) break;
+          seps = 0;
+          if (!/[0-9]/.test(s[pos + 1] ?? '') && digits >= 8) ends.push(pos + 1);
+        } else if (/[ ().-]/.test(c)) {
+          if (++seps > 2) break;
+        } else break;
+      }
+      const end = ends.reverse().find((e) => {
+        if (/[A-Za-z0-9]/.test(s[e] ?? '')) return false;
+        const d = s.slice(i, e).replace(/[^0-9]/g, '');
+        return [1, 2, 3].some((k) => codes.has(d.slice(0, k))) && isValidPhoneNumber(s.slice(i, e));
+      });
+      if (end !== undefined) {
+        out.push([i, end]);
+        i = end - 1;
+      } else if (ends.length > 0) i = ends[ends.length - 1]! - 1;
+    }
+    return out;
+  }
+
+  it('finds what libphonenumber finds valid, for numbers of any calling code, grouping and leading zero', () => {
+    const group = fc.array(fc.constantFrom(...'0123456789'), { minLength: 1, maxLength: 5 }).map((a) => a.join(''));
+    const number = fc
+      .tuple(fc.constantFrom('+', '+0', '+1', '+7', '+44', '+353', '+49', '+86', '+999'), fc.array(fc.tuple(fc.constantFrom(' ', '-', '.', '(', ')', '', '  '), group), { minLength: 1, maxLength: 5 }))
+      .map(([cc, gs]) => cc + gs.map(([sep, g]) => sep + g).join(''));
+    // A leading zero is no calling code: `+044 20 7946 0958` is not the valid `+44 20 7946 0958`, though its digits have the same value.
+    const piece = fc.oneof(number, fc.constantFrom('+1 650-253-0000', '+44 20 7946 0958', '+044 20 7946 0958', '+01 650-253-0000', ' ', 'a', 'call ', 'x', '\n'));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), (parts) => {
+        const text = parts.join('');
+        expect(scanPii(text).filter((f) => f.kind === 'phone').map((f) => [f.start, f.end])).toEqual(phones(text).filter(([a]) => !scanPii(text).some((f) => f.kind !== 'phone' && f.start <= a && a < f.end)));
+      }),
+      { numRuns: 2000 },
     );
   });
 });
