@@ -244,6 +244,9 @@ class NumberToken {
 
 const token = new NumberToken();
 
+/** Most digits of a number token read before its buffers are filled (more than any card or SSN holds). */
+const PRE_READ = 64;
+
 /**
  * US SSNs and card numbers in the number token at `i`. Cards: runs of whole groups with 13 to
  * 19 digits, Luhn-valid, the longest from each group on (so `x=1 3782 8224
@@ -252,14 +255,18 @@ const token = new NumberToken();
  * each is checked in constant time: linear in the token.
  */
 function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void, stop?: () => boolean): number {
-  // A number of fewer than 9 digits is neither an SSN nor a card: its end is found without filling the token's buffers.
+  // A number of fewer than 9 digits is neither an SSN nor a card, and one a letter or digit follows (`0123abc`) opens
+  // nothing: the end of a token of up to PRE_READ digits is found without filling the token's buffers.
   let pos = i;
   let digits = 0;
   for (;;) {
     for (let c = codeAt(s, pos); c >= 48 && c <= 57; c = codeAt(s, ++pos)) digits++;
-    if (digits >= 9) break;
+    if (digits > PRE_READ) break;
     const next = groupAfter(s, pos);
-    if (next < 0) return pos;
+    if (next < 0) {
+      if (digits < 9 || isAlnum(codeAt(s, pos))) return pos;
+      break;
+    }
     pos = next;
   }
   const t = token;
@@ -421,14 +428,55 @@ function phone(s: string, i: number, budget: { left: number }): number {
  * crowded with at-signs that start no address (`a@a@`, `x@y.z@`) is
  * passed over at native speed, and skipping such an `@` changes nothing
  * (the scanner finds nothing there and reads on from the next place).
+ * A match is one character long: where it ends tells where it is.
  */
-const HOT = /[0-9]|@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2}/g;
+const HOT = /[0-9]|@(?=(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2})/g;
 
-/** Where the next place HOT finds is at or after `i`; `s.length` when there is none. */
-function nextHot(s: string, i: number): number {
-  HOT.lastIndex = i;
-  const m = HOT.exec(s);
-  return m === null ? s.length : m.index;
+/**
+ * Whether the digit at `f` may open a find: nothing of a letter or digit
+ * before it (a number, or a phone after its `+`), or an IBAN's country
+ * code just before it. A digit inside a run of letters and digits (`v4`,
+ * `sha256`, `Xy9`) opens nothing: each kind's scanner starts at a run's
+ * first character, an `@` or a `+`.
+ */
+function opens(s: string, f: number): boolean {
+  const p = codeAt(s, f - 1);
+  return !isAlnum(p) || (isUpper(p) && isUpper(codeAt(s, f - 2)) && !isAlnum(codeAt(s, f - 3)));
+}
+
+/**
+ * Where the next digit that opens a find (opens()) or `@` HOT finds is, at
+ * or after `i`; `s.length` when there is none. Every kind holds such a
+ * digit or `@` no more than 2 characters after where its scanner starts,
+ * and those characters (`+`, a country code) are base64 characters, which
+ * the scan backs up over where it lands. Characters are read in
+ * JavaScript for a stretch first (where finds crowd a text, a native
+ * search for each costs more than the loop), then HOT searches natively;
+ * a digit it finds that opens nothing is passed over with the rest of its
+ * run, and the search goes on (asking the deadline, where there is one,
+ * every 4,096 digits passed over).
+ */
+function nextHot(s: string, i: number, stop?: () => boolean): number {
+  const n = s.length;
+  let passed = 0;
+  let h = i;
+  const near = Math.min(n, i + 16);
+  for (; h < near; h++) {
+    const d = s.charCodeAt(h);
+    if (d === 64) break;
+    if (d >= 48 && d <= 57 && opens(s, h)) return h;
+  }
+  while (h < n) {
+    HOT.lastIndex = h;
+    if (!HOT.test(s)) return n;
+    const f = HOT.lastIndex - 1;
+    if (s.charCodeAt(f) === 64 || opens(s, f)) return f;
+    h = f + 1;
+    while (h < n && isAlnum(s.charCodeAt(h))) h++;
+    // A caller with a deadline is asked every 4,096 digits passed over: a text of them cannot hold the search past it.
+    if (stop !== undefined && (++passed & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
+  }
+  return n;
 }
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */
@@ -445,8 +493,9 @@ export function scanPiiFully(s: string): Span[] {
  * With `skip`, the scan jumps over text that cannot start a find. Every
  * kind holds a digit or an `@` no more than 2 characters after where its
  * scanner starts (an IBAN `CCdd`, a `+` before a digit, a number, an
- * email's `@`), so from `i` nothing is found before the next digit or `@`
- * that may start an address (HOT) less 2. The jump then backs up to the start of the base64 run it would
+ * email's `@`), and those 2 are base64 characters, so from `i` nothing is
+ * found before the place nextHot() gives less the base64 characters before
+ * it. The jump backs up to there, the start of the base64 run it would
  * land in (not before `i`): a run of 64 or more is still passed over whole,
  * from the same place as when every character is read, and the loop goes on
  * from a place that reading every character also reaches.
@@ -468,16 +517,11 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
     if (skip) {
       if (hot < i) {
-        // The next few characters are read here first: where digits crowd a text, a native search for each costs more
-        // than the loop. An `@` is left to the native search, which knows whether it may start an address.
-        let h = i;
-        const near = Math.min(n, i + 16);
-        for (let d = codeAt(s, h); h < near && !(d >= 48 && d <= 57) && d !== 64; d = codeAt(s, ++h));
-        hot = h < near && s.charCodeAt(h) !== 64 ? h : nextHot(s, h);
+        hot = nextHot(s, i, stop);
         if (hot === n) break;
       }
-      if (hot - 2 > i) {
-        let t = hot - 2;
+      if (hot > i) {
+        let t = hot;
         while (t > i && isB64(s.charCodeAt(t - 1))) t--;
         i = t;
       }
