@@ -42,16 +42,26 @@ function judgedString(text: string, block: unknown, actions: readonly string[]):
 /** Most strings read in one decision (a result holds at most TRUSTGATE_MAX_BLOCKS, 10,000 by default). */
 const PER_DECISION = 500;
 
-/** `texts` as the host may see them: each masked, or Trustgate's placeholder where judging withholds it (a decision that forwards nothing withholds all of its strings). */
-export async function maskedStrings(deps: MaskDeps, all: readonly string[]): Promise<string[]> {
-  // Each distinct string read once (a list repeats its member names and media types).
-  const texts = [...new Set(all)];
-  const out = texts.slice();
-  for (let from = 0; from < texts.length; from += PER_DECISION) {
-    const batch = texts.slice(from, from + PER_DECISION);
+/** A block between two groups of strings: blank, so no value is read across them (detect/index.ts, seams). */
+const APART = { type: 'text', text: ' ' };
+
+/**
+ * `groups` of strings as the host may see them: each string masked, or
+ * Trustgate's placeholder where judging withholds it (a decision that
+ * forwards nothing withholds all of its strings). The strings of a group
+ * are read as a result's consecutive blocks are (a value split over two is
+ * read whole, detect/index.ts); no value is read across two groups.
+ */
+export async function maskedGroups(deps: MaskDeps, groups: ReadonlyArray<readonly string[]>): Promise<string[][]> {
+  const out = groups.map((g) => g.slice());
+  let content: Array<Record<string, unknown>> = [];
+  // For each block of `content`, the string it is (group, index), or undefined for a block between groups.
+  let where: Array<readonly [number, number] | undefined> = [];
+  const flush = async () => {
+    if (content.length === 0) return;
     const d = await deps.core.evaluateResult({
       request: {
-        result: { content: batch.map((text) => ({ type: 'text', text })) },
+        result: { content },
         tool: { name: '', annotations: { openWorldHint: false, readOnlyHint: true } },
         server: deps.server,
         ...(deps.context ? { context: deps.context } : {}),
@@ -59,12 +69,40 @@ export async function maskedStrings(deps: MaskDeps, all: readonly string[]): Pro
       operator: { hints: 'declared' },
       call: { method: deps.method, name: '', arguments: {} },
     });
-    const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === batch.length ? d.result.content : undefined;
+    const blocks = isRecord(d.result) && Array.isArray(d.result.content) && d.result.content.length === content.length ? d.result.content : undefined;
     const actions = new Map(d.blocks.map((b) => [b.index, b.actions]));
-    batch.forEach((text, k) => {
-      out[from + k] = judgedString(text, blocks?.[k], actions.get(k) ?? []);
+    where.forEach((w, i) => {
+      if (w !== undefined) out[w[0]]![w[1]] = judgedString(groups[w[0]]![w[1]]!, blocks?.[i], actions.get(i) ?? []);
     });
+    content = [];
+    where = [];
+  };
+  for (let g = 0; g < groups.length; g++) {
+    const group = groups[g]!;
+    for (let k = 0; k < group.length; k++) {
+      if (content.length >= PER_DECISION) await flush();
+      if (k === 0 && content.length > 0) {
+        content.push(APART);
+        where.push(undefined);
+      }
+      content.push({ type: 'text', text: group[k]! });
+      where.push([g, k]);
+    }
   }
-  const masked = new Map(texts.map((t, i) => [t, out[i]!]));
+  await flush();
+  return out;
+}
+
+/**
+ * `all` as the host may see them (maskedGroups), each distinct string read
+ * once: as one group (consecutive strings read across their seam), or with
+ * `alone` each by itself (names, and strings whose neighbours in the list
+ * are not their text).
+ */
+export async function maskedStrings(deps: MaskDeps, all: readonly string[], how: { alone?: boolean } = {}): Promise<string[]> {
+  // Each distinct string read once (a list repeats its member names and media types).
+  const texts = [...new Set(all)];
+  const read = await maskedGroups(deps, how.alone === true ? texts.map((t) => [t]) : [texts]);
+  const masked = new Map(texts.map((t, i) => [t, how.alone === true ? read[i]![0]! : read[0]![i]!]));
   return all.map((t) => masked.get(t)!);
 }

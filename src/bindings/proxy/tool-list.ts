@@ -12,7 +12,7 @@ import { errorDetail } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
 import { isRecord } from '../../json/record.js';
 import type { OperatorEntry } from '../../trust/operator.js';
-import { maskedStrings } from './mask-strings.js';
+import { maskedGroups, maskedStrings } from './mask-strings.js';
 
 type Msg = Record<string, unknown>;
 
@@ -85,15 +85,19 @@ export async function judgeToolList(deps: ToolListDeps, tools: ListedTools, resu
     return !j.dropped;
   });
   if (withheld.length > 0) log.warn({ server: server.name, tools: withheld.slice(0, 20), count: withheld.length }, 'tools withheld from the list (definition changed since it was pinned, or not pinned)');
-  let shown: Msg[];
+  let read: Read;
   try {
-    shown = await readDefinitions(deps, kept);
+    read = await readDefinitions(deps, kept, typeof result.nextCursor === 'string' ? result.nextCursor : undefined);
   } catch (err) {
     log.error({ err: errorDetail(err) }, 'tool definitions could not be read for the host');
     return { ok: false, text: `Trustgate withheld the list of tools: ${errorDetail(err)}` };
   }
-  const payload: Msg = { tools: shown };
-  if (typeof result.nextCursor === 'string') payload.nextCursor = result.nextCursor;
+  // A tool whose name, or a name in its definition, holds a finding is not listed: renamed, it would be another tool.
+  for (const name of read.withheld) tools.delete(name);
+  if (read.withheld.length > 0) log.warn({ server: server.name, tools: read.withheld.slice(0, 20), count: read.withheld.length }, 'tools withheld from the list (a name in the definition holds what a rule masks)');
+  const payload: Msg = { tools: read.shown };
+  // A cursor that holds a finding is not passed on: the list ends there.
+  if (read.cursor !== undefined) payload.nextCursor = read.cursor;
   return { ok: true, payload };
 }
 
@@ -113,26 +117,36 @@ export function descriptionsOf(list: Msg): Msg | undefined {
   return texts.length === 0 ? undefined : { content: [{ type: 'text', text: texts.join('\n\n') }] };
 }
 
-/** Members of a definition whose strings are identifiers or schema keywords, not text a reader is shown. */
-const DEFINITION_KEYWORDS: ReadonlySet<string> = new Set(['name', 'type', 'required', '$schema', '$ref', '$id', 'format', 'pattern', 'mimeType', 'uri', 'icons']);
+/** Members of a definition whose strings are identifiers or schema keywords (and an icon's), not prose. */
+const DEFINITION_KEYWORDS: ReadonlySet<string> = new Set(['type', 'required', '$schema', '$ref', '$id', 'format', 'pattern', 'mimeType', 'uri', 'icons']);
 
-/** A string of a definition the host shows (a description, a title, an example, an enum value): where it is. */
+/**
+ * What a string of a definition is: its `name` (the tool's own, or a
+ * member's), a `keyword`'s (DEFINITION_KEYWORDS, or anything under one but
+ * an object, which is read whatever its member's name: a property may be
+ * called `type`), or a `value` (a description, a title, an example, an
+ * enum value).
+ */
+type Kind = 'name' | 'keyword' | 'value';
+
+/** A string of a definition the host sees: where it is, and what it is. Every string is read: a server can put anything anywhere. */
 interface Slot {
   tool: number;
   path: Array<string | number>;
   text: string;
+  kind: Kind;
 }
 
-function slotsOf(v: unknown, tool: number, path: Array<string | number>, out: Slot[]): void {
+function slotsOf(v: unknown, tool: number, path: Array<string | number>, out: Slot[], kind: Kind = 'value'): void {
   if (typeof v === 'string') {
-    if (v !== '') out.push({ tool, path, text: v });
-  } else if (Array.isArray(v)) v.forEach((x, i) => slotsOf(x, tool, [...path, i], out));
+    if (v !== '') out.push({ tool, path, text: v, kind });
+  } else if (Array.isArray(v)) v.forEach((x, i) => slotsOf(x, tool, [...path, i], out, kind));
   else if (isRecord(v)) {
     for (const k of Object.keys(v)) {
+      if (k !== '') out.push({ tool, path: [...path, k], text: k, kind: 'name' });
       const x = v[k];
-      // An object is read whatever its member's name (a schema's property may be called `type` or `name`); a keyword's
-      // string or list of strings is not text.
-      if (isRecord(x) || !DEFINITION_KEYWORDS.has(k)) slotsOf(x, tool, [...path, k], out);
+      const of: Kind = path.length === 0 && k === 'name' ? 'name' : isRecord(x) ? 'value' : kind === 'keyword' || DEFINITION_KEYWORDS.has(k) ? 'keyword' : 'value';
+      slotsOf(x, tool, [...path, k], out, of);
     }
   }
 }
@@ -146,20 +160,46 @@ function replaced(t: unknown, path: ReadonlyArray<string | number>, text: string
   return { ...o, [head as string]: replaced(o[head as string], rest, text) };
 }
 
+/** The definitions as the host is shown them, the names of those withheld, and the cursor to pass on. */
+interface Read {
+  shown: Msg[];
+  withheld: string[];
+  cursor: string | undefined;
+}
+
 /**
- * Every string of the listed definitions the host shows (contract section
- * 19: descriptions, titles, and the texts of their schemas), read by the
- * detectors and masked as a result's text would be (mask-strings.ts). The
- * definitions a call is judged and pinned against stay the server's own.
+ * Every string of the listed definitions (contract section 19: their
+ * descriptions, titles, schemas, names and keywords), and the list's
+ * cursor, read by the detectors as a result's text would be
+ * (mask-strings.ts). A value is masked in place; a name cannot be (the tool
+ * or the member would be another), so a definition with a name a rule
+ * masks is withheld whole, and so is a cursor. The definitions a call is
+ * judged and pinned against stay the server's own.
  */
-async function readDefinitions(deps: ToolListDeps, tools: Msg[]): Promise<Msg[]> {
-  const slots: Slot[] = [];
-  tools.forEach((t, i) => slotsOf(t, i, [], slots));
-  if (slots.length === 0) return tools;
-  const masked = await maskedStrings({ core: deps.core, server: deps.server, context: deps.context, method: 'tools/list' }, slots.map((x) => x.text));
+async function readDefinitions(deps: ToolListDeps, tools: Msg[], cursor: string | undefined): Promise<Read> {
+  const all: Slot[] = [];
+  tools.forEach((t, i) => slotsOf(t, i, [], all));
+  const of = (kind: Kind) => all.filter((x) => x.kind === kind);
+  const [values, keywords, names] = [of('value'), of('keyword'), of('name')];
+  const d = { core: deps.core, server: deps.server, context: deps.context, method: 'tools/list' };
+  // A definition's values as a result's blocks (a value split over two is read whole), no two definitions' together;
+  // its names and keywords, and the cursor, each by itself (their neighbours in a definition are not their text).
+  const byTool = tools.map(() => [] as Slot[]);
+  for (const x of values) byTool[x.tool]!.push(x);
+  const maskedValues = (await maskedGroups(d, byTool.map((g) => g.map((x) => x.text)))).flat();
+  const alone = [...keywords, ...names].map((x) => x.text);
+  if (cursor !== undefined) alone.push(cursor);
+  const maskedAlone = alone.length === 0 ? [] : await maskedStrings(d, alone, { alone: true });
   const out: unknown[] = tools.slice();
-  slots.forEach((x, k) => {
-    if (masked[k] !== x.text) out[x.tool] = replaced(out[x.tool], x.path, masked[k]!);
-  });
-  return out as Msg[];
+  const put = (x: Slot, masked: string) => {
+    if (masked !== x.text) out[x.tool] = replaced(out[x.tool], x.path, masked);
+  };
+  byTool.flat().forEach((x, k) => put(x, maskedValues[k]!));
+  keywords.forEach((x, k) => put(x, maskedAlone[k]!));
+  const named = new Set(names.filter((x, k) => maskedAlone[keywords.length + k] !== x.text).map((x) => x.tool));
+  return {
+    shown: (out as Msg[]).filter((_, i) => !named.has(i)),
+    withheld: [...named].map((i) => tools[i]!.name as string),
+    cursor: cursor !== undefined && maskedAlone[alone.length - 1] === cursor ? cursor : undefined,
+  };
 }

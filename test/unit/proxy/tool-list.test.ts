@@ -77,4 +77,37 @@ describe('a tool list passed on', () => {
     expect(JSON.stringify(j.payload)).not.toContain(SECRETS[0]![1]);
     expect((j.payload.tools as Array<{ description: string }>)[5]!.description).toBe('tool 5');
   });
+
+  it('passes on no credential anywhere in a list: a tool\'s name, a member name at any depth, a schema keyword, an icon, the cursor', async () => {
+    // Where a definition may hold a string the host reads, though no reader takes it for prose: the tool's name, the
+    // names of its schema's properties and of its _meta, schema keywords (type, format, pattern, $ref, required), the
+    // media type and source of an icon.
+    const place = fc.constantFrom<(s: string) => { tool: Record<string, unknown>; cursor?: string }>(
+      (s) => ({ tool: { name: s } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', properties: { [s]: { type: 'string' } } } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', properties: { outer: { type: 'object', properties: { [`x ${s}`]: { type: 'string' } } } } } } }),
+      (s) => ({ tool: { name: 'read', _meta: { [s]: true } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', properties: { p: { type: 'string', format: s } } } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', properties: { p: { type: 'string', pattern: `^${s}$` } } } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', properties: { p: { $ref: `#/defs/${s}` } } } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: s } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: 'object', required: [s] } } }),
+      (s) => ({ tool: { name: 'read', icons: [{ src: `https://icons.example/a.png?key=${s}`, mimeType: 'image/png' }] } }),
+      (s) => ({ tool: { name: 'read', icons: [{ src: 'https://icons.example/a.png', sizes: [s] }] } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: ['object', s] } } }),
+      (s) => ({ tool: { name: 'read', inputSchema: { type: { note: s } } } }),
+      (s) => ({ tool: { name: 'read' }, cursor: s }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...SECRETS), place, async ([secret, core_], at) => {
+        const { tool, cursor } = at(secret);
+        const j = await judgeToolList({ core, log: quiet, server: { name: 'srv' } }, new Map(), { tools: [tool, { name: 'write', description: 'Writes a note' }], ...(cursor === undefined ? {} : { nextCursor: cursor }) });
+        if (!j.ok) return;
+        expect(JSON.stringify(j.payload)).not.toContain(core_);
+        // The other tool is listed as it was.
+        expect(j.payload.tools).toContainEqual({ name: 'write', description: 'Writes a note' });
+      }),
+      { numRuns: 150 },
+    );
+  });
 });
