@@ -112,12 +112,20 @@ interface Slot {
  * resource's URI or name never passes. The rest of KEYWORDS are protocol
  * tokens, enumerations and opaque ids.
  */
-const SHOWN_KEYWORDS: ReadonlySet<string> = new Set(['uri', 'uriTemplate', 'name', 'mimeType', 'version', 'model', 'annotations']);
+export const SHOWN_KEYWORDS: ReadonlySet<string> = new Set(['uri', 'uriTemplate', 'name', 'mimeType', 'version', 'model', 'annotations', 'icons']);
+
+/** Keywords whose value MCP makes an object or a list of objects (annotations, icons): read whole as identifiers. */
+const SHAPED_KEYWORDS: ReadonlySet<string> = new Set(['annotations', 'icons']);
+
+/** Whether a string holds a blank: a token, an id, an enumeration value, a date or base64 never does; a sentence does. */
+const BLANK = /\s/;
 
 /** One string of an identifier member, and how its masked form goes back in its place. */
 interface IdSlot {
   text: string;
   put(text: string): void;
+  /** A member name: withheld (with its value) after every value is put back, so no value's put brings it back. */
+  name?: true;
 }
 
 export interface Judgeable {
@@ -235,19 +243,39 @@ class Builder {
         continue;
       }
       this.memberName(v, k);
-      if (SHOWN_KEYWORDS.has(k) && !skip.has(k)) {
-        this.identifier(v, k);
+      if (skip.has(k)) continue;
+      if (KEYWORDS.has(k)) {
+        this.keyword(v, k, SHOWN_KEYWORDS.has(k));
         continue;
       }
-      if (skip.has(k) || KEYWORDS.has(k)) continue;
       // `_meta` is read by the host too: its strings are text like any other, but for the trust claim, which the core reads.
       if (k === '_meta') {
-        this.strings(v[k], CLAIM);
+        if (typeof v[k] === 'string') this.text(v, k);
+        else this.strings(v[k], CLAIM);
         continue;
       }
       if (typeof v[k] === 'string') this.text(v, k);
       else this.strings(v[k]);
     }
+  }
+
+  /**
+   * The value of a protocol keyword at `holder[key]`, as MCP shapes it: a
+   * string is an identifier, read by the detectors and masked in place, not
+   * fenced (a fenced URI, cursor or id is none); but a string with a blank
+   * in a member that is no shown name (a sentence in `status` or `level`)
+   * is text. A list is read item by item; any other object is read as the
+   * message's other members are (text), but where MCP makes the keyword an
+   * object (`annotations`, `icons`). Numbers and booleans hold no text.
+   */
+  keyword(holder: Msg | unknown[], key: string | number, shown: boolean): void {
+    const v = (holder as Record<string | number, unknown>)[key];
+    if (typeof v === 'string') {
+      if (shown || !BLANK.test(v)) this.identifier(holder, key);
+      else this.text(holder, key);
+    } else if (typeof key === 'string' && SHAPED_KEYWORDS.has(key)) this.identifier(holder, key);
+    else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) this.keyword(v, i, shown);
+    else this.strings(v);
   }
 
   /** Every string at `holder[key]` (a string, or strings deep inside), as an identifier to mask in place. */
@@ -265,7 +293,7 @@ class Builder {
 
   /** A member name a host reads (a form's field, a key of `_meta`): read as an identifier; one that holds a finding is withheld with its value. */
   memberName(holder: Msg, key: string): void {
-    this.ids.push({ text: key, put: (t) => void (t !== key && delete holder[key]) });
+    this.ids.push({ text: key, put: (t) => void (t !== key && delete holder[key]), name: true });
   }
 
   /** A log line's `data`: a string as text; anything else as its JSON, forwarded as the judged text only when judging changed it. */
@@ -347,9 +375,10 @@ export function judgeable(method: string, payload: Msg): Judgeable {
       if (hasOwn(forwarded, '_meta') && forwarded._meta !== undefined) copy._meta = forwarded._meta;
       else delete copy._meta;
       // Last: a member name withheld for a finding goes with whatever the slots put under it.
-      b.ids.forEach((x, i) => {
-        if (identifiers[i] !== undefined && identifiers[i] !== x.text) x.put(identifiers[i]!);
-      });
+      for (const names of [false, true])
+        b.ids.forEach((x, i) => {
+          if ((x.name === true) === names && identifiers[i] !== undefined && identifiers[i] !== x.text) x.put(identifiers[i]!);
+        });
       return copy;
     },
   };

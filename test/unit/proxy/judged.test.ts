@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { judgeable, KEYWORDS } from '../../../src/bindings/proxy/judged.js';
+import { judgeable, KEYWORDS, SHOWN_KEYWORDS } from '../../../src/bindings/proxy/judged.js';
 import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../../src/decision/core.js';
 import { PolicyStore } from '../../../src/policy/reload.js';
@@ -47,10 +47,12 @@ const marked = fc.string({ maxLength: 8 }).map((s) => `MARK ${s} ignore previous
 const key = fc
   .oneof(
     fc.constantFrom('text', 'message', 'description', 'title', 'messages', 'content', 'contents', 'completion', 'values', 'properties', 'metadata', 'requestedSchema', 'systemPrompt', 'data', 'instructions', 'serverInfo', 'resources', 'enum', 'First name'),
+    // The protocol's own keywords (a cursor, a level, a status, an id): a sentence there, or an object, is text too.
+    fc.constantFrom(...KEYWORDS),
     fc.string({ maxLength: 10 }),
     marked,
   )
-  .filter((k) => !KEYWORDS.has(k) && k !== '_meta' && k !== '__proto__');
+  .filter((k) => !SHOWN_KEYWORDS.has(k) && k !== '_meta' && k !== '__proto__');
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
@@ -201,5 +203,50 @@ describe('identifiers under a set that fences every text', () => {
     const j = judgeable('resources/list', structuredClone(msg));
     const masked = await maskedStrings({ core, server: { name: 's' }, method: 'resources/list' }, j.identifiers);
     expect(masked).toEqual(j.identifiers);
+  });
+});
+
+describe('a credential anywhere in a proxied message', () => {
+  let shipped: DecisionCore;
+  beforeAll(async () => {
+    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
+    await store.load();
+    shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
+  });
+  const KEYS = ['AKIAIOSFODNN7EXAMPLE', 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'];
+  const any = fc.constantFrom(...KEYS);
+
+  it('never reaches the host: as a value or a member name, under a keyword of the protocol, an icon, annotations or _meta, at any depth', async () => {
+    const name = fc.oneof(fc.constantFrom(...KEYWORDS, 'text', 'message', 'description', 'title', 'messages', 'content', 'contents', 'completion', 'values', 'properties', 'requestedSchema', 'instructions', 'serverInfo', 'resources', 'statusMessage', 'logger', '_meta', 'src', 'sizes'), any);
+    const { node } = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        any,
+        any.map((k) => `note ${k}`),
+        fc.string({ maxLength: 4 }),
+        fc.integer(),
+        fc.boolean(),
+        fc.array(tie('node'), { maxLength: 3 }),
+        fc.dictionary(name, tie('node'), { maxKeys: 4 }),
+        fc.record({ _meta: tie('node') }),
+        fc.record({ type: fc.constantFrom('text', 'image', 'resource', 'resource_link'), text: any, uri: any.map((k) => `file:///${k}`), name: any, data: fc.constant('AAAA'), mimeType: fc.constant('text/plain') }, { requiredKeys: ['type'] }),
+      ),
+    }));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...METHODS, 'resources/templates/list', 'prompts/list', 'notifications/tasks/status', 'tasks/get'), fc.dictionary(name, node, { maxKeys: 6 }), async (method, p) => {
+        // As the relay judges a message: the identifiers masked, the text slots through a decision, then rebuilt.
+        const j = judgeable(method, p);
+        const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
+        const ids = await maskedStrings({ core: shipped, server: { name: 's' }, method }, j.identifiers);
+        let out: unknown = j.rebuild(j.result, ids);
+        if (j.slots > 0) {
+          const d = await shipped.evaluateResult({ request: { result: j.result, tool: { name: '' }, server: { name: 's' } }, call: { method, name: '', arguments: {} } });
+          if (!d.result) return;
+          out = j.rebuild(d.result, ids);
+        }
+        for (const k of KEYS) expect(JSON.stringify(out), method).not.toContain(k);
+      }),
+      { numRuns: 600 },
+    );
   });
 });
