@@ -135,13 +135,15 @@ describe('the judged form of a proxied message', () => {
   });
 });
 
+/** A core with the shipped policies, for what reaches the host as the proxy judges it. */
+let shipped: DecisionCore;
+beforeAll(async () => {
+  const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
+  await store.load();
+  shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
+});
+
 describe('identifiers a host shows (URIs, names, media types, annotations)', () => {
-  let shipped: DecisionCore;
-  beforeAll(async () => {
-    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
-    await store.load();
-    shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
-  });
 
   it('are masked, not fenced, wherever a message holds them: a credential in a resource URI, a name or a member name never passes', async () => {
     const KEY = 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
@@ -176,9 +178,7 @@ describe('identifiers a host shows (URIs, names, media types, annotations)', () 
 
 describe('member names of a proxied message', () => {
   it('a name that holds a credential is withheld with its value (an elicitation form field, a notification key)', async () => {
-    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
-    await store.load();
-    const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
+    const core = shipped;
     const { maskedStrings } = await import('../../../src/bindings/proxy/mask-strings.js');
     const KEY = 'AKIAIOSFODNN7EXAMPLE';
     for (const [method, msg] of [
@@ -207,12 +207,6 @@ describe('identifiers under a set that fences every text', () => {
 });
 
 describe('a credential anywhere in a proxied message', () => {
-  let shipped: DecisionCore;
-  beforeAll(async () => {
-    const store = new PolicyStore(fileURLToPath(new URL('../../../policies', import.meta.url)));
-    await store.load();
-    shipped = createDecisionCore({ config: loadConfig({}), policies: () => store.current });
-  });
   const KEYS = ['AKIAIOSFODNN7EXAMPLE', 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'];
   const any = fc.constantFrom(...KEYS);
 
