@@ -12,11 +12,12 @@
  * message's trust claim (`_meta`) as the result's. The message the host gets
  * is rebuilt from the forwarded blocks, slot by slot: a withheld block
  * becomes Trustgate's placeholder, a fenced one its fenced text. Strings
- * left out of the slots are only those MCP uses as identifiers and
+ * left out of the slots are only the values MCP gives its identifiers and
  * keywords (`uri`, `mimeType`, `type`, `role`, `name`, cursors, tokens,
- * levels, ids): never free text. Of those, the ones a host shows (URIs,
- * names, media types, versions, annotations) are `identifiers`, masked
- * rather than fenced (mask-strings.ts) and put back by `rebuild`.
+ * levels, ids, annotations, icons): they are `identifiers`, read by the
+ * detectors and masked rather than fenced (mask-strings.ts), and put back
+ * by `rebuild`. A keyword's value of another shape (a sentence where a
+ * token goes, an object) is text like any other.
  *
  * Member names are read by the host too (a requested schema's property
  * names are the labels of a form). A name is passed on only when it is a
@@ -106,11 +107,13 @@ interface Slot {
 }
 
 /**
- * Members among KEYWORDS whose strings a host still shows (a URI, a name,
- * a media type, a version, a model, annotations): not fenced, but read by
- * the detectors and masked (mask-strings.ts), so a credential in a
- * resource's URI or name never passes. The rest of KEYWORDS are protocol
- * tokens, enumerations and opaque ids.
+ * Members among KEYWORDS whose strings a host shows people (a URI, a name,
+ * a media type, a version, a model, annotations, icons): identifiers
+ * whatever they hold, a name with blanks too. The rest of KEYWORDS are
+ * protocol tokens, enumerations and opaque ids, which hold no blank: one
+ * of those with a blank is text. Every one of them is read by the
+ * detectors and masked (mask-strings.ts), so a credential in a resource's
+ * URI, a cursor or a task id never passes.
  */
 export const SHOWN_KEYWORDS: ReadonlySet<string> = new Set(['uri', 'uriTemplate', 'name', 'mimeType', 'version', 'model', 'annotations', 'icons']);
 
