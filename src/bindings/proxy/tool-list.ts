@@ -129,24 +129,38 @@ const DEFINITION_KEYWORDS: ReadonlySet<string> = new Set(['type', 'required', '$
  */
 type Kind = 'name' | 'keyword' | 'value';
 
+/** Where a string sits in its definition: the member or index, and where its holder sits (none at the definition). */
+interface Path {
+  up: Path | undefined;
+  key: string | number;
+}
+
+/** The keys from the definition down to `at`. Made only for a string a rule changed: each slot keeps one link, not a copy of its path. */
+function keysOf(at: Path | undefined): Array<string | number> {
+  const keys: Array<string | number> = [];
+  for (let p = at; p !== undefined; p = p.up) keys.push(p.key);
+  return keys.reverse();
+}
+
 /** A string of a definition the host sees: where it is, and what it is. Every string is read: a server can put anything anywhere. */
 interface Slot {
   tool: number;
-  path: Array<string | number>;
+  at: Path | undefined;
   text: string;
   kind: Kind;
 }
 
-function slotsOf(v: unknown, tool: number, path: Array<string | number>, out: Slot[], kind: Kind = 'value'): void {
+function slotsOf(v: unknown, tool: number, at: Path | undefined, out: Slot[], kind: Kind = 'value'): void {
   if (typeof v === 'string') {
-    if (v !== '') out.push({ tool, path, text: v, kind });
-  } else if (Array.isArray(v)) v.forEach((x, i) => slotsOf(x, tool, [...path, i], out, kind));
+    if (v !== '') out.push({ tool, at, text: v, kind });
+  } else if (Array.isArray(v)) v.forEach((x, i) => slotsOf(x, tool, { up: at, key: i }, out, kind));
   else if (isRecord(v)) {
     for (const k of Object.keys(v)) {
-      if (k !== '') out.push({ tool, path: [...path, k], text: k, kind: 'name' });
+      const here: Path = { up: at, key: k };
+      if (k !== '') out.push({ tool, at: here, text: k, kind: 'name' });
       const x = v[k];
-      const of: Kind = path.length === 0 && k === 'name' ? 'name' : isRecord(x) ? 'value' : kind === 'keyword' || DEFINITION_KEYWORDS.has(k) ? 'keyword' : 'value';
-      slotsOf(x, tool, [...path, k], out, of);
+      const of: Kind = at === undefined && k === 'name' ? 'name' : isRecord(x) ? 'value' : kind === 'keyword' || DEFINITION_KEYWORDS.has(k) ? 'keyword' : 'value';
+      slotsOf(x, tool, here, out, of);
     }
   }
 }
@@ -178,7 +192,7 @@ interface Read {
  */
 async function readDefinitions(deps: ToolListDeps, tools: Msg[], cursor: string | undefined): Promise<Read> {
   const all: Slot[] = [];
-  tools.forEach((t, i) => slotsOf(t, i, [], all));
+  tools.forEach((t, i) => slotsOf(t, i, undefined, all));
   const of = (kind: Kind) => all.filter((x) => x.kind === kind);
   const [values, keywords, names] = [of('value'), of('keyword'), of('name')];
   const d = { core: deps.core, server: deps.server, context: deps.context, method: 'tools/list' };
@@ -192,7 +206,7 @@ async function readDefinitions(deps: ToolListDeps, tools: Msg[], cursor: string 
   const maskedAlone = alone.length === 0 ? [] : await maskedStrings(d, alone, { alone: true });
   const out: unknown[] = tools.slice();
   const put = (x: Slot, masked: string) => {
-    if (masked !== x.text) out[x.tool] = replaced(out[x.tool], x.path, masked);
+    if (masked !== x.text) out[x.tool] = replaced(out[x.tool], keysOf(x.at), masked);
   };
   byTool.flat().forEach((x, k) => put(x, maskedValues[k]!));
   keywords.forEach((x, k) => put(x, maskedAlone[k]!));
