@@ -152,7 +152,7 @@ export function createMetrics(defaultMetrics = true): Metrics {
     }),
     proxyDropped: new Counter({
       name: 'trustgate_proxy_dropped_total',
-      help: 'Messages the MCP proxy did not pass on, by reason (unknown-id, repeated, method, withheld, malformed, host-unknown-id, too-many)',
+      help: 'Messages the MCP proxy did not pass on, by reason (unknown-id, repeated, method, withheld, malformed, host-unknown-id, too-many, too-deep)',
       labelNames: ['reason'],
       registers: [registry],
     }),

@@ -124,6 +124,74 @@ describe('proxy relay against a misbehaving server', () => {
     }
   });
 
+  it('a message of the server nested deeper than a result may be is not read: an answer is replaced, a request refused, a notification dropped, and the relay goes on', async () => {
+    // Nesting built as the server's JSON would be, objects and lists in any order, with text at the bottom.
+    const deep = (kinds: boolean[], depth: number) => {
+      let v: unknown = 'LEAK';
+      for (let i = 0; i < depth; i++) v = kinds[i % kinds.length] ? { k: v } : [v];
+      return v;
+    };
+    const answers: Array<[string, Msg, (d: unknown) => Msg]> = [
+      ['resources/read', { uri: 'file:///a' }, (d) => ({ contents: [{ uri: 'file:///a', text: 'x', _meta: { d } }] })],
+      ['prompts/get', { name: 'p' }, (d) => ({ messages: [], description: 'd', x: d })],
+      ['tools/list', {}, (d) => ({ tools: [{ name: 't', inputSchema: { type: 'object', properties: { p: d } } }] })],
+      ['tools/call', { name: 't', arguments: {} }, (d) => ({ content: [{ type: 'text', text: 'x' }], structuredContent: { d } })],
+      ['completion/complete', { ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: 'b' } }, (d) => ({ completion: { values: [d] } })],
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...answers), fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), fc.integer({ min: 130, max: 30_000 }), async ([method, params, result], kinds, depth) => {
+        const toServer: Msg[] = [];
+        const { proxy, hostEnd, upEnd, drops } = await wired(
+          (m, up) => {
+            toServer.push(m);
+            if (!('method' in m) || !('id' in m)) return;
+            if (m.method === 'tools/list' && method !== 'tools/list') return void up.send(reply(m, { tools: [{ name: 't', inputSchema: { type: 'object' } }] }) as JSONRPCMessage);
+            void up.send(reply(m, m.method === method ? result(deep(kinds, depth)) : {}) as JSONRPCMessage);
+          },
+          (m) => inbox.push(m),
+        );
+        const inbox: Msg[] = [];
+        const next = async (id: number) => {
+          for (let i = 0; i < 500 && !inbox.some((m) => m.id === id); i++) await new Promise((r) => setTimeout(r, 2));
+          return inbox.find((m) => m.id === id)!;
+        };
+        // The server's own request and notification, nested as deep, before the host's request.
+        await upEnd.send({ jsonrpc: '2.0', id: 'srv-1', method: 'roots/list', params: { _meta: { d: deep(kinds, depth) } } } as JSONRPCMessage);
+        await upEnd.send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: deep(kinds, depth) } } as JSONRPCMessage);
+        await hostEnd.send({ jsonrpc: '2.0', id: 5, method, params } as JSONRPCMessage);
+        const got = await next(5);
+        expect(JSON.stringify(got), `${method} at ${depth}`).not.toContain('LEAK');
+        expect(JSON.stringify(got), `${method} at ${depth}`).toMatch(/nests deeper/);
+        // The relay goes on: the next request is answered.
+        await hostEnd.send({ jsonrpc: '2.0', id: 6, method: 'ping', params: {} } as JSONRPCMessage);
+        expect(await next(6)).toMatchObject({ id: 6, result: {} });
+        // Nothing of the request or the notification reached the host; the server was told why its request was refused.
+        expect(JSON.stringify(inbox)).not.toContain('LEAK');
+        expect(toServer.find((m) => m.id === 'srv-1')).toMatchObject({ error: { code: -32600 } });
+        expect(drops.filter((d) => d === 'too-deep').length).toBe(3);
+        await proxy.close();
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it("a server's error answer reaches the host as its judged message, whatever the method", async () => {
+    for (const [method, params] of [
+      ['resources/read', { uri: 'file:///a' }],
+      ['prompts/get', { name: 'p' }],
+      ['completion/complete', { ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: 'b' } }],
+      ['ping', {}],
+      ['resources/list', {}],
+    ] as const) {
+      const r = await relay((req) => ({ jsonrpc: '2.0', id: req.id, error: { code: -32002, message: 'no such thing here', data: { LEAK: 1 } } }));
+      const got = await r.send({ jsonrpc: '2.0', id: 4, method, params });
+      expect(got.error?.code, method).toBe(-32002);
+      expect(got.error?.message, method).toContain('no such thing here');
+      expect(JSON.stringify(got)).not.toContain('LEAK');
+      await r.close();
+    }
+  });
+
   it('judges the tasks/result of a task it did not see created', async () => {
     const K = 'io.modelcontextprotocol/trust-annotations';
     const r = await relay((req) => reply(req, { content: [{ type: 'text', text: 'secret', _meta: { [K]: { sensitive: true } } }] }));

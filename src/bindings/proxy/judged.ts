@@ -95,6 +95,8 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   'elicitation/create': ['message', 'requestedSchema', 'mode', 'url', 'elicitationId', 'task', '_meta'],
   'notifications/message': ['level', 'logger', 'data', '_meta'],
   'notifications/progress': ['progressToken', 'progress', 'total', 'message', '_meta'],
+  // A JSON-RPC error of the server's: its message alone (its `data` is never forwarded).
+  error: ['message'],
   // Requests whose params MCP gives nothing but `_meta`.
   ping: ['_meta'],
   'roots/list': ['_meta'],
@@ -333,16 +335,17 @@ function messages(b: Builder, list: unknown[]): void {
 
 /**
  * The judgeable form of `payload` (a result, or a server request's or
- * notification's params) of `method`. The payload is copied; the copy is
- * what `rebuild` fills in.
+ * notification's params) of `method`; `shape` `'error'` when it is a
+ * JSON-RPC error's `{ message }` (whose members are not the method's
+ * result's). The payload is copied; the copy is what `rebuild` fills in.
  */
-export function judgeable(method: string, payload: Msg): Judgeable {
-  const members = MEMBERS[method];
+export function judgeable(method: string, payload: Msg, shape: string = method): Judgeable {
+  const members = MEMBERS[shape];
   const copy: Msg = members ? {} : clone(payload);
   // Of a message MCP defines, only its own members pass: a member the server adds could hold anything.
   if (members) for (const k of members) if (hasOwn(payload, k) && payload[k] !== undefined) copy[k] = clone(payload[k]);
-  const b = new Builder(PICKER_LISTS.has(method));
-  switch (method) {
+  const b = new Builder(PICKER_LISTS.has(shape));
+  switch (shape) {
     // A member of another shape than MCP's is judged as strings like any other: no member is passed over unjudged.
     case 'resources/read':
       if (Array.isArray(copy.contents)) {

@@ -45,6 +45,8 @@ import type { CallDecision, DecisionCore } from '../../decision/core.js';
 import { TrustgateError } from '../../errors.js';
 import { declined, errorDetail, isErrorResult, uncheckedVerdict, verdictOf, type Consent, type Subject, type Withhold } from '../../decision/verdict.js';
 import { deepFreeze } from '../../json/frozen.js';
+import { jsonDepth } from '../../json/depth.js';
+import { MAX_RESULT_DEPTH } from '../../decision/request-checks.js';
 import { isRecord } from '../../json/record.js';
 import { judgeable, judgedAs } from './judged.js';
 import { HostIds, isId, UpstreamIds, type Id } from './ids.js';
@@ -61,7 +63,7 @@ export interface ProxyLog {
 }
 
 /** Why a message from the server (or an answer from the host) was not passed on. */
-export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id' | 'too-many';
+export type DropReason = 'unknown-id' | 'repeated' | 'method' | 'withheld' | 'malformed' | 'host-unknown-id' | 'too-many' | 'too-deep';
 
 export interface ProxyOptions {
   core: DecisionCore;
@@ -155,6 +157,15 @@ const CALL_RESULT_MEMBERS = ['content', 'structuredContent', 'isError', '_meta',
 
 /** How many of the server's requests may wait on the host at once: past it a request is refused, so a server cannot grow the relay's memory without end. */
 export const MAX_PASSED = 1024;
+
+/**
+ * Most levels a message of the server's may nest: a result's bound (the
+ * core refuses a result nested deeper) and the message around it. Deeper,
+ * the message is not read at all (reading it would go as deep as it
+ * does): an answer is replaced by Trustgate's error, a request refused, a
+ * notification dropped (`too-deep`).
+ */
+export const MAX_MESSAGE_DEPTH = MAX_RESULT_DEPTH + 1;
 
 /** The outcome of judging one message: what to forward, or why nothing is. */
 type Judged = { ok: true; payload: Msg } | { ok: false; text: string };
@@ -396,6 +407,18 @@ export class McpProxy {
   // ---- upstream -> host
 
   #fromUpstream(m: Msg): void {
+    if (jsonDepth(m, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH) {
+      const why = `it nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
+      const method = typeof m.method === 'string' ? m.method.slice(0, 64) : undefined;
+      this.#drop('too-deep', method === undefined ? {} : { method });
+      if (method !== undefined) {
+        if ('id' in m && isId(m.id)) this.#toUpstream({ jsonrpc: '2.0', id: m.id, error: { code: -32600, message: `Trustgate does not pass this request to the client: ${why}` } });
+        return;
+      }
+      // An answer: the host still gets one, Trustgate's own.
+      if (!('id' in m)) return;
+      m = { jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `Trustgate withheld the server's answer: ${why}` } };
+    }
     if (typeof m.method === 'string') {
       if ('id' in m) return void this.#serverRequest(m);
       return void this.#serverNotification(m);
@@ -415,7 +438,7 @@ export class McpProxy {
       const e = isRecord(m.error) ? m.error : {};
       const code = typeof e.code === 'number' && Number.isInteger(e.code) ? e.code : -32603;
       const message = typeof e.message === 'string' ? e.message : '';
-      const j = await this.#judge(s.method, this.#subject(s), { message }, { ask: false });
+      const j = await this.#judge(s.method, this.#subject(s), { message }, { ask: false, shape: 'error' });
       const text = j.ok ? String(j.payload.message) : j.text;
       // The server's `data` is never forwarded: only the judged message, or Trustgate's own words.
       if (isCall) return this.#answer(s.hostId, isErrorResult(text));
@@ -574,10 +597,10 @@ export class McpProxy {
    * `ask`: whether a consent can be asked (an answer to the host's request);
    * elsewhere a consent withholds.
    */
-  async #judge(method: string, subject: string, payload: Msg, how: { ask: boolean; args?: Msg }): Promise<Judged> {
-    const j = judgeable(method, payload);
-    if (j.withheld > 0) this.#o.log.warn({ method, members: j.withheld }, 'members whose names are not names were withheld');
+  async #judge(method: string, subject: string, payload: Msg, how: { ask: boolean; args?: Msg; shape?: 'error' }): Promise<Judged> {
     try {
+      const j = judgeable(method, payload, how.shape);
+      if (j.withheld > 0) this.#o.log.warn({ method, members: j.withheld }, 'members whose names are not names were withheld');
       // URIs, names, media types and annotations are masked, not fenced (mask-strings.ts).
       const ids = await maskedStrings({ core: this.#o.core, server: this.#server, context: this.#o.context, method }, j.identifiers);
       // Nothing of the server's text: nothing to judge (a ping, an empty list).
