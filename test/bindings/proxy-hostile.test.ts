@@ -217,6 +217,23 @@ describe('proxy in front of a hostile server', () => {
     }
   }, 60_000);
 
+  it('messages nested 40,000 levels deep are not read: the answer is an error, the request refused, the notification dropped, and the proxy goes on', async () => {
+    const r = await start(['deep', 'deep-answer']);
+    try {
+      await r.client.listTools();
+      const res = await r.client.callTool({ name: 'read', arguments: {} });
+      expect(res.isError).toBe(true);
+      expect(JSON.stringify(res)).toMatch(/nests deeper than 129 levels/);
+      expect(JSON.stringify(r.seen)).not.toMatch(/HOSTILE-U/);
+      // The proxy is still there: it answers, and the server's request was refused.
+      await r.client.ping();
+      expect(r.serverLog().some((m) => m.error?.code === -32600 && m.id !== undefined)).toBe(true);
+      expect(r.stderr().match(/"reason":"too-deep"/g)?.length).toBe(3);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+
   it('a call to a tool the server did not list is denied, matched exactly', async () => {
     const r = await start(['plain']);
     try {
