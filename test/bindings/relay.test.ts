@@ -10,7 +10,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { MAX_PASSED, McpProxy } from '../../src/bindings/proxy/relay.js';
 import { loadConfig } from '../../src/config.js';
-import { createDecisionCore } from '../../src/decision/core.js';
+import { createDecisionCore, type DecisionCore } from '../../src/decision/core.js';
 import { PolicyStore } from '../../src/policy/reload.js';
 import { MemorySessionStore } from '../../src/session/memory.js';
 import { MCP_POLICIES } from '../helpers/mcp.js';
@@ -25,10 +25,10 @@ type End = InstanceType<typeof InMemoryTransport>;
  * ends the test plays: what reaches the server's end goes to `onServer`
  * (with that end, to answer on), what reaches the host's to `onHost`.
  */
-async function wired(onServer: (m: Msg, upEnd: End) => void, onHost: (m: Msg) => void, onActivity?: () => void) {
+async function wired(onServer: (m: Msg, upEnd: End) => void, onHost: (m: Msg) => void, onActivity?: () => void, wrap: (c: DecisionCore) => DecisionCore = (c) => c) {
   const store = new PolicyStore(join(MCP_POLICIES, 'guard'));
   await store.load();
-  const core = createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) });
+  const core = wrap(createDecisionCore({ config: loadConfig({}), policies: () => store.current, sessions: new MemorySessionStore({ maxSessions: 100, maxPins: 100, ttlMs: 60_000 }) }));
   const [hostSide, hostEnd] = InMemoryTransport.createLinkedPair();
   const [upSide, upEnd] = InMemoryTransport.createLinkedPair();
   upEnd.onmessage = (m) => onServer(m as Msg, upEnd);
@@ -173,6 +173,31 @@ describe('proxy relay against a misbehaving server', () => {
       }),
       { numRuns: 30 },
     );
+  });
+
+  it('a failure no judgement caught still answers the host, and the relay answers the next request: never a silence, never a crash', async () => {
+    // A core that fails where no judgement catches it (its answer for the tool rules is malformed, or it throws).
+    const broken = (c: DecisionCore): DecisionCore => ({ ...c, judgeTools: () => [undefined] as never, evaluateCall: () => Promise.reject(new TypeError('boom')) });
+    const inbox: Msg[] = [];
+    const { proxy, hostEnd } = await wired(
+      (m, up) => {
+        if ('method' in m && 'id' in m) void up.send(reply(m, m.method === 'tools/list' ? { tools: [{ name: 't', inputSchema: { type: 'object' } }] } : {}) as JSONRPCMessage);
+      },
+      (m) => inbox.push(m),
+      undefined,
+      broken,
+    );
+    const next = async (id: number) => {
+      for (let i = 0; i < 500 && !inbox.some((m) => m.id === id); i++) await new Promise((r) => setTimeout(r, 2));
+      return inbox.find((m) => m.id === id);
+    };
+    await hostEnd.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } as JSONRPCMessage);
+    expect(await next(1)).toMatchObject({ id: 1, error: { code: -32603 } });
+    await hostEnd.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 't', arguments: {} } } as JSONRPCMessage);
+    expect(await next(2)).toMatchObject({ id: 2, result: { isError: true } });
+    await hostEnd.send({ jsonrpc: '2.0', id: 3, method: 'ping', params: {} } as JSONRPCMessage);
+    expect(await next(3)).toMatchObject({ id: 3, result: {} });
+    await proxy.close();
   });
 
   it("a server's error answer reaches the host as its judged message, whatever the method", async () => {

@@ -286,7 +286,11 @@ export class McpProxy {
       const caps = isRecord(params.capabilities) ? params.capabilities : {};
       this.#elicitation = isRecord(caps.elicitation);
     } else if (m.method === 'tools/call') {
-      return void this.#judgeCall(m.id, params);
+      const id = m.id;
+      return void this.#judgeCall(id, params).catch((err: unknown) => {
+        this.#failed(err, 'tools/call');
+        this.#answer(id, isErrorResult(uncheckedVerdict({ kind: 'call', name: typeof params.name === 'string' ? params.name : '' }, err).text));
+      });
     }
     let call: CallInfo | undefined;
     if (m.method === 'tasks/result') {
@@ -420,8 +424,16 @@ export class McpProxy {
       m = { jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `Trustgate withheld the server's answer: ${why}` } };
     }
     if (typeof m.method === 'string') {
-      if ('id' in m) return void this.#serverRequest(m);
-      return void this.#serverNotification(m);
+      const id = m.id;
+      if ('id' in m)
+        return void this.#serverRequest(m).catch((err: unknown) => {
+          this.#failed(err, m.method as string);
+          if (isId(id)) this.#toUpstream({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Trustgate could not check this request' } });
+        });
+      return void this.#serverNotification(m).catch((err: unknown) => {
+        this.#failed(err, m.method as string);
+        this.#drop('withheld', { method: String(m.method).slice(0, 64) });
+      });
     }
     if (!('id' in m)) return this.#drop('malformed');
     // An answer: taken only for an id of Trustgate's that is outstanding, exactly (a Map key: same type and value).
@@ -429,7 +441,16 @@ export class McpProxy {
     const s = this.#sent.take(id);
     if (!s) return this.#drop(this.#sent.answered(id) ? 'repeated' : 'unknown-id', { id: typeof id === 'string' || typeof id === 'number' ? id : typeof id });
     if (s.own) return s.own(m);
-    void this.#answered(s, m);
+    void this.#answered(s, m).catch((err: unknown) => {
+      // Whatever failed, the host is answered, with words of Trustgate's own: never a silence, never the server's message.
+      this.#failed(err, s.method);
+      this.#withhold(s, uncheckedVerdict({ kind: 'message', method: s.method, name: this.#subject(s) }, err).text);
+    });
+  }
+
+  /** A message whose handling failed where no judgement caught it: logged (never its content), and the process goes on. */
+  #failed(err: unknown, method: string): void {
+    this.#o.log.error({ method: method.slice(0, 64), err: errorDetail(err) }, 'message could not be checked');
   }
 
   async #answered(s: Sent, m: Msg): Promise<void> {
