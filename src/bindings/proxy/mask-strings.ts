@@ -80,7 +80,12 @@ export async function maskedGroups(deps: MaskDeps, groups: ReadonlyArray<readonl
   for (let g = 0; g < groups.length; g++) {
     const group = groups[g]!;
     for (let k = 0; k < group.length; k++) {
-      if (content.length >= PER_DECISION) await flush();
+      if (content.length >= PER_DECISION) {
+        await flush();
+        // Each decision holds the process for at most its budget; between two, whatever else waits (another server's
+        // message in the gateway, a timer) runs, so a list of many strings never holds the process for all of them.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       if (k === 0 && content.length > 0) {
         content.push(APART);
         where.push(undefined);

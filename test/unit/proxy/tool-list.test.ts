@@ -110,4 +110,16 @@ describe('a tool list passed on', () => {
       { numRuns: 150 },
     );
   });
+
+  it('reads a long list in turns: whatever else waits (another server of the gateway) runs between its decisions', async () => {
+    const tools = Array.from({ length: 3000 }, (_, i) => ({ name: `t${i}`, description: `tool ${i} reads a page` }));
+    const ran: boolean[] = [];
+    let done = false;
+    setImmediate(() => ran.push(done));
+    const j = await judge(tools);
+    done = true;
+    expect(j.ok).toBe(true);
+    // Run while the list was still being read, not after.
+    expect(ran).toEqual([false]);
+  });
 });
