@@ -114,15 +114,16 @@ export const QUOTED_NAME_MAX = 128;
  * A name the server chose (a tool, a prompt, a resource) as a consent
  * question quotes it to the user: clipped to QUOTED_NAME_MAX characters
  * (whole code points; `…` after the closing quote says it was cut) and
- * JSON-escaped, with line and paragraph separators and every control and
- * format character (bidirectional overrides, zero-width ones) escaped as
- * `\uXXXX` too, so the name can neither close its quotes, start a line
- * of its own, nor reorder the question around it.
+ * JSON-escaped, with line and paragraph separators, every control and
+ * format character (bidirectional overrides, zero-width ones) and every
+ * other character drawn as nothing (variation selectors, fillers) escaped
+ * as `\uXXXX` too, so the name can neither close its quotes, start a line
+ * of its own, reorder the question around it, nor hide a part of itself.
  */
 export function quotedName(name: string): string {
   const points = Array.from(name);
   const clipped = points.length > QUOTED_NAME_MAX ? points.slice(0, QUOTED_NAME_MAX).join('') : name;
-  const quoted = JSON.stringify(clipped).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => escapeUnits(c));
+  const quoted = JSON.stringify(clipped).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, (c) => escapeUnits(c));
   return points.length > QUOTED_NAME_MAX ? `${quoted}…` : quoted;
 }
 

@@ -53,7 +53,8 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]
 
 /**
  * A detector's spans in `s` as written and as normalized (normalize.ts:
- * invisible characters, compatibility forms, confusables, percent-escapes),
+ * invisible characters, compatibility forms, confusables, percent-escapes;
+ * a text with tag characters normalized twice, the tags read and removed),
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
@@ -61,10 +62,13 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
   const raw = RAW_SCANNERS[d](s, stop);
   const n = normalizeForDetection(s, stop);
   if (n === undefined) return raw;
-  const found = RAW_SCANNERS[d](n.text, stop);
+  const found = RAW_SCANNERS[d](n.text, stop).map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! }));
+  // Tag characters read as ASCII, and also removed: a model may read them either way.
+  const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
+  if (dropped !== undefined) for (const sp of RAW_SCANNERS[d](dropped.text, stop)) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
   if (found.length === 0) return raw;
-  // Where the two readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
-  return mergeOverlaps(raw.concat(found.map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! }))));
+  // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
+  return mergeOverlaps(raw.concat(found));
 }
 
 /** `spans` sorted, overlapping ones merged into their union (the earlier span's kind names it); copies, the input is not changed. */

@@ -1,6 +1,8 @@
 /**
  * Text as the detectors read it (docs/behaviour/labels-and-detectors.md#normalization):
- * zero-width characters and the soft hyphen removed, each character in its
+ * tag characters read as the ASCII they stand for, every other character
+ * drawn as nothing (zero-width characters, the soft hyphen, bidirectional
+ * and invisible controls, variation selectors) removed, each character in its
  * NFKC form, Unicode's confusables of ASCII letters and digits folded to
  * them (the table of the `unhomoglyph` package, built from Unicode's
  * confusables.txt; only entries whose prototype is one ASCII letter or
@@ -30,17 +32,60 @@ for (const [from, to] of Object.entries(CONFUSABLES)) {
   FOLD.set(cp, to === 'l' && from !== from.toLowerCase() ? 'I' : to);
 }
 
-/** Removed before detection: zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen, Mongolian vowel separator. */
+/**
+ * Removed before detection: every character Unicode says is drawn as
+ * nothing (Default_Ignorable_Code_Point, from the engine's Unicode data):
+ * the zero-width space, non-joiner and joiner, the soft hyphen, the word
+ * joiner and invisible operators, bidirectional marks and controls,
+ * variation selectors, fillers, the BOM, tag characters. Each is known per
+ * code point after its first sight.
+ */
+const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
+/** Every default-ignorable character of a text, for a replace. */
+export const IGNORABLE_CHARS = /\p{Default_Ignorable_Code_Point}/gu;
+/** Per BMP code point: 0 not yet known, 1 drawn, 2 ignorable. */
+const BMP_IGNORABLE = new Uint8Array(65536);
+const astralIgnorable = new Map<number, boolean>();
+
 function isInvisible(cp: number): boolean {
-  return cp === 0x200b || cp === 0x200c || cp === 0x200d || cp === 0x2060 || cp === 0xfeff || cp === 0xad || cp === 0x180e;
+  if (cp < 0x80) return false;
+  if (cp <= 0xffff) {
+    let st = BMP_IGNORABLE[cp]!;
+    if (st === 0) {
+      st = IGNORABLE.test(String.fromCharCode(cp)) ? 2 : 1;
+      BMP_IGNORABLE[cp] = st;
+    }
+    return st === 2;
+  }
+  let v = astralIgnorable.get(cp);
+  if (v === undefined) {
+    v = IGNORABLE.test(String.fromCodePoint(cp));
+    if (astralIgnorable.size < 65536) astralIgnorable.set(cp, v);
+  }
+  return v;
 }
+
+/**
+ * Tag characters U+E0020..U+E007E are drawn as nothing, yet each stands for
+ * the ASCII character at its place less 0xE0000, and a model reads them as
+ * such: text hidden from the user, not from the model. Before detection
+ * each is read as that character (the other tags, U+E0001 and U+E007F, are
+ * removed as ignorable).
+ */
+export function tagAscii(cp: number): number {
+  return cp >= 0xe0020 && cp <= 0xe007e ? cp - 0xe0000 : -1;
+}
+
+/** Tag characters a text hides, for a replace with readTag. */
+export const TAG_CHARS = /[\u{E0020}-\u{E007E}]/gu;
+export const readTag = (c: string): string => String.fromCharCode(c.codePointAt(0)! - 0xe0000);
 
 /** A text that may read differently normalized: one with a non-ASCII character or a percent-escape. */
 const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}/;
 
 /** One bit per BMP code point that normalizing removes or folds (beyond the BMP: checked in the Map). */
 const FOLDS_BMP = new Uint8Array(8192);
-for (const cp of [0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0xad, 0x180e, ...FOLD.keys()]) if (cp <= 0xffff) FOLDS_BMP[cp >> 3]! |= 1 << (cp & 7);
+for (const cp of FOLD.keys()) if (cp <= 0xffff) FOLDS_BMP[cp >> 3]! |= 1 << (cp & 7);
 /** Per BMP code point: 0 not yet known, 1 normalizing keeps it, 2 normalizing changes it. */
 const BMP_STATE = new Uint8Array(65536);
 
@@ -48,7 +93,7 @@ function changesBmp(c: number): boolean {
   let st = BMP_STATE[c]!;
   if (st === 0) {
     const ch = String.fromCharCode(c);
-    st = (FOLDS_BMP[c >> 3]! & (1 << (c & 7))) !== 0 || (c < 0xd800 || c > 0xdfff ? ch.normalize('NFKC') !== ch : false) ? 2 : 1;
+    st = (FOLDS_BMP[c >> 3]! & (1 << (c & 7))) !== 0 || isInvisible(c) || (c < 0xd800 || c > 0xdfff ? ch.normalize('NFKC') !== ch : false) ? 2 : 1;
     BMP_STATE[c] = st;
   }
   return st === 2;
@@ -68,7 +113,7 @@ function mayChange(s: string): boolean {
     if (c < 0x80) continue;
     if (c >= 0xd800 && c <= 0xdbff) {
       const cp = s.codePointAt(i)!;
-      if (FOLD.has(cp) || nfkc(cp) !== String.fromCodePoint(cp)) return true;
+      if (FOLD.has(cp) || isInvisible(cp) || nfkc(cp) !== String.fromCodePoint(cp)) return true;
       i++;
     } else if (changesBmp(c)) return true;
   }
@@ -99,7 +144,16 @@ export interface Normalized {
   text: string;
   from: Uint32Array;
   to: Uint32Array;
+  /** Whether the text held tag characters read as ASCII: it also reads otherwise, with them removed (`tags: 'drop'`). */
+  tags: boolean;
 }
+
+/**
+ * How tag characters are read: as the ASCII they stand for (`read`, the
+ * default) or removed as drawn as nothing (`drop`). A model may do either,
+ * so a text that holds them is scanned both ways.
+ */
+export type TagReading = 'read' | 'drop';
 
 /** Where the next character that normalizing may change is: a non-ASCII one or `%`. */
 const SPECIAL = /[^\x00-\x7f]|%/g;
@@ -112,7 +166,8 @@ let lastOut: Normalized | undefined;
 const KEEP_MAX = 65536;
 
 /** `stop` is asked every 4,096 special characters (a text made of percent-escapes or confusables takes some 80 ms a MB). @throws DetectionStopped */
-export function normalizeForDetection(s: string, stop?: () => boolean): Normalized | undefined {
+export function normalizeForDetection(s: string, stop?: () => boolean, tags: TagReading = 'read'): Normalized | undefined {
+  if (tags === 'drop') return normalizeUncached(s, stop, tags);
   // Both detectors read the same string in turn: the last answer is kept (for strings up to KEEP_MAX).
   if (s === lastIn) return lastOut;
   const out = normalizeUncached(s, stop);
@@ -126,7 +181,7 @@ export function normalizeForDetection(s: string, stop?: () => boolean): Normaliz
   return out;
 }
 
-function normalizeUncached(s: string, stop: (() => boolean) | undefined): Normalized | undefined {
+function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: TagReading = 'read'): Normalized | undefined {
   if (!mayChange(s)) return undefined;
   const chunks: string[] = [];
   let cap = s.length + 64;
@@ -134,6 +189,7 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined): Normal
   let to = new Uint32Array(cap);
   let n = 0;
   let changed = false;
+  let sawTags = false;
   const room = (k: number) => {
     if (n + k <= cap) return;
     cap = Math.max(cap * 2, n + k);
@@ -164,6 +220,13 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined): Normal
   };
   /** A character read as `cp` (non-ASCII) from the input's units [a, b): dropped, folded or in its NFKC form. */
   const fold = (cp: number, a: number, b: number, written: string) => {
+    const tag = tags === 'read' ? tagAscii(cp) : -1;
+    if (tag >= 0) {
+      changed = true;
+      sawTags = true;
+      emit(String.fromCharCode(tag), a, b);
+      return;
+    }
     if (isInvisible(cp)) {
       changed = true;
       return;
@@ -239,5 +302,5 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined): Normal
     i += w;
   }
   if (!changed) return undefined;
-  return { text: chunks.join(''), from: from.subarray(0, n), to: to.subarray(0, n) };
+  return { text: chunks.join(''), from: from.subarray(0, n), to: to.subarray(0, n), tags: sawTags };
 }

@@ -5,8 +5,10 @@
  * value is recognised however the model re-quotes it within the
  * normalization:
  *
- * - `normalize`: zero-width, soft-hyphen and bidirectional controls
- *   removed, Unicode NFKC, one round of percent-decoding and of HTML
+ * - `normalize`: tag characters read as the ASCII they stand for, every
+ *   other character drawn as nothing (Unicode's Default_Ignorable_Code_Point:
+ *   zero-width, soft-hyphen, bidirectional and invisible controls,
+ *   variation selectors) removed, Unicode NFKC, one round of percent-decoding and of HTML
  *   entities, white space folded, surrounding quotes and punctuation
  *   stripped;
  * - `valuesOf`: every email address (and its domain), URL (and its host),
@@ -21,6 +23,8 @@
  * values of one string (the rest are counted, and the caller treats a
  * count past its bound as an overflow: fail closed).
  */
+
+import { IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
 
 /** What a value is. */
 export type ValueKind = 'string' | 'email' | 'url' | 'host' | 'ip' | 'iban' | 'card' | 'phone' | 'account' | 'path' | 'id';
@@ -38,8 +42,6 @@ export const MAX_VALUES_PER_STRING = 4096;
 /** Longest token classified; a longer run of non-space characters is cut into tokens of this size. */
 const MAX_TOKEN = 2048;
 
-// Zero-width and format characters a model may keep or drop when it re-quotes: ZWSP..RLM, LRE..RLO, WJ..invisible plus, LRI..PDI, BOM, soft hyphen, Mongolian vowel separator.
-const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[a-z]{2,6});/g;
 const PERCENT = /(?:%[0-9A-Fa-f]{2})+/g;
@@ -88,16 +90,24 @@ function decodePercent(run: string): string {
 }
 
 /** The normalization less white-space folding and edge stripping: what the token loop reads (it splits on any white space itself). */
-function decoded(s: string): string {
+function decoded(s: string, tags: TagReading = 'read'): string {
   // ASCII holds no invisible character and is its own NFKC form: most text is, and skips both.
-  let t = NON_ASCII.test(s) ? s.replace(INVISIBLE, '').normalize('NFKC') : s;
+  let t = NON_ASCII.test(s) ? visible(s, tags).normalize('NFKC') : s;
   const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
   // NFKC again when something was decoded: a decoded character may have a compatibility form.
-  if (t !== before) t = t.replace(INVISIBLE, '').normalize('NFKC');
+  if (t !== before) t = visible(t, tags).normalize('NFKC');
   return t;
 }
+
+/** `s` with its tag characters read as ASCII (or removed) and every other character drawn as nothing removed. */
+function visible(s: string, tags: TagReading): string {
+  return (tags === 'read' ? s.replace(TAG_CHARS, readTag) : s).replace(IGNORABLE_CHARS, '');
+}
+
+/** Whether a text holds a tag character (it reads two ways: tags as ASCII, and removed). */
+const HAS_TAG = /[\u{E0020}-\u{E007E}]/u;
 
 /** White space as the token loop splits on it: ASCII space and controls, and Unicode's spaces. */
 function isSpace(c: number): boolean {
@@ -223,7 +233,12 @@ export function quotedValues(s: string, add: ValueSink): boolean {
  * or when `stop`, asked as the read goes over the text, answers true.
  */
 export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () => boolean): void {
-  const n = decoded(s);
+  valuesRead(decoded(s), add, skipWords, stop);
+  // Tag characters a model may read as ASCII or skip: the values of both readings.
+  if (NON_ASCII.test(s) && HAS_TAG.test(s)) valuesRead(decoded(s, 'drop'), add, skipWords, stop);
+}
+
+function valuesRead(n: string, add: ValueSink, skipWords: boolean, stop: (() => boolean) | undefined): void {
   if (n.length === 0) return;
   // A string short enough to be a value whole, folded as normalize() folds it (only short ones: folding is the cost on long text).
   if (n.length <= WHOLE_STRING_MAX) {

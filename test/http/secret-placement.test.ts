@@ -1,8 +1,8 @@
 /**
  * Generated: a credential placed anywhere in a result a host will see (a text block, split over two blocks, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
- * non-text media type), as written or behind one of the normalizations (a zero-width space, a soft hyphen, a
- * confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
+ * non-text media type), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
+ * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
 import fc from 'fast-check';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import credentials from '../fixtures/secrets/credentials.json' with { type: 'json' };
 import { post, testApp, type TestApp } from '../helpers/app.js';
 import { scanSecrets } from '../../src/detect/secrets.js';
+import { IGNORABLES, inTags } from '../helpers/unicode.js';
 
 type Obj = Record<string, any>;
 /** One-line credentials of distinct formats (a PEM key is a block of its own). */
@@ -37,6 +38,12 @@ function obfuscate(v: string, how: string, at: number): string {
       }
       return v;
     }
+    case 'ignorable':
+      // Any character drawn as nothing: a bidirectional mark, an invisible operator, a variation selector, a tag.
+      return v.slice(0, i) + String.fromCodePoint(IGNORABLES[at % IGNORABLES.length]!) + v.slice(i);
+    case 'tags':
+      // The rest of the value hidden in tag characters, which a model reads as the ASCII they stand for.
+      return v.slice(0, i) + inTags(v.slice(i));
     case 'percent':
       return v.slice(0, i) + '%' + v.charCodeAt(i).toString(16).toUpperCase().padStart(2, '0') + v.slice(i + 1);
     default:
@@ -101,7 +108,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
 
   it('for any placement, split or not, under any normalization', async () => {
     const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob'];
-    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
         const placed = obfuscate(c.value, how, n);

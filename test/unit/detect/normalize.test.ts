@@ -2,6 +2,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeForDetection } from '../../../src/detect/normalize.js';
+import { DetectionCache } from '../../../src/detect/index.js';
+import { IGNORABLES, inTags } from '../../helpers/unicode.js';
+
+
+const found = (kind: 'secrets' | 'pii', s: string) => new DetectionCache().spans(kind, s);
 
 describe('normalizeForDetection', () => {
   it('reads a value behind each normalization as the value', () => {
@@ -26,5 +31,43 @@ describe('normalizeForDetection', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('reads a value with any character drawn as nothing inside it as the value, and masks all of it', () => {
+    // Not only the zero-width space: a bidirectional mark, an invisible operator, a variation selector, a filler or a
+    // tag character between two characters of a credential hides it from a scan of the text as written.
+    expect(IGNORABLES.length).toBeGreaterThan(4000);
+    const values = ['AKIAIOSFODNN7EXAMPLE', 'ghp_16C7e42F292c6912E7710c838347Ae178B4a', 'jane.doe@example.com'];
+    fc.assert(
+      fc.property(fc.constantFrom(...values), fc.array(fc.tuple(fc.nat(), fc.constantFrom(...IGNORABLES)), { minLength: 1, maxLength: 3 }), (v, cuts) => {
+        // Inserted between two code points (never inside a surrogate pair an earlier one made), not at either end.
+        const points = Array.from(v);
+        for (const [at, cp] of cuts) points.splice(1 + (at % (points.length - 1)), 0, String.fromCodePoint(cp));
+        const s = points.join('');
+        const spans = found(v.includes('@') ? 'pii' : 'secrets', `value: ${s} ok`);
+        expect(spans.length, JSON.stringify(s)).toBe(1);
+        expect(`value: ${s} ok`.slice(spans[0]!.start, spans[0]!.end), JSON.stringify(s)).toBe(s);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('reads tag characters both as the ASCII they stand for and as nothing', () => {
+    const v = 'AKIAIOSFODNN7EXAMPLE';
+    fc.assert(
+      fc.property(fc.nat(), fc.nat(), fc.constantFrom('A', 'x', '7', ' ', 'Z'), (a, b, extra) => {
+        const i = a % v.length;
+        const j = i + 1 + (b % (v.length - i));
+        // A stretch of the value hidden in tags: read as ASCII, it is the value.
+        const hidden = v.slice(0, i) + inTags(v.slice(i, j)) + v.slice(j);
+        expect(found('secrets', `k ${hidden} .`).length, JSON.stringify(hidden)).toBe(1);
+        // A tag inserted into the value: read as nothing, it is the value (read as ASCII, it is not).
+        const inserted = v.slice(0, j) + inTags(extra) + v.slice(j);
+        expect(found('secrets', `k ${inserted} .`).length, JSON.stringify(inserted)).toBe(1);
+      }),
+      { numRuns: 400 },
+    );
+    expect(normalizeForDetection(`key ${inTags(v)}`)?.text).toBe(`key ${v}`);
+    expect(normalizeForDetection(`key ${inTags(v)}`, undefined, 'drop')?.text).toBe('key ');
   });
 });

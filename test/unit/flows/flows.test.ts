@@ -19,6 +19,7 @@ import { normalize, valuesOf } from '../../../src/flows/values.js';
 import { loadPolicyDir, type PolicySet } from '../../../src/policy/load.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
 import { MemoryFlowStore } from '../../../src/session/flows.js';
+import { IGNORABLES, inTags } from '../../helpers/unicode.js';
 
 const SHIPPED = fileURLToPath(new URL('../../../policies', import.meta.url));
 
@@ -65,6 +66,8 @@ const requote = fc.constantFrom<(v: string) => string>(
   (v) => encodeURIComponent(v),
   (v) => v.replace(/\./g, '&#46;'),
   (v) => v.replace(/[a-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0x61 + 0xff41)),
+  (v) => v.split('').join('\ufe0f'),
+  (v) => inTags(v),
   // Hosts and email addresses are case-folded (a URL's path is not).
   (v) => (v.includes('@') ? v.toUpperCase() : v.replace(/^https:\/\/([^/]+)/, (_, h: string) => `HTTPS://${h.toUpperCase()}`)),
 );
@@ -100,6 +103,25 @@ describe('values between results and calls', () => {
         expect(d.findings.map((f) => `${f.policy}/${f.rule}`)).toContain('flows/consent-untrusted-value');
         // Findings name the rule, never the value.
         expect(JSON.stringify(d.findings)).not.toContain(v);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a value shown hidden (characters drawn as nothing inside it, or written in tag characters) is gated when a call carries it plainly', async () => {
+    const c = core();
+    let n = 0;
+    const hide = fc.oneof(
+      fc.constantFrom(...IGNORABLES).map((cp) => (v: string) => Array.from(v).join(String.fromCodePoint(cp))),
+      fc.constant((v: string) => inTags(v)),
+      fc.nat().map((k) => (v: string) => v.slice(0, k % v.length) + inTags(v.slice(k % v.length))),
+    );
+    await fc.assert(
+      fc.asyncProperty(planted, hide, async (v, h) => {
+        const session = `p-hidden-${n++}`;
+        await showUntrusted(c, session, h(v));
+        const d = await callWith(c, session, { to: v });
+        expect(d.requiresConsent, JSON.stringify(h(v))).toBe(true);
       }),
       { numRuns: 150 },
     );
