@@ -1,4 +1,6 @@
 /** Textual media types and the text of a textual blob: what masking reads and spotlight fences (docs/behaviour/forwarding.md). */
+// One pass with a table, not a regular expression: a pattern of repeated groups overflowed the stack on 6 MB of base64.
+import { isBase64 } from '../../mcp/base64.js';
 
 /** Whether a media type is text a reader could be handed (docs/behaviour/forwarding.md): text/*, JSON, XML and their +json/+xml kin. */
 export function isTextualMime(mime: unknown): boolean {
@@ -16,11 +18,10 @@ export function isTextualMime(mime: unknown): boolean {
   );
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The text of a textual blob: RFC 4648 base64, decoded with the mimeType's charset (UTF-8 when none or unknown); undefined when not base64. */
 export function decodeTextBlob(blob: string, mime: string): string | undefined {
-  if (!BASE64.test(blob)) return undefined;
+  if (!isBase64(blob)) return undefined;
   const bytes = Buffer.from(blob, 'base64');
   const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(mime);
   try {
@@ -35,7 +36,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The text of a blob of any media type when its bytes are valid UTF-8 text (no NUL, no other C0 control but tab and line breaks); undefined otherwise. */
 export function decodeUtf8Blob(blob: string): string | undefined {
-  if (!BASE64.test(blob)) return undefined;
+  if (!isBase64(blob)) return undefined;
   let text: string;
   try {
     text = UTF8.decode(Buffer.from(blob, 'base64'));
