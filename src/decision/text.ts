@@ -5,9 +5,9 @@
  */
 import { isRecord, own } from '../json/record.js';
 import { TRUST_KEY } from '../mcp/meta-key.js';
-import { decodeTextBlob, decodeUtf8Blob, isTextualMime } from './forward/mime.js';
+import { decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './forward/mime.js';
 
-/** The text of a text block or embedded text resource, a textual blob decoded (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
+/** The text of a text block or embedded text resource, a textual blob decoded, an image's or audio's data that is text (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
 export function blockText(block: unknown): string {
   if (!isRecord(block)) return '';
   const type = own(block, 'type');
@@ -15,6 +15,7 @@ export function blockText(block: unknown): string {
     const t = own(block, 'text');
     return typeof t === 'string' ? t : '';
   }
+  if (type === 'image' || type === 'audio') return mediaText(block) ?? '';
   if (type !== 'resource') return '';
   const res = own(block, 'resource');
   if (!isRecord(res)) return '';
@@ -33,8 +34,8 @@ export function blockText(block: unknown): string {
  * (blockText): every member name and string value (annotations, `_meta`
  * but the trust claim, a resource link's name, title, URI and
  * description, and `type`: a block of a type no revision defines is
- * forwarded as it came), without the base64 `data` of images and audio,
- * and what blockText already reads (`text`, a resource's `text` or blob).
+ * forwarded as it came), without the base64 `data` of images and audio
+ * (blockText reads it where it is text), and what blockText already reads (`text`, a resource's `text` or blob).
  */
 export function otherStrings(block: unknown, out: string[] = []): string[] {
   if (!isRecord(block)) return stringsOf(block, out, true);

@@ -1,7 +1,7 @@
 /**
  * Generated: a credential placed anywhere in a result a host will see (a text block, split over two blocks, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
- * non-text media type), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
+ * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
@@ -78,6 +78,13 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       return { content: [{ type: 'resource_link', uri: 'file:///app/.env', name: 'env', annotations: { priority: 0.5, note: { deep: [line] } } }] };
     case 'resource-text':
       return { content: [{ type: 'resource', resource: { uri: 'file:///app/.env', mimeType: 'text/plain', text: line } }] };
+    case 'image-data':
+      // Text under a picture's media type: the host is handed its bytes as they are.
+      return { content: [{ type: 'image', mimeType: 'image/png', data: Buffer.from(line).toString('base64') }] };
+    case 'svg-data':
+      return { content: [{ type: 'image', mimeType: 'image/svg+xml', data: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><text>${line}</text></svg>`).toString('base64') }] };
+    case 'audio-data':
+      return { content: [{ type: 'audio', mimeType: 'audio/wav', data: Buffer.from(line).toString('base64') }] };
     default:
       return { content: [{ type: 'resource', resource: { uri: 'file:///app/env.bin', mimeType: 'application/octet-stream', blob: Buffer.from(line).toString('base64') } }] };
   }
@@ -88,7 +95,7 @@ function reaches(forwarded: unknown, value: string, placed: string): boolean {
   const texts: string[] = [JSON.stringify(forwarded)];
   const walk = (x: unknown) => {
     if (Array.isArray(x)) x.forEach(walk);
-    else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) (k === 'blob' && typeof v === 'string' ? texts.push(Buffer.from(v, 'base64').toString('utf8')) : walk(v));
+    else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) ((k === 'blob' || k === 'data') && typeof v === 'string' ? texts.push(Buffer.from(v, 'base64').toString('utf8')) : walk(v));
     else if (typeof x === 'string') texts.push(x, decodeURIComponent(x.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')));
   };
   walk(forwarded);
@@ -107,7 +114,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob'];
+    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {

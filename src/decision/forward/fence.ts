@@ -48,6 +48,8 @@ export class Fencing extends Claims {
     const out: Record<string, unknown> = {};
     let same = true;
     let fenced = false;
+    // A media type whose charset masked text data changed (set once every member is in).
+    let mediaType: string | undefined;
     for (const key of Object.keys(b)) {
       const v = b[key];
       const t = hasOwn(members, key) ? members[key] : undefined;
@@ -70,7 +72,16 @@ export class Fencing extends Claims {
           // A type no revision defines is any string the server chose: masked like the rest (a defined one holds nothing to mask).
           if (typeof v === 'string') value = this.maskIf(index, v, at);
           break;
-        case 'data':
+        case 'data': {
+          // Not fenced (a picture or a sound cannot be), but data whose bytes are text is masked as text (mask.ts).
+          const specs = this.masksFor(index);
+          const masked = specs === undefined || (type !== 'image' && type !== 'audio') ? undefined : this.maskMedia(index, b, specs, at.slice(0, -1));
+          if (masked !== undefined) {
+            value = masked.data;
+            if (masked.mimeType !== undefined) mediaType = masked.mimeType;
+          }
+          break;
+        }
         case 'size':
           break;
         case 'annotations': {
@@ -113,6 +124,10 @@ export class Fencing extends Claims {
       at.pop();
       if (value !== v) same = false;
       if (value !== undefined) setOwn(out, key, value);
+    }
+    if (mediaType !== undefined) {
+      setOwn(out, 'mimeType', mediaType);
+      same = false;
     }
     this.actions.set(index, fenced ? 'spotlight' : 'spotlight-skipped');
     return same ? block : out;

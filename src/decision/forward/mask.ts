@@ -8,7 +8,7 @@ import { isRecord, own } from '../../json/record.js';
 import { pointer } from '../../json/pointer.js';
 import type { MaskSpec } from '../../policy/effects.js';
 import { spansOf } from '../../detect/index.js';
-import { decodeTextBlob, decodeUtf8Blob, isTextualMime } from './mime.js';
+import { CHARSET, decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './mime.js';
 import { Withholding, type MaskedEntry, type Tokens } from './withhold.js';
 
 export class Masking extends Withholding {
@@ -101,7 +101,7 @@ export class Masking extends Withholding {
   }
   /**
    * A block with its strings masked: every string but the base64 `data` of
-   * images and audio and a blob that is not text (`type` too: a type no
+   * images and audio that is not text and a blob that is not text (`type` too: a type no
    * revision defines is any string the server chose); a textual blob
    * holding a span is forwarded as masked `text` (the blob withheld).
    */
@@ -112,7 +112,15 @@ export class Masking extends Withholding {
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(block)) {
       const v = block[key];
-      if (key === 'data' && (type === 'image' || type === 'audio')) continue;
+      if (key === 'data' && (type === 'image' || type === 'audio')) {
+        const masked = this.maskMedia(index, block, specs, at);
+        if (masked !== undefined) {
+          out ??= copyWithout(block);
+          setOwn(out, 'data', masked.data);
+          if (masked.mimeType !== undefined) setOwn(out, 'mimeType', masked.mimeType);
+        }
+        continue;
+      }
       let x: unknown;
       if (this.nameHolds(key, specs)) {
         out ??= copyWithout(block);
@@ -128,6 +136,23 @@ export class Masking extends Withholding {
       if (x !== v) setOwn((out ??= copyWithout(block)), key, x);
     }
     return out ?? block;
+  }
+  /**
+   * An image's or audio's `data` whose bytes are text (text under a
+   * picture's media type, an SVG) masked as text: undefined when it is not
+   * text or nothing was masked; else the masked text's bytes in UTF-8 as
+   * base64, and the media type with a `charset` it names said to be UTF-8.
+   */
+  maskMedia(index: number, block: Record<string, unknown>, specs: readonly MaskSpec[], at: Tokens): { data: string; mimeType?: string } | undefined {
+    const text = mediaText(block);
+    if (text === undefined) return undefined;
+    at.push('data');
+    const masked = this.maskString(text, specs, at, index);
+    at.pop();
+    if (masked === text) return undefined;
+    const mime = own(block, 'mimeType');
+    const data = Buffer.from(masked, 'utf8').toString('base64');
+    return typeof mime === 'string' && CHARSET.test(mime) ? { data, mimeType: mime.replace(CHARSET, '; charset=utf-8') } : { data };
   }
   maskResource(index: number, res: Record<string, unknown>, specs: readonly MaskSpec[], at: Tokens): Record<string, unknown> {
     let out: Record<string, unknown> | undefined;

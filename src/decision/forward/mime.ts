@@ -1,4 +1,5 @@
 /** Textual media types and the text of a textual blob: what masking reads and spotlight fences (docs/behaviour/forwarding.md). */
+import { own } from '../../json/record.js';
 // One pass with a table, not a regular expression: a pattern of repeated groups overflowed the stack on 6 MB of base64.
 import { isBase64 } from '../../mcp/base64.js';
 
@@ -17,7 +18,6 @@ export function isTextualMime(mime: unknown): boolean {
     essence.endsWith('+xml')
   );
 }
-
 
 /** The text of a textual blob: RFC 4648 base64, decoded with the mimeType's charset (UTF-8 when none or unknown); undefined when not base64. */
 export function decodeTextBlob(blob: string, mime: string): string | undefined {
@@ -45,3 +45,21 @@ export function decodeUtf8Blob(blob: string): string | undefined {
   }
   return /[\x00-\x08\x0b\x0c\x0e-\x1f]/.test(text) ? undefined : text;
 }
+
+/**
+ * The text an image's or audio's `data` holds when its bytes are text
+ * (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): read as a resource's
+ * blob is, decoded with a textual media type's charset (an SVG image), else
+ * only when it is valid UTF-8 with no control character but tab and line
+ * breaks, which real pictures and sound are not (their headers hold bytes
+ * that are not UTF-8 text); undefined otherwise.
+ */
+export function mediaText(block: Record<string, unknown>): string | undefined {
+  const data = own(block, 'data');
+  if (typeof data !== 'string') return undefined;
+  const mime = own(block, 'mimeType');
+  return isTextualMime(mime) ? decodeTextBlob(data, mime as string) : decodeUtf8Blob(data);
+}
+
+/** A media type's `charset` parameter, for a replace. */
+export const CHARSET = /;\s*charset\s*=\s*(?:"[^"]*"|[^;\s]+)/i;
