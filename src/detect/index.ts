@@ -104,6 +104,36 @@ const ASK_EVERY = 4096;
 const SCAN_COST = 64;
 /** The shortest token across a seam worth reading: no credential is shorter. */
 const MIN_SEAM_TOKEN = 12;
+/** Most characters of token one run across seams reads (it is read again from SEAM before where it was cut). */
+const SEAM_RUN = 2 * SEAM;
+/**
+ * The detectors a run of three or more parts is read by: credentials. Personal data is read across two parts only: a
+ * row of numbers in as many cells would otherwise read as a card number wherever its digits pass the Luhn check.
+ */
+const RUN_DETECTORS: readonly Detector[] = ['secrets'];
+
+/** One part's piece of a run across seams: its characters [from, to). */
+interface Piece {
+  part: number;
+  from: number;
+  to: number;
+}
+
+/** Whether a value may run from the end of `left` into the start of `right`: both non-empty, and token characters where they meet. */
+function joins(left: string, right: string): boolean {
+  return left.length > 0 && right.length > 0 && isTokenChar(left.charCodeAt(left.length - 1)) && isTokenChar(right.charCodeAt(0));
+}
+
+/** The part whose piece holds the run's token character `i` (the first piece's token is its last `firstToken` characters). */
+function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): number {
+  let seen = firstToken;
+  let q = 0;
+  while (q + 1 < pieces.length && seen <= i) {
+    q++;
+    seen += pieces[q]!.to - pieces[q]!.from;
+  }
+  return pieces[q]!.part;
+}
 
 function isBlank(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11;
@@ -146,6 +176,8 @@ export class DetectionCache {
   readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
   /** Strings scanned, per detector (tests read it). */
   readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
+  /** Characters the detectors read across the seams of joined parts (each detector counted): linear in the parts. */
+  scannedInSeams = 0;
   /** Whether the decision's time ran out during a scan: strings not scanned since are withheld whole (fail closed). */
   stopped = false;
   readonly #stop: (() => boolean) | undefined;
@@ -223,8 +255,18 @@ export class DetectionCache {
    * Where consecutive `parts` meet, read the end of one and the start of the
    * next as one text: a value found across the seam gives each string its
    * part, so `spans` of either holds it and masking replaces both parts.
+   * Among the first `runParts`, where the part after a seam is all one token
+   * (no blank) and joins the next, the run goes on through it (read for
+   * credentials): a value split over three or more parts
+   * (`AKIA` | `IOSFODNN` | `7EXAMPLE`) is read whole, with and without the
+   * run's first and last pieces (a part that only touches the value would
+   * otherwise run into it). A run reads at most SEAM_RUN characters of token;
+   * a longer one is read again from SEAM characters before where it was cut,
+   * and a seam inside a run starts none of its own: linear in the parts.
    */
-  #readSeams(parts: readonly string[]): void {
+  #readSeams(parts: readonly string[], runParts: number): void {
+    let runUntil = 0;
+    const runEnd = Math.min(parts.length, runParts);
     for (let k = 0; k + 1 < parts.length; k++) {
       // The seams are read before the rules, under the same deadline: past it, no scan starts again and what is not
       // known is withheld whole (spans), so a result of many blocks cannot hold the process by its seams.
@@ -234,34 +276,71 @@ export class DetectionCache {
       }
       const left = parts[k]!;
       const right = parts[k + 1]!;
-      if (left.length === 0 || right.length === 0) continue;
       // A value split in two has a piece on each side of the seam: only then is there anything to join.
-      if (!isTokenChar(left.charCodeAt(left.length - 1)) || !isTokenChar(right.charCodeAt(0))) continue;
+      if (!joins(left, right)) continue;
       // The token that crosses the seam (non-blank on both sides), with some of what stands before it (a name and `=`).
       let t0 = left.length;
       while (t0 > 0 && left.length - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
       let t1 = 0;
       while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
-      if (left.length - t0 + t1 < MIN_SEAM_TOKEN) continue;
-      const a = left.slice(Math.max(0, t0 - SEAM_CONTEXT));
-      const b = right.slice(0, t1);
-      const offset = left.length - a.length;
-      for (const d of DETECTORS) {
-        let found: Span[];
-        try {
-          found = SCANNERS[d](a + b, this.#stop);
-        } catch (err) {
-          if (!(err instanceof DetectionStopped)) throw err;
-          this.stopped = true;
-          return;
-        }
-        for (const sp of found) {
-          if (!(sp.start < a.length && sp.end > a.length)) continue;
-          this.#addSeam(d, left, { kind: sp.kind, start: offset + sp.start, end: left.length });
-          this.#addSeam(d, right, { kind: sp.kind, start: 0, end: sp.end - a.length });
+      const from = Math.max(0, t0 - SEAM_CONTEXT);
+      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: t1 }])) return;
+      if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
+      // The run through parts that are all token, from this seam on.
+      const pieces: Piece[] = [{ part: k, from, to: left.length }];
+      let token = left.length - t0;
+      let j = k + 1;
+      let cut = false;
+      for (;;) {
+        const p = parts[j]!;
+        let e = 0;
+        while (e < p.length && token + e < SEAM_RUN && !isBlank(p.charCodeAt(e))) e++;
+        pieces.push({ part: j, from: 0, to: e });
+        token += e;
+        if (token >= SEAM_RUN) cut = true;
+        if (cut || e < p.length || j + 1 >= runEnd || !joins(p, parts[j + 1]!)) break;
+        j++;
+      }
+      for (const [a, b] of [[0, pieces.length], [1, pieces.length], [0, pieces.length - 1], [1, pieces.length - 1]] as const) {
+        if (b - a >= 3 && !this.#readRun(parts, pieces.slice(a, b), RUN_DETECTORS)) return;
+      }
+      // Cut short: the next run starts SEAM characters of token before the cut (a value up to SEAM long across a later
+      // seam is whole in one of the two). Else the next run starts after this one's last part.
+      runUntil = cut ? Math.max(k + 1, pieceOf(pieces, token - SEAM, left.length - t0)) : j;
+    }
+  }
+
+  /** The detectors over one run of `pieces`: a span that crosses a seam gives each part it covers its piece; false when the deadline stopped the read. */
+  #readRun(parts: readonly string[], pieces: readonly Piece[], detectors: readonly Detector[] = DETECTORS): boolean {
+    const at: number[] = [];
+    let text = '';
+    for (const pc of pieces) {
+      at.push(text.length);
+      const p = parts[pc.part]!;
+      text += pc.from === 0 && pc.to === p.length ? p : p.slice(pc.from, pc.to);
+    }
+    for (const d of detectors) {
+      let found: Span[];
+      this.scannedInSeams += text.length;
+      try {
+        found = SCANNERS[d](text, this.#stop);
+      } catch (err) {
+        if (!(err instanceof DetectionStopped)) throw err;
+        this.stopped = true;
+        return false;
+      }
+      for (const sp of found) {
+        for (let q = 0; q < pieces.length; q++) {
+          const pc = pieces[q]!;
+          const a = Math.max(sp.start, at[q]!);
+          const b = Math.min(sp.end, at[q]! + (pc.to - pc.from));
+          // Only what crosses a seam: a span inside one piece is its part's own scan's to find.
+          if (a === sp.start && b === sp.end) break;
+          if (a < b) this.#addSeam(d, parts[pc.part]!, { kind: sp.kind, start: pc.from + (a - at[q]!), end: pc.from + (b - at[q]!) });
         }
       }
     }
+    return true;
   }
 
   #addSeam(d: Detector, s: string, sp: Span): void {
@@ -272,11 +351,14 @@ export class DetectionCache {
 
   /**
    * `parts` joined with newlines; the kinds of the joined text are those of
-   * its parts, each part scanned once, and of what their seams hold.
+   * its parts, each part scanned once, and of what their seams hold. Runs
+   * over three or more parts (#readSeams) form only among the first
+   * `runParts` (a result's blocks): the many short strings of structured
+   * data, read two by two, would otherwise cost a run each few cells.
    */
-  join(parts: readonly string[]): string {
+  join(parts: readonly string[], runParts = parts.length): string {
     const joined = parts.join('\n');
-    if (parts.length > 1) this.#readSeams(parts);
+    if (parts.length > 1) this.#readSeams(parts, runParts);
     if (parts.length > 1) {
       if (this.#joined === undefined && this.#joins.size === 0) {
         this.#joined = joined;

@@ -1,5 +1,5 @@
 /**
- * Generated: a credential placed anywhere in a result a host will see (a text block, split over two blocks, a
+ * Generated: a credential placed anywhere in a result a host will see (a text block, split over two or three blocks, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
@@ -61,6 +61,13 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
       return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }, { type: 'text', text: `${line.slice(at)}\nok` }] };
     }
+    case 'split-three': {
+      // Cut twice inside the value: three blocks, the middle one all value.
+      const v0 = line.indexOf(text);
+      const a = v0 + 1 + (cut % Math.max(1, Math.floor(text.length / 2) - 1));
+      const b = a + 1 + (cut % Math.max(1, v0 + text.length - a - 2));
+      return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, a)}` }, { type: 'text', text: line.slice(a, b) }, { type: 'text', text: `${line.slice(b)}\nok` }] };
+    }
     case 'structured-value':
       return { content: [{ type: 'text', text: '{}' }], structuredContent: { config: { env: line } } };
     case 'structured-name':
@@ -114,7 +121,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'split', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {

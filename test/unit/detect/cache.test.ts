@@ -29,6 +29,54 @@ describe('DetectionCache joins', () => {
   });
 });
 
+describe('a credential split over any number of consecutive parts', () => {
+  const values: Array<[Detector, string]> = [
+    ['secrets', 'AKIAIOSFODNN7EXAMPLE'],
+    ['secrets', 'ghp_16C7e42F292c6912E7710c838347Ae178B4a'],
+    ['secrets', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'],
+  ];
+  /** Parts beside the value: prose that ends (or starts) with a blank, and at most one token that runs into it (no blank between). */
+  const prose = fc.array(fc.constantFrom('see the log ', 'ok. ', 'the key: '), { maxLength: 2 });
+  const touching = fc.constantFrom('', 'x', 'id=', '42');
+
+  it('is read whole and every piece masked, whatever stands in the parts around it', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...values),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
+        fc.tuple(prose, touching).map(([p, t]) => [...p, t]),
+        fc.tuple(touching, prose).map(([t, p]) => [t, ...p.map((x) => [...x].reverse().join(''))]),
+        ([d, v], cuts, before, after) => {
+          // The value cut at up to 6 places into as many parts (no part empty).
+          const at = [...new Set(cuts.map((c) => 1 + (c % (v.length - 1))))].sort((a, b) => a - b);
+          const pieces = at.map((c, i) => v.slice(i === 0 ? 0 : at[i - 1], c)).concat(v.slice(at[at.length - 1]));
+          const parts = [...before.filter((p) => p !== ''), ...pieces, ...after.filter((p) => p !== '')];
+          const c = new DetectionCache();
+          const joined = c.join(parts);
+          expect(c.kinds(d, joined), JSON.stringify(parts)).not.toEqual([]);
+          // Every character of the value is inside a span of the part that holds it.
+          const first = parts.indexOf(pieces[0]!, before.filter((p) => p !== '').length);
+          pieces.forEach((piece, i) => {
+            const spans = c.spans(d, parts[first + i]!);
+            for (let k = 0; k < piece.length; k++) expect(spans.some((sp) => sp.start <= k && k < sp.end), `${JSON.stringify(parts)} piece ${i} char ${k}`).toBe(true);
+          });
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('reads a long run of parts in bounded work: each character a few times', () => {
+    // 20,000 one-character parts that all run together: the runs are cut and read again, linear in the parts.
+    const parts = Array.from({ length: 20_000 }, (_, i) => 'abcdefghij'[i % 10]!);
+    const c = new DetectionCache();
+    c.join(parts);
+    expect(c.stopped).toBe(false);
+    // Two detectors, each run read in at most four ways, each token character in at most two runs, and the pairs.
+    expect(c.scannedInSeams).toBeLessThan(2 * (4 * 2 + 2) * (parts.length + 64 * 2));
+  });
+});
+
 describe('DetectionCache lookups', () => {
   it('answer what a scan of the string answers, for strings repeated, equal but built apart, and past the ones compared by identity', () => {
     const texts = ['mail jane.doe@example.com', 'key AKIAIOSFODNN7EXAMPLE', 'card 4111 1111 1111 1111', 'nothing', 'a', 'b', '+44 20 7946 0958', 'ghp_0123456789abcdefghijABCDEFGHIJ012345'];
