@@ -7,7 +7,8 @@
  * them (the table of the `unhomoglyph` package, built from Unicode's
  * confusables.txt; only entries whose prototype is one ASCII letter or
  * digit), and one round of percent-decoding (a run of escapes read as
- * UTF-8). A credential
+ * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
+ * JavaScript escapes (`\u0041`, `\x41`). A credential
  * written `AKIA\u200bIOSF...`, in fullwidth or Cyrillic letters, or as
  * `%41KIA...` reads as itself.
  *
@@ -81,7 +82,40 @@ export const TAG_CHARS = /[\u{E0020}-\u{E007E}]/gu;
 export const readTag = (c: string): string => String.fromCharCode(c.codePointAt(0)! - 0xe0000);
 
 /** A text that may read differently normalized: one with a non-ASCII character or a percent-escape. */
-const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}/;
+const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}/;
+
+/**
+ * An escape a reader reads through, at the place it is tried: an HTML
+ * character reference (`&#65;`, `&#x41;`, `&amp;` and the few named ones
+ * below) or a JavaScript/JSON escape (`\u0041`, `\x41`).
+ */
+const ESCAPE_AT = /&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,6});|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})/y;
+const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}/;
+const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
+
+/** The escape at `i` of `s`: the code point it stands for and its length, or undefined (none there, or one that stands for no character). */
+function escapeAt(s: string, i: number): { cp: number; length: number } | undefined {
+  ESCAPE_AT.lastIndex = i;
+  const m = ESCAPE_AT.exec(s);
+  if (m === null) return undefined;
+  let cp: number | undefined;
+  if (m[1] !== undefined) cp = Number(m[1]);
+  else if (m[2] !== undefined) cp = parseInt(m[2], 16);
+  else if (m[3] !== undefined) cp = NAMED[m[3].toLowerCase()];
+  else if (m[5] !== undefined) cp = parseInt(m[5], 16);
+  else {
+    cp = parseInt(m[4]!, 16);
+    // A surrogate pair written as two escapes is one character; a lone surrogate is none.
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      ESCAPE_AT.lastIndex = i + 6;
+      const low = ESCAPE_AT.exec(s);
+      const lo = low?.[4] === undefined ? -1 : parseInt(low[4], 16);
+      return lo >= 0xdc00 && lo <= 0xdfff ? { cp: 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00), length: 12 } : undefined;
+    }
+  }
+  if (cp === undefined || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return undefined;
+  return { cp, length: m[0].length };
+}
 
 /** One bit per BMP code point that normalizing removes or folds (beyond the BMP: checked in the Map). */
 const FOLDS_BMP = new Uint8Array(8192);
@@ -108,6 +142,7 @@ function changesBmp(c: number): boolean {
 function mayChange(s: string): boolean {
   if (!MAY_CHANGE.test(s)) return false;
   if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
+  if (ESCAPE_ANY.test(s)) return true;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x80) continue;
@@ -155,8 +190,8 @@ export interface Normalized {
  */
 export type TagReading = 'read' | 'drop';
 
-/** Where the next character that normalizing may change is: a non-ASCII one or `%`. */
-const SPECIAL = /[^\x00-\x7f]|%/g;
+/** Where the next character that normalizing may change is: a non-ASCII one, `%`, `&` or a backslash. */
+const SPECIAL = /[^\x00-\x7f]|[%&\\]/g;
 
 /** `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search). */
 let lastIn: string | undefined;
@@ -258,6 +293,18 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
     i = at;
     if (i >= s.length) break;
     const c = s.charCodeAt(i);
+    if (c === 38 /* & */ || c === 92 /* \\ */) {
+      // One round of character references and escapes: each character stands for its whole escape.
+      const e = escapeAt(s, i);
+      if (e === undefined) copy(i, i + 1);
+      else {
+        changed = true;
+        if (e.cp < 0x80) emit(String.fromCharCode(e.cp), i, i + e.length);
+        else fold(e.cp, i, i + e.length, String.fromCodePoint(e.cp));
+      }
+      i += e === undefined ? 1 : e.length;
+      continue;
+    }
     if (c === 37 /* % */) {
       // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone).
       let j = i;

@@ -11,7 +11,7 @@ const found = (kind: 'secrets' | 'pii', s: string) => new DetectionCache().spans
 describe('normalizeForDetection', () => {
   it('reads a value behind each normalization as the value', () => {
     const v = 'AKIAIOSFODNN7EXAMPLE';
-    for (const written of ['AKIA\u200bIOSFODNN7EXAMPLE', 'AKIA\u00adIOSFODNN7EXAMPLE', '\uff21KIAIOSFODNN7EXAMPLE', 'AK\u0406AIOSFODNN7EXAMPLE', '%41KIAIOSFODNN7EXAMPLE', 'A%EF%BC%ABIAIOSFODNN7EXAMPLE']) {
+    for (const written of ['AKIA\u200bIOSFODNN7EXAMPLE', 'AKIA\u00adIOSFODNN7EXAMPLE', '\uff21KIAIOSFODNN7EXAMPLE', 'AK\u0406AIOSFODNN7EXAMPLE', '%41KIAIOSFODNN7EXAMPLE', 'A%EF%BC%ABIAIOSFODNN7EXAMPLE', '&#65;KIAIOSFODNN7EXAMPLE', 'A&#x4b;IAIOSFODNN7EXAMPLE', '\\u0041KIAIOSFODNN7EXAMPLE', 'AK\\x49AIOSFODNN7EXAMPLE', 'A&#xFF2B;IAIOSFODNN7EXAMPLE']) {
       expect(normalizeForDetection(written)?.text, written).toBe(v);
     }
   });
@@ -69,5 +69,12 @@ describe('normalizeForDetection', () => {
     );
     expect(normalizeForDetection(`key ${inTags(v)}`)?.text).toBe(`key ${v}`);
     expect(normalizeForDetection(`key ${inTags(v)}`, undefined, 'drop')?.text).toBe('key ');
+  });
+
+  it('decodes one round of character references and escapes, and only what stands for a character', () => {
+    expect(normalizeForDetection('a &amp;amp; b')?.text).toBe('a &amp; b');
+    expect(normalizeForDetection('smile \\ud83d\\ude00 ok')?.text).toBe('smile \u{1f600} ok');
+    // A lone surrogate, a NUL, a code point past Unicode and an unknown name stand for no character: kept as written.
+    expect(normalizeForDetection('\\ud83d x &#0; &#x110000; &bogus; C:\\x')).toBeUndefined();
   });
 });
