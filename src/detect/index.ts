@@ -87,10 +87,31 @@ function mergeOverlaps(spans: Span[]): Span[] {
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 
-/** What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @` (and any non-ASCII character, which may fold to one). */
+/**
+ * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @`, what escapes are made of
+ * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), and any non-ASCII character, which
+ * may fold to one.
+ */
 function isTokenChar(c: number): boolean {
   return (
-    (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 43 || c === 47 || c === 61 || c === 126 || c === 37 || c === 46 || c === 58 || c === 64 || c >= 0x80
+    (c >= 48 && c <= 57) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    c === 95 ||
+    c === 45 ||
+    c === 43 ||
+    c === 47 ||
+    c === 61 ||
+    c === 126 ||
+    c === 37 ||
+    c === 46 ||
+    c === 58 ||
+    c === 64 ||
+    c === 38 ||
+    c === 35 ||
+    c === 59 ||
+    c === 92 ||
+    c >= 0x80
   );
 }
 
