@@ -294,10 +294,34 @@ export function compileAllow(a: GitleaksAllow): CompiledAllow {
 
 const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? undefined : compileAllow(GITLEAKS_ALLOW);
 
+/**
+ * How 145 of gitleaks' rules end a token: a quote, a backtick, a blank, `;`,
+ * an escaped line break, or the end of the text. In prose, markup and URLs a
+ * token ends as often at `.`, `,`, `:`, `!`, `?`, a bracket, `<`, `>`, `*`,
+ * `|`, `&` or `#` (`your token is hf_....`, `(hf_...)`, `<b>hf_...</b>`,
+ * `?token=hf_...&x=1`), where those rules found nothing. Each of those ends a
+ * token here too; the characters a token may go on with (letters, digits,
+ * `_ - + / =`) still do not.
+ */
+const TOKEN_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)";
+const TOKEN_END_WIDE = "(?:[\\x60'\"\\s;,.:!?()\\[\\]{}<>*|&#]|\\\\[nr]|$)";
+
+/** What a token may stand after or before in prose and markup, added to a rule's own `(?:^|[...])` and `(?:$|[...])` (Azure's client secret). */
+const STARTS_AFTER = '\\[{*|<#&?';
+const ENDS_BEFORE = '.:!?\\]}>*|&#';
+
+/** A rule's regex with TOKEN_END widened, and its own class of what a token stands after or before widened likewise. */
+export function widenedRegex(regex: string): string {
+  let r = regex.endsWith(TOKEN_END) ? regex.slice(0, -TOKEN_END.length) + TOKEN_END_WIDE : regex;
+  if (r.startsWith('(?:^|[') && r.indexOf('])') > 0) r = `(?:^|[${STARTS_AFTER}${r.slice(6)}`;
+  if (r.endsWith('])') && r.lastIndexOf('(?:$|[') > 0) r = `${r.slice(0, -2)}${ENDS_BEFORE}])`;
+  return r;
+}
+
 /** A rule's regex and allowlists, compiled on first use (most rules never meet their keywords). */
 function regexOf(c: Compiled): RE2JS {
   if (c.re === undefined) {
-    c.re = RE2JS.compile(c.rule.regex);
+    c.re = RE2JS.compile(widenedRegex(c.rule.regex));
     c.allow ??= (c.rule.allow ?? []).map(compileAllow);
   }
   return c.re;
@@ -306,7 +330,7 @@ function regexOf(c: Compiled): RE2JS {
 /** A keyword-assignment rule's regex without the name before its keyword, anchored (see anchoredAtKeyword), compiled on first use. */
 function anchoredOf(c: Compiled): RE2JS {
   if (c.anchored === undefined) {
-    c.anchored = RE2JS.compile(anchoredAtKeyword(c.rule.regex)!);
+    c.anchored = RE2JS.compile(anchoredAtKeyword(widenedRegex(c.rule.regex))!);
     c.allow ??= (c.rule.allow ?? []).map(compileAllow);
   }
   return c.anchored;

@@ -1,8 +1,10 @@
 /**
- * Generated: a credential placed anywhere in a result a host will see (a text block, split over two or three blocks, a
+ * Generated: a credential placed anywhere in a result a host will see (a text block, in a sentence, markup, brackets or a
+ * query string, split over two or three blocks, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
- * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape), never reaches the host through /v1/evaluate with the shipped
+ * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
+ * JavaScript escape), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
 import fc from 'fast-check';
@@ -18,7 +20,7 @@ const creds = credentials.credentials.filter((c) => !c.value.includes('\n') && /
 /** Those whose value alone says what it is (a provider's prefix or shape): what may stand without a name, as a member name or in a URL. */
 const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
 /** Placements where the value stands alone. */
-const ALONE = new Set(['structured-name', 'link-uri']);
+const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query']);
 
 const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
 
@@ -44,6 +46,10 @@ function obfuscate(v: string, how: string, at: number): string {
     case 'tags':
       // The rest of the value hidden in tag characters, which a model reads as the ASCII they stand for.
       return v.slice(0, i) + inTags(v.slice(i));
+    case 'entity':
+      return v.slice(0, i) + `&#${v.charCodeAt(i)};` + v.slice(i + 1);
+    case 'escape':
+      return v.slice(0, i) + `\\u${v.charCodeAt(i).toString(16).padStart(4, '0')}` + v.slice(i + 1);
     case 'percent':
       return v.slice(0, i) + '%' + v.charCodeAt(i).toString(16).toUpperCase().padStart(2, '0') + v.slice(i + 1);
     default:
@@ -68,6 +74,15 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       const b = a + 1 + (cut % Math.max(1, v0 + text.length - a - 2));
       return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, a)}` }, { type: 'text', text: line.slice(a, b) }, { type: 'text', text: `${line.slice(b)}\nok` }] };
     }
+    case 'sentence':
+      // Prose and markup end a token with punctuation as often as with a blank.
+      return { content: [{ type: 'text', text: `Your new key is ${text}. Keep it safe, ok?` }] };
+    case 'markup':
+      return { content: [{ type: 'text', text: `<p>Key: <b>${text}</b></p> or **${text}**, \`${text}\`|` }] };
+    case 'brackets':
+      return { content: [{ type: 'text', text: `keys: (${text}), [${text}], {${text}}: done!` }] };
+    case 'query':
+      return { content: [{ type: 'text', text: `open https://cb.test/cb?key=${text}&next=1#${text}` }] };
     case 'structured-value':
       return { content: [{ type: 'text', text: '{}' }], structuredContent: { config: { env: line } } };
     case 'structured-name':
@@ -121,8 +136,8 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
-    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags'];
+    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
         const placed = obfuscate(c.value, how, n);
@@ -133,7 +148,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
         if (r.json.outcome === 'deny') return;
         expect(reaches(r.json.result, c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
       }),
-      { numRuns: 400 },
+      { numRuns: 700 },
     );
   }, 120_000);
 });
