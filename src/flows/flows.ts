@@ -198,13 +198,38 @@ export function argumentValues(args: Record<string, unknown>, max: number): { va
       });
     } else if (Array.isArray(x)) {
       for (let i = x.length - 1; i >= 0; i--) stack.push([x[i], `${at}/${i}`]);
+    } else if (x instanceof MemberName) {
+      // A member name carries a value as well as a member's value does (`{"attacker@evil.example": "cc"}`): its
+      // addresses, links and numbers are read; not the name whole, as an identifier or as a host name, which names
+      // of schemas and files (`user_id`, `package.json`) would match wherever a text mentions them.
+      valuesOf(x.name, (value, kind) => {
+        if (!NAME_KINDS.has(kind)) return true;
+        if (values.length >= max) {
+          dropped++;
+          return false;
+        }
+        values.push({ pointer: at, value, kind });
+        return true;
+      });
     } else if (isRecord(x)) {
       const keys = Object.keys(x);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([x[keys[i]!], `${at}/${escapePointerToken(keys[i]!)}`]);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const where = `${at}/${escapePointerToken(keys[i]!)}`;
+        stack.push([x[keys[i]!], where]);
+        stack.push([new MemberName(keys[i]!), where]);
+      }
     }
   }
   return { values, dropped };
 }
+
+/** A member name of a call's arguments, on the stack of argumentValues. */
+class MemberName {
+  constructor(readonly name: string) {}
+}
+
+/** The kinds of value a member name of the arguments is read for. */
+const NAME_KINDS: ReadonlySet<ValueKind> = new Set<ValueKind>(['email', 'url', 'ip', 'iban', 'card', 'phone']);
 
 /** One entry of `call.flows`: a value of an argument the session has seen, with its origins; never the value itself. */
 export interface FlowVar {

@@ -127,6 +127,35 @@ describe('values between results and calls', () => {
     );
   });
 
+  it('an address, link or account number carried as a member name of the arguments is gated; a name of a schema or a file that a text mentions is not', async () => {
+    const c = core();
+    let n = 0;
+    const addressLike = fc.oneof(
+      fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{2,8}$/), fc.stringMatching(/^[a-z]{3,8}$/)).map(([u, d]) => `${u}@${d}-evil.example`),
+      fc.stringMatching(/^[a-z]{3,8}$/).map((h) => `https://${h}-attacker.example/collect`),
+      fc.constantFrom('DE89370400440532013000', 'GB29NWBK60161331926819'),
+    );
+    const asName = fc.constantFrom<(v: string) => Record<string, unknown>>(
+      (v) => ({ recipients: { [v]: 'cc' } }),
+      (v) => ({ [v]: true }),
+      (v) => ({ list: [{ deep: { [`to ${v}`]: 1 } }] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(addressLike, asName, async (v, at) => {
+        const session = `p-name-${n++}`;
+        await showUntrusted(c, session, v);
+        const d = await callWith(c, session, at(v));
+        expect(d.requiresConsent, JSON.stringify(at(v))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+    // A text that mentions names a schema or a file system uses: a call with such member names runs.
+    const text = 'Edit package.json and config.yaml; the user_id and api_key fields are required.';
+    await c.evaluateResult({ request: { result: { content: [{ type: 'text', text }] }, tool: untrustedTool, session: { id: 'p-names-benign' } } });
+    const d = await callWith(c, 'p-names-benign', { files: { 'package.json': '{}', 'config.yaml': 'a: 1' }, fields: { user_id: 1, api_key: 'k' } });
+    expect(d.requiresConsent).toBe(false);
+  });
+
   it('stays gated after any sequence of writes and reads through tools (no laundering through a note)', async () => {
     const c = core();
     let n = 0;
