@@ -8,8 +8,8 @@
  * - `normalize`: tag characters read as the ASCII they stand for, every
  *   other character drawn as nothing (Unicode's Default_Ignorable_Code_Point:
  *   zero-width, soft-hyphen, bidirectional and invisible controls,
- *   variation selectors) removed, Unicode NFKC, one round of percent-decoding and of HTML
- *   entities, white space folded, surrounding quotes and punctuation
+ *   variation selectors) removed, Unicode NFKC, one round of percent-decoding,
+ *   of HTML entities and of JavaScript escapes, white space folded, surrounding quotes and punctuation
  *   stripped;
  * - `valuesOf`: every email address (and its domain), URL (and its host),
  *   domain name, IP address, IBAN, card, phone and account-like number,
@@ -81,6 +81,16 @@ function decodeEntity(match: string, body: string): string {
   return ENTITIES[body] ?? match;
 }
 
+/** A JavaScript or JSON escape (`\\u0040`, `\\x40`; a surrogate pair as two), as a reader reads it. */
+const JS_ESCAPE = /\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})/gi;
+
+function decodeJsEscape(match: string, hi: string | undefined, lo: string | undefined, u: string | undefined, x: string | undefined): string {
+  if (hi !== undefined) return String.fromCharCode(parseInt(hi, 16), parseInt(lo!, 16));
+  const code = parseInt((u ?? x)!, 16);
+  // A lone surrogate and NUL stand for no character a reader sees.
+  return code === 0 || (code >= 0xd800 && code <= 0xdfff) ? match : String.fromCharCode(code);
+}
+
 function decodePercent(run: string): string {
   try {
     return decodeURIComponent(run);
@@ -96,6 +106,7 @@ function decoded(s: string, tags: TagReading = 'read'): string {
   const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
+  if (t.includes('\\')) t = t.replace(JS_ESCAPE, decodeJsEscape);
   // NFKC again when something was decoded: a decoded character may have a compatibility form.
   if (t !== before) t = visible(t, tags).normalize('NFKC');
   return t;

@@ -68,6 +68,7 @@ const requote = fc.constantFrom<(v: string) => string>(
   (v) => v.replace(/[a-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0x61 + 0xff41)),
   (v) => v.split('').join('\ufe0f'),
   (v) => inTags(v),
+  (v) => v.replace(/[@.]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
   // Hosts and email addresses are case-folded (a URL's path is not).
   (v) => (v.includes('@') ? v.toUpperCase() : v.replace(/^https:\/\/([^/]+)/, (_, h: string) => `HTTPS://${h.toUpperCase()}`)),
 );
@@ -108,13 +109,16 @@ describe('values between results and calls', () => {
     );
   });
 
-  it('a value shown hidden (characters drawn as nothing inside it, or written in tag characters) is gated when a call carries it plainly', async () => {
+  it('a value shown hidden (characters drawn as nothing inside it, written in tag characters, or escaped) is gated when a call carries it plainly', async () => {
     const c = core();
     let n = 0;
     const hide = fc.oneof(
       fc.constantFrom(...IGNORABLES).map((cp) => (v: string) => Array.from(v).join(String.fromCodePoint(cp))),
       fc.constant((v: string) => inTags(v)),
       fc.nat().map((k) => (v: string) => v.slice(0, k % v.length) + inTags(v.slice(k % v.length))),
+      // Escapes a reader reads through: a JavaScript escape, an HTML character reference.
+      fc.constant((v: string) => v.replace(/[@./]/g, (c) => `\\x${c.charCodeAt(0).toString(16)}`)),
+      fc.constant((v: string) => v.replace(/[@./_]/g, (c) => `&#${c.charCodeAt(0)};`)),
     );
     await fc.assert(
       fc.asyncProperty(planted, hide, async (v, h) => {
