@@ -11,7 +11,8 @@
  * as "token", "key" and "access"). Crafted inputs are the ones that drive
  * each scanner hardest: dense keywords, dense assignments, dense
  * candidates, dense percent-escapes and confusables, tag characters and
- * other invisible characters (normalization), and
+ * other invisible characters (normalization), base64 runs that decode to
+ * text (each decoded and read), and
  * every gitleaks keyword in turn followed by an assignment.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -78,6 +79,7 @@ const crafted: Record<string, string> = {
   'password lines': fill('password: Xy9'),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),
+  'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
   'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),

@@ -12,6 +12,7 @@ import { PII_KINDS, scanPii } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
+import { encodedRuns } from './encoded.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -53,16 +54,28 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]
 
 /**
  * A detector's spans in `s` as written and as normalized (normalize.ts:
- * invisible characters, compatibility forms, confusables, percent-escapes;
- * a text with tag characters normalized twice, the tags read and removed),
+ * invisible characters, compatibility forms, confusables, percent-escapes,
+ * character references and escapes; a text with tag characters normalized
+ * twice, the tags read and removed; for credentials, base64 runs decoded,
+ * encoded.ts),
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean): Span[] {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): Span[] {
   const raw = RAW_SCANNERS[d](s, stop);
+  const found: Span[] = [];
+  // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
+  // map one to one onto what they encode).
+  if (decode && d === 'secrets' && s.length >= 16) {
+    for (const run of encodedRuns(s, stop)) {
+      // One round, as percent-decoding: what the text encodes is read as written and normalized, not decoded again.
+      const inside = scanBoth('secrets', run.text, stop, false);
+      if (inside.length > 0) found.push({ kind: inside[0]!.kind, start: run.start, end: run.end });
+    }
+  }
   const n = normalizeForDetection(s, stop);
-  if (n === undefined) return raw;
-  const found = RAW_SCANNERS[d](n.text, stop).map((sp) => ({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! }));
+  if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(raw.concat(found));
+  for (const sp of RAW_SCANNERS[d](n.text, stop)) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
   // Tag characters read as ASCII, and also removed: a model may read them either way.
   const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
   if (dropped !== undefined) for (const sp of RAW_SCANNERS[d](dropped.text, stop)) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });

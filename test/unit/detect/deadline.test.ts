@@ -11,6 +11,7 @@ import { DetectionCache, DetectionStopped, scanPii, scanSecrets, withDetection, 
 import { normalizeForDetection } from '../../../src/detect/normalize.js';
 import { scanFormats } from '../../../src/detect/secrets.js';
 import { scanRuleset } from '../../../src/detect/ruleset.js';
+import { encodedRuns } from '../../../src/detect/encoded.js';
 
 /** `unit` repeated to at least `length` characters. */
 const fill = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length));
@@ -30,6 +31,8 @@ describe('each part of the scans asks the deadline on the texts that work it har
     ['credential formats, connection strings', scanFormats, 'postgres://app:Xk9mQ2vL7pR@db.example.com ', 42 * 4096],
     ['credential formats, AWS keys', scanFormats, 'AKIAIOSFODNN7EXAMPLE ', 21 * 4096],
     ['normalization, escapes and confusables', (s, stop) => normalizeForDetection(s, stop), '%41KIA\u0430\u200b%EF%BC%AB ', 22 * 4096],
+    ['normalization, character references and escapes', (s, stop) => normalizeForDetection(s, stop), '&#65;\\u0041&amp;\\x41 ', 22 * 4096],
+    ['base64 runs', (s, stop) => encodedRuns(s, stop), 'Zm9vYmFyYmF6cXV4cXV1eA== ', 26 * 4096],
     // The generic assignments (no keyword of the rule set in the name): asked once per 4,096 operators.
     ['generic assignments', scanSecrets, 'q = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" ', 26 * 4096],
     ['the rule set, one keyword again and again', scanRuleset, 'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" ', 65536],
@@ -53,7 +56,7 @@ describe('a deadline never reached changes no answer', () => {
   const pieces = fc.constantFrom(
     'a://b ', 'postgres://app:Xk9mQ2vL7pR@db.example.com ', 'AKIAIOSFODNN7EXAMPLE ', '%41KIA\u0430\u200b%EF%BC%AB ', 'q = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" ',
     'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" ', 'lorem ipsum ', '4111 1111-1111 1111 ', '+44 20 7946 0958 ', 'jane.doe@example.com ',
-    'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 ', 'AKIA\u200bIOSFODNN7EXAMPLE ', 'caf\u00e9 ',
+    'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 ', 'AKIA\u200bIOSFODNN7EXAMPLE ', 'caf\u00e9 ', 'Z2hwX0ExYjJDM2Q0RTVmNkc3aDhJOWowSzFsMk0zbjRPNXA2UTdyOA== ', '&#65;KIAIOSFODNN7EXAMPLE ',
   );
   it('the decision\'s scans with a deadline that is never reached answer as the scans without one', () => {
     fc.assert(

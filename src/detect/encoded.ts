@@ -1,0 +1,116 @@
+/**
+ * Text a string holds base64-encoded (docs/behaviour/labels-and-detectors.md#normalization): a
+ * model decodes `Z2hwXzE2...` as readily as it reads it, so a credential
+ * written as the base64 of its text, alone, after `secret: ` or in a `data:`
+ * URI, is read as what it encodes. One round, as percent-decoding: what
+ * decodes to base64 again is not decoded again.
+ *
+ * Each run of at least MIN_RUN base64 characters (standard or URL-safe
+ * alphabet) is decoded once; a run whose bytes are not UTF-8 text with no
+ * control character but tab and line breaks (a picture, a digest, a random
+ * key, an identifier that only looks like base64) is passed over; most
+ * such runs fail on the first 3 bytes they encode, read without decoding.
+ * Linear in the string: a search that reads most characters of prose not
+ * at all and none twice, one decode of a run.
+ */
+import { ASK_MASK } from './chars.js';
+import { DetectionStopped } from './ruleset.js';
+
+/** Shortest run read: base64 of 12 bytes, below which no credential's text fits. */
+const MIN_RUN = 16;
+
+/** The characters of text: anything but C0 controls other than tab, line feed and carriage return. */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A run of hex digits only (a digest, an id): the base64 of text is never one. */
+const HEX = /^[0-9a-fA-F]+$/;
+
+/** Per ASCII code: its base64 value (standard or URL-safe alphabet, 0 to 63), or -1. */
+const VALUE = new Int8Array(128).fill(-1);
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (VALUE[c.charCodeAt(0)] = i));
+VALUE[45] = 62; // -
+VALUE[95] = 63; // _
+
+function valueAt(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  return c < 128 ? VALUE[c]! : -1;
+}
+
+/** Whether a decoded byte may open or go on in UTF-8 text: a printable ASCII, tab or line break, or a multi-byte one. */
+function textByte(b: number): boolean {
+  return (b >= 0x20 && b !== 0x7f) || b === 9 || b === 10 || b === 13;
+}
+
+/**
+ * Whether the first 3 bytes a run encodes may be text (most runs of letters
+ * and digits that are no base64 of text, paths and identifiers, fail here,
+ * without decoding the run); a run of 16 holds them.
+ */
+function opensText(s: string, i: number): boolean {
+  const a = valueAt(s, i);
+  const b = valueAt(s, i + 1);
+  const c = valueAt(s, i + 2);
+  const d = valueAt(s, i + 3);
+  const b0 = (a << 2) | (b >> 4);
+  const b1 = ((b & 15) << 4) | (c >> 2);
+  const b2 = ((c & 3) << 6) | d;
+  // A continuation byte (0x80 to 0xBF) and 0xC0, 0xC1 cannot open UTF-8 text.
+  return textByte(b0) && !(b0 >= 0x80 && b0 <= 0xc1) && textByte(b1) && textByte(b2);
+}
+
+/** One run and the text it encodes. */
+export interface EncodedRun {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * Every run of `s` that decodes to text, in order. `stop` is asked every
+ * 4,096 runs. @throws DetectionStopped
+ */
+export function encodedRuns(s: string, stop?: () => boolean): EncodedRun[] {
+  const out: EncodedRun[] = [];
+  const n = s.length;
+  let runs = 0;
+  // The search looks MIN_RUN - 1 characters ahead: where that character is no base64 one, no run of MIN_RUN holds any
+  // character before it, and they are passed over unread (prose is read about one character in four). Before `i`
+  // stands no base64 character (or nothing), so a run found from the character ahead starts where the walk back ends.
+  let i = 0;
+  while (i + MIN_RUN <= n) {
+    const ahead = i + MIN_RUN - 1;
+    if (valueAt(s, ahead) < 0) {
+      i = ahead + 1;
+      continue;
+    }
+    let start = ahead;
+    while (start > i && valueAt(s, start - 1) >= 0) start--;
+    let end = ahead + 1;
+    while (end < n && valueAt(s, end) >= 0) end++;
+    i = end + 1;
+    if (end - start < MIN_RUN) continue;
+    if (stop !== undefined && (++runs & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 in a text');
+    if (!opensText(s, start)) continue;
+    // Its padding (an `=`, no base64 character, then stands before `i`).
+    for (let k = 0; k < 2 && s.charCodeAt(end) === 61; k++) end++;
+    if (end > i - 1) i = end;
+    const run = s.slice(start, end);
+    if (HEX.test(run)) continue;
+    // Only a run that is base64 in one alphabet, at a length a whole encoding has (a last group of 2, 3 or 4).
+    const urlSafe = run.includes('-') || run.includes('_');
+    if (urlSafe && (run.includes('+') || run.includes('/'))) continue;
+    const body = run.replace(/=+$/, '');
+    if (body.length % 4 === 1) continue;
+    let text: string;
+    try {
+      text = UTF8.decode(Buffer.from(body, urlSafe ? 'base64url' : 'base64'));
+    } catch {
+      continue;
+    }
+    if (text.length < 8 || CONTROL.test(text)) continue;
+    out.push({ start, end, text });
+  }
+  return out;
+}

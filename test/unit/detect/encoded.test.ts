@@ -1,0 +1,43 @@
+/** Credentials written as the base64 of their text (src/detect/encoded.ts): read as what they encode, one round, and nothing else decoded. */
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
+import { DetectionCache } from '../../../src/detect/index.js';
+import { encodedRuns } from '../../../src/detect/encoded.js';
+
+const secrets = (s: string) => new DetectionCache().spans('secrets', s);
+/** One-line credentials the scan finds in their own line. */
+const lines = credentials.credentials.filter((c) => !c.value.includes('\n')).map((c) => c.text);
+
+describe('base64 in a text', () => {
+  it('a credential line written as base64, in either alphabet, alone, after a name or in a data: URI, is found and the run masked whole', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.constantFrom<BufferEncoding>('base64', 'base64url'), fc.constantFrom('', 'secret: ', 'icon data:text/plain;base64,', '"blob":"'), (line, enc, before) => {
+        expect(secrets(line).length, line).toBeGreaterThan(0);
+        const run = Buffer.from(line).toString(enc);
+        const text = `${before}${run} ok`;
+        const spans = secrets(text);
+        expect(spans.length, text).toBeGreaterThan(0);
+        // The whole run is inside what is masked.
+        expect(spans.some((sp) => sp.start <= before.length && sp.end >= before.length + run.length), text).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('decodes one round only, and passes over what encodes no text', () => {
+    const line = 'GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+    const twice = Buffer.from(Buffer.from(line).toString('base64')).toString('base64');
+    expect(encodedRuns(twice).map((r) => r.text)).toEqual([Buffer.from(line).toString('base64')]);
+    expect(secrets(twice)).toEqual([]);
+    // Random bytes, a digest, an identifier of letters: no text, nothing read.
+    fc.assert(
+      fc.property(fc.integer({ min: 12, max: 400 }), (n) => {
+        expect(encodedRuns(`key ${randomBytes(n).toString('base64')} end`)).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+    expect(encodedRuns('sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')).toEqual([]);
+  });
+});
