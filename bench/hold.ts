@@ -41,6 +41,9 @@ const inputs: Record<string, () => Record<string, unknown>> = {
   'URL-like words': () => ({ content: [{ type: 'text', text: 'a://b '.repeat(MB / 6) }] }),
   'escapes and confusables': () => ({ content: [{ type: 'text', text: '%41KIA\u0430\u200b%EF%BC%AB '.repeat(MB / 18) }] }),
   'keyword lines': () => ({ content: [{ type: 'text', text: 'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" '.repeat(MB / 64) }] }),
+  // Base64 runs that each decode to text and are read again as it (credentials).
+  'base64 of text': () => ({ content: [{ type: 'text', text: `${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `.repeat(MB / 69) }] }),
+  'one base64 run of text': () => ({ content: [{ type: 'text', text: Buffer.from(prose(2, (MB / 4) * 3)).toString('base64') }] }),
   '10,000 blocks': () => ({ content: Array.from({ length: config.maxBlocks }, (_, i) => ({ type: 'text', text: prose(i, Math.floor(MB / config.maxBlocks)) })) }),
   'structuredContent rows': () => ({ content: [], structuredContent: { rows: Array.from({ length: 70_000 }, (_, i) => ({ id: i, t: prose(i, 90) })) } }),
 };

@@ -13,7 +13,6 @@
  * Linear in the string: a search that reads most characters of prose not
  * at all and none twice, one decode of a run.
  */
-import { ASK_MASK } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 /** Shortest run read: base64 of 12 bytes, below which no credential's text fits. */
@@ -67,11 +66,15 @@ export interface EncodedRun {
   text: string;
 }
 
+/** Runs read between two asks of the deadline: each may be decoded and read again by the detectors. */
+const ASK_RUNS = 63;
+
 /**
- * Every run of `s` that decodes to text, in order. `stop` is asked every
- * 4,096 runs. @throws DetectionStopped
+ * Every run of `s` that decodes to text, in order, each handed to `each`
+ * as it is found (its reading is between two asks, not after them all).
+ * `stop` is asked every 64 runs. @throws DetectionStopped
  */
-export function encodedRuns(s: string, stop?: () => boolean): EncodedRun[] {
+export function encodedRuns(s: string, stop?: () => boolean, each?: (run: EncodedRun) => void): EncodedRun[] {
   const out: EncodedRun[] = [];
   const n = s.length;
   let runs = 0;
@@ -91,7 +94,7 @@ export function encodedRuns(s: string, stop?: () => boolean): EncodedRun[] {
     while (end < n && valueAt(s, end) >= 0) end++;
     i = end + 1;
     if (end - start < MIN_RUN) continue;
-    if (stop !== undefined && (++runs & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 in a text');
+    if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 in a text');
     if (!opensText(s, start)) continue;
     // Its padding (an `=`, no base64 character, then stands before `i`).
     for (let k = 0; k < 2 && s.charCodeAt(end) === 61; k++) end++;
@@ -110,7 +113,9 @@ export function encodedRuns(s: string, stop?: () => boolean): EncodedRun[] {
       continue;
     }
     if (text.length < 8 || CONTROL.test(text)) continue;
-    out.push({ start, end, text });
+    const found: EncodedRun = { start, end, text };
+    if (each === undefined) out.push(found);
+    else each(found);
   }
   return out;
 }

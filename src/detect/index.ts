@@ -67,11 +67,11 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): 
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
   // map one to one onto what they encode).
   if (decode && d === 'secrets' && s.length >= 16) {
-    for (const run of encodedRuns(s, stop)) {
+    encodedRuns(s, stop, (run) => {
       // One round, as percent-decoding: what the text encodes is read as written and normalized, not decoded again.
       const inside = scanBoth('secrets', run.text, stop, false);
       if (inside.length > 0) found.push({ kind: inside[0]!.kind, start: run.start, end: run.end });
-    }
+    });
   }
   const n = normalizeForDetection(s, stop);
   if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(raw.concat(found));
