@@ -38,7 +38,7 @@ export function blockText(block: unknown): string {
  * (blockText reads it where it is text), and what blockText already reads (`text`, a resource's `text` or blob).
  */
 export function otherStrings(block: unknown, out: string[] = []): string[] {
-  if (!isRecord(block)) return stringsOf(block, out, true);
+  if (!isRecord(block)) return stringsOf(block, out, true, true);
   const type = own(block, 'type');
   for (const key of Object.keys(block)) {
     if ((key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
@@ -51,11 +51,11 @@ export function otherStrings(block: unknown, out: string[] = []): string[] {
     if (key === 'resource' && type === 'resource' && isRecord(v)) {
       for (const k of Object.keys(v)) {
         out.push(k);
-        if (k !== 'text' && k !== 'blob') stringsOf(v[k], out, true);
+        if (k !== 'text' && k !== 'blob') stringsOf(v[k], out, true, true);
       }
       continue;
     }
-    stringsOf(v, out, true);
+    stringsOf(v, out, true, true);
   }
   return out;
 }
@@ -64,7 +64,7 @@ export function otherStrings(block: unknown, out: string[] = []): string[] {
 function metaStrings(meta: Record<string, unknown>, out: string[]): void {
   for (const k of Object.keys(meta)) {
     out.push(k);
-    if (k !== TRUST_KEY) stringsOf(meta[k], out, true);
+    if (k !== TRUST_KEY) stringsOf(meta[k], out, true, true);
   }
 }
 
@@ -80,17 +80,31 @@ export function envelopeStrings(result: Record<string, unknown>, out: string[] =
     out.push(key);
     const v = result[key];
     if (key === '_meta' && isRecord(v)) metaStrings(v, out);
-    else stringsOf(v, out, true);
+    else stringsOf(v, out, true, true);
   }
   return out;
 }
 
-/** Every string value inside `v`, in document order; with `names`, every member name too, before its value. */
-export function stringsOf(v: unknown, out: string[] = [], names = false): string[] {
+/**
+ * Whether a JSON number may be personal data or an account a detector reads
+ * (a phone, card, SSN or account number written as a number): an integer of
+ * 7 digits or more. Smaller ones (counts, sizes, priorities) are not read.
+ */
+export function isLongInteger(x: unknown): x is number {
+  return typeof x === 'number' && Number.isInteger(x) && Math.abs(x) >= 1e6;
+}
+
+/**
+ * Every string value inside `v`, in document order; with `names`, every
+ * member name too, before its value; with `numbers`, every long integer
+ * (isLongInteger) as the text it is written as.
+ */
+export function stringsOf(v: unknown, out: string[] = [], names = false, numbers = false): string[] {
   const stack: unknown[] = [v];
   while (stack.length > 0) {
     const x = stack.pop();
     if (typeof x === 'string') out.push(x);
+    else if (numbers && isLongInteger(x)) out.push(String(x));
     else if (Array.isArray(x)) for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
     else if (isRecord(x)) {
       const keys = Object.keys(x);

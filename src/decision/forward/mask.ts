@@ -9,6 +9,7 @@ import { pointer } from '../../json/pointer.js';
 import type { MaskSpec } from '../../policy/effects.js';
 import { spansOf } from '../../detect/index.js';
 import { CHARSET, decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './mime.js';
+import { isLongInteger } from '../text.js';
 import { Withholding, type MaskedEntry, type Tokens } from './withhold.js';
 
 export class Masking extends Withholding {
@@ -72,6 +73,12 @@ export class Masking extends Withholding {
   /** Every string inside `v` masked (copy on write): the same value when nothing was masked. */
   maskDeep(v: unknown, specs: readonly MaskSpec[], at: Tokens, block?: number): unknown {
     if (typeof v === 'string') return this.maskString(v, specs, at, block);
+    if (isLongInteger(v)) {
+      // A card or phone number written as a number is replaced, as in a string, by the placeholder (a string).
+      const written = String(v);
+      const masked = this.maskString(written, specs, at, block);
+      return masked === written ? v : masked;
+    }
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
