@@ -74,7 +74,7 @@ export class Masking extends Withholding {
   maskDeep(v: unknown, specs: readonly MaskSpec[], at: Tokens, block?: number): unknown {
     if (typeof v === 'string') return this.maskString(v, specs, at, block);
     if (isLongInteger(v)) {
-      // A card or phone number written as a number is replaced, as in a string, by the placeholder (a string).
+      // A card number written as a number is replaced, as in a string, by the placeholder (a string).
       const written = String(v);
       const masked = this.maskString(written, specs, at, block);
       return masked === written ? v : masked;
