@@ -1,8 +1,8 @@
 /**
- * Text a string holds base64-encoded (docs/behaviour/labels-and-detectors.md#normalization): a
- * model decodes `Z2hwXzE2...` as readily as it reads it, so a credential
- * written as the base64 of its text, alone, after `secret: ` or in a `data:`
- * URI, is read as what it encodes. One round, as percent-decoding: what
+ * Text a string holds base64- or hex-encoded (docs/behaviour/labels-and-detectors.md#normalization):
+ * a model decodes `Z2hwXzE2...` as readily as it reads it, so a credential
+ * written as the base64 (or the hex) of its text, alone, after `secret: `
+ * or in a `data:` URI, is read as what it encodes. One round, as percent-decoding: what
  * decodes to base64 again is not decoded again.
  *
  * Each run of at least MIN_RUN base64 characters (standard or URL-safe
@@ -23,7 +23,7 @@ const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A run of hex digits only (a digest, an id): the base64 of text is never one. */
+/** A run of hex digits only: read as hex (the base64 of text is never one). */
 const HEX = /^[0-9a-fA-F]+$/;
 
 /** Per ASCII code: its base64 value (standard or URL-safe alphabet, 0 to 63), or -1. */
@@ -76,6 +76,7 @@ const ASK_RUNS = 63;
  */
 export function encodedRuns(s: string, stop?: () => boolean, each?: (run: EncodedRun) => void): EncodedRun[] {
   const out: EncodedRun[] = [];
+  const hand = (run: EncodedRun) => (each === undefined ? out.push(run) : each(run));
   const n = s.length;
   let runs = 0;
   // The search looks MIN_RUN - 1 characters ahead: where that character is no base64 one, no run of MIN_RUN holds any
@@ -94,28 +95,39 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     while (end < n && valueAt(s, end) >= 0) end++;
     i = end + 1;
     if (end - start < MIN_RUN) continue;
-    if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 in a text');
+    if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 or hex in a text');
+    if (HEX.test(s.slice(start, end))) {
+      // Hex digits: the hex of text (two digits a byte, as gitleaks also decodes), or a digest, which is no text. Its
+      // first byte must open text (its first digit 2 to 7, or c to f for a UTF-8 lead byte) before it is decoded.
+      const first = s.charCodeAt(start) | 0x20;
+      const opens = (first >= 50 && first <= 55) || (first >= 99 && first <= 102);
+      const text = opens && (end - start) % 2 === 0 ? textOf(Buffer.from(s.slice(start, end), 'hex')) : undefined;
+      if (text !== undefined) hand({ start, end, text });
+      continue;
+    }
     if (!opensText(s, start)) continue;
     // Its padding (an `=`, no base64 character, then stands before `i`).
     for (let k = 0; k < 2 && s.charCodeAt(end) === 61; k++) end++;
     if (end > i - 1) i = end;
     const run = s.slice(start, end);
-    if (HEX.test(run)) continue;
     // Only a run that is base64 in one alphabet, at a length a whole encoding has (a last group of 2, 3 or 4).
     const urlSafe = run.includes('-') || run.includes('_');
     if (urlSafe && (run.includes('+') || run.includes('/'))) continue;
     const body = run.replace(/=+$/, '');
     if (body.length % 4 === 1) continue;
-    let text: string;
-    try {
-      text = UTF8.decode(Buffer.from(body, urlSafe ? 'base64url' : 'base64'));
-    } catch {
-      continue;
-    }
-    if (text.length < 8 || CONTROL.test(text)) continue;
-    const found: EncodedRun = { start, end, text };
-    if (each === undefined) out.push(found);
-    else each(found);
+    const text = textOf(Buffer.from(body, urlSafe ? 'base64url' : 'base64'));
+    if (text !== undefined) hand({ start, end, text });
   }
   return out;
+}
+
+/** The text `bytes` are: valid UTF-8, at least 8 characters, no control character but tab and line breaks; else undefined. */
+function textOf(bytes: Buffer): string | undefined {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return text.length < 8 || CONTROL.test(text) ? undefined : text;
 }

@@ -68,9 +68,13 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): 
   // map one to one onto what they encode).
   if (decode && d === 'secrets' && s.length >= 16) {
     encodedRuns(s, stop, (run) => {
-      // One round, as percent-decoding: what the text encodes is read as written and normalized, not decoded again.
-      const inside = scanBoth('secrets', run.text, stop, false);
-      if (inside.length > 0) found.push({ kind: inside[0]!.kind, start: run.start, end: run.end });
+      // Read in its place, as a model reads the text with the run decoded: with what stands before it (a name and its
+      // `=`) and after it. One round, as percent-decoding: what it encodes is read as written and normalized, not
+      // decoded again.
+      const before = s.slice(Math.max(0, run.start - ENCODED_CONTEXT), run.start);
+      const inside = scanBoth('secrets', before + run.text + s.slice(run.end, run.end + ENCODED_CONTEXT), stop, false);
+      const sp = inside.find((x) => x.end > before.length && x.start < before.length + run.text.length);
+      if (sp !== undefined) found.push({ kind: sp.kind, start: run.start, end: run.end });
     });
   }
   const n = normalizeForDetection(s, stop);
@@ -97,6 +101,9 @@ function mergeOverlaps(spans: Span[]): Span[] {
   }
   return merged;
 }
+
+/** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
+const ENCODED_CONTEXT = 64;
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 

@@ -142,7 +142,7 @@ function changesBmp(c: number): boolean {
 function mayChange(s: string): boolean {
   if (!MAY_CHANGE.test(s)) return false;
   if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
-  if (ESCAPE_ANY.test(s)) return true;
+  if ((s.includes('&') || s.includes('\\')) && ESCAPE_ANY.test(s)) return true;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x80) continue;

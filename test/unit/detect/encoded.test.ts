@@ -1,4 +1,4 @@
-/** Credentials written as the base64 of their text (src/detect/encoded.ts): read as what they encode, one round, and nothing else decoded. */
+/** Credentials written as the base64 or the hex of their text (src/detect/encoded.ts): read as what they encode, one round, and nothing else decoded. */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -11,9 +11,9 @@ const secrets = (s: string) => new DetectionCache().spans('secrets', s);
 const lines = credentials.credentials.filter((c) => !c.value.includes('\n')).map((c) => c.text);
 
 describe('base64 in a text', () => {
-  it('a credential line written as base64, in either alphabet, alone, after a name or in a data: URI, is found and the run masked whole', () => {
+  it('a credential line written as base64, in either alphabet, or as hex, alone, after a name or in a data: URI, is found and the run masked whole', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...lines), fc.constantFrom<BufferEncoding>('base64', 'base64url'), fc.constantFrom('', 'secret: ', 'icon data:text/plain;base64,', '"blob":"'), (line, enc, before) => {
+      fc.property(fc.constantFrom(...lines), fc.constantFrom<BufferEncoding>('base64', 'base64url', 'hex'), fc.constantFrom('', 'secret: ', 'icon data:text/plain;base64,', '"blob":"'), (line, enc, before) => {
         expect(secrets(line).length, line).toBeGreaterThan(0);
         const run = Buffer.from(line).toString(enc);
         const text = `${before}${run} ok`;
@@ -31,13 +31,14 @@ describe('base64 in a text', () => {
     const twice = Buffer.from(Buffer.from(line).toString('base64')).toString('base64');
     expect(encodedRuns(twice).map((r) => r.text)).toEqual([Buffer.from(line).toString('base64')]);
     expect(secrets(twice)).toEqual([]);
-    // Random bytes, a digest, an identifier of letters: no text, nothing read.
+    // Random bytes in base64 or hex (a key, a digest, an id): no credential read in them, whatever they decode to.
     fc.assert(
-      fc.property(fc.integer({ min: 12, max: 400 }), (n) => {
-        expect(encodedRuns(`key ${randomBytes(n).toString('base64')} end`)).toEqual([]);
+      fc.property(fc.integer({ min: 8, max: 400 }), fc.constantFrom<BufferEncoding>('base64', 'hex'), (n, enc) => {
+        expect(secrets(`sum ${randomBytes(n).toString(enc)} end`)).toEqual([]);
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
     expect(encodedRuns('sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')).toEqual([]);
+
   });
 });
