@@ -19,9 +19,29 @@ import { DetectionStopped } from './ruleset.js';
 const MIN_RUN = 16;
 
 /** The characters of text: anything but C0 controls other than tab, line feed and carriage return. */
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text `bytes` are when they are valid UTF-8 with no control character but tab and line breaks; else undefined. */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return CONTROL.test(text) ? undefined : text;
+}
+
+/**
+ * Whether a byte may open UTF-8 text: not a control character but tab and
+ * line breaks, not a continuation byte, not a byte no UTF-8 holds. Bytes
+ * whose first fails this are no text, whatever follows.
+ */
+export function opensUtf8(b: number): boolean {
+  return (b >= 0x20 || b === 9 || b === 10 || b === 13) && !(b >= 0x80 && b <= 0xc1) && b < 0xf5;
+}
 
 /** A run of hex digits only: read as hex (the base64 of text is never one). */
 const HEX = /^[0-9a-fA-F]+$/;
@@ -37,9 +57,9 @@ function valueAt(s: string, i: number): number {
   return c < 128 ? VALUE[c]! : -1;
 }
 
-/** Whether a decoded byte may open or go on in UTF-8 text: a printable ASCII, tab or line break, or a multi-byte one. */
+/** Whether a decoded byte may go on in UTF-8 text: no control character but tab and line breaks. */
 function textByte(b: number): boolean {
-  return (b >= 0x20 && b !== 0x7f) || b === 9 || b === 10 || b === 13;
+  return b >= 0x20 || b === 9 || b === 10 || b === 13;
 }
 
 /**
@@ -55,8 +75,7 @@ function opensText(s: string, i: number): boolean {
   const b0 = (a << 2) | (b >> 4);
   const b1 = ((b & 15) << 4) | (c >> 2);
   const b2 = ((c & 3) << 6) | d;
-  // A continuation byte (0x80 to 0xBF) and 0xC0, 0xC1 cannot open UTF-8 text.
-  return textByte(b0) && !(b0 >= 0x80 && b0 <= 0xc1) && textByte(b1) && textByte(b2);
+  return opensUtf8(b0) && textByte(b1) && textByte(b2);
 }
 
 /** One run and the text it encodes. */
@@ -98,9 +117,8 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 or hex in a text');
     if (HEX.test(s.slice(start, end))) {
       // Hex digits: the hex of text (two digits a byte, as gitleaks also decodes), or a digest, which is no text. Its
-      // first byte must open text (its first digit 2 to 7, or c to f for a UTF-8 lead byte) before it is decoded.
-      const first = s.charCodeAt(start) | 0x20;
-      const opens = (first >= 50 && first <= 55) || (first >= 99 && first <= 102);
+      // first byte must open text before the run is decoded.
+      const opens = opensUtf8(parseInt(s.slice(start, start + 2), 16));
       const text = opens && (end - start) % 2 === 0 ? textOf(Buffer.from(s.slice(start, end), 'hex')) : undefined;
       if (text !== undefined) hand({ start, end, text });
       continue;
@@ -121,13 +139,8 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
   return out;
 }
 
-/** The text `bytes` are: valid UTF-8, at least 8 characters, no control character but tab and line breaks; else undefined. */
+/** The text `bytes` are (utf8Text), when it is at least 8 characters long. */
 function textOf(bytes: Buffer): string | undefined {
-  let text: string;
-  try {
-    text = UTF8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-  return text.length < 8 || CONTROL.test(text) ? undefined : text;
+  const text = utf8Text(bytes);
+  return text === undefined || text.length < 8 ? undefined : text;
 }

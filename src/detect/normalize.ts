@@ -77,6 +77,10 @@ export function tagAscii(cp: number): number {
   return cp >= 0xe0020 && cp <= 0xe007e ? cp - 0xe0000 : -1;
 }
 
+const HAS_TAG = /[\u{E0020}-\u{E007E}]/u;
+/** Whether a text holds a tag character (it reads two ways: tags as ASCII, and removed). */
+export const hasTags = (s: string): boolean => HAS_TAG.test(s);
+
 /** Tag characters a text hides, for a replace with readTag. */
 export const TAG_CHARS = /[\u{E0020}-\u{E007E}]/gu;
 export const readTag = (c: string): string => String.fromCharCode(c.codePointAt(0)! - 0xe0000);
@@ -92,6 +96,24 @@ const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9
 const ESCAPE_AT = /&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,6});|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})/y;
 const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}/;
 const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
+
+/** Where a character reference or an escape may start. */
+const ESCAPE_START = /[&\\]/g;
+
+/** `s` with one round of character references and escapes read (escapeAt), where no position need map back (flows). */
+export function decodeEscapes(s: string): string {
+  let out = '';
+  let from = 0;
+  ESCAPE_START.lastIndex = 0;
+  for (let m = ESCAPE_START.exec(s); m !== null; m = ESCAPE_START.exec(s)) {
+    const e = escapeAt(s, m.index);
+    if (e === undefined) continue;
+    out += s.slice(from, m.index) + String.fromCodePoint(e.cp);
+    from = m.index + e.length;
+    ESCAPE_START.lastIndex = from;
+  }
+  return from === 0 ? s : out + s.slice(from);
+}
 
 /** The escape at `i` of `s`: the code point it stands for and its length, or undefined (none there, or one that stands for no character). */
 function escapeAt(s: string, i: number): { cp: number; length: number } | undefined {

@@ -24,7 +24,7 @@
  * count past its bound as an overflow: fail closed).
  */
 
-import { IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
+import { decodeEscapes, hasTags, IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
 
 /** What a value is. */
 export type ValueKind = 'string' | 'email' | 'url' | 'host' | 'ip' | 'iban' | 'card' | 'phone' | 'account' | 'path' | 'id';
@@ -42,8 +42,6 @@ export const MAX_VALUES_PER_STRING = 4096;
 /** Longest token classified; a longer run of non-space characters is cut into tokens of this size. */
 const MAX_TOKEN = 2048;
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[a-z]{2,6});/g;
 const PERCENT = /(?:%[0-9A-Fa-f]{2})+/g;
 const NON_ASCII = /[^\x00-\x7f]/;
 /** Characters stripped from both ends of a value: white space, quotes, brackets, sentence punctuation. */
@@ -73,24 +71,6 @@ function stripEdges(s: string): string {
   return a === 0 && b === s.length ? s : s.slice(a, b);
 }
 
-function decodeEntity(match: string, body: string): string {
-  if (body[0] === '#') {
-    const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : match;
-  }
-  return ENTITIES[body] ?? match;
-}
-
-/** A JavaScript or JSON escape (`\\u0040`, `\\x40`; a surrogate pair as two), as a reader reads it. */
-const JS_ESCAPE = /\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})/gi;
-
-function decodeJsEscape(match: string, hi: string | undefined, lo: string | undefined, u: string | undefined, x: string | undefined): string {
-  if (hi !== undefined) return String.fromCharCode(parseInt(hi, 16), parseInt(lo!, 16));
-  const code = parseInt((u ?? x)!, 16);
-  // A lone surrogate and NUL stand for no character a reader sees.
-  return code === 0 || (code >= 0xd800 && code <= 0xdfff) ? match : String.fromCharCode(code);
-}
-
 function decodePercent(run: string): string {
   try {
     return decodeURIComponent(run);
@@ -105,8 +85,8 @@ function decoded(s: string, tags: TagReading = 'read'): string {
   let t = NON_ASCII.test(s) ? visible(s, tags).normalize('NFKC') : s;
   const before = t;
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
-  if (t.includes('&')) t = t.replace(ENTITY, decodeEntity);
-  if (t.includes('\\')) t = t.replace(JS_ESCAPE, decodeJsEscape);
+  // HTML character references and JavaScript escapes: the detectors' one reading of them (detect/normalize.ts).
+  if (t.includes('&') || t.includes('\\')) t = decodeEscapes(t);
   // NFKC again when something was decoded: a decoded character may have a compatibility form.
   if (t !== before) t = visible(t, tags).normalize('NFKC');
   return t;
@@ -116,9 +96,6 @@ function decoded(s: string, tags: TagReading = 'read'): string {
 function visible(s: string, tags: TagReading): string {
   return (tags === 'read' ? s.replace(TAG_CHARS, readTag) : s).replace(IGNORABLE_CHARS, '');
 }
-
-/** Whether a text holds a tag character (it reads two ways: tags as ASCII, and removed). */
-const HAS_TAG = /[\u{E0020}-\u{E007E}]/u;
 
 /** White space as the token loop splits on it: ASCII space and controls, and Unicode's spaces. */
 function isSpace(c: number): boolean {
@@ -246,7 +223,7 @@ export function quotedValues(s: string, add: ValueSink): boolean {
 export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () => boolean): void {
   valuesRead(decoded(s), add, skipWords, stop);
   // Tag characters a model may read as ASCII or skip: the values of both readings.
-  if (NON_ASCII.test(s) && HAS_TAG.test(s)) valuesRead(decoded(s, 'drop'), add, skipWords, stop);
+  if (NON_ASCII.test(s) && hasTags(s)) valuesRead(decoded(s, 'drop'), add, skipWords, stop);
 }
 
 function valuesRead(n: string, add: ValueSink, skipWords: boolean, stop: (() => boolean) | undefined): void {

@@ -2,6 +2,7 @@
 import { own } from '../../json/record.js';
 // One pass with a table, not a regular expression: a pattern of repeated groups overflowed the stack on 6 MB of base64.
 import { isBase64 } from '../../mcp/base64.js';
+import { opensUtf8, utf8Text } from '../../detect/encoded.js';
 
 /** Whether a media type is text a reader could be handed (docs/behaviour/forwarding.md): text/*, JSON, XML and their +json/+xml kin. */
 export function isTextualMime(mime: unknown): boolean {
@@ -32,18 +33,17 @@ export function decodeTextBlob(blob: string, mime: string): string | undefined {
   }
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The text of a blob of any media type when its bytes are valid UTF-8 text (no NUL, no other C0 control but tab and line breaks); undefined otherwise. */
+/**
+ * The text of a blob of any media type when its bytes are valid UTF-8 text
+ * (no NUL, no other C0 control but tab and line breaks); undefined
+ * otherwise. A blob whose first byte opens no text (a PNG's 0x89, a JPEG's
+ * 0xFF) is known for none from its first 4 characters, before the whole is
+ * checked and decoded: every image of a decision is asked.
+ */
 export function decodeUtf8Blob(blob: string): string | undefined {
+  if (blob.length >= 4 && !opensUtf8(Buffer.from(blob.slice(0, 4), 'base64')[0]!)) return undefined;
   if (!isBase64(blob)) return undefined;
-  let text: string;
-  try {
-    text = UTF8.decode(Buffer.from(blob, 'base64'));
-  } catch {
-    return undefined;
-  }
-  return /[\x00-\x08\x0b\x0c\x0e-\x1f]/.test(text) ? undefined : text;
+  return utf8Text(Buffer.from(blob, 'base64'));
 }
 
 /**
