@@ -17,7 +17,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { scanPii } from '../src/detect/pii.js';
+import { scanPiiPacked } from '../src/detect/pii.js';
 import { scanRuleset } from '../src/detect/ruleset.js';
 import { GITLEAKS_RULES } from '../src/detect/secret-rules.generated.js';
 import { DetectionCache } from '../src/detect/index.js';
@@ -67,7 +67,7 @@ function worstKeyword(): { name: string; text: string } {
 }
 
 const secrets = (s: string) => new DetectionCache().spans('secrets', s);
-const pii = (s: string) => scanPii(s);
+const pii = (s: string) => scanPiiPacked(s);
 const ruleset = (s: string) => scanRuleset(s);
 
 const prose = docsProse();

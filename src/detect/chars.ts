@@ -79,6 +79,57 @@ export interface Span {
 }
 
 /**
+ * Spans packed three numbers each (an index into `kinds`, start, end) in one
+ * Int32Array: a scan that finds thousands of values in a crowded text makes
+ * one object, not one per value (each object made while a scan runs is
+ * carried through the collections its reading triggers, and costs several
+ * times its making). Spans are made only where they are read one by one
+ * (masking); the kinds a policy asks for are read from the numbers.
+ */
+export class PackedSpans {
+  constructor(
+    readonly kinds: readonly string[],
+    readonly data: Int32Array,
+  ) {}
+
+  get length(): number {
+    return this.data.length / 3;
+  }
+
+  toSpans(): Span[] {
+    const d = this.data;
+    const out = new Array<Span>(d.length / 3);
+    for (let q = 0, k = 0; k < d.length; q++, k += 3) out[q] = { kind: this.kinds[d[k]!]!, start: d[k + 1]!, end: d[k + 2]! };
+    return out;
+  }
+}
+
+/** What a scan answers: spans, or spans packed. */
+export type Found = readonly Span[] | PackedSpans;
+
+/** The spans of `f`, made where they are packed. */
+export function unpack(f: Found): readonly Span[] {
+  return f instanceof PackedSpans ? f.toSpans() : f;
+}
+
+/** Adds the kinds of `f` to `seen`, in order of first appearance. */
+export function addKinds(f: Found, seen: Set<string>): void {
+  if (!(f instanceof PackedSpans)) {
+    for (const sp of f) seen.add(sp.kind);
+    return;
+  }
+  // Each kind index once (there are few): a crowded text's thousands of finds are passed over as numbers.
+  const d = f.data;
+  let had = 0;
+  for (let k = 0; k < d.length; k += 3) {
+    const bit = 1 << d[k]!;
+    if ((had & bit) !== 0) continue;
+    had |= bit;
+    seen.add(f.kinds[d[k]!]!);
+  }
+}
+
+/**
  * A scan given a deadline asks it when its count of steps has none of these
  * bits set (every 4,096 steps): each step's work is bounded (a few hundred
  * characters at most), so no crafted text holds a scan long past it.

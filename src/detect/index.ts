@@ -7,8 +7,8 @@
  * and `result.text` (every block's text and every `structuredContent`
  * string, joined with newlines) is answered from the scans of its parts.
  */
-import type { Span } from './chars.js';
-import { PII_KINDS, scanPii } from './pii.js';
+import { addKinds, unpack, PackedSpans, type Found, type Span } from './chars.js';
+import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
@@ -50,7 +50,7 @@ export function maskKinds(names: readonly string[]): Set<string> {
   return out;
 }
 
-const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: scanSecrets, pii: scanPii };
+const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: scanSecrets, pii: scanPiiPacked };
 
 /**
  * A detector's spans in `s` as written and as normalized (normalize.ts:
@@ -61,7 +61,7 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): Span[] {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): Found {
   const raw = RAW_SCANNERS[d](s, stop);
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
@@ -72,20 +72,20 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): 
       // `=`) and after it. One round, as percent-decoding: what it encodes is read as written and normalized, not
       // decoded again.
       const before = s.slice(Math.max(0, run.start - ENCODED_CONTEXT), run.start);
-      const inside = scanBoth('secrets', before + run.text + s.slice(run.end, run.end + ENCODED_CONTEXT), stop, false);
+      const inside = unpack(scanBoth('secrets', before + run.text + s.slice(run.end, run.end + ENCODED_CONTEXT), stop, false));
       const sp = inside.find((x) => x.end > before.length && x.start < before.length + run.text.length);
       if (sp !== undefined) found.push({ kind: sp.kind, start: run.start, end: run.end });
     });
   }
   const n = normalizeForDetection(s, stop);
-  if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(raw.concat(found));
-  for (const sp of RAW_SCANNERS[d](n.text, stop)) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
+  if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(unpack(raw).concat(found));
+  for (const sp of unpack(RAW_SCANNERS[d](n.text, stop))) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
   // Tag characters read as ASCII, and also removed: a model may read them either way.
   const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
-  if (dropped !== undefined) for (const sp of RAW_SCANNERS[d](dropped.text, stop)) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
+  if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
-  return mergeOverlaps(raw.concat(found));
+  return mergeOverlaps(unpack(raw).concat(found));
 }
 
 /** `spans` sorted, overlapping ones merged into their union (the earlier span's kind names it); copies, the input is not changed. */
@@ -105,7 +105,7 @@ function mergeOverlaps(spans: Span[]): Span[] {
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;
 
-const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Span[]> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
+const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 
 /**
  * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @`, what escapes are made of
@@ -192,8 +192,8 @@ const FEW = 8;
 /** Scans of one detector: the first FEW strings in arrays, the rest in a Map. */
 interface Scans {
   keys: string[];
-  spans: Array<readonly Span[]>;
-  more: Map<string, readonly Span[]> | undefined;
+  spans: Found[];
+  more: Map<string, Found> | undefined;
 }
 
 /** Scans of one decision, by detector and string. */
@@ -235,7 +235,20 @@ export class DetectionCache {
     this.#stop = stop;
   }
 
+  /** The spans of `d` in `s`, each string scanned once a decision; spans kept packed are made here, once. */
   spans(d: Detector, s: string): readonly Span[] {
+    const found = this.#found(d, s);
+    if (!(found instanceof PackedSpans)) return found;
+    const spans = found.toSpans();
+    const scans = this.#spans[d];
+    const i = scans.keys.indexOf(s);
+    if (i >= 0) scans.spans[i] = spans;
+    else scans.more?.set(s, spans);
+    return spans;
+  }
+
+  /** What a scan of `s` found, packed where the detector packs it (a policy asking for kinds makes no span). */
+  #found(d: Detector, s: string): Found {
     if (s.length === 0) return NONE;
     const seam = this.#seams[d].size === 0 ? undefined : this.#seams[d].get(s);
     if (seam !== undefined) return this.#withSeams(d, s, seam);
@@ -361,7 +374,7 @@ export class DetectionCache {
       text += pc.from === 0 && pc.to === p.length ? p : p.slice(pc.from, pc.to);
     }
     for (const d of detectors) {
-      let found: Span[];
+      let found: Found;
       this.scannedInSeams += text.length;
       try {
         found = SCANNERS[d](text, this.#stop);
@@ -370,7 +383,7 @@ export class DetectionCache {
         this.stopped = true;
         return false;
       }
-      for (const sp of found) {
+      for (const sp of unpack(found)) {
         for (let q = 0; q < pieces.length; q++) {
           const pc = pieces[q]!;
           const a = Math.max(sp.start, at[q]!);
@@ -416,7 +429,7 @@ export class DetectionCache {
   kinds(d: Detector, s: string): string[] {
     const parts = s === this.#joined ? this.#joinedParts : this.#joins.size === 0 ? undefined : this.#joins.get(s);
     const seen = new Set<string>();
-    for (const part of parts ?? [s]) for (const sp of this.spans(d, part)) seen.add(sp.kind);
+    for (const part of parts ?? [s]) addKinds(this.#found(d, part), seen);
     return [...seen];
   }
 }
@@ -445,7 +458,7 @@ export function withDetection<T>(cache: DetectionCache, fn: () => T): T {
 export function detectKinds(d: Detector, s: string, stop?: () => boolean): string[] {
   if (current !== undefined) return current.kinds(d, s);
   const seen = new Set<string>();
-  for (const sp of SCANNERS[d](s, stop)) seen.add(sp.kind);
+  addKinds(SCANNERS[d](s, stop), seen);
   return [...seen];
 }
 

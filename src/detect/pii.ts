@@ -7,10 +7,69 @@
  */
 import { DetectionStopped } from './ruleset.js';
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
-import { ASK_MASK, codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { ASK_MASK, PackedSpans, codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
 export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
+/** Each kind's index in PII_KINDS, as a scan keeps it. */
+const EMAIL = 0;
+const CREDIT_CARD = 1;
+const IBAN = 2;
+const US_SSN = 3;
+const PHONE = 4;
+
+/** Most finds a Finds keeps room for between scans; see Finds.packed. */
+const KEPT_FINDS = 1 << 16;
+
+/** A scan that found nothing. */
+const NOTHING = new PackedSpans(PII_KINDS, new Int32Array(0));
+
+/**
+ * The finds of one scan, three numbers each (kind as an index into
+ * PII_KINDS, start, end) in an array kept from scan to scan: a text crowded
+ * with finds allocates nothing per find while it is read, and answers them
+ * packed (PackedSpans), copied once at the end.
+ */
+class Finds {
+  n = 0;
+  data = new Int32Array(3 * 64);
+
+  push(kind: number, start: number, end: number): void {
+    let k = 3 * this.n;
+    if (k === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const d = this.data;
+    d[k++] = kind;
+    d[k++] = start;
+    d[k] = end;
+    this.n++;
+  }
+
+  /** Where the last find ends (0 when there is none). */
+  lastEnd(): number {
+    return this.n === 0 ? 0 : this.data[3 * this.n - 1]!;
+  }
+
+  /** The finds, packed; emptied, and the array given back when a crowded text grew it past KEPT_FINDS. */
+  packed(): PackedSpans {
+    let out = NOTHING;
+    if (this.n > 0) {
+      // A copy by set() of a subarray (a memory copy; slice() copies element by element, ten times slower).
+      const data = new Int32Array(3 * this.n);
+      data.set(this.data.subarray(0, 3 * this.n));
+      out = new PackedSpans(PII_KINDS, data);
+    }
+    this.n = 0;
+    if (this.data.length > 3 * KEPT_FINDS) this.data = new Int32Array(3 * 64);
+    return out;
+  }
+}
+
+/** The finds of the scan running (scans do not nest; one that finds it taken makes its own). */
+let shared: Finds | undefined = new Finds();
 
 /** IBAN length per country (ISO 13616 registry, SWIFT release 99). */
 const IBAN_LENGTHS: Readonly<Record<string, number>> = {
@@ -100,212 +159,150 @@ function ssn(s: string, i: number): number {
 }
 
 /**
- * The number token being read, in buffers reused from token to token (a
- * token may be a whole text: `4 5 4 5 ...`): per group its start and end in
- * the text and the count of the token's digits before it; per digit its
- * value, the Luhn sums of the digits before it (one doubling the digits at
- * even places, one at odd places), and where the next different digit is.
+ * Groups of the number token being read, in rings of RING (each group is
+ * judged once the token has read 20 digits past it, and a card from it
+ * ends at most 19 groups on, so the rings hold every group still needed
+ * (21 at most); a token may be a whole text, `4 5 4 5 ...`, and is read
+ * with no buffer that grows with it). Per group: where it starts and ends
+ * in the text, its first digit, and where the run of equal digits its last
+ * digit ends starts; per boundary before a group (and after the last): the
+ * count of the token's digits before it and their Luhn sums modulo 10, one
+ * doubling the digits at even places, one at odd places.
  */
-/** Most digits (or groups) the number token's buffers keep between tokens; see NumberToken.#release. */
-const KEPT_DIGITS = 1 << 20;
+const RING = 64;
+const RING_MASK = RING - 1;
+const gStart = new Int32Array(RING);
+const gEnd = new Int32Array(RING);
+const gFirst = new Uint8Array(RING);
+const gRun = new Int32Array(RING);
+const gBefore = new Int32Array(RING);
+const gEven = new Uint8Array(RING);
+const gOdd = new Uint8Array(RING);
 
-/** Where the next group of a number token starts after a group ending at `pos` (one space or dash, then a digit), or -1 where the token ends. */
-function groupAfter(s: string, pos: number): number {
-  const c = codeAt(s, pos);
-  return (c === 32 || c === 45) && isDigit(codeAt(s, pos + 1)) ? pos + 1 : -1;
-}
-
-class NumberToken {
-  groups = 0;
-  digits = 0;
-  start = new Int32Array(64);
-  end = new Int32Array(64);
-  before = new Int32Array(65);
-  value = new Uint8Array(64);
-  /** sums[2p + k]: the Luhn sum of the first p digits with the digits at places of parity k doubled. */
-  sums = new Int32Array(130);
-  nextOther = new Int32Array(64);
-
-  /**
-   * Reads the token at `i` (digits with single spaces or dashes between
-   * groups); returns where it ends. A caller with a deadline (`stop`) is
-   * asked every 4,096 groups: a text that is one long token cannot hold the
-   * read past it.
-   */
-  read(s: string, i: number, stop?: () => boolean): number {
-    this.#release();
-    // The buffers in locals (reloaded when they grow): this loop runs once per digit of every number read.
-    let { start, end, before, value, sums } = this;
-    const n = s.length;
-    let groups = 0;
-    let digits = 0;
-    // The Luhn sums so far: even doubles the digits at even places, odd those at odd places.
-    let even = 0;
-    let odd = 0;
-    let pos = i;
-    for (;;) {
-      const g0 = pos;
-      for (let c = pos < n ? s.charCodeAt(pos) : -1; c >= 48 && c <= 57; c = ++pos < n ? s.charCodeAt(pos) : -1) {
-        if (digits + 1 >= value.length) {
-          this.#growDigits();
-          ({ value, sums } = this);
-        }
-        const d = c - 48;
-        const doubled = d * 2 > 9 ? d * 2 - 9 : d * 2;
-        value[digits] = d;
-        if ((digits & 1) === 0) {
-          even += doubled;
-          odd += d;
-        } else {
-          even += d;
-          odd += doubled;
-        }
-        sums[2 * digits + 2] = even;
-        sums[2 * digits + 3] = odd;
-        digits++;
-      }
-      if (groups + 1 >= start.length) {
-        this.#growGroups();
-        ({ start, end, before } = this);
-      }
-      before[groups] = digits - (pos - g0);
-      start[groups] = g0;
-      end[groups] = pos;
-      groups++;
-      if (stop !== undefined && (groups & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
-      const next = groupAfter(s, pos);
-      if (next < 0) break;
-      pos = next;
-    }
-    this.groups = groups;
-    this.digits = digits;
-    before[groups] = digits;
-    const next = this.nextOther;
-    if (digits > 0) next[digits - 1] = digits;
-    for (let p = digits - 2; p >= 0; p--) next[p] = value[p] === value[p + 1] ? next[p + 1]! : p + 1;
-    return pos;
-  }
-
-  /**
-   * The buffers grow with the longest token read and are kept for the next
-   * (regrowing them would cost more than reading); past KEPT_DIGITS (a
-   * token only crafted text holds, some 13 MB of buffers) they are given
-   * back, so the process does not keep the largest token's size.
-   */
-  #release(): void {
-    if (this.value.length <= KEPT_DIGITS && this.start.length <= KEPT_DIGITS) return;
-    this.start = new Int32Array(64);
-    this.end = new Int32Array(64);
-    this.before = new Int32Array(65);
-    this.value = new Uint8Array(64);
-    this.sums = new Int32Array(130);
-    this.nextOther = new Int32Array(64);
-  }
-
-  #growGroups(): void {
-    const grow = (a: Int32Array) => {
-      const b = new Int32Array(a.length * 2 + 1);
-      b.set(a);
-      return b;
-    };
-    this.start = grow(this.start);
-    this.end = grow(this.end);
-    this.before = grow(this.before);
-  }
-
-  #growDigits(): void {
-    const value = new Uint8Array(this.value.length * 2);
-    value.set(this.value);
-    this.value = value;
-    const sums = new Int32Array(this.sums.length * 2);
-    sums.set(this.sums);
-    this.sums = sums;
-    const next = new Int32Array(this.nextOther.length * 2);
-    next.set(this.nextOther);
-    this.nextOther = next;
-  }
-
-  /**
-   * Whether digits [a, b) are a card number: 13 to 19 digits, issuer
-   * industries 2 to 6 (Mastercard, Amex/JCB/Diners, Visa, Mastercard,
-   * Discover/UnionPay/Maestro; 13-digit millisecond timestamps and ids
-   * starting with 1, 7, 8, 9 or 0 are not cards), not one digit repeated,
-   * Luhn-valid. Constant time: the Luhn sum from the prefix sums, whose
-   * doubled places are those of the parity the last digit's is not.
-   */
-  isCard(a: number, b: number): boolean {
-    const len = b - a;
-    const first = this.value[a]!;
-    if (len < 13 || len > 19 || first < 2 || first > 6 || this.nextOther[a]! >= b) return false;
-    const k = (b - 1) % 2 === 0 ? 1 : 0;
-    return (this.sums[2 * b + k]! - this.sums[2 * a + k]!) % 10 === 0;
-  }
-}
-
-const token = new NumberToken();
-
-/** Most digits of a number token read before its buffers are filled (more than any card or SSN holds). */
-const PRE_READ = 64;
+/** Digit d doubled as Luhn doubles it (its digits summed). */
+const DOUBLED = Uint8Array.of(0, 2, 4, 6, 8, 1, 3, 5, 7, 9);
 
 /**
- * US SSNs and card numbers in the number token at `i`. Cards: runs of whole groups with 13 to
- * 19 digits, Luhn-valid, the longest from each group on (so `x=1 3782 8224
- * 6310 005` finds the card after the `1`). The groups a run from one start
- * may end at are a range that only moves forward as the start does, and
- * each is checked in constant time: linear in the token.
+ * US SSNs and card numbers in the number token at `i` (digits with single
+ * spaces or dashes between groups), pushed to `finds`; returns where the
+ * token ends. A token a letter or digit follows (`0123abc`) holds nothing.
+ *
+ * Cards: runs of whole groups with 13 to 19 digits, issuer industries 2 to 6
+ * (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro;
+ * 13-digit millisecond timestamps and ids starting with 1, 7, 8, 9 or 0 are
+ * not cards), not one digit repeated, Luhn-valid; the longest from each
+ * group on (so `x=1 3782 8224 6310 005` finds the card after the `1`). The
+ * groups a run from one start may end at are a range that only moves
+ * forward as the start does, and each is checked in constant time (the
+ * Luhn sum from the sums at its two boundaries, whose doubled places are
+ * those of the parity the last digit's is not): linear in the token, read
+ * once. A caller with a deadline (`stop`) is asked every 4,096 groups: a
+ * text that is one long token cannot hold the read past it.
  */
-function numbers(s: string, i: number, push: (kind: string, start: number, end: number) => void, stop?: () => boolean): number {
-  // A number of fewer than 9 digits is neither an SSN nor a card, and one a letter or digit follows (`0123abc`) opens
-  // nothing: the end of a token of up to PRE_READ digits is found without filling the token's buffers.
-  let pos = i;
-  let digits = 0;
-  for (;;) {
-    for (let c = codeAt(s, pos); c >= 48 && c <= 57; c = codeAt(s, ++pos)) digits++;
-    if (digits > PRE_READ) break;
-    const next = groupAfter(s, pos);
-    if (next < 0) {
-      if (digits < 9 || isAlnum(codeAt(s, pos))) return pos;
-      break;
-    }
-    pos = next;
+function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): number {
+  const n = s.length;
+  // Most numbers of prose are one group of a few digits (`42`, `2026`): known for nothing before the rings are written.
+  let e = i + 1;
+  while (e < n && isDigit(s.charCodeAt(e))) e++;
+  if (e - i < 9) {
+    const c = codeAt(s, e);
+    if ((c !== 32 && c !== 45) || !isDigit(codeAt(s, e + 1))) return e;
   }
-  const t = token;
-  const end = t.read(s, i, stop);
-  if (isAlnum(codeAt(s, end))) return end;
-  const groups = t.groups;
-  // lo: the first group a run from the current start may end at (13 digits or more); hi: past the last (19 at most).
+  const mark = finds.n;
+  // Groups read (G), the token's digits so far and their Luhn sums, where the current run of equal digits starts.
+  let G = 0;
+  let digits = 0;
+  let even = 0;
+  let odd = 0;
+  let runStart = 0;
+  let last = -1;
+  // The group judged next (g), and the range of groups a card from it may end at: [lo, hi).
+  let g = 0;
   let lo = 0;
   let hi = 0;
-  let g = 0;
-  while (g < groups) {
-    // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`).
-    const at = t.start[g]!;
-    if (t.end[g]! - at === 3 && (g === 0 || s.charCodeAt(at - 1) === 32)) {
-      const e = ssn(s, at);
-      if (e > 0 && g + 2 < groups && t.end[g + 2] === e) {
-        push('us-ssn', at, e);
-        g += 3;
+  let pos = i;
+  let ended = false;
+  gBefore[0] = 0;
+  gEven[0] = 0;
+  gOdd[0] = 0;
+  while (!ended) {
+    const r = G & RING_MASK;
+    gStart[r] = pos;
+    gFirst[r] = s.charCodeAt(pos) - 48;
+    let c = s.charCodeAt(pos);
+    for (; c >= 48 && c <= 57; c = ++pos < n ? s.charCodeAt(pos) : -1) {
+      const d = c - 48;
+      if ((digits & 1) === 0) {
+        even += DOUBLED[d]!;
+        odd += d;
+      } else {
+        even += d;
+        odd += DOUBLED[d]!;
+      }
+      if (d !== last) {
+        runStart = digits;
+        last = d;
+      }
+      digits++;
+    }
+    gEnd[r] = pos;
+    gRun[r] = runStart;
+    G++;
+    const rb = G & RING_MASK;
+    gBefore[rb] = digits;
+    gEven[rb] = even % 10;
+    gOdd[rb] = odd % 10;
+    if (stop !== undefined && (G & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
+    // The next group starts after one space or dash, at a digit.
+    const after = c === 32 || c === 45 ? codeAt(s, pos + 1) : -1;
+    if (after < 48 || after > 57) {
+      ended = true;
+      // A token a letter or digit follows, or of fewer than 9 digits (no SSN or card), holds nothing: what it found is taken back.
+      if (digits < 9 || isAlnum(c)) {
+        finds.n = mark;
+        return pos;
+      }
+    } else pos++;
+    // Judge each group the token has read 20 digits past (every run a card from it may end at is read), all at the end.
+    while (g < G && (ended || digits - gBefore[g & RING_MASK]! > 19)) {
+      const rg = g & RING_MASK;
+      const at = gStart[rg]!;
+      // A US SSN starts a token or follows a space inside one (`2026-12-01 123-45-6789`); its three groups are read.
+      if (gEnd[rg]! - at === 3 && (g === 0 || s.charCodeAt(at - 1) === 32)) {
+        const e = ssn(s, at);
+        if (e > 0) {
+          finds.push(US_SSN, at, e);
+          g += 3;
+          continue;
+        }
+      }
+      const first = gFirst[rg]!;
+      if (first < 2 || first > 6) {
+        g++;
         continue;
       }
-    }
-    const a = t.before[g]!;
-    if (lo < g) lo = g;
-    while (lo < groups && t.before[lo + 1]! - a < 13) lo++;
-    if (hi < lo) hi = lo;
-    while (hi < groups && t.before[hi + 1]! - a <= 19) hi++;
-    let found = -1;
-    for (let j = hi - 1; j >= lo; j--) {
-      if (t.isCard(a, t.before[j + 1]!)) {
-        found = j;
-        break;
+      const a = gBefore[rg]!;
+      if (lo < g) lo = g;
+      while (lo < G && gBefore[(lo + 1) & RING_MASK]! - a < 13) lo++;
+      if (hi < lo) hi = lo;
+      while (hi < G && gBefore[(hi + 1) & RING_MASK]! - a <= 19) hi++;
+      const aEven = gEven[rg]!;
+      const aOdd = gOdd[rg]!;
+      let found = -1;
+      for (let j = hi - 1; j >= lo; j--) {
+        const rj = (j + 1) & RING_MASK;
+        if (gRun[j & RING_MASK]! > a && ((gBefore[rj]! & 1) === 1 ? gOdd[rj] === aOdd : gEven[rj] === aEven)) {
+          found = j;
+          break;
+        }
       }
+      if (found >= 0) {
+        finds.push(CREDIT_CARD, at, gEnd[found & RING_MASK]!);
+        g = found + 1;
+      } else g++;
     }
-    if (found >= 0) {
-      push('credit-card', at, t.end[found]!);
-      g = found + 1;
-    } else g++;
   }
-  return end;
+  return pos;
 }
 
 function ibanAt(s: string, i: number): number {
@@ -342,11 +339,21 @@ for (const c of getCountries()) CALLING_CODES[Number(getCountryCallingCode(c))] 
 
 /**
  * Numbers already judged, by the value of their digits (most texts repeat
- * the same few); bounded. A number judged here opens with a calling code,
- * so with a digit other than 0: its value stands for its digits.
+ * the same few): a table of VERDICT_SLOTS slots, each holding the last
+ * number whose value hashes to it (bounded, and read with no allocation: a
+ * Map keyed by numbers past 2^31 boxes each key). A number judged here
+ * opens with a calling code, so with a digit other than 0: its value
+ * stands for its digits.
  */
-const verdicts = new Map<number, boolean>();
-const MAX_VERDICTS = 4096;
+const VERDICT_SLOTS = 8192;
+const verdictValue = new Float64Array(VERDICT_SLOTS);
+/** 0: empty slot; 1: not a phone number; 2: a phone number. */
+const verdictOf = new Uint8Array(VERDICT_SLOTS);
+
+/** The slot of a number of up to 15 digits (below 2^50: its low 32 bits and the rest, mixed). */
+function verdictSlot(value: number): number {
+  return (Math.imul((value >>> 0) ^ Math.floor(value / 4294967296), 0x9e3779b1) >>> 19) & (VERDICT_SLOTS - 1);
+}
 
 /**
  * Library validations per scanned string. libphonenumber takes tens of µs a
@@ -359,13 +366,13 @@ export const PHONE_VALIDATIONS_PER_STRING = 256;
 
 /** Whether the number [i, end) of digits `value`, whose country calling code exists, is valid for its country. */
 function validPhone(s: string, i: number, end: number, value: number, budget: { left: number }): boolean {
-  const known = verdicts.get(value);
-  if (known !== undefined) return known;
+  const slot = verdictSlot(value);
+  if (verdictOf[slot] !== 0 && verdictValue[slot] === value) return verdictOf[slot] === 2;
   if (budget.left <= 0) return true;
   budget.left--;
   const v = isValidPhoneNumber(s.slice(i, end));
-  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as number);
-  verdicts.set(value, v);
+  verdictValue[slot] = value;
+  verdictOf[slot] = v ? 2 : 1;
   return v;
 }
 
@@ -481,12 +488,17 @@ function nextHot(s: string, i: number, stop?: () => boolean): number {
 
 /** Every piece of personal data in `s`, left to right, not overlapping. */
 export function scanPii(s: string, stop?: () => boolean): Span[] {
+  return scan(s, true, stop).toSpans();
+}
+
+/** scanPii's finds, packed: what the detection cache keeps (a crowded text's finds make no object each). */
+export function scanPiiPacked(s: string, stop?: () => boolean): PackedSpans {
   return scan(s, true, stop);
 }
 
 /** The scan of scanPii, reading every character (no skipping to the next digit or `@`); the tests hold the two equal. */
 export function scanPiiFully(s: string): Span[] {
-  return scan(s, false);
+  return scan(s, false).toSpans();
 }
 
 /**
@@ -500,17 +512,23 @@ export function scanPiiFully(s: string): Span[] {
  * from the same place as when every character is read, and the loop goes on
  * from a place that reading every character also reaches.
  */
-function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
-  const out: Span[] = [];
+function scan(s: string, skip: boolean, stop?: () => boolean): PackedSpans {
+  const finds = shared ?? new Finds();
+  shared = undefined;
+  finds.n = 0;
+  try {
+    scanInto(s, skip, finds, stop);
+    return finds.packed();
+  } finally {
+    shared = finds;
+  }
+}
+
+function scanInto(s: string, skip: boolean, finds: Finds, stop?: () => boolean): void {
   let steps = 0;
   const clean: Clean = { from: -1, to: -1 };
   const n = s.length;
-  let lastEnd = 0;
   const budget = { left: PHONE_VALIDATIONS_PER_STRING };
-  const push = (kind: string, start: number, end: number) => {
-    out.push({ kind, start, end });
-    lastEnd = end;
-  };
   let hot = -1;
   for (let i = 0; i < n; i++) {
     // A caller with a deadline is asked every 4,096 places: a crafted text cannot hold the scan past it.
@@ -544,29 +562,28 @@ function scan(s: string, skip: boolean, stop?: () => boolean): Span[] {
     }
     if (c === 64) {
       // @
-      const m = email(s, i, lastEnd, clean);
+      const m = email(s, i, finds.lastEnd(), clean);
       if (m !== undefined) {
-        push('email', m[0], m[1]);
+        finds.push(EMAIL, m[0], m[1]);
         i = m[1] - 1;
       }
     } else if (c >= 48 && c <= 57) {
       if (isAlnum(codeAt(s, i - 1))) continue;
       // The whole number is read: go on after it (an email's local part may still end in it).
-      const end = numbers(s, i, push, stop);
+      const end = numbers(s, i, finds, stop);
       i = Math.max(i, end - 1);
     } else if (c === 43) {
       // +
       const e = phone(s, i, budget);
-      if (e > 0) push('phone', i, e);
+      if (e > 0) finds.push(PHONE, i, e);
       i = Math.max(i, phoneSkip - 1);
     } else if (c >= 65 && c <= 90) {
       if (isAlnum(codeAt(s, i - 1))) continue;
       const e = ibanAt(s, i);
       if (e > 0) {
-        push('iban', i, e);
+        finds.push(IBAN, i, e);
         i = e - 1;
       }
     }
   }
-  return out;
 }

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { detectKinds, DetectionCache, PII_KINDS, SECRET_KINDS, spansOf } from '../../../src/detect/index.js';
+import fc from 'fast-check';
+import { detectKinds, DetectionCache, PII_KINDS, SECRET_KINDS, spansOf, withDetection } from '../../../src/detect/index.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS } from '../../../src/detect/secrets.js';
 
 interface Case {
@@ -58,5 +59,25 @@ describe('DetectionCache', () => {
     cache.spans('pii', parts[0]!);
     cache.kinds('pii', parts[0]!);
     expect(cache.scans).toEqual({ secrets: 2, pii: 2 });
+  });
+});
+
+describe('personal data kept packed', () => {
+  const piece = fc.constantFrom('4111 1111 1111 1111', 'jane@corp.example', '+44 20 7946 0958', 'DE89 3704 0044 0532 0130 00', '123-45-6789', 'prose', '42', '\u200b');
+  it('pii() answers the kinds of the spans, in order of first appearance, in a decision and out of one', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join(' ');
+        const spans = new DetectionCache().spans('pii', text);
+        const kinds = [...new Set(spans.map((s) => s.kind))];
+        expect(detectKinds('pii', text)).toEqual(kinds);
+        const cache = new DetectionCache();
+        expect(withDetection(cache, () => detectKinds('pii', text))).toEqual(kinds);
+        // The spans made after the kinds were asked for are those of a fresh scan, and made once.
+        expect(cache.spans('pii', text)).toEqual(spans);
+        expect(cache.spans('pii', text)).toBe(cache.spans('pii', text));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
