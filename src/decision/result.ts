@@ -15,7 +15,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { deadlineOf, evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
-import type { PrincipalVar } from '../policy/cel/variables.js';
+import type { PrincipalVar, ResultVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
 import { activationsOf, type Activations } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
@@ -24,7 +24,7 @@ import { findCasefoldCollisions } from '../mcp/casefold.js';
 import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut, type EffectPlan } from '../policy/effects.js';
 import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
-import { DetectionCache, withDetection } from '../detect/index.js';
+import { DetectionCache, JOINED_TEXT, withDetection, type JoinedText } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
 import { blockText, envelopeStrings, memberNames, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
@@ -260,7 +260,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
   // result.text: every string the host will see (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): the
   // blocks' texts first (consecutive blocks are also read across their seams), then each block's other strings, the
   // envelope's other members (its `_meta` but the trust claim), structuredContent's member names and values.
-  let resultText: string | undefined;
+  let resultText: JoinedText | undefined;
   if (blockTexts !== undefined) {
     const parts = blockTexts.slice();
     // The blocks' other strings and structuredContent's member names are short and many: each is one part, read at
@@ -272,7 +272,8 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     if (isRecord(structured) || Array.isArray(structured)) memberNames(structured, other);
     if (other.length > 0) parts.push(other.join('\n'));
     // A value split over three or more parts is read whole among the blocks' texts (their first parts).
-    resultText = detection.join(stringsOf(structured, parts, false, true), blockTexts.length);
+    // Made only if a rule reads it other than through secrets() or pii() (resultVar).
+    resultText = detection.joinLazily(stringsOf(structured, parts, false, true), blockTexts.length);
   }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
   // What the result (or the operator, for its server) claims, not what a detector or a label rule found.
@@ -281,19 +282,21 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     untrusted: assessed.trust.labels.untrusted === true,
   };
   const inputOf = (t: TrustAssessment) => ({
-    result: {
-      sensitive: t.labels.sensitive === true,
-      untrusted: t.labels.untrusted === true,
-      isError: own(result, 'isError') === true,
-      blockCount: blocks.length,
-      asserted: t.result.asserted,
-      claimed: claimed,
-      structured:
-        own(result, 'structuredContent') === undefined
-          ? { sensitive: false, untrusted: false }
-          : { sensitive: t.structured.sensitive === true, untrusted: t.structured.untrusted === true },
-      ...(resultText !== undefined ? { text: resultText } : {}),
-    },
+    result: resultVar(
+      {
+        sensitive: t.labels.sensitive === true,
+        untrusted: t.labels.untrusted === true,
+        isError: own(result, 'isError') === true,
+        blockCount: blocks.length,
+        asserted: t.result.asserted,
+        claimed: claimed,
+        structured:
+          own(result, 'structuredContent') === undefined
+            ? { sensitive: false, untrusted: false }
+            : { sensitive: t.structured.sensitive === true, untrusted: t.structured.untrusted === true },
+      },
+      resultText,
+    ),
     tool: req.tool,
     // Without an operator entry the variables compute the same hints themselves (and keep them per frozen definition).
     toolMembers: opts.operator === undefined ? undefined : hintViews(req.tool, opts.operator.entry, undefined),
@@ -334,6 +337,20 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
   });
   return { matches, raises, trust };
+}
+
+/**
+ * The `result` variable, its `text` the joined text made when first read
+ * (a getter: whatever reads the member, a conversion to CEL values or a
+ * rule of the fast path, gets the string) and the JoinedText itself under
+ * JOINED_TEXT, which the fast path reads for `secrets(result.text)` and
+ * `pii(result.text)`.
+ */
+function resultVar(members: ResultVar, text: JoinedText | undefined): ResultVar {
+  if (text === undefined) return members;
+  Object.defineProperty(members, 'text', { get: () => text.text, enumerable: true, configurable: false });
+  Object.defineProperty(members, JOINED_TEXT, { value: text, enumerable: false });
+  return members;
 }
 
 /** Stage 4: the matches folded to findings and an outcome, and the effects they plan. */

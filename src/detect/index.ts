@@ -411,19 +411,38 @@ export class DetectionCache {
    * data, read two by two, would otherwise cost a run each few cells.
    */
   join(parts: readonly string[], runParts = parts.length): string {
-    const joined = parts.join('\n');
+    return this.joinLazily(parts, runParts).text;
+  }
+
+  /**
+   * join(), with the joined string made only when it is asked for: a policy
+   * that reads `result.text` only through `secrets()` and `pii()` is
+   * answered from the parts (kindsOf), and a large result's text (7 MiB of
+   * blocks: some 40 ms to copy) is never made. The seams are read now.
+   */
+  joinLazily(parts: readonly string[], runParts = parts.length): JoinedText {
     if (parts.length > 1) this.#readSeams(parts, runParts);
-    if (parts.length > 1) {
-      if (this.#joined === undefined && this.#joins.size === 0) {
-        this.#joined = joined;
-        this.#joinedParts = parts;
-      } else {
-        if (this.#joined !== undefined) this.#joins.set(this.#joined, this.#joinedParts!);
-        this.#joined = undefined;
-        this.#joins.set(joined, parts);
-      }
+    return new JoinedText(parts, (joined) => this.#register(joined, parts));
+  }
+
+  /** A joined text made: its kinds are those of its parts. */
+  #register(joined: string, parts: readonly string[]): void {
+    if (parts.length < 2) return;
+    if (this.#joined === undefined && this.#joins.size === 0) {
+      this.#joined = joined;
+      this.#joinedParts = parts;
+    } else {
+      if (this.#joined !== undefined) this.#joins.set(this.#joined, this.#joinedParts!);
+      this.#joined = undefined;
+      this.#joins.set(joined, parts);
     }
-    return joined;
+  }
+
+  /** The kinds of a joined text: those of its parts (and of what their seams hold), each part scanned once. */
+  kindsOf(d: Detector, joined: JoinedText): string[] {
+    const seen = new Set<string>();
+    for (const part of joined.parts) addKinds(this.#found(d, part), seen);
+    return [...seen];
   }
 
   kinds(d: Detector, s: string): string[] {
@@ -433,6 +452,35 @@ export class DetectionCache {
     return [...seen];
   }
 }
+
+/** Parts read as one text (DetectionCache.joinLazily), joined with newlines when `text` is first read. */
+export class JoinedText {
+  #text: string | undefined;
+  readonly #made: (joined: string) => void;
+
+  constructor(
+    readonly parts: readonly string[],
+    made: (joined: string) => void,
+  ) {
+    this.#made = made;
+  }
+
+  get text(): string {
+    if (this.#text === undefined) {
+      this.#text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('\n');
+      this.#made(this.#text);
+    }
+    return this.#text;
+  }
+}
+
+/**
+ * The key under which a policy input's `result` carries its JoinedText (a
+ * symbol: no conversion of the input to CEL values reads it), for the
+ * policies' fast path to answer `secrets(result.text)` and
+ * `pii(result.text)` without making the text.
+ */
+export const JOINED_TEXT: unique symbol = Symbol('trustgate.joined-text');
 
 let current: DetectionCache | undefined;
 
@@ -460,6 +508,12 @@ export function detectKinds(d: Detector, s: string, stop?: () => boolean): strin
   const seen = new Set<string>();
   addKinds(SCANNERS[d](s, stop), seen);
   return [...seen];
+}
+
+/** detectKinds of a joined text: in a decision, from its parts, with no joined string made. */
+export function detectKindsOfJoined(d: Detector, joined: JoinedText, stop?: () => boolean): string[] {
+  if (current !== undefined) return current.kindsOf(d, joined);
+  return detectKinds(d, joined.text, stop);
 }
 
 /**

@@ -25,7 +25,7 @@
  * engine gives the same bool.
  */
 
-import { detectKinds } from '../../detect/index.js';
+import { detectKinds, detectKindsOfJoined, JOINED_TEXT, JoinedText } from '../../detect/index.js';
 import { checkDeadline, runningDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { CEL_VARIABLES, type CelVariable } from './variables.js';
@@ -277,9 +277,16 @@ class Compiler {
     if (name === 'size' && args.length === 1) return size(this.compile(child(args[0])));
     if ((name === 'secrets' || name === 'pii') && args.length === 1) {
       const arg = this.compile(child(args[0]));
-      return (vars, locals) => {
+      const scan = (vars: PlainVars, locals: Locals) => {
         const s = arg(vars, locals);
         return typeof s === 'string' ? detectKinds(name, s, runningDeadline()) : UNKNOWN;
+      };
+      if (!this.#isResultText(child(args[0]))) return scan;
+      // `secrets(result.text)`: answered from the text's parts when the input carries them, no joined string made.
+      return (vars, locals) => {
+        const r = vars.result;
+        const joined = isRecord(r) ? (r as { [JOINED_TEXT]?: JoinedText })[JOINED_TEXT] : undefined;
+        return joined instanceof JoinedText ? detectKindsOfJoined(name, joined, runningDeadline()) : scan(vars, locals);
       };
     }
     if (name === 'has' && args.length === 1) {
@@ -294,6 +301,14 @@ class Compiler {
       };
     }
     return unsupported();
+  }
+
+  /** Whether `node` is `result.text`, `result` the variable (not a comprehension's local of that name). */
+  #isResultText(node: AstNode): boolean {
+    if (node.op !== '.') return false;
+    const [target, field] = argList(node);
+    if (field !== 'text' || !isNode(target)) return false;
+    return target.op === 'id' && target.args === 'result' && !this.#locals.includes('result');
   }
 
   #receiverCall(node: AstNode): Node {

@@ -3,6 +3,7 @@
  * call rules and session accumulation, on a real policy set and the real
  * memory store.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createDecisionCore } from '../../../src/decision/core.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
@@ -149,5 +150,35 @@ describe('createDecisionCore', () => {
       await c.evaluateResult({ request: { result: untrusted }, log: (l) => lines.push(l) });
       expect(lines).toHaveLength(1);
     });
+  });
+});
+
+describe('result.text, made only when a rule reads it as a string', () => {
+  const piece = fc.constantFrom('key AKIAIOSFOD', 'NN7EXAMPLE ok', 'mail jane@corp.example', 'prose. ', 'ünïcödé', '');
+  const compile = (rules: Array<{ id: string; when: string }>) =>
+    compilePolicyFiles([{ name: 'r.json', bytes: Buffer.from(JSON.stringify({ id: 'r', mode: 'enforce', rules: rules.map((r) => ({ ...r, scope: 'result', effect: 'flag' })) })) }], 'test');
+
+  it('holds the blocks joined with newlines first, whichever way a rule reads it (the fast path, the engine, the detectors)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 5 }), async (texts) => {
+        const joined = texts.join('\n');
+        const policies = compile([
+          { id: 'starts', when: `result.text.startsWith(${JSON.stringify(`${joined}\n`)})` },
+          { id: 'contains', when: 'result.text.contains("AKIA")' },
+          // matches() is the engine's alone.
+          { id: 'matches', when: 'result.text.matches("AKIA")' },
+          { id: 'secrets', when: 'size(secrets(result.text)) > 0' },
+          { id: 'pii', when: '"email" in pii(result.text)' },
+        ]);
+        const c = createDecisionCore({ config: loadConfig({}), policies: () => policies, sessions: new MemorySessionStore({ maxSessions: 10, maxPins: 10, ttlMs: 60_000 }) });
+        const d = await c.evaluateResult({ request: { result: { content: texts.map((text) => ({ type: 'text', text })) } } });
+        const fired = d.findings.map((f) => f.rule).sort();
+        const akia = joined.includes('AKIA') ? ['contains', 'matches'] : [];
+        const credential = joined.includes('AKIAIOSFOD\nNN7EXAMPLE') ? ['secrets'] : [];
+        const email = joined.includes('jane@corp.example') ? ['pii'] : [];
+        expect(fired).toEqual(['starts', ...akia, ...credential, ...email].sort());
+      }),
+      { numRuns: 120 },
+    );
   });
 });

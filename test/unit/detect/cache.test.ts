@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { DetectionCache, scanPii, scanSecrets, UNCHECKED_KIND, withDetection, type Detector } from '../../../src/detect/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { DetectionCache, detectKinds, detectKindsOfJoined, scanPii, scanSecrets, UNCHECKED_KIND, withDetection, type Detector } from '../../../src/detect/index.js';
 import { DetectionStopped } from '../../../src/detect/ruleset.js';
 
 describe('DetectionCache joins', () => {
@@ -26,6 +26,32 @@ describe('DetectionCache joins', () => {
     expect(c.spans('secrets', parts[1]!)).toEqual([{ kind: 'aws-access-key-id', start: 0, end: 10 }]);
     // Neither part alone holds one.
     expect(new DetectionCache().kinds('secrets', parts[0]!)).toEqual([]);
+  });
+});
+
+describe('a joined text made only when read', () => {
+  const part = fc.constantFrom('key AKIAIOSFOD', 'NN7EXAMPLE ok', 'mail jane@corp.example', 'card 4111 1111 1111 1111', 'prose', '', 'ghp_16C7e42F292c69', '12E7710c838347Ae178B4a');
+  it('answers secrets() and pii() from the parts, with no string joined, as the joined string is answered', () => {
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 2, maxLength: 6 }), (parts) => {
+        const eager = new DetectionCache();
+        const text = eager.join(parts);
+        const lazy = new DetectionCache();
+        const joined = lazy.joinLazily(parts);
+        const joins = vi.spyOn(Array.prototype, 'join');
+        try {
+          for (const d of ['secrets', 'pii'] as const) expect(withDetection(lazy, () => detectKindsOfJoined(d, joined))).toEqual(eager.kinds(d, text));
+          expect(joins).not.toHaveBeenCalled();
+        } finally {
+          joins.mockRestore();
+        }
+        // Read as a string, it is the joined text, and answered from its parts as well.
+        expect(joined.text).toBe(text);
+        for (const d of ['secrets', 'pii'] as const) expect(withDetection(lazy, () => detectKinds(d, joined.text))).toEqual(eager.kinds(d, text));
+        expect(lazy.scans).toEqual(eager.scans);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
