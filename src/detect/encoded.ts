@@ -16,7 +16,7 @@
 import { DetectionStopped } from './ruleset.js';
 
 /** Shortest run read: base64 of 12 bytes, below which no credential's text fits. */
-const MIN_RUN = 16;
+export const MIN_RUN = 16;
 
 /** The characters of text: anything but C0 controls other than tab, line feed and carriage return. */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;

