@@ -16,6 +16,7 @@
  * so a span found in the normalized text masks the characters it came
  * from. One pass, each character looked at once: linear in the text.
  */
+import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { ASK_MASK } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
@@ -187,7 +188,18 @@ function nfkc(cp: number): string {
   return out;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** UTF-16 code units as the string they are, lone surrogates kept (a decoder would make each U+FFFD), flat. */
+function stringOf(units: Uint16Array): string {
+  const parts: string[] = [];
+  for (let k = 0; k < units.length; k += 8192) parts.push(String.fromCharCode.apply(null, units.subarray(k, k + 8192) as unknown as number[]));
+  return parts.join('');
+}
+
+/** The bytes of one run of percent-escapes (64 at most, read as one). */
+const PERCENT_BYTES = new Uint8Array(64);
+
+/** Decodes bytes isUtf8 passed (a decoder that throws on the others costs some 5 µs a throw: `%FF ` again and again). */
+const UTF8 = new TextDecoder('utf-8');
 
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
@@ -240,8 +252,10 @@ export function normalizeForDetection(s: string, stop?: () => boolean, tags: Tag
 
 function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: TagReading = 'read'): Normalized | undefined {
   if (!mayChange(s)) return undefined;
-  const chunks: string[] = [];
+  // The text's UTF-16 units as they are made, and for each the input's units it came from: typed arrays, grown as
+  // needed (a text crowded with escapes or confusables makes no string or object per character).
   let cap = s.length + 64;
+  let units = new Uint16Array(cap);
   let from = new Uint32Array(cap);
   let to = new Uint32Array(cap);
   let n = 0;
@@ -250,6 +264,9 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
   const room = (k: number) => {
     if (n + k <= cap) return;
     cap = Math.max(cap * 2, n + k);
+    const u = new Uint16Array(cap);
+    u.set(units.subarray(0, n));
+    units = u;
     const f = new Uint32Array(cap);
     f.set(from.subarray(0, n));
     from = f;
@@ -260,28 +277,35 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
   /** The input's units [a, b) as written (ASCII): each character from itself. */
   const copy = (a: number, b: number) => {
     if (b <= a) return;
-    chunks.push(s.slice(a, b));
     room(b - a);
     for (let m = a; m < b; m++) {
+      units[n] = s.charCodeAt(m);
       from[n] = m;
       to[n++] = m + 1;
     }
   };
+  /** One UTF-16 unit `u` standing for the input's units [a, b). */
+  const emitUnit = (u: number, a: number, b: number) => {
+    room(1);
+    units[n] = u;
+    from[n] = a;
+    to[n++] = b;
+  };
   const emit = (t: string, a: number, b: number) => {
-    chunks.push(t);
     room(t.length);
     for (let k = 0; k < t.length; k++) {
+      units[n] = t.charCodeAt(k);
       from[n] = a;
       to[n++] = b;
     }
   };
-  /** A character read as `cp` (non-ASCII) from the input's units [a, b): dropped, folded or in its NFKC form. */
-  const fold = (cp: number, a: number, b: number, written: string) => {
+  /** A character read as `cp` (non-ASCII) from the input's units [a, b), written as `cp` when `asWritten`: dropped, folded or in its NFKC form. */
+  const fold = (cp: number, a: number, b: number, asWritten: boolean) => {
     const tag = tags === 'read' ? tagAscii(cp) : -1;
     if (tag >= 0) {
       changed = true;
       sawTags = true;
-      emit(String.fromCharCode(tag), a, b);
+      emitUnit(tag, a, b);
       return;
     }
     if (isInvisible(cp)) {
@@ -300,7 +324,7 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
         if (again !== undefined) out = again;
       }
     }
-    if (out !== written) changed = true;
+    if (!asWritten || out.length !== (cp > 0xffff ? 2 : 1) || out.codePointAt(0) !== cp) changed = true;
     emit(out, a, b);
   };
   let i = 0;
@@ -308,9 +332,9 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
   SPECIAL.lastIndex = 0;
   while (i < s.length) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while normalizing a text');
+    // The next special character (each match is one unit: where the search ends tells where it is, no match made).
     SPECIAL.lastIndex = i;
-    const m = SPECIAL.exec(s);
-    const at = m === null ? s.length : m.index;
+    const at = SPECIAL.test(s) ? SPECIAL.lastIndex - 1 : s.length;
     copy(i, at);
     i = at;
     if (i >= s.length) break;
@@ -321,8 +345,8 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
       if (e === undefined) copy(i, i + 1);
       else {
         changed = true;
-        if (e.cp < 0x80) emit(String.fromCharCode(e.cp), i, i + e.length);
-        else fold(e.cp, i, i + e.length, String.fromCodePoint(e.cp));
+        if (e.cp < 0x80) emitUnit(e.cp, i, i + e.length);
+        else fold(e.cp, i, i + e.length, false);
       }
       i += e === undefined ? 1 : e.length;
       continue;
@@ -330,33 +354,36 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
     if (c === 37 /* % */) {
       // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone).
       let j = i;
-      const bytes: number[] = [];
-      while (j + 2 < s.length && s.charCodeAt(j) === 37 && hexValue(s.charCodeAt(j + 1)) >= 0 && hexValue(s.charCodeAt(j + 2)) >= 0 && bytes.length < 64) {
-        bytes.push(hexValue(s.charCodeAt(j + 1)) * 16 + hexValue(s.charCodeAt(j + 2)));
+      let k = 0;
+      while (j + 2 < s.length && s.charCodeAt(j) === 37 && k < PERCENT_BYTES.length) {
+        const hi = hexValue(s.charCodeAt(j + 1));
+        const lo = hexValue(s.charCodeAt(j + 2));
+        if (hi < 0 || lo < 0) break;
+        PERCENT_BYTES[k++] = hi * 16 + lo;
         j += 3;
       }
-      let text: string | undefined;
-      if (bytes.length > 0) {
-        try {
-          text = UTF8.decode(Uint8Array.from(bytes));
-        } catch {
-          text = undefined;
-        }
-      }
-      if (text !== undefined) {
+      const raw = PERCENT_BYTES.subarray(0, k);
+      if (k === 1 && raw[0]! < 0x80) {
+        // One ASCII byte (`%41`): the character it stands for, nothing to decode.
+        emitUnit(raw[0]!, i, i + 3);
+        changed = true;
+        i += 3;
+      } else if (k > 0 && isUtf8(raw)) {
         changed = true;
         // Each decoded character stands for the escapes of its bytes: [start of its first, end of its last).
+        const text = UTF8.decode(raw);
         let p = i;
-        for (const ch of text) {
-          const width = 3 * Buffer.byteLength(ch, 'utf8');
-          const cp = ch.codePointAt(0)!;
-          if (cp < 0x80) emit(ch, p, p + width);
-          else fold(cp, p, p + width, ch);
+        for (let q = 0; q < text.length; ) {
+          const cp = text.codePointAt(q)!;
+          const width = 3 * (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+          if (cp < 0x80) emitUnit(cp, p, p + width);
+          else fold(cp, p, p + width, false);
           p += width;
+          q += cp > 0xffff ? 2 : 1;
         }
         i = j;
-      } else if (bytes.length > 0 && bytes[0]! < 0x80) {
-        emit(String.fromCharCode(bytes[0]!), i, i + 3);
+      } else if (k > 0 && raw[0]! < 0x80) {
+        emitUnit(raw[0]!, i, i + 3);
         changed = true;
         i += 3;
       } else {
@@ -367,9 +394,9 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
     }
     const cp = s.codePointAt(i)!;
     const w = cp > 0xffff ? 2 : 1;
-    fold(cp, i, i + w, s.slice(i, i + w));
+    fold(cp, i, i + w, true);
     i += w;
   }
   if (!changed) return undefined;
-  return { text: chunks.join(''), from: from.subarray(0, n), to: to.subarray(0, n), tags: sawTags };
+  return { text: stringOf(units.subarray(0, n)), from: from.subarray(0, n), to: to.subarray(0, n), tags: sawTags };
 }
