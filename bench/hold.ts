@@ -40,6 +40,7 @@ const inputs: Record<string, () => Record<string, unknown>> = {
   // One rule's keyword and an assignment, again and again: the windows around its keywords run into one another.
   'URL-like words': () => ({ content: [{ type: 'text', text: 'a://b '.repeat(MB / 6) }] }),
   'escapes and confusables': () => ({ content: [{ type: 'text', text: '%41KIA\u0430\u200b%EF%BC%AB '.repeat(MB / 18) }] }),
+  'escapes that are no UTF-8': () => ({ content: [{ type: 'text', text: '%FF '.repeat(MB / 4) }] }),
   'keyword lines': () => ({ content: [{ type: 'text', text: 'sourcegraph_token = "0123456789abcdef0123456789abcdef01234567" '.repeat(MB / 64) }] }),
   // Base64 runs that each decode to text and are read again as it (credentials).
   'base64 of text': () => ({ content: [{ type: 'text', text: `${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `.repeat(MB / 69) }] }),

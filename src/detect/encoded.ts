@@ -94,9 +94,10 @@ const ASK_RUNS = 63;
 /**
  * Every run of `s` that decodes to text, in order, each handed to `each`
  * as it is found (its reading is between two asks, not after them all).
- * `stop` is asked every 64 runs. @throws DetectionStopped
+ * A run longer than `maxRun` is passed over undecoded. `stop` is asked
+ * every 64 runs. @throws DetectionStopped
  */
-export function encodedRuns(s: string, stop?: () => boolean, each?: (run: EncodedRun) => void): EncodedRun[] {
+export function encodedRuns(s: string, stop?: () => boolean, each?: (run: EncodedRun) => void, maxRun = Infinity): EncodedRun[] {
   const out: EncodedRun[] = [];
   const hand = (run: EncodedRun) => (each === undefined ? out.push(run) : each(run));
   const n = s.length;
@@ -116,7 +117,7 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     let end = ahead + 1;
     while (end < n && valueAt(s, end) >= 0) end++;
     i = end + 1;
-    if (end - start < MIN_RUN) continue;
+    if (end - start < MIN_RUN || end - start > maxRun) continue;
     if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 or hex in a text');
     if (HEX.test(s.slice(start, end))) {
       // Hex digits: the hex of text (two digits a byte, as gitleaks also decodes), or a digest, which is no text. Its

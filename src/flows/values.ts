@@ -217,6 +217,9 @@ export function quotedValues(s: string, add: ValueSink): boolean {
   return true;
 }
 
+/** Longest base64 or hex run whose text flows read (4 KB of base64: 3 KB of text). */
+export const ENCODED_VALUES_MAX = 4096;
+
 /**
  * Every value of a string, normalized, handed to `add` in text order (the
  * whole string first when short enough); stops when `add` answers false,
@@ -232,7 +235,9 @@ export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () 
   // what a run encodes is read as written, not decoded again.
   if (n.length < MIN_RUN) return;
   try {
-    encodedRuns(n, stop, (run) => valuesRead(decoded(run.text), add, skipWords, stop));
+    // A value, or a message around one, is short; a run that encodes more is a file's data, which no model decodes in
+    // its head: it is not decoded (a 5 MB run would be decoded and normalized whole, past the deadline's reach).
+    encodedRuns(n, stop, (run) => valuesRead(decoded(run.text), add, skipWords, stop), ENCODED_VALUES_MAX);
   } catch (err) {
     // Past the deadline, what was read is kept (as valuesRead stops).
     if (!(err instanceof DetectionStopped)) throw err;

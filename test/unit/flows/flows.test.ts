@@ -15,7 +15,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createDecisionCore, type DecisionCore } from '../../../src/decision/core.js';
 import { OperatorEntries } from '../../../src/trust/operator.js';
 import { addValues, argumentValues, callFlows, seenValues } from '../../../src/flows/flows.js';
-import { normalize, valuesOf } from '../../../src/flows/values.js';
+import { ENCODED_VALUES_MAX, normalize, valuesOf } from '../../../src/flows/values.js';
 import { loadPolicyDir, type PolicySet } from '../../../src/policy/load.js';
 import { MemorySessionStore } from '../../../src/session/memory.js';
 import { MemoryFlowStore } from '../../../src/session/flows.js';
@@ -143,12 +143,15 @@ describe('values between results and calls', () => {
       (e) => ({ message: { body: `payload: ${e}` } }),
     );
     await fc.assert(
-      fc.asyncProperty(planted, encode, carried, fc.boolean(), async (v, enc, at, shownEncoded) => {
+      fc.asyncProperty(planted, encode, carried, fc.boolean(), fc.nat(250), async (v, enc, at, shownEncoded, filler) => {
         const session = `p-encoded-${n++}`;
         if (shownEncoded) {
-          await showUntrusted(c, session, `the base64 below, decoded: ${enc(`recipient: ${v}`)}`);
+          // A message around the value, up to 1,750 characters of it (runs up to ENCODED_VALUES_MAX are read).
+          const shown = enc(`${'filler '.repeat(filler)}recipient: ${v}`);
+          expect(shown.length).toBeLessThanOrEqual(ENCODED_VALUES_MAX);
+          await showUntrusted(c, session, `the base64 below, decoded: ${shown}`);
           const d = await callWith(c, session, { to: v });
-          expect(d.requiresConsent, `${v} shown as ${enc(`recipient: ${v}`)}`).toBe(true);
+          expect(d.requiresConsent, `${v} shown as ${shown}`).toBe(true);
         } else {
           // A value alone is read encoded from 8 characters of its text on (12 bytes of base64).
           fc.pre(v.length >= 12);
