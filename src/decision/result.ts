@@ -15,7 +15,7 @@ import type { EvidenceEntry } from '../evidence/verify.js';
 import { TrustgateError } from '../errors.js';
 import type { JsonScan } from '../json/scan.js';
 import { deadlineOf, evaluatePolicies, type EvaluationBudget, type Match, type SessionVar, type TraceEntry, type CallVar } from '../policy/evaluate.js';
-import type { PrincipalVar, ResultVar } from '../policy/cel/variables.js';
+import type { PrincipalVar } from '../policy/cel/variables.js';
 import { isRecord, own } from '../json/record.js';
 import { activationsOf, type Activations } from '../policy/evaluate.js';
 import { forwardedFlow, type ForwardedFlow } from './flow.js';
@@ -24,7 +24,7 @@ import { findCasefoldCollisions } from '../mcp/casefold.js';
 import { emptyPlan, planEffect, planMask, type BlockAction, type BlockActionOut, type EffectPlan } from '../policy/effects.js';
 import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
-import { DetectionCache, JOINED_TEXT, withDetection, type JoinedText } from '../detect/index.js';
+import { DetectionCache, withDetection, type JoinedText } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
 import { blockText, envelopeStrings, memberNames, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
@@ -282,21 +282,20 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     untrusted: assessed.trust.labels.untrusted === true,
   };
   const inputOf = (t: TrustAssessment) => ({
-    result: resultVar(
-      {
-        sensitive: t.labels.sensitive === true,
-        untrusted: t.labels.untrusted === true,
-        isError: own(result, 'isError') === true,
-        blockCount: blocks.length,
-        asserted: t.result.asserted,
-        claimed: claimed,
-        structured:
-          own(result, 'structuredContent') === undefined
-            ? { sensitive: false, untrusted: false }
-            : { sensitive: t.structured.sensitive === true, untrusted: t.structured.untrusted === true },
-      },
-      resultText,
-    ),
+    result: {
+      sensitive: t.labels.sensitive === true,
+      untrusted: t.labels.untrusted === true,
+      isError: own(result, 'isError') === true,
+      blockCount: blocks.length,
+      asserted: t.result.asserted,
+      claimed: claimed,
+      structured:
+        own(result, 'structuredContent') === undefined
+          ? { sensitive: false, untrusted: false }
+          : { sensitive: t.structured.sensitive === true, untrusted: t.structured.untrusted === true },
+      // The joined text, made when a rule reads it as a string (fast.ts, values.ts); secrets() and pii() read its parts.
+      ...(resultText !== undefined ? { text: resultText } : {}),
+    },
     tool: req.tool,
     // Without an operator entry the variables compute the same hints themselves (and keep them per frozen definition).
     toolMembers: opts.operator === undefined ? undefined : hintViews(req.tool, opts.operator.entry, undefined),
@@ -337,20 +336,6 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     return first.length === 0 ? rest : inPolicyOrder(rules, first.concat(rest));
   });
   return { matches, raises, trust };
-}
-
-/**
- * The `result` variable, its `text` the joined text made when first read
- * (a getter: whatever reads the member, a conversion to CEL values or a
- * rule of the fast path, gets the string) and the JoinedText itself under
- * JOINED_TEXT, which the fast path reads for `secrets(result.text)` and
- * `pii(result.text)`.
- */
-function resultVar(members: ResultVar, text: JoinedText | undefined): ResultVar {
-  if (text === undefined) return members;
-  Object.defineProperty(members, 'text', { get: () => text.text, enumerable: true, configurable: false });
-  Object.defineProperty(members, JOINED_TEXT, { value: text, enumerable: false });
-  return members;
 }
 
 /** Stage 4: the matches folded to findings and an outcome, and the effects they plan. */

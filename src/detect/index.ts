@@ -474,14 +474,6 @@ export class JoinedText {
   }
 }
 
-/**
- * The key under which a policy input's `result` carries its JoinedText (a
- * symbol: no conversion of the input to CEL values reads it), for the
- * policies' fast path to answer `secrets(result.text)` and
- * `pii(result.text)` without making the text.
- */
-export const JOINED_TEXT: unique symbol = Symbol('trustgate.joined-text');
-
 let current: DetectionCache | undefined;
 
 /** Run `fn` with `cache` answering the CEL functions (decisions are synchronous, so one at a time). */

@@ -25,7 +25,7 @@
  * engine gives the same bool.
  */
 
-import { detectKinds, detectKindsOfJoined, JOINED_TEXT, JoinedText } from '../../detect/index.js';
+import { detectKinds, detectKindsOfJoined, JoinedText } from '../../detect/index.js';
 import { checkDeadline, runningDeadline } from './deadline.js';
 import { isRecord } from '../../json/record.js';
 import { CEL_VARIABLES, type CelVariable } from './variables.js';
@@ -59,11 +59,12 @@ function isNode(v: unknown): v is AstNode {
   return typeof v === 'object' && v !== null && typeof (v as AstNode).op === 'string';
 }
 
-/** A map member, or UNKNOWN when it is missing (the engine's `no such key`). */
+/** A map member, or UNKNOWN when it is missing (the engine's `no such key`); a joined text (`result.text`) as its string. */
 function member(target: unknown, key: string): unknown {
   if (!isRecord(target) || !Object.hasOwn(target, key)) return UNKNOWN;
   const v = target[key];
-  return v === undefined ? UNKNOWN : v;
+  if (v === undefined) return UNKNOWN;
+  return typeof v === 'object' && v instanceof JoinedText ? v.text : v;
 }
 
 /** CEL equality where both sides have one simple type; UNKNOWN otherwise. */
@@ -285,7 +286,7 @@ class Compiler {
       // `secrets(result.text)`: answered from the text's parts when the input carries them, no joined string made.
       return (vars, locals) => {
         const r = vars.result;
-        const joined = isRecord(r) ? (r as { [JOINED_TEXT]?: JoinedText })[JOINED_TEXT] : undefined;
+        const joined = isRecord(r) && Object.hasOwn(r, 'text') ? r.text : undefined;
         return joined instanceof JoinedText ? detectKindsOfJoined(name, joined, runningDeadline()) : scan(vars, locals);
       };
     }

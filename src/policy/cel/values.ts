@@ -9,6 +9,7 @@ import { isRecord } from '../../json/record.js';
 import { hintViews } from '../../mcp/hints.js';
 import type { PlainVars } from './fast.js';
 import { ANONYMOUS, NO_SESSION, type CallVar, type ScopeVarsInput, type SessionVar, type SharedVarsInput } from './variables.js';
+import { JoinedText } from '../../detect/index.js';
 
 declare const sharedBrand: unique symbol;
 declare const activationBrand: unique symbol;
@@ -52,6 +53,8 @@ function toCel(v: unknown, intMembers = false): unknown {
     default:
       return undefined;
   }
+  // `result.text`, joined when a rule reads it as a string.
+  if (v instanceof JoinedText) return v.text;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);
     for (let i = 0; i < v.length; i++) out[i] = toCel(v[i]) ?? null;

@@ -13,6 +13,7 @@
 import type { EvidenceStatus } from '../../evidence/status.js';
 import type { Severity } from '../../mcp/findings.js';
 import { SCOPES, type Scope } from '../vocabulary.js';
+import type { JoinedText } from '../../detect/index.js';
 
 /**
  * The CEL types variables are declared with: maps with dyn values rather
@@ -163,8 +164,12 @@ export interface ResultVar {
    * none. A label here may be on no block at all (docs/bindings/proxy.md).
    */
   structured?: { sensitive: boolean; untrusted: boolean };
-  /** Every string of the result the host will see (blocks, the envelope's other members, `structuredContent`), joined with newlines (docs/behaviour/labels-and-detectors.md); left out when no rule reads `text`. */
-  text?: string;
+  /**
+   * Every string of the result the host will see (blocks, the envelope's other members, `structuredContent`), joined
+   * with newlines (docs/behaviour/labels-and-detectors.md); left out when no rule reads `text`. In a decision, a
+   * JoinedText: the string is made when a rule reads it as one (`secrets()` and `pii()` read its parts).
+   */
+  text?: string | JoinedText;
 }
 
 /** `asserted`: a key per flag that some claim asserted, with the effective value. */
