@@ -272,7 +272,7 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     if (isRecord(structured) || Array.isArray(structured)) memberNames(structured, other);
     if (other.length > 0) parts.push(other.join('\n'));
     // A value split over three or more parts is read whole among the blocks' texts (their first parts).
-    // Made only if a rule reads it other than through secrets() or pii() (resultVar).
+    // The string is made only if a rule reads it other than through secrets() or pii() (fast.ts, values.ts).
     resultText = detection.joinLazily(stringsOf(structured, parts, false, true), blockTexts.length);
   }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
