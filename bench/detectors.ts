@@ -68,6 +68,14 @@ function worstKeyword(): { name: string; text: string } {
   return { name: worst.name, text: fill(worst.text) };
 }
 
+/** Three rounds of base64, each text many short runs of the next: every round's runs read with their context. */
+function nestedBase64(): string {
+  const b64 = (t: string) => Buffer.from(t).toString('base64');
+  const level1 = `${b64('secret word x')} `.repeat(8);
+  const level2 = `${b64(level1)} `.repeat(4);
+  return b64(level2);
+}
+
 // As a policy's `secrets(s)` and `pii(s)` run: normalization (and, for credentials, encoded runs) included, kinds answered.
 const secrets = (s: string) => detectKinds('secrets', s);
 const pii = (s: string) => detectKinds('pii', s);
@@ -86,6 +94,7 @@ const crafted: Record<string, string> = {
   'percent-escapes that are no UTF-8': fill('%FF '),
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),
   'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
+  'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
   'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),

@@ -2,8 +2,9 @@
  * Text a string holds base64- or hex-encoded (docs/behaviour/labels-and-detectors.md#normalization):
  * a model decodes `Z2hwXzE2...` as readily as it reads it, so a credential
  * written as the base64 (or the hex) of its text, alone, after `secret: `
- * or in a `data:` URI, is read as what it encodes. One round, as percent-decoding: what
- * decodes to base64 again is not decoded again.
+ * or in a `data:` URI, is read as what it encodes; what it encodes is read
+ * again for runs, up to DECODE_ROUNDS in all (gitleaks decodes recursively
+ * too: base64 of base64, or hex of base64, is no harder for a model).
  *
  * Each run of at least MIN_RUN base64 characters (standard or URL-safe
  * alphabet) is decoded once; a run whose bytes are not UTF-8 text with no
@@ -15,6 +16,13 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DetectionStopped } from './ruleset.js';
+
+/**
+ * Rounds of decoding: a run's text is read for runs of its own, to this
+ * depth. Each round reads at most three quarters of the characters of the
+ * one before (what runs encode), plus a bounded context per run.
+ */
+export const DECODE_ROUNDS = 3;
 
 /** Shortest run read: base64 of 12 bytes, below which no credential's text fits. */
 export const MIN_RUN = 16;

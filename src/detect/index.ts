@@ -12,7 +12,7 @@ import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
-import { encodedRuns } from './encoded.js';
+import { DECODE_ROUNDS, encodedRuns, MIN_RUN } from './encoded.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -61,20 +61,22 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found>
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean, decode = true): Found {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, from = 0, to = s.length): Found {
   const raw = RAW_SCANNERS[d](s, stop);
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
-  // map one to one onto what they encode).
-  if (decode && d === 'secrets' && s.length >= 16) {
-    encodedRuns(s, stop, (run) => {
+  // map one to one onto what they encode). Only the runs of s[from, to): what an outer run decoded to, not the text
+  // around it read with it (read there already; each round reads less than the one before).
+  if (rounds > 0 && d === 'secrets' && to - from >= MIN_RUN) {
+    encodedRuns(from === 0 && to === s.length ? s : s.slice(from, to), stop, (run) => {
+      const start = from + run.start;
+      const end = from + run.end;
       // Read in its place, as a model reads the text with the run decoded: with what stands before it (a name and its
-      // `=`) and after it. One round, as percent-decoding: what it encodes is read as written and normalized, not
-      // decoded again.
-      const before = s.slice(Math.max(0, run.start - ENCODED_CONTEXT), run.start);
-      const inside = unpack(scanBoth('secrets', before + run.text + s.slice(run.end, run.end + ENCODED_CONTEXT), stop, false));
+      // `=`) and after it, as written and normalized, and its own runs decoded in turn, up to DECODE_ROUNDS in all.
+      const before = s.slice(Math.max(0, start - ENCODED_CONTEXT), start);
+      const inside = unpack(scanBoth('secrets', before + run.text + s.slice(end, end + ENCODED_CONTEXT), stop, rounds - 1, before.length, before.length + run.text.length));
       const sp = inside.find((x) => x.end > before.length && x.start < before.length + run.text.length);
-      if (sp !== undefined) found.push({ kind: sp.kind, start: run.start, end: run.end });
+      if (sp !== undefined) found.push({ kind: sp.kind, start, end });
     });
   }
   const n = normalizeForDetection(s, stop);

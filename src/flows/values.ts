@@ -26,7 +26,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { decodeEscapes, hasTags, IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
-import { encodedRuns, MIN_RUN } from '../detect/encoded.js';
+import { DECODE_ROUNDS, encodedRuns, MIN_RUN } from '../detect/encoded.js';
 import { DetectionStopped } from '../detect/ruleset.js';
 
 /** What a value is. */
@@ -246,17 +246,31 @@ export function valuesOf(s: string, add: ValueSink, skipWords = true, stop?: () 
   // Tag characters a model may read as ASCII or skip: the values of both readings.
   if (NON_ASCII.test(s) && hasTags(s)) valuesRead(decoded(s, 'drop'), add, skipWords, stop);
   // Runs of base64 or hex that are the encoding of text (the detectors' reading, detect/encoded.ts): a value shown so
-  // (`decode this and write to it`), or carried so (`?d=` and the base64 of what was read), is the text's. One round:
-  // what a run encodes is read as written, not decoded again.
-  if (n.length < MIN_RUN) return;
+  // (`decode this and write to it`), or carried so (`?d=` and the base64 of what was read), is the text's; what a run
+  // encodes is read for runs in turn, up to the detectors' DECODE_ROUNDS.
   try {
-    // A value, or a message around one, is short; a run that encodes more is a file's data, which no model decodes in
-    // its head: it is not decoded (a 5 MB run would be decoded and normalized whole, past the deadline's reach).
-    encodedRuns(n, stop, (run) => valuesRead(decoded(run.text), add, skipWords, stop), ENCODED_VALUES_MAX);
+    encodedValues(n, add, skipWords, stop, DECODE_ROUNDS);
   } catch (err) {
     // Past the deadline, what was read is kept (as valuesRead stops).
     if (!(err instanceof DetectionStopped)) throw err;
   }
+}
+
+/** The values of the text each run of `n` encodes, and of the runs that text holds, to `rounds` in all. @throws DetectionStopped */
+function encodedValues(n: string, add: ValueSink, skipWords: boolean, stop: (() => boolean) | undefined, rounds: number): void {
+  if (n.length < MIN_RUN) return;
+  // A value, or a message around one, is short; a run that encodes more is a file's data, which no model decodes in
+  // its head: it is not decoded (a 5 MB run would be decoded and normalized whole, past the deadline's reach).
+  encodedRuns(
+    n,
+    stop,
+    (run) => {
+      const text = decoded(run.text);
+      valuesRead(text, add, skipWords, stop);
+      if (rounds > 1) encodedValues(text, add, skipWords, stop, rounds - 1);
+    },
+    ENCODED_VALUES_MAX,
+  );
 }
 
 function valuesRead(n: string, add: ValueSink, skipWords: boolean, stop: (() => boolean) | undefined): void {

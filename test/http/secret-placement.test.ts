@@ -4,7 +4,7 @@
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
- * JavaScript escape, base64, hex), never reaches the host through /v1/evaluate with the shipped
+ * JavaScript escape, base64, hex, either of them over base64), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
 import fc from 'fast-check';
@@ -51,6 +51,11 @@ function obfuscate(v: string, how: string, at: number): string {
       return Buffer.from(v).toString('base64');
     case 'hex':
       return Buffer.from(v).toString('hex');
+    case 'base64-twice':
+      // Decoded twice (gitleaks decodes recursively too).
+      return Buffer.from(Buffer.from(v).toString('base64')).toString('base64');
+    case 'hex-of-base64':
+      return Buffer.from(Buffer.from(v).toString('base64')).toString('hex');
     case 'entity':
       return v.slice(0, i) + `&#${v.charCodeAt(i)};` + v.slice(i + 1);
     case 'escape':
@@ -142,7 +147,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
 
   it('for any placement, split or not, under any normalization', async () => {
     const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
-    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape', 'base64', 'hex'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
         const placed = obfuscate(c.value, how, n);

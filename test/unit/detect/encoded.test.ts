@@ -1,10 +1,10 @@
-/** Credentials written as the base64 or the hex of their text (src/detect/encoded.ts): read as what they encode, one round, and nothing else decoded. */
+/** Credentials written as the base64 or the hex of their text (src/detect/encoded.ts): read as what they encode, up to three rounds, and nothing else decoded. */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 import { DetectionCache } from '../../../src/detect/index.js';
-import { encodedRuns } from '../../../src/detect/encoded.js';
+import { DECODE_ROUNDS, encodedRuns } from '../../../src/detect/encoded.js';
 
 const secrets = (s: string) => new DetectionCache().spans('secrets', s);
 /** One-line credentials the scan finds in their own line. */
@@ -26,11 +26,20 @@ describe('base64 in a text', () => {
     );
   });
 
-  it('decodes one round only, and passes over what encodes no text', () => {
-    const line = 'GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a';
-    const twice = Buffer.from(Buffer.from(line).toString('base64')).toString('base64');
-    expect(encodedRuns(twice).map((r) => r.text)).toEqual([Buffer.from(line).toString('base64')]);
-    expect(secrets(twice)).toEqual([]);
+  it('reads what a run encodes for runs again, up to three rounds (base64 of base64, hex of base64, ...), and masks the outer run whole', () => {
+    const encodings = fc.constantFrom<BufferEncoding>('base64', 'base64url', 'hex');
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.array(encodings, { minLength: 2, maxLength: DECODE_ROUNDS }), fc.constantFrom('', 'secret: ', 'data:text/plain;base64,'), (line, chain, before) => {
+        const run = chain.reduce((acc, enc) => Buffer.from(acc).toString(enc), line);
+        const text = `${before}${run} ok`;
+        const spans = secrets(text);
+        expect(spans.some((sp) => sp.start <= before.length && sp.end >= before.length + run.length), `${chain.join(' of ')}: ${text}`).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('passes over what encodes no text', () => {
     // Random bytes in base64 or hex (a key, a digest, an id): no credential read in them, whatever they decode to.
     fc.assert(
       fc.property(fc.integer({ min: 8, max: 400 }), fc.constantFrom<BufferEncoding>('base64', 'hex'), (n, enc) => {
@@ -39,6 +48,5 @@ describe('base64 in a text', () => {
       { numRuns: 300 },
     );
     expect(encodedRuns('sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')).toEqual([]);
-
   });
 });

@@ -131,11 +131,12 @@ describe('values between results and calls', () => {
     );
   });
 
-  it('a value shown as the base64 or hex of a text is gated when a call carries it plainly; one shown plainly is gated when a call carries its base64 or hex', async () => {
+  it('a value shown as the base64 or hex of a text (up to three rounds of them) is gated when a call carries it plainly; one shown plainly is gated when a call carries it so', async () => {
     const c = core();
     let n = 0;
     const encodings = [(t: string) => Buffer.from(t).toString('base64'), (t: string) => Buffer.from(t).toString('base64url'), (t: string) => Buffer.from(t).toString('hex')];
-    const encode = fc.constantFrom(...encodings);
+    // One encoding, or a chain of up to three (base64 of base64, hex of base64, ...).
+    const encode = fc.array(fc.constantFrom(...encodings), { minLength: 1, maxLength: 3 }).map((chain) => (t: string) => chain.reduce((acc, e) => e(acc), t));
     // Where an encoded value sits in a call: alone, in a link's query, after a name.
     const carried = fc.constantFrom<(e: string) => Record<string, unknown>>(
       (e) => ({ to: e }),
@@ -148,7 +149,7 @@ describe('values between results and calls', () => {
         if (shownEncoded) {
           // A message around the value, up to 1,750 characters of it (runs up to ENCODED_VALUES_MAX are read).
           const shown = enc(`${'filler '.repeat(filler)}recipient: ${v}`);
-          expect(shown.length).toBeLessThanOrEqual(ENCODED_VALUES_MAX);
+          fc.pre(shown.length <= ENCODED_VALUES_MAX);
           await showUntrusted(c, session, `the base64 below, decoded: ${shown}`);
           const d = await callWith(c, session, { to: v });
           expect(d.requiresConsent, `${v} shown as ${shown}`).toBe(true);
