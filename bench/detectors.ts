@@ -76,6 +76,12 @@ function nestedBase64(): string {
   return b64(level2);
 }
 
+/** Base64 wrapped at 76 (as `base64` writes it) of text with a NUL every 60 bytes: each wrapped run is read as one, in stretches of text. */
+function wrappedBase64(): string {
+  const text = Buffer.from(`${'api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here, '.repeat(2)}\0`.repeat(20));
+  return text.toString('base64').match(/.{1,76}/g)!.join('\n');
+}
+
 // As a policy's `secrets(s)` and `pii(s)` run: normalization (and, for credentials, encoded runs) included, kinds answered.
 const secrets = (s: string) => detectKinds('secrets', s);
 const pii = (s: string) => detectKinds('pii', s);
@@ -95,6 +101,7 @@ const crafted: Record<string, string> = {
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),
   'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
   'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),
+  'base64 wrapped at 76, lines of text and of binary': fill(`${wrappedBase64()}\n`),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
   'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),

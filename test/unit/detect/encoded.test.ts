@@ -39,6 +39,33 @@ describe('base64 in a text', () => {
     );
   });
 
+  it('reads a run wrapped at a width (`base64` at 76, `openssl` at 64, `xxd -p` at 60) as one, a credential across its lines included, and masks every line', () => {
+    const wraps = fc.constantFrom<[BufferEncoding, number]>(['base64', 76], ['base64', 64], ['base64url', 76], ['hex', 60], ['hex', 32]);
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), wraps, fc.nat(120), fc.constantFrom('\n', '\r\n'), fc.constantFrom('', 'cat .env | base64\n', 'blob:\n'), (line, [enc, width], filler, eol, before) => {
+        // Text before the credential moves it across the lines' breaks.
+        const encoded = Buffer.from(`# settings\n${'x'.repeat(filler)}\n${line}\nDEBUG=0\n`).toString(enc);
+        const wrapped = encoded.match(new RegExp(`.{1,${width}}`, 'g'))!.join(eol);
+        const text = `${before}${wrapped}${eol}done`;
+        const spans = secrets(text);
+        const at = before.length;
+        expect(spans.some((sp) => sp.start <= at && sp.end >= at + wrapped.replace(/=+$/, '').length), `${enc}/${width}: ${text}`).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads the stretches of text among bytes that are none (a NUL or binary data after a credential), as a model that decodes the run would', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.uint8Array({ minLength: 1, maxLength: 40 }), fc.constantFrom<BufferEncoding>('base64', 'hex'), (line, binary, enc) => {
+        const run = Buffer.concat([Buffer.from(`${line}\n`), Buffer.from([0]), binary, Buffer.from('\nend of file\n')]).toString(enc);
+        const spans = secrets(`blob ${run} ok`);
+        expect(spans.some((sp) => sp.start <= 5 && sp.end >= 5 + run.replace(/=+$/, '').length), run).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('passes over what encodes no text', () => {
     // Random bytes in base64 or hex (a key, a digest, an id): no credential read in them, whatever they decode to.
     fc.assert(
