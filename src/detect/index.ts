@@ -12,7 +12,7 @@ import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
-import { DECODE_ROUNDS, encodedRuns, MIN_RUN } from './encoded.js';
+import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -61,23 +61,14 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found>
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, from = 0, to = s.length): Found {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS): Found {
   const raw = RAW_SCANNERS[d](s, stop);
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
-  // map one to one onto what they encode). Only the runs of s[from, to): what an outer run decoded to, not the text
-  // around it read with it (read there already; each round reads less than the one before).
-  if (rounds > 0 && d === 'secrets' && to - from >= MIN_RUN) {
-    encodedRuns(from === 0 && to === s.length ? s : s.slice(from, to), stop, (run) => {
-      const start = from + run.start;
-      const end = from + run.end;
-      // Read in its place, as a model reads the text with the run decoded: with what stands before it (a name and its
-      // `=`) and after it, as written and normalized, and its own runs decoded in turn, up to DECODE_ROUNDS in all.
-      const before = s.slice(Math.max(0, start - ENCODED_CONTEXT), start);
-      const inside = unpack(scanBoth('secrets', before + run.text + s.slice(end, end + ENCODED_CONTEXT), stop, rounds - 1, before.length, before.length + run.text.length));
-      const sp = inside.find((x) => x.end > before.length && x.start < before.length + run.text.length);
-      if (sp !== undefined) found.push({ kind: sp.kind, start, end });
-    });
+  // map one to one onto what they encode).
+  if (rounds > 0 && d === 'secrets' && s.length >= MIN_RUN) {
+    const runs = encodedRuns(s, stop);
+    if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds)) found.push(sp);
   }
   const n = normalizeForDetection(s, stop);
   if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(unpack(raw).concat(found));
@@ -107,10 +98,53 @@ function mergeOverlaps(spans: Span[]): Span[] {
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;
 
+/**
+ * The runs of `s` that hold a credential, each read in its place as a model
+ * reads the text with the run decoded: with what stands around it (a name
+ * and its `=` before it, a closing quote after: ENCODED_CONTEXT on each
+ * side), as written and normalized, and its own runs decoded in turn, up to
+ * DECODE_ROUNDS in all; each run a span found there overlaps is masked
+ * whole. Runs whose surroundings meet are read in one text: a text crowded
+ * with short runs costs one more reading of about its length, not one of
+ * each run's surroundings, and a text with a few runs only theirs.
+ */
+function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boolean) | undefined, rounds: number): Span[] {
+  const out: Span[] = [];
+  for (let first = 0; first < runs.length; ) {
+    // The runs whose surroundings meet: [first, last).
+    let last = first + 1;
+    while (last < runs.length && runs[last]!.start - ENCODED_CONTEXT <= runs[last - 1]!.end + ENCODED_CONTEXT) last++;
+    const from = Math.max(0, runs[first]!.start - ENCODED_CONTEXT);
+    const to = Math.min(s.length, runs[last - 1]!.end + ENCODED_CONTEXT);
+    const pieces: string[] = [];
+    // Where each run's text starts in the text read.
+    const at: number[] = [];
+    let length = 0;
+    let plain = from;
+    for (let j = first; j < last; j++) {
+      const run = runs[j]!;
+      pieces.push(s.slice(plain, run.start), run.text);
+      length += run.start - plain;
+      at.push(length);
+      length += run.text.length;
+      plain = run.end;
+    }
+    pieces.push(s.slice(plain, to));
+    let k = 0;
+    // Spans come sorted by start: the runs before one are passed over once.
+    for (const sp of unpack(scanBoth('secrets', pieces.join(''), stop, rounds - 1))) {
+      while (k < at.length && at[k]! + runs[first + k]!.text.length <= sp.start) k++;
+      for (let j = k; j < at.length && at[j]! < sp.end; j++) out.push({ kind: sp.kind, start: runs[first + j]!.start, end: runs[first + j]!.end });
+    }
+    first = last;
+  }
+  return out;
+}
+
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 
 /**
- * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @`, what escapes are made of
+ * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $`, what escapes are made of
  * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), and any non-ASCII character, which
  * may fold to one.
  */
@@ -133,12 +167,17 @@ function isTokenChar(c: number): boolean {
     c === 35 ||
     c === 59 ||
     c === 92 ||
+    c === 36 ||
     c >= 0x80
   );
 }
 
-/** Characters of each side of a boundary between two consecutive strings read joined (a value split over two blocks). */
-const SEAM = 256;
+/**
+ * Characters of each side of a boundary between two consecutive strings read joined (a value split over two blocks):
+ * a JWT runs to a thousand or two, an AWS session token to about one. Only the token that crosses the seam is read,
+ * so the work stays within twice the parts' length however many seams there are.
+ */
+const SEAM = 2048;
 /** Characters read before the token that crosses a seam: a name and its `=` for the generic assignments. */
 const SEAM_CONTEXT = 64;
 /** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
@@ -392,7 +431,15 @@ export class DetectionCache {
           const b = Math.min(sp.end, at[q]! + (pc.to - pc.from));
           // Only what crosses a seam: a span inside one piece is its part's own scan's to find.
           if (a === sp.start && b === sp.end) break;
-          if (a < b) this.#addSeam(d, parts[pc.part]!, { kind: sp.kind, start: pc.from + (a - at[q]!), end: pc.from + (b - at[q]!) });
+          if (a >= b) continue;
+          const p = parts[pc.part]!;
+          let start = pc.from + (a - at[q]!);
+          let end = pc.from + (b - at[q]!);
+          // A span that reaches where a piece was cut short of its token (a value longer than SEAM on one side) goes
+          // on to the token's end: the rest of the value is the value's.
+          if (q === pieces.length - 1 && end === pc.to) while (end < p.length && !isBlank(p.charCodeAt(end))) end++;
+          if (q === 0 && start === pc.from) while (start > 0 && !isBlank(p.charCodeAt(start - 1))) start--;
+          this.#addSeam(d, p, { kind: sp.kind, start, end });
         }
       }
     }

@@ -60,6 +60,8 @@ describe('a credential split over any number of consecutive parts', () => {
     ['secrets', 'AKIAIOSFODNN7EXAMPLE'],
     ['secrets', 'ghp_16C7e42F292c6912E7710c838347Ae178B4a'],
     ['secrets', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'],
+    // A `$` inside a token: the run goes on through it.
+    ['secrets', 'access_token$production$6g6a07elnaby2kiq$aa6eeb065b55ed065791e8c364363e7e'],
   ];
   /** Parts beside the value: prose that ends (or starts) with a blank, and at most one token that runs into it (no blank between). */
   const prose = fc.array(fc.constantFrom('see the log ', 'ok. ', 'the key: '), { maxLength: 2 });
@@ -89,6 +91,28 @@ describe('a credential split over any number of consecutive parts', () => {
         },
       ),
       { numRuns: 1500 },
+    );
+  });
+
+  it('masks a long value whole (an AWS session token, an ID token), wherever it is cut in two', () => {
+    // An AWS session token runs to hundreds of characters, a JWT to a thousand or two: each piece is the value's.
+    const session = `aws_session_token = FwoGZXIvYXdzE${'Q7uC+kGnHEl+quze5i9nRveLyMfPVMrmU43Y2XFoDFbe8nL3TgJwPwH0yaJjvkrQENUU0OPVpa+t3D'.repeat(5)}`;
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const claims = { iss: 'https://login.example.com', sub: 'user-1', groups: Array.from({ length: 40 }, (_, i) => `group-${i}-engineering`) };
+    const idToken = `id_token: ${b64({ alg: 'RS256', typ: 'JWT', kid: 'k1' })}.${b64(claims)}.${'Zx9Lm2Pq8Rt5Vw3Yb7Nc-_'.repeat(16)}`;
+    const lines: Array<[string, number]> = [[session, 20], [idToken, 10]];
+    fc.assert(
+      fc.property(fc.constantFrom(...lines).chain(([line, value]) => fc.tuple(fc.constant(line), fc.constant(value), fc.integer({ min: value + 1, max: line.length - 1 }))), ([line, value, cut]) => {
+        const parts = ['here it is:', line.slice(0, cut), line.slice(cut), 'ok'];
+        const c = new DetectionCache();
+        c.join(parts);
+        for (const [i, from] of [[1, value], [2, 0]] as const) {
+          const p = parts[i]!;
+          const spans = c.spans('secrets', p);
+          for (let k = from; k < p.length; k++) expect(spans.some((sp) => sp.start <= k && k < sp.end), `cut ${cut}, part ${i}, char ${k}`).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 
