@@ -20,7 +20,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scanRuleset } from '../src/detect/ruleset.js';
-import { GITLEAKS_RULES } from '../src/detect/secret-rules.generated.js';
+import { SECRET_RULES } from '../src/detect/secret-rules.generated.js';
 import { detectKinds } from '../src/detect/index.js';
 import { scanPiiPacked } from '../src/detect/pii.js';
 import { fmt, machine, median, QUICK, ROOT, table } from './lib.js';
@@ -54,7 +54,7 @@ function docsProse(): string {
  */
 function worstKeyword(): { name: string; text: string } {
   let worst = { name: '', text: '', ms: -1 };
-  for (const r of GITLEAKS_RULES) {
+  for (const r of SECRET_RULES) {
     const k = r.keywords[0]!;
     for (const value of [`${k}${k}`, '0123456789abcdef0123456789abcdef01234567']) {
       const unit = `${k}_token = "${value}" `;
@@ -96,6 +96,10 @@ const crafted: Record<string, string> = {
   'dense assignments': fill('api_key=api_key=api_key='),
   'assignments with values': fill('api_key = "a1b2c3d4e5f6g7h8i9j0k" '),
   'password lines': fill('password: Xy9'),
+  // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
+  'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),
+  // The own rules that read a credential by where it stands: after `Bearer`, in a .netrc line, after `sshpass -p`.
+  'bearer, netrc and sshpass lines': fill('Authorization: Bearer Zx9Lm2Pq8Rt5Vw3Yb7NcQ4 machine h login u password Zx9Lm2 sshpass -p Zx9Lm2Pq '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),

@@ -22,7 +22,7 @@ import { RE2JS, RE2Set } from 're2js';
 import { hasDigit, shannonEntropy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
-import { GITLEAKS_ALLOW, GITLEAKS_RULES } from './secret-rules.generated.js';
+import { GITLEAKS_ALLOW, SECRET_RULES } from './secret-rules.generated.js';
 import type { GitleaksAllow, GitleaksRule } from './rule-types.js';
 
 export type { GitleaksAllow, GitleaksRule } from './rule-types.js';
@@ -57,7 +57,7 @@ export class DetectionStopped extends Error {
 }
 
 /** The kinds the rule set reports: gitleaks' rule ids. */
-export const RULESET_KINDS: readonly string[] = GITLEAKS_RULES.map((r) => r.id).filter((id) => id !== 'generic-api-key');
+export const RULESET_KINDS: readonly string[] = SECRET_RULES.map((r) => r.id).filter((id) => id !== 'generic-api-key');
 
 export interface CompiledAllow {
   and: boolean;
@@ -239,7 +239,7 @@ function onlySecretChars(cls: string): boolean {
   return true;
 }
 
-const RULES: Compiled[] = GITLEAKS_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
+const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule.id)).map((rule) => {
   const named = namedKeywords(rule);
   const starts = startKeywords(rule);
   const prefixes = prefixKeywords(rule, starts);

@@ -170,7 +170,8 @@ function connection(s: string, i: number): [number, number] | undefined {
   let pos = u0;
   const stop = (c: number) => c === 58 || c === 47 || c === 64 || c === 63 || c === 35 || isSpace(c) || c < 0;
   while (pos - u0 <= 100 && !stop(codeAt(s, pos))) pos++;
-  if (pos === u0 || pos - u0 > 100 || codeAt(s, pos) !== 58) return undefined;
+  // The user may be empty (`redis://:password@host`): the password is one all the same.
+  if (pos - u0 > 100 || codeAt(s, pos) !== 58) return undefined;
   const p0 = pos + 1;
   pos = p0;
   const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
@@ -186,8 +187,10 @@ function connection(s: string, i: number): [number, number] | undefined {
 }
 
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
-const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth)$/;
+const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth|(?:^|[_.-])pat)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
+/** Names of keys that are public by design (a public key, a publishable key): their values are no secret. */
+const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable/;
 
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;
@@ -220,8 +223,8 @@ interface ValueRun {
   end: number;
 }
 
-/** The most characters of a value read, and of a name looked back over. */
-const MAX_VALUE = 256;
+/** The most characters of a value (an AWS session token runs to about a thousand), and of a name looked back over. */
+const MAX_VALUE = 4096;
 const MAX_NAME = 64;
 
 /**
@@ -244,7 +247,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const nameStart = k + 1;
   if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
   const name = s.slice(nameStart, nameEnd).toLowerCase();
-  if (!SECRET_NAME_END.test(name) && !SECRET_NAME_ANY.test(name)) return undefined;
+  if ((!SECRET_NAME_END.test(name) && !SECRET_NAME_ANY.test(name)) || PUBLIC_NAME.test(name)) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
   if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
 import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
-import { GITLEAKS_ALLOW, GITLEAKS_RULES } from '../../../src/detect/secret-rules.generated.js';
+import { GITLEAKS_ALLOW, GITLEAKS_RULES, OWN_RULES, SECRET_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
@@ -24,7 +24,8 @@ describe('the carried rule set', () => {
 
   it('has every rule compile under re2js, and every rule but the ones left out reports its id as a secrets kind', () => {
     expect(GITLEAKS_RULES.length).toBeGreaterThan(150);
-    for (const r of GITLEAKS_RULES) {
+    expect(OWN_RULES.length).toBeGreaterThan(0);
+    for (const r of SECRET_RULES) {
       expect(() => RE2JS.compile(r.regex), r.id).not.toThrow();
       expect(SECRET_KINDS.includes(r.id), r.id).toBe(!RULES_LEFT_OUT.has(r.id));
     }
@@ -57,7 +58,7 @@ describe('the work the scan saves changes no answer', () => {
   // any length, a provider's example credential, cut or whole; the keyword prefilter, the windows, the tries anchored
   // at a keyword and the DFA test before each search must find what gitleaks finds, each rule whose keyword occurs
   // running its own regex over the whole text (texts within a window's reach: a keyword of a rule may be anywhere).
-  const rules = GITLEAKS_RULES.filter((r) => !RULES_LEFT_OUT.has(r.id));
+  const rules = SECRET_RULES.filter((r) => !RULES_LEFT_OUT.has(r.id));
   // Values of the classes and lengths the rules ask for (hex, lower-case letters and digits, any secret character).
   const ofLength = (chars: string) => fc.constantFrom(14, 16, 17, 20, 24, 25, 26, 30, 32, 35, 36, 40, 43, 44, 45, 50, 64).chain((n) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...chars.split('')) }));
   const secretChars = fc.oneof(
