@@ -97,6 +97,8 @@ function mergeOverlaps(spans: Span[]): Span[] {
 
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;
+/** Most characters of a string one decoded text covers (more runs whose surroundings meet are read in the next). */
+const DECODED_TEXT = 64 * 1024;
 
 /**
  * The runs of `s` that hold a credential, each read in its place as a model
@@ -111,10 +113,12 @@ const ENCODED_CONTEXT = 64;
 function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boolean) | undefined, rounds: number): Span[] {
   const out: Span[] = [];
   for (let first = 0; first < runs.length; ) {
-    // The runs whose surroundings meet: [first, last).
-    let last = first + 1;
-    while (last < runs.length && runs[last]!.start - ENCODED_CONTEXT <= runs[last - 1]!.end + ENCODED_CONTEXT) last++;
+    // Between texts the deadline is asked (each text's scans ask it too).
+    if (first > 0 && stop?.() === true) throw new DetectionStopped('the time for this decision ran out while reading decoded base64 or hex');
+    // The runs whose surroundings meet: [first, last), at most DECODED_TEXT characters of the string.
     const from = Math.max(0, runs[first]!.start - ENCODED_CONTEXT);
+    let last = first + 1;
+    while (last < runs.length && runs[last]!.start - ENCODED_CONTEXT <= runs[last - 1]!.end + ENCODED_CONTEXT && runs[last]!.end - from <= DECODED_TEXT) last++;
     const to = Math.min(s.length, runs[last - 1]!.end + ENCODED_CONTEXT);
     const pieces: string[] = [];
     // Where each run's text starts in the text read.
