@@ -10,9 +10,10 @@
  * name.
  *
  * Bounded work: a keyword-assignment rule is tried anchored where its
- * name's keyword is followed by an operator, every other keyword runs its
- * rule on a window around it (merged where windows meet), never on the
- * whole text once per rule; each try asks re2js's DFA first and searches
+ * name's keyword is followed by an operator, a rule whose every match
+ * starts with one of its keywords (`ghp_`, `glpat-`) anchored at each of
+ * them, every other keyword runs its rule on a window around it (merged
+ * where windows meet), never on the whole text once per rule; each try asks re2js's DFA first and searches
  * with groups only where it matches; `stop` is asked between windows and
  * every 64 tries, so a caller with a deadline can end a scan a crafted
  * text would drag out. scanRulesetFully is gitleaks' own way, which the
@@ -88,6 +89,10 @@ interface Compiled {
   prefixes: ReadonlyMap<string, number>;
   /** Keywords the regex itself starts with (see startKeywords): a window around one reaches only REACH_AT_START back. */
   starts: ReadonlySet<string>;
+  /** Every match starts at one of `starts`, each starting with a word character: tried anchored at each (findAt), no window. */
+  atStart: boolean;
+  /** The regex starts with `\b`. */
+  boundary: boolean;
 }
 
 /** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
@@ -244,7 +249,11 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   const starts = startKeywords(rule);
   const prefixes = prefixKeywords(rule, starts);
   for (const k of named) prefixes.delete(k);
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts };
+  const boundary = /^(?:\(\?i\)|\()*\\b/.test(rule.regex);
+  // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
+  // read: such a rule keeps its windows.
+  const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWordChar(k.charCodeAt(0)));
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
@@ -470,6 +479,8 @@ function allowed(a: CompiledAllow, secret: string, match: string, line: () => st
 interface Hits {
   tries: number[];
   windows: number[];
+  /** Where a keyword every match of the rule starts with occurs (a rule whose alternatives all start with one): tried anchored there. */
+  starts: number[];
 }
 
 /** Where each keyword occurs in `s`, by the rules it starts. */
@@ -483,10 +494,16 @@ function keywordHits(s: string, stop?: () => boolean): Map<number, Hits> {
       if (named && !operatorFollows(s, at + k.length)) continue;
       const least = c.prefixes.get(k);
       if (least !== undefined && !secretRun(s, at + k.length, least)) continue;
+      // A rule whose every match starts with one of its keywords is tried at each of them, and only there: another of
+      // its keywords (one inside the value) starts no match.
+      const atStart = !named && c.atStart;
+      if (atStart && !c.starts.has(k)) continue;
+      // A `\b` the regex starts with, read where the match starts (the try reads from there on).
+      if (atStart && c.boundary && isWordChar(codeAt(s, at - 1)) === isWordChar(codeAt(s, at))) continue;
       let h = hits.get(r);
-      if (h === undefined) hits.set(r, (h = { tries: [], windows: [] }));
-      const entry = named ? at : 2 * at + (c.starts.has(k) ? 0 : 1);
-      const list = named ? h.tries : h.windows;
+      if (h === undefined) hits.set(r, (h = { tries: [], windows: [], starts: [] }));
+      const entry = named || atStart ? at : 2 * at + (c.starts.has(k) ? 0 : 1);
+      const list = named ? h.tries : atStart ? h.starts : h.windows;
       if (list[list.length - 1] !== entry) list.push(entry);
     }
   }, stop);
@@ -502,8 +519,18 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
   const hits = keywordHits(s, stop);
   if (hits.size === 0) return [];
   const out: Span[] = [];
-  for (const [ri, { tries, windows: positions }] of hits) {
+  for (const [ri, { tries, windows: positions, starts }] of hits) {
     const c = RULES[ri]!;
+    if (starts.length > 0) {
+      // Each match starts at one of these keywords: tried anchored at each, on the DFA first, then with its groups on
+      // the match alone (no search over a window, which costs some 5 µs a find in re2js).
+      const re = regexOf(c);
+      let n = 0;
+      for (const p of starts) {
+        if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+        findAt(c, re, s, p, out);
+      }
+    }
     if (tries.length > 0) {
       // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
       // a few characters after it: tried anchored at each keyword, each try costs what the match itself holds.
@@ -599,6 +626,28 @@ function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: 
     for (let i = 0; i <= m.groupCount(); i++) groups.push(m.start(i), m.end(i));
     take(c, sub, w0, cut, groups, out);
   }
+}
+
+/**
+ * The match of rule `c` that starts at `p`, if any: read from `p` to
+ * WINDOW_AFTER after it, anchored there (a `\b` the regex starts with was
+ * read by the caller, in the whole text).
+ */
+function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): void {
+  const w1 = Math.min(s.length, p + WINDOW_AFTER);
+  const sub = s.slice(p, w1);
+  const r2 = re.re2();
+  if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return;
+  const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
+  if (ok && groups !== null) take(c, sub, p, w1 < s.length, groups, out);
+}
+
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+function codeAt(s: string, i: number): number {
+  return i >= 0 && i < s.length ? s.charCodeAt(i) : -1;
 }
 
 /** One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret, unless entropy or an allowlist drops it. */
