@@ -175,8 +175,12 @@ function evaluateResultRules(
   const shared = acts.shared;
   const blockActivations = acts.blocks;
   const matches: Match[] = [];
-  const spent = (): CelResult | undefined =>
-    budget !== undefined && budget.exceeded() ? { ok: false, error: `evaluation budget exceeded (${budget.describe})` } : undefined;
+  // Once spent, the budget stays spent: one result for every rule and block left, the clock no longer read.
+  let late: CelResult | undefined;
+  const spent = (): CelResult | undefined => {
+    if (late === undefined && budget !== undefined && budget.exceeded()) late = { ok: false, error: `evaluation budget exceeded (${budget.describe})` };
+    return late;
+  };
 
   for (const policy of set.policies) {
     const policyMode = effectiveMode(policy.mode, modeOverride);
@@ -200,6 +204,8 @@ function evaluateResultRules(
         if (!r.ok || r.value) matches.push(matchOf(policy.id, rule, mode, r, '', undefined));
         continue;
       }
+      // The match every block left past the budget gets, made once for the rule (the blocks' own pointer and index set on a copy).
+      let lateMatch: Match | undefined;
       for (let i = 0; i < input.blocks.length; i++) {
         let r = spent();
         if (r === undefined) {
@@ -214,7 +220,8 @@ function evaluateResultRules(
         if (trace !== undefined) trace.push({ policy: policy.id, rule: rule.id, scope: 'block', pointer: input.blocks[i]!.pointer, value: traceValue(r) });
         if (!r.ok || r.value) {
           const b = input.blocks[i]!;
-          matches.push(matchOf(policy.id, rule, mode, r, b.pointer, b.index));
+          if (r === late) matches.push({ ...(lateMatch ??= matchOf(policy.id, rule, mode, r, b.pointer, b.index)), pointer: b.pointer, blockIndex: b.index });
+          else matches.push(matchOf(policy.id, rule, mode, r, b.pointer, b.index));
         }
       }
     }

@@ -110,3 +110,31 @@ describe('a detector function stops at the evaluation budget outside a decision 
     );
   });
 });
+
+describe('block rules past the budget', () => {
+  it('give every block left its own error match, with its pointer and index, for each rule, whenever the budget runs out', () => {
+    const set = compilePolicyFiles(
+      [{ name: 'p.yaml', bytes: enc.encode('id: p\nmode: enforce\nrules:\n  - id: a\n    scope: block\n    when: "false"\n    effect: spotlight\n  - id: b\n    scope: block\n    when: "false"\n    effect: redact\n') }],
+      'policies',
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.nat(90), (n, asks) => {
+        const blocks = Array.from({ length: n }, (_, i) => ({ index: i, pointer: `/content/${i}`, block: { type: 'text', index: i }, evidence: [], dataClass: {} }));
+        const matches = evaluatePolicies(set, { ...RESULT, blocks } as EvaluationInput, undefined, budgetAfter(asks));
+        // Every match is a budget error (the conditions are false), one per rule and block left, each its own.
+        for (const m of matches) expect(m.error).toContain('evaluation budget exceeded');
+        for (const rule of ['a', 'b']) {
+          const mine = matches.filter((m) => m.rule === rule);
+          const left = mine.map((m) => m.blockIndex!);
+          if (left.length > 0) expect(left).toEqual(Array.from({ length: left.length }, (_, k) => n - left.length + k));
+          expect(mine.map((m) => m.pointer)).toEqual(left.map((i) => `/content/${i}`));
+        }
+        expect(new Set(matches).size).toBe(matches.length);
+        // Once a rule met the spent budget, every later rule's blocks are all left.
+        const b = matches.filter((m) => m.rule === 'b');
+        if (matches.some((m) => m.rule === 'a')) expect(b.length).toBe(n);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
