@@ -249,7 +249,8 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   const starts = startKeywords(rule);
   const prefixes = prefixKeywords(rule, starts);
   for (const k of named) prefixes.delete(k);
-  const boundary = /^(?:\(\?i\)|\()*\\b/.test(rule.regex);
+  // The `\b` among what startKeywords passes over before a keyword (`(?i)`, `\b`, `(`, `(?:`).
+  const boundary = /^(?:\(\?i\)|\\b|\((?:\?:)?)*/.exec(rule.regex)![0].includes('\\b');
   // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWordChar(k.charCodeAt(0)));
