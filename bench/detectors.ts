@@ -99,6 +99,8 @@ const crafted: Record<string, string> = {
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),
   // The own rules that read a credential by where it stands: after `Bearer`, in a .netrc line, after `sshpass -p`.
+  'cookie and SAS lines': fill('Cookie: theme=dark; sessionid=Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0 https://a.blob.core.windows.net/c?sv=2022&sig=Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0%3D '),
+  'Discord webhook URLs': fill('https://discord.com/api/webhooks/112233445566778899/Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm3N-Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm '),
   'bearer, netrc and sshpass lines': fill('Authorization: Bearer Zx9Lm2Pq8Rt5Vw3Yb7NcQ4 machine h login u password Zx9Lm2 sshpass -p Zx9Lm2Pq '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),
