@@ -20,7 +20,7 @@
  * tests hold this to.
  */
 import { RE2JS, RE2Set } from 're2js';
-import { hasDigit, shannonEntropy, type Span } from './chars.js';
+import { codeAt, hasDigit, isWord, shannonEntropy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
 import { GITLEAKS_ALLOW, SECRET_RULES } from './secret-rules.generated.js';
@@ -253,7 +253,7 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   const boundary = /^(?:\(\?i\)|\\b|\((?:\?:)?)*/.exec(rule.regex)![0].includes('\\b');
   // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
   // read: such a rule keeps its windows.
-  const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWordChar(k.charCodeAt(0)));
+  const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));
   return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary };
 });
 
@@ -500,7 +500,7 @@ function keywordHits(s: string, stop?: () => boolean): Map<number, Hits> {
       const atStart = !named && c.atStart;
       if (atStart && !c.starts.has(k)) continue;
       // A `\b` the regex starts with, read where the match starts (the try reads from there on).
-      if (atStart && c.boundary && isWordChar(codeAt(s, at - 1)) === isWordChar(codeAt(s, at))) continue;
+      if (atStart && c.boundary && isWord(codeAt(s, at - 1)) === isWord(codeAt(s, at))) continue;
       let h = hits.get(r);
       if (h === undefined) hits.set(r, (h = { tries: [], windows: [], starts: [] }));
       const entry = named || atStart ? at : 2 * at + (c.starts.has(k) ? 0 : 1);
@@ -641,14 +641,6 @@ function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): void
   if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return;
   const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
   if (ok && groups !== null) take(c, sub, p, w1 < s.length, groups, out);
-}
-
-function isWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-}
-
-function codeAt(s: string, i: number): number {
-  return i >= 0 && i < s.length ? s.charCodeAt(i) : -1;
 }
 
 /** One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret, unless entropy or an allowlist drops it. */
