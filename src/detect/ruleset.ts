@@ -308,17 +308,19 @@ const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? u
  * How 145 of gitleaks' rules end a token: a quote, a backtick, a blank, `;`,
  * an escaped line break, or the end of the text. In prose, markup and URLs a
  * token ends as often at `.`, `,`, `:`, `!`, `?`, a bracket, `<`, `>`, `*`,
- * `|`, `&` or `#` (`your token is hf_....`, `(hf_...)`, `<b>hf_...</b>`,
- * `?token=hf_...&x=1`), where those rules found nothing. Each of those ends a
- * token here too; the characters a token may go on with (letters, digits,
- * `_ - + / =`) still do not.
+ * `|`, `&`, `#` or `/` (`your token is hf_....`, `(hf_...)`,
+ * `<b>hf_...</b>`, `?token=hf_...&x=1`, `/hooks/hf_.../status`), where those
+ * rules found nothing. Each of those ends a token here too; the characters
+ * a token may go on with (letters, digits, `_ - + =`, and `/` where the
+ * rule's token takes it) still do not: a token whose class holds `/` goes
+ * on through it, and one whose class does not ends before it anyway.
  */
 const TOKEN_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)";
-const TOKEN_END_WIDE = "(?:[\\x60'\"\\s;,.:!?()\\[\\]{}<>*|&#]|\\\\[nr]|$)";
+const TOKEN_END_WIDE = "(?:[\\x60'\"\\s;,.:!?()\\[\\]{}<>*|&#/]|\\\\[nr]|$)";
 
-/** What a token may stand after or before in prose and markup, added to a rule's own `(?:^|[...])` and `(?:$|[...])` (Azure's client secret). */
-const STARTS_AFTER = '\\[{*|<#&?';
-const ENDS_BEFORE = '.:!?\\]}>*|&#';
+/** What a token may stand after or before in prose, markup and URL paths, added to a rule's own `(?:^|[...])` and `(?:$|[...])` (Azure's client secret). */
+const STARTS_AFTER = '\\[{*|<#&?/';
+const ENDS_BEFORE = '.:!?\\]}>*|&#/';
 
 /** A rule's regex with TOKEN_END widened, and its own class of what a token stands after or before widened likewise. */
 export function widenedRegex(regex: string): string {

@@ -51,6 +51,24 @@ describe('a credential is found wherever it sits', () => {
       { numRuns: 300 },
     );
   });
+
+  it('standing alone in prose, markup, a query or a URL path, ended by their punctuation', () => {
+    // Values that say what they are alone; gitleaks' rules end a token only at a blank, a quote or `;`.
+    const bare = creds.filter((c) => !c.value.includes('\n') && scanSecrets(c.value).length > 0);
+    const around = fc.constantFrom(['Your key is ', '. Keep it.'], ['(', '), then'], ['<b>', '</b>'], ['?token=', '&next=1'], ['GET https://cb.test/hooks/', '/status'], ['[', ']!'], ['#', '|']);
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), around, (c, [before, after]) => {
+        // What is found in the value alone (a connection string's password, a token whole) is found around it too.
+        const text = `${before}${c.value}${after}`;
+        const spans = scanSecrets(text);
+        for (const alone of scanSecrets(c.value)) {
+          const [a, b] = [before.length + alone.start, before.length + alone.end];
+          expect(spans.some((sp) => sp.start <= a && sp.end >= b), `${c.provider}: ${text}`).toBe(true);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
 });
 
 describe('the work the scan saves changes no answer', () => {
