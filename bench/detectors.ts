@@ -76,6 +76,17 @@ function nestedBase64(): string {
   return b64(level2);
 }
 
+/**
+ * Encodings glued to what stands before them, each read from many places: a
+ * word then the base64 of a kilobyte of text (its slashes and aligned places
+ * each a decode), a URL path then base64 of text, `bot` then hex of text.
+ */
+function gluedEncodings(): string {
+  const text = 'api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here, with ~~~ and ??? for slashes; '.repeat(12).slice(0, 760);
+  const b64 = Buffer.from(text).toString('base64');
+  return `x${b64} GET /api/hooks/${Buffer.from(text.slice(0, 200)).toString('base64')}/status bot${Buffer.from(text.slice(0, 200)).toString('hex')}/getMe `;
+}
+
 /** Base64 wrapped at 76 (as `base64` writes it) of text with a NUL every 60 bytes: each wrapped run is read as one, in stretches of text. */
 function wrappedBase64(): string {
   const text = Buffer.from(`${'api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here, '.repeat(2)}\0`.repeat(20));
@@ -108,6 +119,7 @@ const crafted: Record<string, string> = {
   'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
   'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),
   'base64 wrapped at 76, lines of text and of binary': fill(`${wrappedBase64()}\n`),
+  'base64 and hex glued to a word or a path': fill(gluedEncodings()),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
   'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),

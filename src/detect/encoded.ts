@@ -137,7 +137,7 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     i = end + 1;
     if (end - start < MIN_RUN || (end - start > maxRun && lines === undefined)) continue;
     ask();
-    const read = end - start <= maxRun ? readRun(s, start, end, lines !== undefined) : undefined;
+    const read = end - start > maxRun ? undefined : lines === undefined ? readUnwrapped(s, start, end) : readRun(s, start, end, true);
     if (read !== undefined) {
       hand(read);
       // Its padding (an `=`, no base64 character, then stands before `i`).
@@ -153,6 +153,189 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     }
   }
   return out;
+}
+
+/** Slashes of a run after which it is read again (a URL's path glued before an encoding), among its first SLASH_REACH characters. */
+const SLASHES = 4;
+const SLASH_REACH = 128;
+/** Longest run read for an encoding glued to what stands before it. */
+const GLUED_MAX = 1024;
+/** Shortest stretch of text a glued reading keeps: a credential's length. */
+const GLUED_STRETCH = 16;
+/** How far into a run an encoding glued to a word before it is looked for. */
+const GLUED_REACH = 24;
+/** Characters of base64 that encode GLUED_STRETCH bytes. */
+const GLUED_CHARS = Math.ceil((GLUED_STRETCH * 4) / 3);
+
+/**
+ * What the run [start, end) (no line break in it) encodes, as one text for
+ * the whole run and its padding, or undefined.
+ *
+ * - The run as base64 or hex, when its bytes are text from end to end, or
+ *   hold stretches of text among bytes that are none (readRun).
+ * - An encoding glued to what stands before or after it (`.../webhooks/`
+ *   then the base64 of an id and a token, `bot` then the hex of a token, a
+ *   path after it: `/` and the letters of a word are base64 characters
+ *   too), in a run longer than GLUED_CHARS: each stretch of MIN_RUN hex
+ *   digits or more, from its first digit or its second (a word's last
+ *   letter may be a hex digit: `bad`, `cafe`); and, when the run is no text
+ *   whole and not all hex, the run from its start to its first slash and
+ *   from after each of its first SLASHES slashes (among its first
+ *   SLASH_REACH characters), to its end and to the next slash; and from
+ *   each of its next GLUED_REACH characters where the bytes encoded from
+ *   there start with GLUED_STRETCH of ASCII text (a word glued before it:
+ *   no byte of the word then stands against the encoding's text). A glued
+ *   reading is decoded only where its characters encode GLUED_STRETCH
+ *   bytes of ASCII text in a row (reckoned without decoding), and keeps
+ *   stretches of text that long.
+ *
+ * The texts found are kept once each, a blank line between. A run longer
+ * than GLUED_MAX is read as readRun reads it only. Each place is tried
+ * reading a few characters (a wrong one fails on its first byte or two),
+ * and a run is decoded only from places whose characters encode text:
+ * linear in the run.
+ */
+function readUnwrapped(s: string, start: number, end: number): EncodedRun | undefined {
+  // A long run is no encoding glued to a word or a path: read whole, or for stretches of text, as a wrapped line is.
+  if (end - start > GLUED_MAX) return readRun(s, start, end, false);
+  const texts: string[] = [];
+  // Whole, or stretches of text among bytes that are none (a NUL after a credential).
+  const own = readRun(s, start, end, false);
+  const whole = own?.whole === true ? own : undefined;
+  if (own !== undefined) texts.push(own.text);
+  let to = own?.end ?? end;
+  // Too short to hold GLUED_STRETCH bytes besides what it is glued to.
+  if (end - start <= GLUED_CHARS) return own;
+  const allHex = HEX.test(s.slice(start, end));
+  if (whole === undefined || !allHex) {
+    for (let a = start; a < end; ) {
+      if (!isHexDigit(s.charCodeAt(a))) {
+        a++;
+        continue;
+      }
+      let b = a + 1;
+      while (b < end && isHexDigit(s.charCodeAt(b))) b++;
+      for (let from = a; b - a >= MIN_RUN && from <= a + 1; from++) {
+        // The run itself, all hex, was read above; else decoded only where GLUED_STRETCH bytes in a row are ASCII text
+        // (reckoned from the digits, nothing made).
+        if ((allHex && from === start) || !hexAsciiStretch(s, from, b)) continue;
+        const text = gluedText(Buffer.from(s.slice(from, from + ((b - from) & ~1)), 'hex'));
+        if (text === undefined) continue;
+        texts.push(text);
+        break;
+      }
+      a = b;
+    }
+  }
+  if (whole === undefined && !allHex) {
+    // A path glued before (`.../webhooks/`) or after (`/getMe`): the run from after each of its first few slashes, to
+    // its end and to the next slash (a base64url encoding and a path after it are no base64 together).
+    const reach = Math.min(end - MIN_RUN, start + SLASH_REACH);
+    for (let k = start - 1, slashes = 0; k < reach && slashes <= SLASHES; k++) {
+      if (k >= start && s.charCodeAt(k) !== 47) continue;
+      slashes++;
+      if (k >= start && asciiStretch(s, k + 1, end)) {
+        const text = readRun(s, k + 1, end, false)?.text;
+        if (text !== undefined) texts.push(text);
+      }
+      let next = k + 1;
+      while (next < end && s.charCodeAt(next) !== 47) next++;
+      if (next < end && asciiStretch(s, k + 1, next)) {
+        const text = readRun(s, k + 1, next, false)?.text;
+        if (text !== undefined) texts.push(text);
+      }
+    }
+    // A word glued before (`bot`, `token`): the run as base64 from each of its next GLUED_REACH characters where the
+    // first GLUED_STRETCH bytes it encodes from there are ASCII text (the encoding's start: most places fail on their
+    // first byte or two, reckoned without decoding).
+    // Of the places of one alignment, the first two (a group before the encoding may decode to ASCII too); a later one
+    // reads what those read, from further on.
+    const tried = [0, 0, 0, 0];
+    for (let from = start + 1; from <= start + GLUED_REACH && end - from > GLUED_CHARS; from++) {
+      if (tried[(from - start) & 3]! >= 2 || !asciiAt(s, from, end)) continue;
+      tried[(from - start) & 3]!++;
+      let chars = s.slice(from, end);
+      const urlSafe = chars.includes('-') || chars.includes('_');
+      if (urlSafe) {
+        // Base64url, and a path after it (`/getMe`): read up to where the other alphabet starts.
+        const other = chars.search(/[+/]/);
+        if (other >= 0) chars = chars.slice(0, other);
+      }
+      if (chars.length % 4 === 1) chars = chars.slice(0, -1);
+      const text = gluedText(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'));
+      if (text !== undefined) texts.push(text);
+    }
+  }
+  if (texts.length === 0) return undefined;
+  // Its padding with it.
+  for (let k = 0; k < 2 && s.charCodeAt(to) === 61; k++) to++;
+  // Each text once, a blank line between (two lines as long would read as one run wrapped at a width).
+  return { start, end: to, text: texts.length === 1 ? texts[0]! : [...new Set(texts)].join('\n\n') };
+}
+
+/** Whether the base64 characters [from, to) encode GLUED_STRETCH bytes in a row that are ASCII text (printable, tab, line breaks). */
+function asciiStretch(s: string, from: number, to: number): boolean {
+  if (to - from < GLUED_CHARS) return false;
+  let run = 0;
+  let bits = 0;
+  let held = 0;
+  for (let i = from; i < to; i++) {
+    const v = valueAt(s, i);
+    if (v < 0) return false;
+    bits = ((bits << 6) | v) & 0xfff;
+    held += 6;
+    if (held < 8) continue;
+    held -= 8;
+    const x = (bits >> held) & 0xff;
+    run = x < 0x7f && textByte(x) ? run + 1 : 0;
+    if (run >= GLUED_STRETCH) return true;
+    // Too few characters left to make the rest of a stretch.
+    if (run === 0 && to - i - 1 < GLUED_CHARS) return false;
+  }
+  return false;
+}
+
+/** Whether the base64 characters from `from` on (before `to`) encode GLUED_STRETCH bytes of ASCII text first. */
+function asciiAt(s: string, from: number, to: number): boolean {
+  let bits = 0;
+  let held = 0;
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const v = valueAt(s, i);
+    if (v < 0) return false;
+    bits = ((bits << 6) | v) & 0xfff;
+    held += 6;
+    if (held < 8) continue;
+    held -= 8;
+    const x = (bits >> held) & 0xff;
+    if (x >= 0x7f || !textByte(x)) return false;
+    if (++bytes >= GLUED_STRETCH) return true;
+  }
+  return false;
+}
+
+/** Whether the hex digits [from, to) encode GLUED_STRETCH bytes in a row that are ASCII text (printable, tab, line breaks). */
+function hexAsciiStretch(s: string, from: number, to: number): boolean {
+  let run = 0;
+  for (let i = from; i + 1 < to; i += 2) {
+    const x = hexValue(s.charCodeAt(i)) * 16 + hexValue(s.charCodeAt(i + 1));
+    run = x < 0x7f && textByte(x) ? run + 1 : 0;
+    if (run >= GLUED_STRETCH) return true;
+    // Too few digits left to make the rest of a stretch.
+    if (run === 0 && to - i - 2 < 2 * GLUED_STRETCH) return false;
+  }
+  return false;
+}
+
+function hexValue(c: number): number {
+  return c <= 57 ? c - 48 : (c | 32) - 87;
+}
+
+/** The stretches of text of at least GLUED_STRETCH bytes `bytes` hold (a glued reading's scraps are shorter), or undefined. */
+function gluedText(bytes: Buffer): string | undefined {
+  const text = utf8Text(bytes);
+  if (text !== undefined) return text.length >= GLUED_STRETCH ? text : undefined;
+  return textStretches(bytes, GLUED_STRETCH);
 }
 
 function isHexDigit(c: number): boolean {
@@ -192,16 +375,20 @@ function wrappedLines(s: string, start: number, end: number): number[] | undefin
   return ends.length > 1 ? ends : undefined;
 }
 
-/** The text the run [start, end) encodes (with its line breaks when `wrapped`, and its padding), or undefined. */
-function readRun(s: string, start: number, end: number, wrapped: boolean): EncodedRun | undefined {
+/**
+ * The text the run [start, end) encodes (with its line breaks when
+ * `wrapped`, and its padding), or undefined: text from end to end
+ * (`whole`), or, with `stretches`, its stretches of text among bytes that
+ * are none (textStretches).
+ */
+function readRun(s: string, start: number, end: number, wrapped: boolean, stretches = true): (EncodedRun & { whole: boolean }) | undefined {
   const chars = wrapped ? s.slice(start, end).replace(/\r?\n/g, '') : s.slice(start, end);
   if (chars.length < MIN_RUN) return undefined;
   if (HEX.test(chars)) {
     // Hex digits: the hex of text (two digits a byte, as gitleaks also decodes), or a digest, which is no text. Its
     // first byte must open text before the run is decoded.
     const opens = opensUtf8(parseInt(chars.slice(0, 2), 16));
-    const text = opens && chars.length % 2 === 0 ? textOf(Buffer.from(chars, 'hex')) : undefined;
-    return text === undefined ? undefined : { start, end, text };
+    return opens && chars.length % 2 === 0 ? runOf(Buffer.from(chars, 'hex'), start, end, stretches) : undefined;
   }
   if (!opensText(chars, 0)) return undefined;
   let padded = end;
@@ -210,26 +397,27 @@ function readRun(s: string, start: number, end: number, wrapped: boolean): Encod
   const urlSafe = chars.includes('-') || chars.includes('_');
   if (urlSafe && (chars.includes('+') || chars.includes('/'))) return undefined;
   if (chars.length % 4 === 1) return undefined;
-  const text = textOf(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'));
-  return text === undefined ? undefined : { start, end: padded, text };
+  return runOf(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'), start, padded, stretches);
+}
+
+/**
+ * The run [start, end) whose bytes are `bytes`, when they are text of
+ * MIN_STRETCH characters or more; or, with `stretches`, when bytes that
+ * are no text stand among it (a NUL after a credential, a line of binary
+ * data wrapped with lines of text), its stretches of MIN_STRETCH bytes or
+ * more, each a line: a model that decodes the run reads them.
+ */
+function runOf(bytes: Buffer, start: number, end: number, stretches: boolean): (EncodedRun & { whole: boolean }) | undefined {
+  const whole = utf8Text(bytes);
+  const text = whole ?? (stretches ? textStretches(bytes) : undefined);
+  return text === undefined || text.length < MIN_STRETCH ? undefined : { start, end, text, whole: whole !== undefined };
 }
 
 /** Shortest stretch of text read among bytes that are not text throughout. */
 const MIN_STRETCH = 8;
 
-/**
- * The text `bytes` are (utf8Text), when it is at least 8 characters long;
- * or, when bytes that are no text stand among it (a NUL after a credential,
- * a line of binary data wrapped with lines of text), its stretches of 8
- * bytes or more, each a line: a model that decodes the run reads them.
- */
-function textOf(bytes: Buffer): string | undefined {
-  const text = utf8Text(bytes) ?? textStretches(bytes);
-  return text === undefined || text.length < MIN_STRETCH ? undefined : text;
-}
-
-/** The stretches of `bytes` that are UTF-8 text with no control character but tab and line breaks, MIN_STRETCH bytes or more each, a line each; undefined when none is. One pass. */
-function textStretches(bytes: Uint8Array): string | undefined {
+/** The stretches of `bytes` that are UTF-8 text with no control character but tab and line breaks, `least` bytes or more each, a line each; undefined when none is. One pass. */
+function textStretches(bytes: Uint8Array, least = MIN_STRETCH): string | undefined {
   const parts: string[] = [];
   const n = bytes.length;
   let from = 0;
@@ -245,9 +433,9 @@ function textStretches(bytes: Uint8Array): string | undefined {
       i += len;
       continue;
     }
-    if (i - from >= MIN_STRETCH) parts.push(UTF8.decode(bytes.subarray(from, i)));
+    if (i - from >= least) parts.push(UTF8.decode(bytes.subarray(from, i)));
     from = ++i;
   }
-  if (n - from >= MIN_STRETCH) parts.push(UTF8.decode(bytes.subarray(from, n)));
+  if (n - from >= least) parts.push(UTF8.decode(bytes.subarray(from, n)));
   return parts.length === 0 ? undefined : parts.join('\n');
 }

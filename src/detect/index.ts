@@ -95,6 +95,11 @@ function mergeOverlaps(spans: Span[]): Span[] {
   return merged;
 }
 
+/** A character after a decoded run that ends a token where it stands: gitleaks' rules end one at `[\x60'"\s;]`. */
+const ENDS_TOKEN = /[\s`'";]/;
+/** A character before a decoded run after which a token starts: gitleaks' `[\\'"\x60\s>=:(,)]`. */
+const STARTS_TOKEN = /[\s\\'"`>=:(,)]/;
+
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;
 /** Most characters of a string one decoded text covers (more runs whose surroundings meet are read in the next). */
@@ -127,11 +132,23 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
     let plain = from;
     for (let j = first; j < last; j++) {
       const run = runs[j]!;
-      pieces.push(s.slice(plain, run.start), run.text);
+      pieces.push(s.slice(plain, run.start));
       length += run.start - plain;
+      // Likewise what it starts with is read as starting there (a run glued to a path or a word read whole).
+      if (run.start > 0 && !STARTS_TOKEN.test(s[run.start - 1]!)) {
+        pieces.push('\n');
+        length++;
+      }
+      pieces.push(run.text);
       at.push(length);
       length += run.text.length;
       plain = run.end;
+      // What the run's text ends with is read as ending there: where a URL's path or query goes on after the run
+      // (`/status`, `&next=1`), a line break between (the rules end a token at a quote, a blank or `;`, as gitleaks does).
+      if (plain < s.length && !ENDS_TOKEN.test(s[plain]!)) {
+        pieces.push('\n');
+        length++;
+      }
     }
     pieces.push(s.slice(plain, to));
     let k = 0;

@@ -4,7 +4,7 @@
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
- * JavaScript escape, base64, hex, either of them over base64), never reaches the host through /v1/evaluate with the shipped
+ * JavaScript escape, base64, hex, either of them over base64; in a URL's path, the encoding glued to it), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
 import fc from 'fast-check';
@@ -20,7 +20,7 @@ const creds = credentials.credentials.filter((c) => !c.value.includes('\n') && /
 /** Those whose value alone says what it is (a provider's prefix or shape): what may stand without a name, as a member name or in a URL. */
 const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
 /** Placements where the value stands alone. */
-const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query']);
+const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path']);
 
 const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
 
@@ -93,6 +93,9 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       return { content: [{ type: 'text', text: `keys: (${text}), [${text}], {${text}}: done!` }] };
     case 'query':
       return { content: [{ type: 'text', text: `open https://cb.test/cb?key=${text}&next=1#${text}` }] };
+    case 'path':
+      // A URL path segment, glued to the path before and after it (base64 and hex read with them as one run).
+      return { content: [{ type: 'text', text: `GET https://cb.test/api/hooks/${text}/status` }] };
     case 'structured-value':
       return { content: [{ type: 'text', text: '{}' }], structuredContent: { config: { env: line } } };
     case 'structured-name':
@@ -146,7 +149,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {

@@ -9,6 +9,8 @@ import { DECODE_ROUNDS, encodedRuns } from '../../../src/detect/encoded.js';
 const secrets = (s: string) => new DetectionCache().spans('secrets', s);
 /** One-line credentials the scan finds in their own line. */
 const lines = credentials.credentials.filter((c) => !c.value.includes('\n')).map((c) => c.text);
+/** One-line values that say what they are standing alone (a provider's prefix or shape). */
+const oneLine = credentials.credentials.filter((c) => !c.value.includes('\n') && new DetectionCache().spans('secrets', `see ${c.value} ok`).length > 0).map((c) => c.value);
 
 describe('base64 in a text', () => {
   it('a credential line written as base64, in either alphabet, or as hex, alone, after a name or in a data: URI, is found and the run masked whole', () => {
@@ -63,6 +65,29 @@ describe('base64 in a text', () => {
         expect(spans.some((sp) => sp.start <= 5 && sp.end >= 5 + run.replace(/=+$/, '').length), run).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('reads an encoding glued to what stands before or after it (base64 after a URL path, hex after `bot` or a word ending in hex letters), and masks what it covers', () => {
+    // `/` and letters are base64 characters, hex digits letters too: the run read starts before the encoding.
+    // Base64 after a path's slash; hex after a word too (its last letters may be hex digits).
+    const base64 = fc.tuple(fc.constantFrom<BufferEncoding[]>(['base64'], ['base64url'], ['hex', 'base64'], ['base64', 'base64']), fc.constantFrom('https://discord.com/api/webhooks/', 'GET /v1/keys/', 'cdn.example/a/b/c/', 'https://api.telegram.org/bot', 'token'));
+    const hex = fc.tuple(fc.constantFrom<BufferEncoding[]>(['hex'], ['base64', 'hex']), fc.constantFrom('https://discord.com/api/webhooks/', 'https://api.telegram.org/bot', 'cafe', 'x'));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...oneLine),
+        fc.oneof(base64, hex),
+        fc.constantFrom('', '/getMe', '/status.json', ' ok'),
+        (value, [chain, before], after) => {
+          const run = chain.reduce((acc, enc) => Buffer.from(acc).toString(enc), value);
+          const text = `see ${before}${run}${after}`;
+          const at = 4 + before.length;
+          const spans = secrets(text);
+          // Every character of the encoding past its first few (a glued letter may be read with it) is masked.
+          expect(spans.some((sp) => sp.start <= at + 4 && sp.end >= at + run.replace(/=+$/, '').length), `${chain.join(' of ')}: ${text}`).toBe(true);
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 
