@@ -12,6 +12,7 @@
  * past it is the work no deadline bounds: checking the result's shape,
  * reading its claims, joining its strings).
  */
+import { randomBytes } from 'node:crypto';
 import { createDecisionCore } from '../src/decision/core.js';
 import { loadConfig } from '../src/config.js';
 import { PolicyStore } from '../src/policy/reload.js';
@@ -32,6 +33,13 @@ const core = createDecisionCore({
 });
 
 const MB = 7 * 1024 * 1024;
+
+/** 4 MiB less a little (within BINARY_READ_MAX): random bytes with a line of text every 4 KiB, as an archive of files is. */
+function binaryBlob(): string {
+  const bytes = randomBytes(4 * 1024 * 1024 - 64);
+  for (let at = 0; at + 100 < bytes.length; at += 4096) bytes.write(`${prose(at, 80)}\n`, at, 'latin1');
+  return bytes.toString('base64');
+}
 const inputs: Record<string, () => Record<string, unknown>> = {
   prose: () => ({ content: [{ type: 'text', text: prose(1, MB) }] }),
   'one-digit groups': () => ({ content: [{ type: 'text', text: '4 5 '.repeat(MB / 4) }] }),
@@ -46,6 +54,8 @@ const inputs: Record<string, () => Record<string, unknown>> = {
   'base64 of text': () => ({ content: [{ type: 'text', text: `${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `.repeat(MB / 69) }] }),
   'one base64 run of text': () => ({ content: [{ type: 'text', text: Buffer.from(prose(2, (MB / 4) * 3)).toString('base64') }] }),
   '10,000 blocks': () => ({ content: Array.from({ length: config.maxBlocks }, (_, i) => ({ type: 'text', text: prose(i, Math.floor(MB / config.maxBlocks)) })) }),
+  // The largest binary blob whose stretches of text are read (BINARY_READ_MAX), random bytes and lines of text among them.
+  'binary blob of 4 MiB': () => ({ content: [{ type: 'resource', resource: { uri: 'file:///backup.tar', mimeType: 'application/x-tar', blob: binaryBlob() } }] }),
   'structuredContent rows': () => ({ content: [], structuredContent: { rows: Array.from({ length: 70_000 }, (_, i) => ({ id: i, t: prose(i, 90) })) } }),
 };
 

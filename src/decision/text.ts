@@ -5,9 +5,9 @@
  */
 import { isRecord, own } from '../json/record.js';
 import { TRUST_KEY } from '../mcp/meta-key.js';
-import { decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './forward/mime.js';
+import { binaryStretches, decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './forward/mime.js';
 
-/** The text of a text block or embedded text resource, a textual blob decoded, an image's or audio's data that is text (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
+/** The text of a text block or embedded text resource, a textual blob decoded, a binary blob's stretches of text, an image's or audio's data that is text (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input), `""` otherwise. */
 export function blockText(block: unknown): string {
   if (!isRecord(block)) return '';
   const type = own(block, 'type');
@@ -24,8 +24,9 @@ export function blockText(block: unknown): string {
   const blob = own(res, 'blob');
   const mime = own(res, 'mimeType');
   if (typeof blob !== 'string') return '';
-  // A blob of any media type that decodes to valid UTF-8 is text a reader may be shown.
-  if (!isTextualMime(mime)) return decodeUtf8Blob(blob) ?? '';
+  // A blob of any media type that decodes to valid UTF-8 is text a reader may be shown; one that does not, its
+  // stretches of text (an archive holding a `.env`).
+  if (!isTextualMime(mime)) return decodeUtf8Blob(blob) ?? binaryStretches(blob) ?? '';
   return decodeTextBlob(blob, mime as string) ?? '';
 }
 

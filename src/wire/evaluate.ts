@@ -155,7 +155,7 @@ export const evaluateReply = {
     masked: {
       type: 'array',
       description: [
-        'Each string a `mask` rule changed (docs/behaviour/labels-and-detectors.md), once per kind masked in it: `pointer` (RFC 6901, into the request `result`), `kind` (a detector kind such as `aws-access-key-id` or `email`, or `unchecked` for a string left unscanned when the decision ran out of time: masked whole) and the `policy`/`rule` named in its placeholders `[<kind> withheld by <policy>/<rule>]`. Empty when nothing was masked, and on `deny`.',
+        'Each string a `mask` rule changed (docs/behaviour/labels-and-detectors.md), once per kind masked in it: `pointer` (RFC 6901, into the request `result`), `kind` (a detector kind such as `aws-access-key-id` or `email`, or `unchecked` for a string left unscanned when the decision ran out of time: masked whole) and the `policy`/`rule` named in its placeholders `[<kind> withheld by <policy>/<rule>]`; a binary `blob` whose stretches of text held a masked kind is withheld whole (listed in `withheld` too), the resource keeping its `uri` and `mimeType` and a placeholder `text`. Empty when nothing was masked, and on `deny`.',
         'Scope `result` masks every string of the result (blocks, `structuredContent`, other members); scope `block` masks its block, and `structuredContent` strings holding a kind masked in a block. A textual `blob` holding a span is forwarded as masked `text` (the `blob` listed in `withheld`); a member whose name holds a span is withheld. Precedence on one block: drop > redact > mask, then spotlight fences what is left.',
       ].join(' '),
       items: {

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import credentials from '../fixtures/secrets/credentials.json' with { type: 'json' };
-import { post, testApp, type TestApp } from '../helpers/app.js';
+import { believingServersFile, post, testApp, type TestApp } from '../helpers/app.js';
 import { scanSecrets } from '../../src/detect/secrets.js';
 import { IGNORABLES, inTags } from '../helpers/unicode.js';
 
@@ -165,4 +165,53 @@ describe('a credential anywhere in a result never reaches the host', () => {
       { numRuns: 700 },
     );
   }, 120_000);
+});
+
+describe('a credential among the bytes of a binary blob never reaches the host', () => {
+  // A server the operator believes, a tool that says it is closed-world: the result is not fenced, so a binary blob
+  // would be forwarded as it came.
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_SERVERS: believingServersFile() });
+  });
+  afterAll(() => t.close());
+  const tool = { name: 'read_archive', annotations: { openWorldHint: false } };
+  const blobOf = (parts: Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p))).toString('base64');
+  /** Bytes that are no text: a NUL and a byte no UTF-8 holds among random ones. */
+  const binary = fc.uint8Array({ minLength: 0, maxLength: 300 }).map((b) => Buffer.concat([Buffer.from([0, 0xff]), Buffer.from(b), Buffer.from([0xfe, 0])]));
+
+  it('withholds the blob whole where its stretches of text hold one (an archive with a .env, a binary with a key in it)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...creds), binary, binary, fc.constantFrom('application/x-tar', 'application/octet-stream', 'application/zip'), async (c, before, after, mimeType) => {
+        const blob = blobOf([before, Buffer.from(`${c.text}\n`), after]);
+        const result = { content: [{ type: 'resource', resource: { uri: 'file:///backup/app.tar', mimeType, blob } }] };
+        const r = await post(t.app, '/v1/evaluate', { result, tool, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        if (r.json.outcome === 'deny') return;
+        expect(reaches(r.json.result, c.value, c.value), `${c.provider}: ${JSON.stringify(r.json.result)}`).toBe(false);
+        const res = r.json.result.content[0].resource;
+        expect(res.blob).toBeUndefined();
+        expect(res.uri).toBe('file:///backup/app.tar');
+        expect(res.text).toMatch(/ withheld by secrets\/mask-secrets: binary content of \d+ bytes that holds it/);
+        expect(r.json.withheld).toContain('/content/0/resource/blob');
+        expect(r.json.masked.some((m: Obj) => m.pointer === '/content/0/resource/blob' && m.policy === 'secrets')).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('forwards a binary blob holding no credential as it came', async () => {
+    const prose = fc.constantFrom('IHDR', 'ustar  root root', 'config.json version 2.4.1 build 20250514', 'The quick brown fox jumps over the lazy dog');
+    await fc.assert(
+      fc.asyncProperty(binary, prose, binary, async (before, words, after) => {
+        const blob = blobOf([before, Buffer.from(words), after]);
+        const result = { content: [{ type: 'resource', resource: { uri: 'file:///backup/app.tar', mimeType: 'application/x-tar', blob } }] };
+        const r = await post(t.app, '/v1/evaluate', { result, tool, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        expect(r.json.outcome).toBe('allow');
+        expect(r.json.result.content[0].resource.blob).toBe(blob);
+      }),
+      { numRuns: 50 },
+    );
+  });
 });

@@ -8,7 +8,7 @@ import { isRecord, own } from '../../json/record.js';
 import { pointer } from '../../json/pointer.js';
 import type { MaskSpec } from '../../policy/effects.js';
 import { spansOf } from '../../detect/index.js';
-import { CHARSET, decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './mime.js';
+import { binaryStretches, CHARSET, decodeTextBlob, decodeUtf8Blob, isTextualMime, mediaText } from './mime.js';
 import { isLongInteger } from '../text.js';
 import { Withholding, type MaskedEntry, type Tokens } from './withhold.js';
 
@@ -110,7 +110,8 @@ export class Masking extends Withholding {
    * A block with its strings masked: every string but the base64 `data` of
    * images and audio that is not text and a blob that is not text (`type` too: a type no
    * revision defines is any string the server chose); a textual blob
-   * holding a span is forwarded as masked `text` (the blob withheld).
+   * holding a span is forwarded as masked `text` (the blob withheld), a
+   * binary one whose stretches of text hold one as a placeholder `text`.
    */
   maskBlock(index: number, block: unknown, specs: readonly MaskSpec[]): unknown {
     if (!isRecord(block)) return this.maskDeep(block, specs, ['content', index], index);
@@ -170,7 +171,19 @@ export class Masking extends Withholding {
         if (typeof v !== 'string' || typeof own(res, 'text') === 'string') continue;
         // A blob of any media type whose bytes are UTF-8 text is read as text (a credential in an "octet-stream").
         const text = isTextualMime(mime) ? decodeTextBlob(v, mime as string) : decodeUtf8Blob(v);
-        if (text === undefined) continue;
+        if (text === undefined) {
+          // Bytes that are no text: where their stretches of text hold a masked kind, the blob is withheld whole (its
+          // bytes cannot be masked in place without breaking what they encode).
+          const stretches = isTextualMime(mime) ? undefined : binaryStretches(v);
+          const why = stretches === undefined ? undefined : this.maskBinary(index, stretches, specs, [...at, key], v);
+          if (why !== undefined) {
+            out ??= copyWithout(res);
+            delete out.blob;
+            setOwn(out, 'text', why);
+            this.withhold(at, key);
+          }
+          continue;
+        }
         at.push(key);
         const masked = this.maskString(text, specs, at, index);
         at.pop();
@@ -188,6 +201,21 @@ export class Masking extends Withholding {
       if (x !== v) setOwn((out ??= copyWithout(res)), key, x);
     }
     return out ?? res;
+  }
+  /**
+   * The placeholder of a binary blob whose stretches of text `stretches`
+   * hold a masked kind (each kind listed as maskString lists it), or
+   * undefined when they hold none.
+   */
+  maskBinary(index: number, stretches: string, specs: readonly MaskSpec[], at: Tokens, blob: string): string | undefined {
+    const kinds = new Set<string>();
+    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const first = spansOf(this.detection, stretches, kinds)[0];
+    if (first === undefined) return undefined;
+    this.maskString(stretches, specs, at, index);
+    const m = specs.find((x) => x.kinds.has(first.kind)) ?? specs[0]!;
+    const bytes = Math.floor((blob.replace(/=+$/, '').length * 3) / 4);
+    return `[${first.kind} withheld by ${m.policy}/${m.rule}: binary content of ${bytes} bytes that holds it; the uri and media type are kept]`;
   }
   /** `structuredContent` masked: by every result-scope mask, and where it holds a kind a block-scope mask replaced. */
   maskStructured(v: unknown): unknown {

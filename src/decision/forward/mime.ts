@@ -46,6 +46,36 @@ export function decodeUtf8Blob(blob: string): string | undefined {
   return utf8Text(Buffer.from(blob, 'base64'));
 }
 
+/** Most bytes of a binary blob read for its stretches of text: a larger one is passed over, as pictures are. */
+export const BINARY_READ_MAX = 4 * 1024 * 1024;
+
+/** A stretch of 8 or more bytes of printable ASCII, tabs and line breaks (what `strings` prints). */
+const ASCII_STRETCH = /[\t\n\r\x20-\x7e]{8,}/g;
+
+/** The single blob last read by binaryStretches and what it held: a decision reads a block's text more than once. */
+let lastBlob: string | undefined;
+let lastStretches: string | undefined;
+
+/**
+ * The stretches of text among the bytes of a blob that is no text (an
+ * uncompressed archive holding a `.env`, a binary with a key compiled in):
+ * each of 8 bytes or more of printable ASCII, tabs and line breaks, a line
+ * each, as `strings` prints them and a model handed the bytes would read
+ * them (a credential is ASCII); undefined when it holds none, is not
+ * base64, or is larger than BINARY_READ_MAX. Read for credentials and
+ * personal data like a text. Native passes: the bytes read as Latin-1, one
+ * regular expression over them.
+ */
+export function binaryStretches(blob: string): string | undefined {
+  if (blob === lastBlob) return lastStretches;
+  if (blob.length > Math.ceil(BINARY_READ_MAX / 3) * 4 || !isBase64(blob)) return undefined;
+  const bytes = Buffer.from(blob, 'base64').toString('latin1');
+  const found = bytes.match(ASCII_STRETCH);
+  lastBlob = blob;
+  lastStretches = found === null ? undefined : found.join('\n');
+  return lastStretches;
+}
+
 /**
  * The text an image's or audio's `data` holds when its bytes are text
  * (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): read as a resource's
