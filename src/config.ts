@@ -66,7 +66,7 @@ export interface Config {
    * gets 503 TG_ERR_OVERLOADED. See src/http/admission.ts.
    */
   readonly maxInflightBytes: number;
-  /** CEL time per decision, ms; past it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
+  /** Time per decision, ms; past nine tenths of it, every rule left counts as matched (TRUSTGATE_EVAL_BUDGET_MS, default 250). */
   readonly evalBudgetMs: number;
   /** Event-loop delay above which requests get 503 + Retry-After, ms; 0 turns it off (TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS, default 1000). */
   readonly maxEventLoopDelayMs: number;
@@ -237,7 +237,7 @@ export const DEFAULTS = {
   TRUSTGATE_ALLOWED_ORIGINS: row('unset', 'comma-separated origins', "origins (`https://ui.example.com`: scheme, host, optional port; no path) whose browser requests are served besides the service's own; every other `Origin`, and `Sec-Fetch-Site: cross-site`/`same-site`, is refused with 403 `TG_ERR_CROSS_ORIGIN` ([browsers](behaviour/browsers.md))"),
   TRUSTGATE_ANSWER_BUFFER_BYTES: whole(64 * 1024 * 1024, 1024 * 1024, 68_719_476_736, 'bytes of answers a serving process holds for clients that have not taken them yet (64 MiB); past it the connections of the oldest are closed'),
   TRUSTGATE_MAX_INFLIGHT_BYTES: whole(DEFAULT_MAX_INFLIGHT_BYTES, 65_536, 68_719_476_736, 'bytes of requests being decided and answers not yet sent that one serving process admits (32 MiB, sized for a 512 MB container); past it a request waits up to 0.5 s, then gets 503 `TG_ERR_OVERLOADED` with `Retry-After` ([admission](operations/admission.md))'),
-  TRUSTGATE_EVAL_BUDGET_MS: whole(250, 1, 60_000, 'CEL time per decision; past it every rule not yet evaluated counts as matched'),
+  TRUSTGATE_EVAL_BUDGET_MS: whole(250, 1, 60_000, 'time per decision; its rules and detectors stop at nine tenths of it (every rule not yet evaluated counts as matched), the rest left to build the answer'),
   TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: whole(1_000, 0, 60_000, 'event-loop delay above which requests get 503 + `Retry-After`; `0` turns it off'),
   TRUSTGATE_REQUEST_TIMEOUT_MS: whole(10_000, 100, 600_000, 'time for a request to arrive and be answered, its answer taken by the client included (`trustgate intercept`: for the whole decision)'),
   TRUSTGATE_INTERCEPT_HEAP_MB: whole(1024, 16, 65_536, '`trustgate intercept`: heap of the process that evaluates, in MiB; a decision that needs more is answered with an `isError` result'),
