@@ -491,7 +491,17 @@ export class DetectionCache {
    * blocks: some 40 ms to copy) is never made. The seams are read now.
    */
   joinLazily(parts: readonly string[], runParts = parts.length): JoinedText {
-    if (parts.length > 1) this.#readSeams(parts, runParts);
+    if (parts.length > 1) {
+      // An empty part shows nothing between its neighbours (an empty block, a picture's): they meet across it.
+      let shown = parts;
+      let shownRuns = runParts;
+      if (parts.includes('')) {
+        shown = parts.filter((p) => p.length > 0);
+        shownRuns = 0;
+        for (let k = 0; k < Math.min(runParts, parts.length); k++) if (parts[k]!.length > 0) shownRuns++;
+      }
+      if (shown.length > 1) this.#readSeams(shown, shownRuns);
+    }
     return new JoinedText(parts, (joined) => this.#register(joined, parts));
   }
 

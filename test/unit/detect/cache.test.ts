@@ -94,6 +94,30 @@ describe('a credential split over any number of consecutive parts', () => {
     );
   });
 
+  it('is read whole across empty parts between its pieces (an empty block, a picture: nothing shown between them)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...values), fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), fc.array(fc.nat({ max: 2 }), { minLength: 5, maxLength: 5 }), ([d, v], cuts, empties) => {
+        const at = [...new Set(cuts.map((c) => 1 + (c % (v.length - 1))))].sort((a, b) => a - b);
+        const pieces = at.map((c, i) => v.slice(i === 0 ? 0 : at[i - 1], c)).concat(v.slice(at[at.length - 1]));
+        // Before each piece but the first, none, one or two empty parts.
+        const parts: string[] = ['see '];
+        pieces.forEach((piece, i) => {
+          if (i > 0) for (let k = 0; k < empties[i % empties.length]!; k++) parts.push('');
+          parts.push(piece);
+        });
+        parts.push(' ok');
+        const c = new DetectionCache();
+        const joined = c.join(parts);
+        expect(c.kinds(d, joined), JSON.stringify(parts)).not.toEqual([]);
+        for (const piece of pieces) {
+          const spans = c.spans(d, piece);
+          for (let k = 0; k < piece.length; k++) expect(spans.some((sp) => sp.start <= k && k < sp.end), `${JSON.stringify(parts)} ${piece} char ${k}`).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('masks a long value whole (an AWS session token, an ID token), wherever it is cut in two', () => {
     // An AWS session token runs to hundreds of characters, a JWT to a thousand or two: each piece is the value's.
     const session = `aws_session_token = FwoGZXIvYXdzE${'Q7uC+kGnHEl+quze5i9nRveLyMfPVMrmU43Y2XFoDFbe8nL3TgJwPwH0yaJjvkrQENUU0OPVpa+t3D'.repeat(5)}`;
