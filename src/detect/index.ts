@@ -134,7 +134,9 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
       const run = runs[j]!;
       pieces.push(s.slice(plain, run.start));
       length += run.start - plain;
-      // Likewise what it starts with is read as starting there (a run glued to a path or a word read whole).
+      // The run's text is read as a token of its own: a line break between it and a character before it that would
+      // run into it (a run glued to a path or a word is read whole; gitleaks' rules start a token after a blank, a
+      // quote, `=`, `:`, `(`, `,` or `>`) ...
       if (run.start > 0 && !STARTS_TOKEN.test(s[run.start - 1]!)) {
         pieces.push('\n');
         length++;
@@ -143,8 +145,8 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
       at.push(length);
       length += run.text.length;
       plain = run.end;
-      // What the run's text ends with is read as ending there: where a URL's path or query goes on after the run
-      // (`/status`, `&next=1`), a line break between (the rules end a token at a quote, a blank or `;`, as gitleaks does).
+      // ... and after it, where a URL's path or query goes on (`/status`, `&next=1`; the rules end a token at a blank, a
+      // quote or `;`, as gitleaks does).
       if (plain < s.length && !ENDS_TOKEN.test(s[plain]!)) {
         pieces.push('\n');
         length++;
