@@ -56,6 +56,9 @@ export function opensUtf8(b: number): boolean {
   return (b >= 0x20 || b === 9 || b === 10 || b === 13) && !(b >= 0x80 && b <= 0xc1) && b < 0xf5;
 }
 
+/** A capital letter. */
+const UPPER = /[A-Z]/;
+
 /** A run of hex digits only: read as hex (the base64 of text is never one). */
 const HEX = /^[0-9a-fA-F]+$/;
 
@@ -160,8 +163,8 @@ const SLASHES = 4;
 const SLASH_REACH = 128;
 /** Longest run read for an encoding glued to what stands before it. */
 const GLUED_MAX = 1024;
-/** Shortest stretch of text a glued reading keeps: a credential's length. */
-const GLUED_STRETCH = 16;
+/** Shortest stretch of text a glued reading keeps: a short credential's length, and 8 characters of a session's value encoded. */
+const GLUED_STRETCH = 12;
 /** How far into a run an encoding glued to a word before it is looked for. */
 const GLUED_REACH = 24;
 /** Characters of base64 that encode GLUED_STRETCH bytes. */
@@ -179,7 +182,8 @@ const GLUED_CHARS = Math.ceil((GLUED_STRETCH * 4) / 3);
  *   too), in a run longer than GLUED_CHARS: each stretch of MIN_RUN hex
  *   digits or more, from its first digit or its second (a word's last
  *   letter may be a hex digit: `bad`, `cafe`); and, when the run is no text
- *   whole and not all hex, the run from its start to its first slash and
+ *   whole, not all hex, and holds a capital letter (the base64 of ASCII
+ *   text does), the run from its start to its first slash and
  *   from after each of its first SLASHES slashes (among its first
  *   SLASH_REACH characters), to its end and to the next slash; and from
  *   each of its next GLUED_REACH characters where the bytes encoded from
@@ -227,7 +231,9 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
       a = b;
     }
   }
-  if (whole === undefined && !allHex) {
+  // The base64 of 12 bytes of ASCII text holds a capital letter (the first character of a group of most bytes of it is
+  // one); a path or an identifier in lower case holds none and is passed over (a native search).
+  if (whole === undefined && !allHex && UPPER.test(s.slice(start, end))) {
     // A path glued before (`.../webhooks/`) or after (`/getMe`): the run from after each of its first few slashes, to
     // its end and to the next slash (a base64url encoding and a path after it are no base64 together).
     const reach = Math.min(end - MIN_RUN, start + SLASH_REACH);

@@ -137,10 +137,11 @@ describe('values between results and calls', () => {
     const encodings = [(t: string) => Buffer.from(t).toString('base64'), (t: string) => Buffer.from(t).toString('base64url'), (t: string) => Buffer.from(t).toString('hex')];
     // One encoding, or a chain of up to three (base64 of base64, hex of base64, ...).
     const encode = fc.array(fc.constantFrom(...encodings), { minLength: 1, maxLength: 3 }).map((chain) => (t: string) => chain.reduce((acc, e) => e(acc), t));
-    // Where an encoded value sits in a call: alone, in a link's query, after a name.
+    // Where an encoded value sits in a call: alone, in a link's query or its path (glued to the path around it), after a name.
     const carried = fc.constantFrom<(e: string) => Record<string, unknown>>(
       (e) => ({ to: e }),
       (e) => ({ url: `https://collector.example/c?d=${e}` }),
+      (e) => ({ url: `https://collector.example/c/${e}/x.png` }),
       (e) => ({ message: { body: `payload: ${e}` } }),
     );
     await fc.assert(
