@@ -258,7 +258,7 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
     // reads what those read, from further on.
     const tried = [0, 0, 0, 0];
     for (let from = start + 1; from <= start + GLUED_REACH && end - from > GLUED_CHARS; from++) {
-      if (tried[(from - start) & 3]! >= 2 || !asciiAt(s, from, end)) continue;
+      if (tried[(from - start) & 3]! >= 2 || !asciiStretch(s, from, end, true)) continue;
       tried[(from - start) & 3]!++;
       let chars = s.slice(from, end);
       const urlSafe = chars.includes('-') || chars.includes('_');
@@ -279,8 +279,13 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
   return { start, end: to, text: texts.length === 1 ? texts[0]! : [...new Set(texts)].join('\n\n') };
 }
 
-/** Whether the base64 characters [from, to) encode GLUED_STRETCH bytes in a row that are ASCII text (printable, tab, line breaks). */
-function asciiStretch(s: string, from: number, to: number): boolean {
+/**
+ * Whether the base64 characters [from, to) encode GLUED_STRETCH bytes in a
+ * row that are ASCII text (printable, tab, line breaks): anywhere, or with
+ * `first`, as the first bytes they encode. Reckoned from the characters'
+ * values, nothing decoded.
+ */
+function asciiStretch(s: string, from: number, to: number, first = false): boolean {
   if (to - from < GLUED_CHARS) return false;
   let run = 0;
   let bits = 0;
@@ -295,27 +300,8 @@ function asciiStretch(s: string, from: number, to: number): boolean {
     const x = (bits >> held) & 0xff;
     run = x < 0x7f && textByte(x) ? run + 1 : 0;
     if (run >= GLUED_STRETCH) return true;
-    // Too few characters left to make the rest of a stretch.
-    if (run === 0 && to - i - 1 < GLUED_CHARS) return false;
-  }
-  return false;
-}
-
-/** Whether the base64 characters from `from` on (before `to`) encode GLUED_STRETCH bytes of ASCII text first. */
-function asciiAt(s: string, from: number, to: number): boolean {
-  let bits = 0;
-  let held = 0;
-  let bytes = 0;
-  for (let i = from; i < to; i++) {
-    const v = valueAt(s, i);
-    if (v < 0) return false;
-    bits = ((bits << 6) | v) & 0xfff;
-    held += 6;
-    if (held < 8) continue;
-    held -= 8;
-    const x = (bits >> held) & 0xff;
-    if (x >= 0x7f || !textByte(x)) return false;
-    if (++bytes >= GLUED_STRETCH) return true;
+    // Not text from the first byte; or too few characters left to make the rest of a stretch.
+    if (run === 0 && (first || to - i - 1 < GLUED_CHARS)) return false;
   }
   return false;
 }

@@ -169,28 +169,25 @@ export class Masking extends Withholding {
       if (key === 'blob') {
         const mime = own(res, 'mimeType');
         if (typeof v !== 'string' || typeof own(res, 'text') === 'string') continue;
-        // A blob of any media type whose bytes are UTF-8 text is read as text (a credential in an "octet-stream").
+        // A blob of any media type whose bytes are UTF-8 text is read as text (a credential in an "octet-stream"),
+        // forwarded as its masked text where it holds a masked kind. Bytes that are no text: where their stretches of
+        // text hold one, the blob is withheld whole (its bytes cannot be masked in place without breaking what they
+        // encode), a placeholder in its place.
         const text = isTextualMime(mime) ? decodeTextBlob(v, mime as string) : decodeUtf8Blob(v);
-        if (text === undefined) {
-          // Bytes that are no text: where their stretches of text hold a masked kind, the blob is withheld whole (its
-          // bytes cannot be masked in place without breaking what they encode).
+        let kept: string | undefined;
+        if (text !== undefined) {
+          at.push(key);
+          const masked = this.maskString(text, specs, at, index);
+          at.pop();
+          if (masked !== text) kept = masked;
+        } else {
           const stretches = isTextualMime(mime) ? undefined : binaryStretches(v);
-          const why = stretches === undefined ? undefined : this.maskBinary(index, stretches, specs, [...at, key], v);
-          if (why !== undefined) {
-            out ??= copyWithout(res);
-            delete out.blob;
-            setOwn(out, 'text', why);
-            this.withhold(at, key);
-          }
-          continue;
+          if (stretches !== undefined) kept = this.maskBinary(index, stretches, specs, [...at, key], v);
         }
-        at.push(key);
-        const masked = this.maskString(text, specs, at, index);
-        at.pop();
-        if (masked !== text) {
+        if (kept !== undefined) {
           out ??= copyWithout(res);
           delete out.blob;
-          setOwn(out, 'text', masked);
+          setOwn(out, 'text', kept);
           this.withhold(at, key);
         }
         continue;
