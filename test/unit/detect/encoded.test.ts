@@ -91,6 +91,28 @@ describe('base64 in a text', () => {
     );
   });
 
+  it('hands over runs in order, apart from each other and inside the string, whatever the string (the decoded texts are read in their places)', () => {
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const piece = fc.oneof(
+      fc.string({ unit: fc.constantFrom(...'ABCDEFabcdef0123456789+/=-_ ./:'.split('')), maxLength: 60 }),
+      fc.constantFrom(b64('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc"'), Buffer.from('ghp_16C7e42F292c6912E7710c838347Ae178B4a').toString('hex'), 'https://x.test/hooks/', 'bot', '/getMe'),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const s = pieces.join('');
+        const runs = encodedRuns(s);
+        for (let i = 0; i < runs.length; i++) {
+          const r = runs[i]!;
+          expect(r.start >= 0 && r.start < r.end && r.end <= s.length, JSON.stringify(s)).toBe(true);
+          if (i > 0) expect(runs[i - 1]!.end <= r.start, JSON.stringify(s)).toBe(true);
+        }
+        // And the detectors read it without throwing.
+        secrets(s);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('passes over what encodes no text', () => {
     // Random bytes in base64 or hex (a key, a digest, an id): no credential read in them, whatever they decode to.
     fc.assert(
