@@ -111,13 +111,10 @@ const ASK_RUNS = 63;
  * every 64 runs. @throws DetectionStopped
  */
 export function encodedRuns(s: string, stop?: () => boolean, each?: (run: EncodedRun) => void, maxRun = Infinity): EncodedRun[] {
+  // No closure is made per call (this runs for every string a decision reads, most of them holding no run).
   const out: EncodedRun[] = [];
-  const hand = (run: EncodedRun) => (each === undefined ? out.push(run) : each(run));
   const n = s.length;
   let runs = 0;
-  const ask = () => {
-    if (stop !== undefined && (++runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 or hex in a text');
-  };
   // The search looks MIN_RUN - 1 characters ahead: where that character is no base64 one, no run of MIN_RUN holds any
   // character before it, and they are passed over unread (prose is read about one character in four). Before `i`
   // stands no base64 character (or nothing), so a run found from the character ahead starts where the walk back ends.
@@ -139,23 +136,32 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     end = lines === undefined ? end : lines[lines.length - 1]!;
     i = end + 1;
     if (end - start < MIN_RUN || (end - start > maxRun && lines === undefined)) continue;
-    ask();
+    askEvery(stop, ++runs);
     const read = end - start > maxRun ? undefined : lines === undefined ? readUnwrapped(s, start, end) : readRun(s, start, end, true);
     if (read !== undefined) {
-      hand(read);
+      if (each === undefined) out.push(read);
+      else each(read);
       // Its padding (an `=`, no base64 character, then stands before `i`).
       if (read.end > i - 1) i = read.end;
     } else if (lines !== undefined) {
       let from = start;
       for (const lineEnd of lines) {
-        ask();
+        askEvery(stop, ++runs);
         const one = lineEnd - from <= maxRun ? readRun(s, from, lineEnd, false) : undefined;
-        if (one !== undefined) hand(one);
+        if (one !== undefined) {
+          if (each === undefined) out.push(one);
+          else each(one);
+        }
         from = lineEnd + lineBreak(s, lineEnd);
       }
     }
   }
   return out;
+}
+
+/** Asks `stop` at every ASK_RUNS + 1st run. @throws DetectionStopped */
+function askEvery(stop: (() => boolean) | undefined, runs: number): void {
+  if (stop !== undefined && (runs & ASK_RUNS) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while decoding base64 or hex in a text');
 }
 
 /** Slashes of a run after which it is read again (a URL's path glued before an encoding), among its first SLASH_REACH characters. */
