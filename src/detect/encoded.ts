@@ -216,7 +216,8 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
   let to = own?.end ?? end;
   // Too short to hold GLUED_STRETCH bytes besides what it is glued to.
   if (end - start <= GLUED_CHARS) return own;
-  const allHex = HEX.test(s.slice(start, end));
+  const chars = s.slice(start, end);
+  const allHex = HEX.test(chars);
   if (whole === undefined || !allHex) {
     for (let a = start; a < end; ) {
       if (!isHexDigit(s.charCodeAt(a))) {
@@ -239,7 +240,7 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
   }
   // The base64 of 12 bytes of ASCII text holds a capital letter (the first character of a group of most bytes of it is
   // one); a path or an identifier in lower case holds none and is passed over (a native search).
-  if (whole === undefined && !allHex && UPPER.test(s.slice(start, end))) {
+  if (whole === undefined && !allHex && UPPER.test(chars)) {
     // A path glued before (`.../webhooks/`) or after (`/getMe`): the run from after each of its first few slashes, to
     // its end and to the next slash (a base64url encoding and a path after it are no base64 together).
     const reach = Math.min(end - MIN_RUN, start + SLASH_REACH);
@@ -266,15 +267,15 @@ function readUnwrapped(s: string, start: number, end: number): EncodedRun | unde
     for (let from = start + 1; from <= start + GLUED_REACH && end - from > GLUED_CHARS; from++) {
       if (tried[(from - start) & 3]! >= 2 || !asciiStretch(s, from, end, true)) continue;
       tried[(from - start) & 3]!++;
-      let chars = s.slice(from, end);
-      const urlSafe = chars.includes('-') || chars.includes('_');
+      let tail = chars.slice(from - start);
+      const urlSafe = tail.includes('-') || tail.includes('_');
       if (urlSafe) {
         // Base64url, and a path after it (`/getMe`): read up to where the other alphabet starts.
-        const other = chars.search(/[+/]/);
-        if (other >= 0) chars = chars.slice(0, other);
+        const other = tail.search(/[+/]/);
+        if (other >= 0) tail = tail.slice(0, other);
       }
-      if (chars.length % 4 === 1) chars = chars.slice(0, -1);
-      const text = gluedText(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'));
+      if (tail.length % 4 === 1) tail = tail.slice(0, -1);
+      const text = gluedText(Buffer.from(tail, urlSafe ? 'base64url' : 'base64'));
       if (text !== undefined) texts.push(text);
     }
   }

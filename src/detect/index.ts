@@ -10,7 +10,7 @@
 import { addKinds, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
-import { DetectionStopped, RULESET_KINDS } from './ruleset.js';
+import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
 
@@ -95,8 +95,8 @@ function mergeOverlaps(spans: Span[]): Span[] {
   return merged;
 }
 
-/** A character after a decoded run that ends a token where it stands: gitleaks' rules end one at `[\x60'"\s;]`. */
-const ENDS_TOKEN = /[\s`'";]/;
+/** A character after a decoded run that ends a token where it stands, as gitleaks' rules end one (TOKEN_END_CHARS). */
+const ENDS_TOKEN = new RegExp(TOKEN_END_CHARS);
 /** A character before a decoded run after which a token starts: gitleaks' `[\\'"\x60\s>=:(,)]`. */
 const STARTS_TOKEN = /[\s\\'"`>=:(,)]/;
 

@@ -315,7 +315,9 @@ const GLOBAL_ALLOW: CompiledAllow | undefined = GITLEAKS_ALLOW === undefined ? u
  * rule's token takes it) still do not: a token whose class holds `/` goes
  * on through it, and one whose class does not ends before it anyway.
  */
-const TOKEN_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)";
+/** What ends a token in gitleaks' rules (a backtick, a quote, a blank, `;`), as a character class. */
+export const TOKEN_END_CHARS = "[\\x60'\"\\s;]";
+const TOKEN_END = `(?:${TOKEN_END_CHARS}|\\\\[nr]|$)`;
 const TOKEN_END_WIDE = "(?:[\\x60'\"\\s;,.:!?()\\[\\]{}<>*|&#/]|\\\\[nr]|$)";
 
 /** What a token may stand after or before in prose, markup and URL paths, added to a rule's own `(?:^|[...])` and `(?:$|[...])` (Azure's client secret). */
