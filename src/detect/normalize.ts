@@ -227,25 +227,39 @@ export type TagReading = 'read' | 'drop';
 /** Where the next character that normalizing may change is: a non-ASCII one, `%`, `&` or a backslash. */
 const SPECIAL = /[^\x00-\x7f]|[%&\\]/g;
 
-/** `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search). */
-let lastIn: string | undefined;
-let lastOut: Normalized | undefined;
+/**
+ * Normalizations kept for the next detector, by string: both detectors
+ * read the same strings of a decision, in either order (every text's
+ * PII, then every text's credentials), so the second reads what the first
+ * made. `null` where normalizing changes nothing. Strings of at most
+ * KEEP_MAX characters, at most KEEP_CHARS in all (the position maps hold
+ * some 10 bytes a character): past that the table starts again empty.
+ */
+const kept = new Map<string, Normalized | null>();
+let keptChars = 0;
 
 /** Longest string whose normalization is kept for the next detector: a large one's position maps are not held on to. */
 const KEEP_MAX = 65536;
+/** Most characters of strings whose normalizations are kept at once. */
+const KEEP_CHARS = 131072;
 
-/** `stop` is asked every 4,096 special characters (a text made of percent-escapes or confusables takes some 80 ms a MB). @throws DetectionStopped */
+/**
+ * `s` normalized, or undefined when normalizing changes nothing (the common case: checked with one native search).
+ * `stop` is asked every 4,096 special characters (a text made of percent-escapes or confusables takes some 80 ms a
+ * MB). @throws DetectionStopped
+ */
 export function normalizeForDetection(s: string, stop?: () => boolean, tags: TagReading = 'read'): Normalized | undefined {
   if (tags === 'drop') return normalizeUncached(s, stop, tags);
-  // Both detectors read the same string in turn: the last answer is kept (for strings up to KEEP_MAX).
-  if (s === lastIn) return lastOut;
+  const hit = kept.get(s);
+  if (hit !== undefined) return hit ?? undefined;
   const out = normalizeUncached(s, stop);
   if (s.length <= KEEP_MAX) {
-    lastIn = s;
-    lastOut = out;
-  } else {
-    lastIn = undefined;
-    lastOut = undefined;
+    if (keptChars + s.length > KEEP_CHARS) {
+      kept.clear();
+      keptChars = 0;
+    }
+    kept.set(s, out ?? null);
+    keptChars += s.length;
   }
   return out;
 }

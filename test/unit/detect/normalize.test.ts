@@ -33,6 +33,26 @@ describe('normalizeForDetection', () => {
     );
   });
 
+  it('gives a string read again, in any order among others, what it gave the first time', () => {
+    // The detectors read every text of a decision in turn, and the second reads the first's normalization: a string
+    // that normalizes to nothing new stays undefined, one that does gets the same text and maps.
+    const unit = fc.oneof(fc.constantFrom('a', ' ', '%41', '\u200b', '\u0430', '\uff21', 'é', '&#65;', '\\x41'), fc.string({ minLength: 1, maxLength: 3 }));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit, maxLength: 30 }), { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 16 }), (strings, order) => {
+        const first = strings.map((s) => normalizeForDetection(s));
+        const firstCopy = first.map((n) => (n === undefined ? undefined : { text: n.text, from: [...n.from], to: [...n.to], tags: n.tags }));
+        for (const k of order) {
+          const i = k % strings.length;
+          const again = normalizeForDetection(strings[i]!);
+          const want = firstCopy[i];
+          if (want === undefined) expect(again).toBeUndefined();
+          else expect({ text: again!.text, from: [...again!.from], to: [...again!.to], tags: again!.tags }).toEqual(want);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('reads a value with any character drawn as nothing inside it as the value, and masks all of it', () => {
     // Not only the zero-width space: a bidirectional mark, an invisible operator, a variation selector, a filler or a
     // tag character between two characters of a credential hides it from a scan of the text as written.
