@@ -113,6 +113,9 @@ const crafted: Record<string, string> = {
   'cookie and SAS lines': fill('Cookie: theme=dark; sessionid=Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0 https://a.blob.core.windows.net/c?sv=2022&sig=Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0%3D '),
   'Discord webhook URLs': fill('https://discord.com/api/webhooks/112233445566778899/Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm3N-Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm '),
   'bearer, netrc and sshpass lines': fill('Authorization: Bearer Zx9Lm2Pq8Rt5Vw3Yb7NcQ4 machine h login u password Zx9Lm2 sshpass -p Zx9Lm2Pq '),
+  // The own rules read by where a credential stands (a .pgpass line, an Authorization scheme) or by a prefix alone.
+  'pgpass lines, Authorization schemes, bare keys': fill('h:5432:d:u:Zx9Lm2Pq8R key-0123456789abcdef0123456789abcdef Authorization: SSWS 00Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm3\n'),
+  'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),
