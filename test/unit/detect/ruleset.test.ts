@@ -69,6 +69,27 @@ describe('a credential is found wherever it sits', () => {
       { numRuns: 400 },
     );
   });
+
+  it('on every line of a file of them, one after another', () => {
+    // A rule that reads the character before a credential and the one after it consumes both: where one line's end is
+    // the next line's start, every other line went unread (a .pgpass file's second password).
+    // The line of each one-line credential's text that holds it (a file's other lines left out).
+    const lines = creds.filter((c) => !c.value.includes('\n')).map((c) => ({ provider: c.provider, line: c.text.split('\n').find((l) => l.includes(c.value))!.trim() }));
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.constantFrom('\n', '\r\n', ' ', '\n\n', '\t'), fc.integer({ min: 2, max: 5 }), ({ provider, line }, sep, n) => {
+        const text = Array.from({ length: n }, () => line).join(sep);
+        const spans = scanSecrets(text);
+        const alone = scanSecrets(line);
+        const c = { provider };
+        expect(alone.length, c.provider).toBeGreaterThan(0);
+        for (let k = 0; k < n; k++) {
+          const at = k * (line.length + sep.length);
+          for (const sp of alone) expect(spans.some((s) => s.start <= at + sp.start && s.end >= at + sp.end), `${c.provider} copy ${k}: ${JSON.stringify(text)}`).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('the work the scan saves changes no answer', () => {
