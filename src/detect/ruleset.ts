@@ -602,10 +602,33 @@ function keepFirst(out: Span[]): Span[] {
  * keywords (a text no longer than WINDOW_BEFORE); the tests hold the two
  * equal.
  */
-export function scanRulesetFully(s: string): Span[] {
+/**
+ * Each rule whose keyword occurs in `s` searched over the whole of it as
+ * one window, its matches' groups read as scanRuleset reads them
+ * (groupsAt): the tests hold it equal to scanRulesetFully, which reads
+ * them with re2js's matcher.
+ */
+export function scanRulesetOneWindow(s: string): Span[] {
   const out: Span[] = [];
   const lower = s.toLowerCase();
   for (const c of RULES) if (c.rule.keywords.some((k) => lower.includes(k))) findIn(c, regexOf(c), s, 0, s.length, out, false);
+  return keepFirst(out);
+}
+
+export function scanRulesetFully(s: string): Span[] {
+  const out: Span[] = [];
+  const lower = s.toLowerCase();
+  for (const c of RULES) {
+    if (!c.rule.keywords.some((k) => lower.includes(k))) continue;
+    // re2js's own matcher, each match's groups as it reads them: none of findIn's shortcuts.
+    const m = regexOf(c).matcher(s);
+    const groups: number[] = [];
+    while (m.find()) {
+      groups.length = 0;
+      for (let i = 0; i <= m.groupCount(); i++) groups.push(m.start(i), m.end(i));
+      take(c, s, 0, false, groups, out);
+    }
+  }
   return keepFirst(out);
 }
 
@@ -624,13 +647,45 @@ function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: 
   }
   // Whether the rule matches at all in the window, on the DFA; the search with groups runs only where it does.
   if (!re.test(sub)) return;
-  const m = re.matcher(sub);
-  const groups: number[] = [];
-  while (m.find()) {
-    groups.length = 0;
-    for (let i = 0; i <= m.groupCount(); i++) groups.push(m.start(i), m.end(i));
-    take(c, sub, w0, cut, groups, out);
+  // Each match's bounds by a search that tracks no group (what a matcher does), then its groups (groupsAt).
+  const r2 = re.re2();
+  const n = 1 + re.groupCount();
+  for (let pos = 0; pos <= sub.length; ) {
+    const [found, bounds] = r2.matchWithGroup(sub, pos, sub.length, RE2Set.UNANCHORED, 1) as [boolean, number[] | null];
+    if (!found || bounds === null) return;
+    const b0 = bounds[0]!;
+    const b1 = bounds[1]!;
+    const groups = groupsAt(r2, n, sub, b0, b1);
+    if (groups !== undefined) take(c, sub, w0, cut, groups, out);
+    // An empty match moves on by one character, as a matcher does.
+    pos = b1 > b0 ? b1 : b1 + 1;
   }
+}
+
+/** Characters after a match read with it for its groups: what an assertion after it (`\b`, a class of terminators) reads. */
+const GROUP_CONTEXT = 32;
+
+/**
+ * The groups of the match [b0, b1) of `sub` (group 0 first), as a
+ * matcher reads them: a search with groups from b0. It is read on the
+ * match with one character before it and GROUP_CONTEXT after it, where
+ * re2js runs its backtracker; a search with groups over the rest of a
+ * window runs its NFA there, some 2 µs a find on a text of finds. The two
+ * agree wherever the short text's match ends where the search's did: a
+ * reading of the match alone differs only through the short text's end
+ * (a `$` there), which ends it elsewhere; then the search over the rest is
+ * read.
+ */
+function groupsAt(r2: ReturnType<RE2JS['re2']>, n: number, sub: string, b0: number, b1: number): number[] | undefined {
+  const from = b0 > 0 ? b0 - 1 : 0;
+  const to = Math.min(sub.length, b1 + GROUP_CONTEXT);
+  if (from > 0 || to < sub.length) {
+    const piece = sub.slice(from, to);
+    const [ok, g] = r2.matchWithGroup(piece, b0 - from, piece.length, RE2Set.UNANCHORED, n) as [boolean, number[] | null];
+    if (ok && g !== null && g[0] === b0 - from && g[1] === b1 - from) return g.map((x) => (x < 0 ? x : x + from));
+  }
+  const [ok, g] = r2.matchWithGroup(sub, b0, sub.length, RE2Set.UNANCHORED, n) as [boolean, number[] | null];
+  return ok && g !== null ? g : undefined;
 }
 
 /**

@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
-import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, scanRulesetOneWindow, shannonEntropy } from '../../../src/detect/ruleset.js';
 import { GITLEAKS_ALLOW, GITLEAKS_RULES, OWN_RULES, SECRET_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
@@ -133,6 +133,19 @@ describe('the work the scan saves changes no answer', () => {
         expect(scanRuleset(text)).toEqual(scanRulesetFully(text));
       }),
       { numRuns: 2500 },
+    );
+  });
+  it('reads each match\'s groups as re2js\'s matcher does, whatever stands after it', () => {
+    // The groups are read on the match and a few characters around it: a secret's class that also ends a token (`.`,
+    // `=`, `-`, `/`) read up to the end of that short text would take one more character than the matcher does.
+    const glue = fc.string({ minLength: 0, maxLength: 3, unit: fc.constantFrom('.', '=', '-', '/', ':', ',', '_', ' ', '\n') });
+    const tail = fc.oneof(fc.constantFrom(...creds.map((c) => c.text)), secretChars, fc.constantFrom('', 'x', 'SENDGRID', '0000'));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(piece, glue, tail), { minLength: 1, maxLength: 4 }), fc.nat(80), (triples, pad) => {
+        const text = `${'y '.repeat(pad)}${triples.map((t) => t.join('')).join('')}`;
+        expect(scanRulesetOneWindow(text)).toEqual(scanRulesetFully(text));
+      }),
+      { numRuns: 1500 },
     );
   });
   it('a text dense with keywords is read in stretches that find what one window over all of it finds', () => {
