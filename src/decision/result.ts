@@ -266,14 +266,25 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     // The blocks' other strings and structuredContent's member names are short and many: each is one part, read at
     // once (the text is the same, joined with newlines; masking reads each string again only when a mask applies).
     const other: string[] = [];
-    for (const b of blocks) otherStrings(b, other);
+    // The places in `other` of each block's own strings, shown one beside the other (a link's name and description):
+    // a value split between two of them is read across their seam too.
+    const sideBySide: number[][] = [];
+    for (const b of blocks) {
+      const shown: number[] = [];
+      otherStrings(b, other, shown);
+      if (shown.length > 1) sideBySide.push(shown);
+    }
     envelopeStrings(result, other);
     const structured = own(result, 'structuredContent');
     if (isRecord(structured) || Array.isArray(structured)) memberNames(structured, other);
-    if (other.length > 0) parts.push(other.join('\n'));
+    if (other.length > 0) parts.push(detection.joinShown(other, sideBySide));
+    const firstStructured = parts.length;
     // A value split over three or more parts is read whole among the blocks' texts (their first parts).
     // The string is made only if a rule reads it other than through secrets() or pii() (fast.ts, values.ts).
     resultText = detection.joinLazily(stringsOf(structured, parts, false, true), blockTexts.length);
+    // The blocks' last text and structuredContent's first string, shown one after the other by a host that shows both.
+    const lastText = blockTexts.findLast((t) => t.length > 0);
+    if (lastText !== undefined && firstStructured < parts.length) detection.seamBetween(lastText, parts[firstStructured]!);
   }
   const validation = assessed.validation.map((v) => ({ rule: v.rule, severity: v.severity, pointer: v.pointer }));
   // What the result (or the operator, for its server) claims, not what a detector or a label rule found.

@@ -30,6 +30,9 @@ export function blockText(block: unknown): string {
   return decodeTextBlob(blob, mime as string) ?? '';
 }
 
+/** A block's members a host shows as text one beside the other (a resource link's). */
+const SHOWN_SIDE_BY_SIDE: ReadonlySet<string> = new Set(['name', 'title', 'description']);
+
 /**
  * The other strings of a block a host will see, beside its text
  * (blockText): every member name and string value (annotations, `_meta`
@@ -37,14 +40,17 @@ export function blockText(block: unknown): string {
  * description, and `type`: a block of a type no revision defines is
  * forwarded as it came), without the base64 `data` of images and audio
  * (blockText reads it where it is text), and what blockText already reads (`text`, a resource's `text` or blob).
+ * With `shown`, the places in `out` of the block's name, title and description, in their order.
  */
-export function otherStrings(block: unknown, out: string[] = []): string[] {
+export function otherStrings(block: unknown, out: string[] = [], shown?: number[]): string[] {
   if (!isRecord(block)) return stringsOf(block, out, true, true);
   const type = own(block, 'type');
   for (const key of Object.keys(block)) {
     if ((key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
     out.push(key);
     const v = block[key];
+    // The text a host shows of a link (its name, title and description, one beside the other): where in `out`.
+    if (shown !== undefined && typeof v === 'string' && SHOWN_SIDE_BY_SIDE.has(key)) shown.push(out.length);
     if (key === '_meta' && isRecord(v)) {
       metaStrings(v, out);
       continue;

@@ -84,6 +84,18 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       const b = a + 1 + (cut % Math.max(1, v0 + text.length - a - 2));
       return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, a)}` }, { type: 'text', text: line.slice(a, b) }, { type: 'text', text: `${line.slice(b)}\nok` }] };
     }
+    case 'split-link': {
+      // Cut inside the value, between a resource link's name and its description (shown one beside the other).
+      const v0 = line.indexOf(text);
+      const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
+      return { content: [{ type: 'resource_link', uri: 'file:///app/notes.txt', name: line.slice(0, at), description: line.slice(at) }] };
+    }
+    case 'split-structured': {
+      // Cut inside the value, between the last block's text and the first string of structuredContent.
+      const v0 = line.indexOf(text);
+      const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
+      return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }], structuredContent: { rest: line.slice(at), n: 1 } };
+    }
     case 'sentence':
       // Prose and markup end a token with punctuation as often as with a blank.
       return { content: [{ type: 'text', text: `Your new key is ${text}. Keep it safe, ok?` }] };
@@ -149,7 +161,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-three', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
@@ -167,7 +179,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   }, 120_000);
 });
 
-describe('a credential among the bytes of a binary blob never reaches the host', () => {
+describe('from a server the operator believes, a credential never reaches the host', () => {
   // A server the operator believes, a tool that says it is closed-world: the result is not fenced, so a binary blob
   // would be forwarded as it came.
   let t: TestApp;
@@ -179,6 +191,20 @@ describe('a credential among the bytes of a binary blob never reaches the host',
   const blobOf = (parts: Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p))).toString('base64');
   /** Bytes that are no text: a NUL and a byte no UTF-8 holds among random ones. */
   const binary = fc.uint8Array({ minLength: 0, maxLength: 300 }).map((b) => Buffer.concat([Buffer.from([0, 0xff]), Buffer.from(b), Buffer.from([0xfe, 0])]));
+
+  it('masks a value split between the text and structuredContent, both forwarded from a server it believes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...creds.filter((c) => !c.value.includes('\n'))), fc.nat(), async (c, n) => {
+        const result = place('split-structured', c.value, c.text, n);
+        const r = await post(t.app, '/v1/evaluate', { result, tool, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        if (r.json.outcome === 'deny') return;
+        expect(r.json.result.structuredContent, c.provider).toBeDefined();
+        expect(reaches(r.json.result, c.value, c.value), `${c.provider}: ${JSON.stringify(r.json.result)}`).toBe(false);
+      }),
+      { numRuns: 150 },
+    );
+  });
 
   it('withholds the blob whole where its stretches of text hold one (an archive with a .env, a binary with a key in it)', async () => {
     await fc.assert(
