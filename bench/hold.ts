@@ -54,6 +54,13 @@ const inputs: Record<string, () => Record<string, unknown>> = {
   'base64 of text': () => ({ content: [{ type: 'text', text: `${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `.repeat(MB / 69) }] }),
   'one base64 run of text': () => ({ content: [{ type: 'text', text: Buffer.from(prose(2, (MB / 4) * 3)).toString('base64') }] }),
   '10,000 blocks': () => ({ content: Array.from({ length: config.maxBlocks }, (_, i) => ({ type: 'text', text: prose(i, Math.floor(MB / config.maxBlocks)) })) }),
+  // Links whose name, title and description are each one token: every seam between them is read, at its longest.
+  '10,000 links of tokens': () => ({
+    content: Array.from({ length: config.maxBlocks }, (_, i) => {
+      const token = (k: number) => Buffer.from(prose(i + k, 180)).toString('base64url').slice(0, Math.floor(MB / config.maxBlocks / 3) - 8);
+      return { type: 'resource_link', uri: `file:///f/${i}`, name: token(0), title: token(1), description: token(2) };
+    }),
+  }),
   // The largest binary blob whose stretches of text are read (BINARY_READ_MAX), random bytes and lines of text among them.
   'binary blob of 4 MiB': () => ({ content: [{ type: 'resource', resource: { uri: 'file:///backup.tar', mimeType: 'application/x-tar', blob: binaryBlob() } }] }),
   'structuredContent rows': () => ({ content: [], structuredContent: { rows: Array.from({ length: 70_000 }, (_, i) => ({ id: i, t: prose(i, 90) })) } }),

@@ -531,12 +531,19 @@ export class DetectionCache {
       at.push(o);
       o += s.length + 1;
     }
+    let n = 0;
     for (const places of sideBySide) {
       for (let k = 0; k + 1 < places.length; k++) {
+        // Under the decision's deadline: past it, the seams left are not read, and the rules' next scan asks the deadline
+        // at once and stops the decision (a rule that cannot finish fails closed).
+        if (this.stopped) return joined;
+        if ((++n & 15) === 0 && this.#stop?.() === true) {
+          this.#unasked = ASK_EVERY;
+          return joined;
+        }
         const i = places[k]!;
         const j = places[k + 1]!;
         this.seamBetween(strings[i]!, strings[j]!, { joined, left: at[i]!, right: at[j]! }, RUN_DETECTORS);
-        if (this.stopped) return joined;
       }
     }
     return joined;

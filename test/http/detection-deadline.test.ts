@@ -19,4 +19,24 @@ describe('detection past the deadline', () => {
       await t.close();
     }
   }, 60_000);
+
+  it.each(['20', '60'])('with a budget of %s ms, links whose names and descriptions are read across their seams: no half of a split credential goes out', async (budget) => {
+    const t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_EVAL_BUDGET_MS: budget, TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    try {
+      // Every link's name and description are one long token each (their seams are read at their longest), and the
+      // last link holds an AWS key split between the two.
+      const token = (i: number) => Buffer.from(`line ${i} of some text that is long enough to read `.repeat(6)).toString('base64url');
+      const content: unknown[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'resource_link', uri: `file:///f/${i}`, name: token(i), description: token(i + 1) }));
+      content.push({ type: 'resource_link', uri: 'file:///f/key', name: 'aws_access_key_id=AKIAIOSFOD', description: 'NN7EXAMPLE' });
+      const r = await post(t.app, '/v1/evaluate', { result: { content }, tool: { name: 'links' } });
+      expect(r.status, r.body.slice(0, 500)).toBe(200);
+      const out = JSON.stringify(r.json.result ?? {});
+      expect(out).not.toContain('AKIAIOSFOD');
+      expect(out).not.toContain('NN7EXAMPLE');
+      const next = await post(t.app, '/v1/evaluate', { result: { content: [{ type: 'text', text: 'hello' }] } });
+      expect(next.status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 });
