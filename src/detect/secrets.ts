@@ -21,6 +21,7 @@ export const SECRET_KINDS = [
   'private-key',
   'jwt',
   'connection-string',
+  'pgpass-password',
   'secret-assignment',
 ] as const;
 
@@ -186,6 +187,56 @@ function connection(s: string, i: number): [number, number] | undefined {
   return [a, pos];
 }
 
+/** A host name's characters in a password file line (and `*`, any host). */
+function isHostChar(c: number): boolean {
+  return isAlnum(c) || c === 46 || c === 95 || c === 42 || c === 45;
+}
+
+/** Ends a database or user field of a password file line: a colon, a blank, the text's end. */
+function isFieldStop(c: number): boolean {
+  return c < 0 || c === 58 || isSpace(c);
+}
+
+/** Ends a password file line's password: a colon, a blank, a quote, a backslash (an escaped line break), the text's end. */
+function isPasswordStop(c: number): boolean {
+  return c < 0 || c === 58 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 92;
+}
+
+/** Longest field of a password file line read. */
+const PGPASS_FIELD = 256;
+
+/**
+ * The password of a PostgreSQL password file line
+ * (`host:port:database:user:password`, `.pgpass`) on PostgreSQL's port or
+ * any (`*`), from the `:` before the port at `i`: the line starts at the
+ * text's start, after a blank or a quote, or after an escaped line break
+ * (`\n` in JSON or a log); the password has six characters or more and
+ * the entropy of a chosen one (more than 2.5 bits a character).
+ */
+function pgpass(s: string, i: number): [number, number] | undefined {
+  let p: number;
+  if (s.startsWith(':5432:', i)) p = i + 6;
+  else if (s.startsWith(':*:', i)) p = i + 3;
+  else return undefined;
+  let a = i;
+  while (a > 0 && i - a < PGPASS_FIELD && isHostChar(s.charCodeAt(a - 1))) a--;
+  const before = codeAt(s, a - 1);
+  // An escaped line break before the line: its `n` is no part of the host.
+  if (before === 92 && codeAt(s, a) === 110) a++;
+  else if (!(a === 0 || isSpace(before) || before === 34 || before === 39 || before === 96)) return undefined;
+  if (a >= i) return undefined;
+  for (let field = 0; field < 2; field++) {
+    const f0 = p;
+    while (p - f0 < PGPASS_FIELD && !isFieldStop(codeAt(s, p))) p++;
+    if (p === f0 || codeAt(s, p) !== 58) return undefined;
+    p++;
+  }
+  const p0 = p;
+  while (p - p0 < 4 * PGPASS_FIELD && !isPasswordStop(codeAt(s, p))) p++;
+  if (p - p0 < 6 || shannonEntropy(s.slice(p0, p)) <= 2.5) return undefined;
+  return [p0, p];
+}
+
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
 const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth|(?:^|[_.-])pat)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
@@ -278,23 +329,24 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
 /**
  * Every format above starts its match with one of these literals (the AWS and Google prefixes, `gh?_` and
  * `github_pat_`, `npm_`, the Slack prefixes and their `-`, Stripe's `?k_live_`/`?k_test_`, a JWT's `eyJ`,
- * `-----BEGIN` and the `://` of a connection string). A text holding none of them holds no secret, and one
+ * `-----BEGIN`, the `://` of a connection string, a password file line's `:5432:` or `:*:`). A text holding none
+ * of them holds no secret, and one
  * native search (literals only: linear in the text) says so without the scan below. scanSecretsFully is the
  * scan itself, which the tests hold this to.
  */
-const ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)|gh[pousr]_|github_pat_|npm_|xox[bpaor]-|xapp-|[sr]k_(?:live|test)_|eyJ|-----BEGIN|:\/\//;
+const ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)|gh[pousr]_|github_pat_|npm_|xox[bpaor]-|xapp-|[sr]k_(?:live|test)_|eyJ|-----BEGIN|:\/\/|:5432:|:\*:/;
 
 /** The anchors of ANCHORS that hold none of `_`, `-`, `://` or `eyJ`: the AWS and Google prefixes. */
 const LETTER_ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)/;
 
 /**
- * Whether `s` may hold an anchor: every anchor holds `_`, `-`, `://` or
- * `eyJ`, or is one of LETTER_ANCHORS. Single-literal searches are several
+ * Whether `s` may hold an anchor: every anchor holds `_`, `-`, `://`,
+ * `eyJ`, `:5432:` or `:*:`, or is one of LETTER_ANCHORS. Single-literal searches are several
  * times faster than the alternation, whose first letters (`e`, `n`, `r`,
  * `s`...) start a try at most places of prose; ANCHORS then decides.
  */
 function mayHoldAnchor(s: string): boolean {
-  return s.includes('_') || s.includes('-') || s.includes('://') || s.includes('eyJ') || LETTER_ANCHORS.test(s);
+  return s.includes('_') || s.includes('-') || s.includes('://') || s.includes('eyJ') || s.includes(':5432:') || s.includes(':*:') || LETTER_ANCHORS.test(s);
 }
 
 /**
@@ -413,6 +465,13 @@ export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
           out.push({ kind: 'connection-string', start: m[0], end: m[1] });
           lastEnd = m[1];
           i = m[1] - 1;
+          continue;
+        }
+        const pw = pgpass(s, i);
+        if (pw !== undefined && pw[0] >= lastEnd) {
+          out.push({ kind: 'pgpass-password', start: pw[0], end: pw[1] });
+          lastEnd = pw[1];
+          i = pw[1] - 1;
         }
         continue;
       }
