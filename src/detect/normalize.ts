@@ -250,7 +250,7 @@ const KEEP_CHARS = 131072;
  */
 export function normalizeForDetection(s: string, stop?: () => boolean, tags: TagReading = 'read'): Normalized | undefined {
   if (tags === 'drop') return normalizeUncached(s, stop, tags);
-  const hit = kept.get(s);
+  const hit = s.length <= KEEP_MAX ? kept.get(s) : undefined;
   if (hit !== undefined) return hit ?? undefined;
   const out = normalizeUncached(s, stop);
   if (s.length <= KEEP_MAX) {

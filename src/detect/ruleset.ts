@@ -595,14 +595,6 @@ function keepFirst(out: Span[]): Span[] {
 }
 
 /**
- * The rules as gitleaks runs them, with none of the work saved above: each
- * rule whose keyword occurs anywhere in `s` (letters of either case) runs
- * its own regex over the whole of `s`. What scanRuleset finds, the slow
- * way, wherever every match lies within the windows around its rule's
- * keywords (a text no longer than WINDOW_BEFORE); the tests hold the two
- * equal.
- */
-/**
  * Each rule whose keyword occurs in `s` searched over the whole of it as
  * one window, its matches' groups read as scanRuleset reads them
  * (groupsAt): the tests hold it equal to scanRulesetFully, which reads
@@ -615,6 +607,14 @@ export function scanRulesetOneWindow(s: string): Span[] {
   return keepFirst(out);
 }
 
+/**
+ * The rules as gitleaks runs them, with none of the work saved above: each
+ * rule whose keyword occurs anywhere in `s` (letters of either case) runs
+ * its own regex over the whole of `s`. What scanRuleset finds, the slow
+ * way, wherever every match lies within the windows around its rule's
+ * keywords (a text no longer than WINDOW_BEFORE); the tests hold the two
+ * equal.
+ */
 export function scanRulesetFully(s: string): Span[] {
   const out: Span[] = [];
   const lower = s.toLowerCase();

@@ -193,6 +193,8 @@ describe('the search for an anchor before the secret scan changes no answer', ()
         return v.slice(0, at) + c + v.slice(at + 1);
       }),
       fc.constantFrom('AKI', 'A3', 'AIz', 'gh', 'ghp', 'github_pat', 'npm', 'xox', 'xoxb', 'xapp', 'sk_live', 'rk_test', 'k_live_', 'ey', 'eyJ', '-----', '-----BEGIN', '://', ':/', '@', '.'),
+      // A password file line, whole or in pieces (its anchor is `:5432:` or `:*:`).
+      fc.constantFrom('db.example.com:5432:orders:app:Xk9#mQ2vL7pR\n', '*:*:*:ops:9fQ2LmX7pA!z', ':5432:', ':*:', ':5432', '5432:', '*:', '\\n'),
       // Pieces of anchors without their `_`, `-`, `://` or `eyJ`, which the cheap search before the anchor search looks for.
       fc.constantFrom('A', 'KIA', 'Iza', '3T', 'yJ', 'e', 'note: ', '//', 'ghp', 'xoxb', 'sk', 'live', 'BEGIN', 'データ', 'café'),
       fc.string({ maxLength: 12 }),
