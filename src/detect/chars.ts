@@ -58,6 +58,14 @@ export function isLetter(c: number): boolean {
 }
 export const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11;
 
+/** The value of a hex digit, or -1 for any other code unit. */
+export function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
 /** The code unit at `i`, or -1 outside the text (so every class test is false there). */
 export function codeAt(s: string, i: number): number {
   return i >= 0 && i < s.length ? s.charCodeAt(i) : -1;

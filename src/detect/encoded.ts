@@ -17,6 +17,7 @@
  * at all and none twice, one decode of a run.
  */
 import { isUtf8 } from 'node:buffer';
+import { hexValue } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 /**
@@ -326,10 +327,6 @@ function hexAsciiStretch(s: string, from: number, to: number): boolean {
   return false;
 }
 
-function hexValue(c: number): number {
-  return c <= 57 ? c - 48 : (c | 32) - 87;
-}
-
 /** The stretches of text of at least GLUED_STRETCH bytes `bytes` hold (a glued reading's scraps are shorter), or undefined. */
 function gluedText(bytes: Buffer): string | undefined {
   const text = utf8Text(bytes);
@@ -338,7 +335,7 @@ function gluedText(bytes: Buffer): string | undefined {
 }
 
 function isHexDigit(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+  return hexValue(c) >= 0;
 }
 
 /** The length of the line break at `i` (CRLF or LF), or 0. */
@@ -377,17 +374,17 @@ function wrappedLines(s: string, start: number, end: number): number[] | undefin
 /**
  * The text the run [start, end) encodes (with its line breaks when
  * `wrapped`, and its padding), or undefined: text from end to end
- * (`whole`), or, with `stretches`, its stretches of text among bytes that
- * are none (textStretches).
+ * (`whole`), or its stretches of text among bytes that are none
+ * (textStretches).
  */
-function readRun(s: string, start: number, end: number, wrapped: boolean, stretches = true): (EncodedRun & { whole: boolean }) | undefined {
+function readRun(s: string, start: number, end: number, wrapped: boolean): (EncodedRun & { whole: boolean }) | undefined {
   const chars = wrapped ? s.slice(start, end).replace(/\r?\n/g, '') : s.slice(start, end);
   if (chars.length < MIN_RUN) return undefined;
   if (HEX.test(chars)) {
     // Hex digits: the hex of text (two digits a byte, as gitleaks also decodes), or a digest, which is no text. Its
     // first byte must open text before the run is decoded.
     const opens = opensUtf8(parseInt(chars.slice(0, 2), 16));
-    return opens && chars.length % 2 === 0 ? runOf(Buffer.from(chars, 'hex'), start, end, stretches) : undefined;
+    return opens && chars.length % 2 === 0 ? runOf(Buffer.from(chars, 'hex'), start, end) : undefined;
   }
   if (!opensText(chars, 0)) return undefined;
   let padded = end;
@@ -396,19 +393,19 @@ function readRun(s: string, start: number, end: number, wrapped: boolean, stretc
   const urlSafe = chars.includes('-') || chars.includes('_');
   if (urlSafe && (chars.includes('+') || chars.includes('/'))) return undefined;
   if (chars.length % 4 === 1) return undefined;
-  return runOf(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'), start, padded, stretches);
+  return runOf(Buffer.from(chars, urlSafe ? 'base64url' : 'base64'), start, padded);
 }
 
 /**
  * The run [start, end) whose bytes are `bytes`, when they are text of
- * MIN_STRETCH characters or more; or, with `stretches`, when bytes that
+ * MIN_STRETCH characters or more; or, when bytes that
  * are no text stand among it (a NUL after a credential, a line of binary
  * data wrapped with lines of text), its stretches of MIN_STRETCH bytes or
  * more, each a line: a model that decodes the run reads them.
  */
-function runOf(bytes: Buffer, start: number, end: number, stretches: boolean): (EncodedRun & { whole: boolean }) | undefined {
+function runOf(bytes: Buffer, start: number, end: number): (EncodedRun & { whole: boolean }) | undefined {
   const whole = utf8Text(bytes);
-  const text = whole ?? (stretches ? textStretches(bytes) : undefined);
+  const text = whole ?? textStretches(bytes);
   return text === undefined || text.length < MIN_STRETCH ? undefined : { start, end, text, whole: whole !== undefined };
 }
 

@@ -18,7 +18,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
-import { ASK_MASK } from './chars.js';
+import { ASK_MASK, hexValue } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 const require = createRequire(import.meta.url);
@@ -200,13 +200,6 @@ const PERCENT_BYTES = new Uint8Array(64);
 
 /** Decodes bytes isUtf8 passed (a decoder that throws on the others costs some 5 µs a throw: `%FF ` again and again). */
 const UTF8 = new TextDecoder('utf-8');
-
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 65 && c <= 70) return c - 55;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}
 
 /** A normalized text: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]) it came from. */
 export interface Normalized {

@@ -1,3 +1,15 @@
+/** Every kind the masks of `specs` name. */
+function kindsOf(specs: readonly MaskSpec[]): Set<string> {
+  const kinds = new Set<string>();
+  for (const m of specs) for (const k of m.kinds) kinds.add(k);
+  return kinds;
+}
+
+/** The first mask that names `kind` (the first of all for `unchecked`, a string the deadline left unscanned). */
+function specFor(specs: readonly MaskSpec[], kind: string): MaskSpec {
+  return specs.find((x) => x.kinds.has(kind)) ?? specs[0]!;
+}
+
 /**
  * Masking, the second job of a forwarding: the spans of the kinds a `mask`
  * rule names (docs/behaviour/labels-and-detectors.md) replaced in every
@@ -33,8 +45,7 @@ export class Masking extends Withholding {
    */
   maskString(s: string, specs: readonly MaskSpec[], at: Tokens, block?: number): string {
     if (s.length === 0) return s;
-    const kinds = new Set<string>();
-    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const kinds = kindsOf(specs);
     const spans = spansOf(this.detection, s, kinds);
     if (spans.length === 0) return s;
     let out = '';
@@ -42,7 +53,7 @@ export class Masking extends Withholding {
     const listed = new Set<string>();
     for (const sp of spans) {
       // A string the decision's deadline left unscanned (kind `unchecked`) is masked whole by the first rule that asked.
-      const m = specs.find((x) => x.kinds.has(sp.kind)) ?? specs[0]!;
+      const m = specFor(specs, sp.kind);
       out += s.slice(from, sp.start) + `[${sp.kind} withheld by ${m.policy}/${m.rule}]`;
       from = sp.end;
       if (block !== undefined && !this.input.plan.resultMasks.includes(m) && !this.blockMaskedKinds.has(sp.kind)) this.blockMaskedKinds.set(sp.kind, m);
@@ -66,8 +77,7 @@ export class Masking extends Withholding {
   }
   /** Whether a member name holds a span of the masked kinds (the member is then withheld whole). */
   nameHolds(name: string, specs: readonly MaskSpec[]): boolean {
-    const kinds = new Set<string>();
-    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const kinds = kindsOf(specs);
     return spansOf(this.detection, name, kinds).length > 0;
   }
   /** Every string inside `v` masked (copy on write): the same value when nothing was masked. */
@@ -205,12 +215,11 @@ export class Masking extends Withholding {
    * undefined when they hold none.
    */
   maskBinary(index: number, stretches: string, specs: readonly MaskSpec[], at: Tokens, blob: string): string | undefined {
-    const kinds = new Set<string>();
-    for (const m of specs) for (const k of m.kinds) kinds.add(k);
+    const kinds = kindsOf(specs);
     const first = spansOf(this.detection, stretches, kinds)[0];
     if (first === undefined) return undefined;
     this.maskString(stretches, specs, at, index);
-    const m = specs.find((x) => x.kinds.has(first.kind)) ?? specs[0]!;
+    const m = specFor(specs, first.kind);
     const bytes = Math.floor((blob.replace(/=+$/, '').length * 3) / 4);
     return `[${first.kind} withheld by ${m.policy}/${m.rule}: binary content of ${bytes} bytes that holds it; the uri and media type are kept]`;
   }
