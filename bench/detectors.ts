@@ -118,6 +118,10 @@ const crafted: Record<string, string> = {
   'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),
+  // A mark drawn on every character, combining and composed: each removed or read as its letter.
+  'marks drawn on every letter': fill('g\u0301h\u0307p\u0336_\u1e31\u00e9\u01f5 '),
+  // Prose in a language written with accents: every accented letter read as its base, the text scanned twice.
+  'accented prose (French)': fill('Le pr\u00e9sident a d\u00e9clar\u00e9 que la r\u00e9forme \u00e9tait n\u00e9cessaire ; \u00e0 l\u2019\u00e9t\u00e9, les \u00e9l\u00e8ves ont re\u00e7u leurs r\u00e9sultats, d\u00e9j\u00e0 publi\u00e9s. '),
   'tags and invisible characters': fill('A\u{e0041}\u2062K\ufe0f\u{e004b}\u3164 '),
   'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
   'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),

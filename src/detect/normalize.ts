@@ -6,7 +6,9 @@
  * NFKC form, Unicode's confusables of ASCII letters and digits folded to
  * them (the table of the `unhomoglyph` package, built from Unicode's
  * confusables.txt; only entries whose prototype is one ASCII letter or
- * digit), and one round of percent-decoding (a run of escapes read as
+ * digit), marks drawn on ASCII characters removed and letters written with
+ * marks read as their base letter (where they could hide a credential,
+ * mayChange), and one round of percent-decoding (a run of escapes read as
  * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
  * JavaScript escapes (`\u0041`, `\x41`). A credential
  * written `AKIA\u200bIOSF...`, in fullwidth or Cyrillic letters, or as
@@ -140,42 +142,131 @@ function escapeAt(s: string, i: number): { cp: number; length: number } | undefi
   return { cp, length: m[0].length };
 }
 
+/**
+ * Marks drawn on a letter (Unicode's general category M: the acute accent,
+ * the dot above, the combining overlays) and letters written with them
+ * (`á`, `ǵ`): a model reads `g\u0301h\u0301p\u0301_` as `ghp_`. A mark directly after a
+ * printable ASCII character of the normalized text is removed; a letter whose
+ * canonical decomposition is one ASCII letter or digit (or a confusable of
+ * one) and marks reads as that letter. Marks after any other character are
+ * kept (they are part of the word of another script).
+ */
+const MARK = /^\p{M}$/u;
+const MARKS = /\p{M}/gu;
+/** Per BMP code point: 0 not yet known, 1 no mark, 2 a mark. */
+const BMP_MARK = new Uint8Array(65536);
+
+function isMark(cp: number): boolean {
+  if (cp < 0x300) return false;
+  if (cp <= 0xffff) {
+    let st = BMP_MARK[cp]!;
+    if (st === 0) {
+      st = MARK.test(String.fromCharCode(cp)) ? 2 : 1;
+      BMP_MARK[cp] = st;
+    }
+    return st === 2;
+  }
+  return MARK.test(String.fromCodePoint(cp));
+}
+
+const bareCache = new Map<number, string | null>();
+/** The ASCII letter or digit `cp` is written on with marks (`á` → `a`), or undefined. */
+function bareLetter(cp: number): string | undefined {
+  if (cp < 0xc0) return undefined;
+  let out = bareCache.get(cp);
+  if (out === undefined) {
+    const bare = String.fromCodePoint(cp).normalize('NFD').replace(MARKS, '');
+    const first = bare.codePointAt(0);
+    out = null;
+    if (first !== undefined && bare.length === (first > 0xffff ? 2 : 1) && first !== cp) {
+      if (first < 0x80) out = /^[A-Za-z0-9]$/.test(bare) ? bare : null;
+      else out = FOLD.get(first) ?? null;
+    }
+    if (bareCache.size < 65536) bareCache.set(cp, out);
+  }
+  return out ?? undefined;
+}
+
 /** One bit per BMP code point that normalizing removes or folds (beyond the BMP: checked in the Map). */
 const FOLDS_BMP = new Uint8Array(8192);
 for (const cp of FOLD.keys()) if (cp <= 0xffff) FOLDS_BMP[cp >> 3]! |= 1 << (cp & 7);
-/** Per BMP code point: 0 not yet known, 1 normalizing keeps it, 2 normalizing changes it. */
+/**
+ * Per BMP code point: 0 not yet known, 1 normalizing keeps it, 2 normalizing changes it, 3 a mark, 4 a letter
+ * written with marks (normalizing changes these where they stand, mayChange).
+ */
 const BMP_STATE = new Uint8Array(65536);
+const KEEPS = 1;
+const CHANGES = 2;
+const A_MARK = 3;
+const MARKED_LETTER = 4;
 
-function changesBmp(c: number): boolean {
+function stateOf(c: number): number {
   let st = BMP_STATE[c]!;
   if (st === 0) {
     const ch = String.fromCharCode(c);
-    st = (FOLDS_BMP[c >> 3]! & (1 << (c & 7))) !== 0 || isInvisible(c) || (c < 0xd800 || c > 0xdfff ? ch.normalize('NFKC') !== ch : false) ? 2 : 1;
+    if ((FOLDS_BMP[c >> 3]! & (1 << (c & 7))) !== 0 || isInvisible(c) || (c < 0xd800 || c > 0xdfff ? ch.normalize('NFKC') !== ch : false)) st = CHANGES;
+    else if (isMark(c)) st = A_MARK;
+    else if (bareLetter(c) !== undefined) st = MARKED_LETTER;
+    else st = KEEPS;
     BMP_STATE[c] = st;
   }
-  return st === 2;
+  return st;
 }
+
+const isAsciiDigit = (u: number): boolean => u >= 48 && u <= 57;
+/** Whether the ASCII unit `u` ends a word for the reckoning of letters written with marks: a blank or a control. */
+const endsWord = (u: number): boolean => u <= 32 || u === 127;
 
 /**
  * Whether normalizing could change `s`: a percent-escape, or a character
  * it removes, folds or gives another NFKC form (known per code point after
  * its first sight). One loop over the text, a table lookup per non-ASCII
  * character.
+ *
+ * Marks and letters written with them change a text only where they could
+ * hide a credential: a mark drawn on an ASCII character; a letter written
+ * with marks in a word (a run between blanks) that holds an ASCII digit or
+ * an `@` (an address, `jos\u00e9@example.com`, reads whole), or 4 such letters among
+ * 16 characters or more. Words of a language
+ * written with accents (`résumé`, `Überschreitungsmöglichkeiten`) and marks of
+ * another script (Devanagari's vowel signs) leave the text read once;
+ * where a text is normalized for another reason, its marked letters are
+ * read as their letters all the same.
  */
 function mayChange(s: string): boolean {
   if (!MAY_CHANGE.test(s)) return false;
   if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
   if ((s.includes('&') || s.includes('\\')) && ESCAPE_ANY.test(s)) return true;
+  // The word being read: its length, its ASCII digits and at-signs, its letters written with marks.
+  let wordLength = 0;
+  let digits = 0;
+  let marked = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
+    if (c < 0x80) {
+      if (endsWord(c)) {
+        if (marked > 0 && (digits > 0 || (marked >= 4 && wordLength >= 16))) return true;
+        wordLength = digits = marked = 0;
+      } else {
+        wordLength++;
+        if (isAsciiDigit(c) || c === 64 /* @ */) digits++;
+      }
+      continue;
+    }
+    wordLength++;
     if (c >= 0xd800 && c <= 0xdbff) {
       const cp = s.codePointAt(i)!;
       if (FOLD.has(cp) || isInvisible(cp) || nfkc(cp) !== String.fromCodePoint(cp)) return true;
+      if (isMark(cp) && i > 0 && s.charCodeAt(i - 1) > 32 && s.charCodeAt(i - 1) < 127) return true;
       i++;
-    } else if (changesBmp(c)) return true;
+      continue;
+    }
+    const st = stateOf(c);
+    if (st === CHANGES) return true;
+    if (st === A_MARK && i > 0 && s.charCodeAt(i - 1) > 32 && s.charCodeAt(i - 1) < 127) return true;
+    if (st === MARKED_LETTER) marked++;
   }
-  return false;
+  return marked > 0 && (digits > 0 || (marked >= 4 && wordLength >= 16));
 }
 
 const nfkcCache = new Map<number, string>();
@@ -187,6 +278,9 @@ function nfkc(cp: number): string {
   }
   return out;
 }
+
+/** A printable ASCII character other than the space: a mark drawn on one is removed. */
+const isAsciiGlyph = (u: number): boolean => u > 32 && u < 127;
 
 /** UTF-16 code units as the string they are, lone surrogates kept (a decoder would make each U+FFFD), flat. */
 function stringOf(units: Uint16Array): string {
@@ -319,15 +413,23 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
       changed = true;
       return;
     }
+    if (n > 0 && isMark(cp) && isAsciiGlyph(units[n - 1]!)) {
+      // A mark drawn on the ASCII character before it (or on the marks already removed after it): it stands with that
+      // character, so what masks the character masks its marks.
+      changed = true;
+      to[n - 1] = b;
+      return;
+    }
     const folded = FOLD.get(cp);
     let out: string;
     if (folded !== undefined) out = folded;
     else {
       out = nfkc(cp);
-      // A compatibility form may itself be a confusable (e.g. a mathematical letter that NFKC makes Greek).
+      // A compatibility form may itself be a confusable (e.g. a mathematical letter that NFKC makes Greek), or a
+      // letter written with marks.
       if (out.length <= 2) {
         const inner = out.codePointAt(0)!;
-        const again = inner >= 0x80 && out.length === (inner > 0xffff ? 2 : 1) ? FOLD.get(inner) : undefined;
+        const again = inner >= 0x80 && out.length === (inner > 0xffff ? 2 : 1) ? (FOLD.get(inner) ?? bareLetter(inner)) : undefined;
         if (again !== undefined) out = again;
       }
     }

@@ -3,7 +3,7 @@
  * query string, split over two or three blocks, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
- * character drawn as nothing, tag characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
+ * character drawn as nothing, tag characters, marks drawn on its characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
  * JavaScript escape, base64, hex, either of them over base64; in a URL's path, the encoding glued to it), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
@@ -46,6 +46,13 @@ function obfuscate(v: string, how: string, at: number): string {
     case 'tags':
       // The rest of the value hidden in tag characters, which a model reads as the ASCII they stand for.
       return v.slice(0, i) + inTags(v.slice(i));
+    case 'marks': {
+      // A mark drawn on every character (an accent, a dot, an overlay), composed into the letter where Unicode has one
+      // on every other draw.
+      const marks = ['\u0301', '\u0307', '\u0336', '\u0323'];
+      const written = Array.from(v, (ch, k) => ch + marks[(at + k) % marks.length]).join('');
+      return at % 2 === 0 ? written.normalize('NFC') : written;
+    }
     case 'base64':
       // The value as the base64 of its text: a model decodes it as readily.
       return Buffer.from(v).toString('base64');
@@ -162,7 +169,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
 
   it('for any placement, split or not, under any normalization', async () => {
     const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
-    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
         const placed = obfuscate(c.value, how, n);
