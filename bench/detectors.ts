@@ -115,6 +115,8 @@ const crafted: Record<string, string> = {
   'bearer, netrc and sshpass lines': fill('Authorization: Bearer Zx9Lm2Pq8Rt5Vw3Yb7NcQ4 machine h login u password Zx9Lm2 sshpass -p Zx9Lm2Pq '),
   // The own rules read by where a credential stands (a .pgpass line, an Authorization scheme) or by a prefix alone.
   'pgpass lines, Authorization schemes, bare keys': fill('h:5432:d:u:Zx9Lm2Pq8R key-0123456789abcdef0123456789abcdef Authorization: SSWS 00Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm3\n'),
+  // Credentials known by where they stand on a command line or after a name: each line a find.
+  'sudo pipes, redis-cli lines, recovery phrases': fill('echo Zx9Lm2Pq | sudo -S ls\nredis-cli -a Zx9Lm2Pq8R ping\nMNEMONIC="legal winner thank year wave sausage worth useful legal winner thank yellow"\nseed recovery sudo '),
   'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),
