@@ -167,7 +167,8 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
 
 /**
- * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $`, what escapes are made of
+ * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $ ! ^ * ( ) ?` (a password, a
+ * Django key), what escapes are made of
  * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), and any non-ASCII character, which
  * may fold to one.
  */
@@ -191,6 +192,12 @@ function isTokenChar(c: number): boolean {
     c === 59 ||
     c === 92 ||
     c === 36 ||
+    c === 33 ||
+    c === 94 ||
+    c === 42 ||
+    c === 40 ||
+    c === 41 ||
+    c === 63 ||
     c >= 0x80
   );
 }
@@ -203,6 +210,8 @@ function isTokenChar(c: number): boolean {
 const SEAM = 2048;
 /** Characters read before the token that crosses a seam: a name and its `=` for the generic assignments. */
 const SEAM_CONTEXT = 64;
+/** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`). */
+const SEAM_AFTER = 24;
 /** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
 const ASK_EVERY = 4096;
 /** ...counting each scan's fixed cost as this many more. */
@@ -401,8 +410,10 @@ export class DetectionCache {
       while (t0 > 0 && left.length - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
       let t1 = 0;
       while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
+      // And some of what stands after it: a credential known by what follows it (`echo PASSWORD | sudo -S`).
       const from = Math.max(0, t0 - SEAM_CONTEXT);
-      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: t1 }], detectors)) return;
+      const to = Math.min(right.length, t1 + SEAM_AFTER);
+      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
       // The run through parts that are all token, from this seam on.
       const pieces: Piece[] = [{ part: k, from, to: left.length }];

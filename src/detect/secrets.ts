@@ -240,6 +240,8 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
 const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])pat)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
+/** A name that says it holds a password (as its last word; `pass` as a word of its own, not `compass`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|pwd|(?:^|[_.-])pass)$/;
 /** Names of keys that are public by design (a public key, a publishable key): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable/;
 
@@ -314,14 +316,20 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   }
   const end = run.end;
   const len = end - v;
-  if (len < 8 || len > MAX_VALUE) return undefined;
+  // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
+  // with a letter and a digit among them.
+  const short = len < 8 && len >= 6 && PASSWORD_NAME.test(name);
+  if ((len < 8 && !short) || len > MAX_VALUE) return undefined;
   const value = s.slice(v, end);
+  // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
+  if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|@)/i.test(value) || value.includes('(') || value.includes('://')) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
   const classes = classesOf(value);
-  if (classes < 2 || shannonEntropy(value) < 2.5) return undefined;
+  // (Six characters hold at most 2.58 bits each: a short password asks 2.)
+  if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;
   if (!(hasDigit(value) || classes >= 3 || (len >= 16 && shannonEntropy(value) >= 3.5))) return undefined;
   return [v, end];
 }

@@ -1,6 +1,6 @@
 /**
  * Secret coverage on a corpus of realistic fake credentials
- * (test/fixtures/secrets/credentials.json: 128 providers and formats) and a
+ * (test/fixtures/secrets/credentials.json: 129 providers and formats) and a
  * benign corpus of look-alikes (benign.json: UUIDs, git SHAs, digests, SRI
  * hashes, base64 images, timestamps, ISBNs, semver, Slack links, ...), with
  * the shipped policies: through /v1/evaluate and through `trustgate proxy`
@@ -23,7 +23,7 @@ const creds = credentials.credentials;
 /** Whether `value`, or any 8 characters of it past a provider's prefix, shows in `text`. */
 function leaks(text: string, value: string): boolean {
   if (text.includes(value)) return true;
-  for (let i = Math.min(8, value.length - 8); i + 8 <= value.length; i += 4) if (text.includes(value.slice(i, i + 8))) return true;
+  for (let i = Math.max(0, Math.min(8, value.length - 8)); i + 8 <= value.length; i += 4) if (text.includes(value.slice(i, i + 8))) return true;
   return false;
 }
 

@@ -155,7 +155,7 @@ function reaches(forwarded: unknown, value: string, placed: string): boolean {
   walk(forwarded);
   return texts.some((t) => {
     if (t.includes(value) || t.includes(placed)) return true;
-    for (let i = Math.min(8, value.length - 8); i + 8 <= value.length; i += 4) if (t.includes(value.slice(i, i + 8))) return true;
+    for (let i = Math.max(0, Math.min(8, value.length - 8)); i + 8 <= value.length; i += 4) if (t.includes(value.slice(i, i + 8))) return true;
     return false;
   });
 }

@@ -29,6 +29,27 @@ describe('DetectionCache joins', () => {
   });
 });
 
+describe('a value known by what stands after it, split at a seam', () => {
+  it('is read with what follows it (echo PASSWORD | sudo -S), wherever the password is cut, whatever characters it holds', () => {
+    // Distinct characters (a password above the rule's entropy), a letter and a digit among them; 10 or more, so that
+    // the token across the seam, quotes included, is one the seams read (MIN_SEAM_TOKEN).
+    const pw = fc.shuffledSubarray('abcXYZ0189!^*()?#&$@%_-+='.split(''), { minLength: 10, maxLength: 20 }).map((cs) => cs.join('')).filter((p) => /[A-Za-z]/.test(p) && /[0-9]/.test(p));
+    fc.assert(
+      fc.property(pw, fc.nat(), (p, n) => {
+        const line = `ssh web1 "echo '${p}' | sudo -S systemctl restart app"`;
+        const at = line.indexOf(p) + 1 + (n % (p.length - 1));
+        const parts = [line.slice(0, at), line.slice(at)];
+        const c = new DetectionCache();
+        expect(c.kinds('secrets', c.join(parts)), JSON.stringify(parts)).toContain('sudo-stdin-password');
+        // Each part holds its piece, to the seam.
+        expect(c.spans('secrets', parts[0]!).some((sp) => sp.end === parts[0]!.length), JSON.stringify(parts)).toBe(true);
+        expect(c.spans('secrets', parts[1]!).some((sp) => sp.start === 0), JSON.stringify(parts)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('a joined text made only when read', () => {
   const part = fc.constantFrom('key AKIAIOSFOD', 'NN7EXAMPLE ok', 'mail jane@corp.example', 'card 4111 1111 1111 1111', 'prose', '', 'ghp_16C7e42F292c69', '12E7710c838347Ae178B4a');
   it('answers secrets() and pii() from the parts, with no string joined, as the joined string is answered', () => {
