@@ -47,27 +47,35 @@ for (const [from, to] of Object.entries(CONFUSABLES)) {
 const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
 /** Every default-ignorable character of a text, for a replace. */
 export const IGNORABLE_CHARS = /\p{Default_Ignorable_Code_Point}/gu;
-/** Per BMP code point: 0 not yet known, 1 drawn, 2 ignorable. */
-const BMP_IGNORABLE = new Uint8Array(65536);
-const astralIgnorable = new Map<number, boolean>();
-
-function isInvisible(cp: number): boolean {
-  if (cp < 0x80) return false;
-  if (cp <= 0xffff) {
-    let st = BMP_IGNORABLE[cp]!;
-    if (st === 0) {
-      st = IGNORABLE.test(String.fromCharCode(cp)) ? 2 : 1;
-      BMP_IGNORABLE[cp] = st;
+/**
+ * Whether one code point matches `re` (a pattern of one character), known
+ * per code point after its first sight (BMP in a table, others in a Map
+ * of at most 65,536); below `from`, none does.
+ */
+function perCodePoint(re: RegExp, from: number): (cp: number) => boolean {
+  /** Per BMP code point: 0 not yet known, 1 no, 2 yes. */
+  const bmp = new Uint8Array(65536);
+  const astral = new Map<number, boolean>();
+  return (cp) => {
+    if (cp < from) return false;
+    if (cp <= 0xffff) {
+      let st = bmp[cp]!;
+      if (st === 0) {
+        st = re.test(String.fromCharCode(cp)) ? 2 : 1;
+        bmp[cp] = st;
+      }
+      return st === 2;
     }
-    return st === 2;
-  }
-  let v = astralIgnorable.get(cp);
-  if (v === undefined) {
-    v = IGNORABLE.test(String.fromCodePoint(cp));
-    if (astralIgnorable.size < 65536) astralIgnorable.set(cp, v);
-  }
-  return v;
+    let v = astral.get(cp);
+    if (v === undefined) {
+      v = re.test(String.fromCodePoint(cp));
+      if (astral.size < 65536) astral.set(cp, v);
+    }
+    return v;
+  };
 }
+
+const isInvisible = perCodePoint(IGNORABLE, 0x80);
 
 /**
  * Tag characters U+E0020..U+E007E are drawn as nothing, yet each stands for
@@ -153,21 +161,7 @@ function escapeAt(s: string, i: number): { cp: number; length: number } | undefi
  */
 const MARK = /^\p{M}$/u;
 const MARKS = /\p{M}/gu;
-/** Per BMP code point: 0 not yet known, 1 no mark, 2 a mark. */
-const BMP_MARK = new Uint8Array(65536);
-
-function isMark(cp: number): boolean {
-  if (cp < 0x300) return false;
-  if (cp <= 0xffff) {
-    let st = BMP_MARK[cp]!;
-    if (st === 0) {
-      st = MARK.test(String.fromCharCode(cp)) ? 2 : 1;
-      BMP_MARK[cp] = st;
-    }
-    return st === 2;
-  }
-  return MARK.test(String.fromCodePoint(cp));
-}
+const isMark = perCodePoint(MARK, 0x300);
 
 const bareCache = new Map<number, string | null>();
 /** The ASCII letter or digit `cp` is written on with marks (`á` → `a`), or undefined. */
@@ -214,6 +208,8 @@ function stateOf(c: number): number {
 }
 
 const isAsciiDigit = (u: number): boolean => u >= 48 && u <= 57;
+/** A printable ASCII character other than the space: a mark drawn on one is removed. */
+const isAsciiGlyph = (u: number): boolean => u > 32 && u < 127;
 /** Whether the ASCII unit `u` ends a word for the reckoning of letters written with marks: a blank or a control. */
 const endsWord = (u: number): boolean => u <= 32 || u === 127;
 
@@ -239,17 +235,17 @@ function mayChange(s: string): boolean {
   if ((s.includes('&') || s.includes('\\')) && ESCAPE_ANY.test(s)) return true;
   // The word being read: its length, its ASCII digits and at-signs, its letters written with marks.
   let wordLength = 0;
-  let digits = 0;
+  let digitsOrAt = 0;
   let marked = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x80) {
       if (endsWord(c)) {
-        if (marked > 0 && (digits > 0 || (marked >= 4 && wordLength >= 16))) return true;
-        wordLength = digits = marked = 0;
+        if (hidesOne(marked, digitsOrAt, wordLength)) return true;
+        wordLength = digitsOrAt = marked = 0;
       } else {
         wordLength++;
-        if (isAsciiDigit(c) || c === 64 /* @ */) digits++;
+        if (isAsciiDigit(c) || c === 64 /* @ */) digitsOrAt++;
       }
       continue;
     }
@@ -257,16 +253,21 @@ function mayChange(s: string): boolean {
     if (c >= 0xd800 && c <= 0xdbff) {
       const cp = s.codePointAt(i)!;
       if (FOLD.has(cp) || isInvisible(cp) || nfkc(cp) !== String.fromCodePoint(cp)) return true;
-      if (isMark(cp) && i > 0 && s.charCodeAt(i - 1) > 32 && s.charCodeAt(i - 1) < 127) return true;
+      if (isMark(cp) && i > 0 && isAsciiGlyph(s.charCodeAt(i - 1))) return true;
       i++;
       continue;
     }
     const st = stateOf(c);
     if (st === CHANGES) return true;
-    if (st === A_MARK && i > 0 && s.charCodeAt(i - 1) > 32 && s.charCodeAt(i - 1) < 127) return true;
+    if (st === A_MARK && i > 0 && isAsciiGlyph(s.charCodeAt(i - 1))) return true;
     if (st === MARKED_LETTER) marked++;
   }
-  return marked > 0 && (digits > 0 || (marked >= 4 && wordLength >= 16));
+  return hidesOne(marked, digitsOrAt, wordLength);
+}
+
+/** Whether a word with `marked` letters written with marks could be a credential or an address disguised by them. */
+function hidesOne(marked: number, digitsOrAt: number, wordLength: number): boolean {
+  return marked > 0 && (digitsOrAt > 0 || (marked >= 4 && wordLength >= 16));
 }
 
 const nfkcCache = new Map<number, string>();
@@ -278,9 +279,6 @@ function nfkc(cp: number): string {
   }
   return out;
 }
-
-/** A printable ASCII character other than the space: a mark drawn on one is removed. */
-const isAsciiGlyph = (u: number): boolean => u > 32 && u < 127;
 
 /** UTF-16 code units as the string they are, lone surrogates kept (a decoder would make each U+FFFD), flat. */
 function stringOf(units: Uint16Array): string {
