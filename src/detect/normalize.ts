@@ -20,7 +20,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
-import { ASK_MASK, hexValue } from './chars.js';
+import { ASK_MASK, hexValue, isAlnum, isDigit } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 const require = createRequire(import.meta.url);
@@ -173,7 +173,7 @@ function bareLetter(cp: number): string | undefined {
     const first = bare.codePointAt(0);
     out = null;
     if (first !== undefined && bare.length === (first > 0xffff ? 2 : 1) && first !== cp) {
-      if (first < 0x80) out = /^[A-Za-z0-9]$/.test(bare) ? bare : null;
+      if (first < 0x80) out = isAlnum(first) ? bare : null;
       else out = FOLD.get(first) ?? null;
     }
     if (bareCache.size < 65536) bareCache.set(cp, out);
@@ -207,7 +207,6 @@ function stateOf(c: number): number {
   return st;
 }
 
-const isAsciiDigit = (u: number): boolean => u >= 48 && u <= 57;
 /** A printable ASCII character other than the space: a mark drawn on one is removed. */
 const isAsciiGlyph = (u: number): boolean => u > 32 && u < 127;
 /** Whether the ASCII unit `u` ends a word for the reckoning of letters written with marks: a blank or a control. */
@@ -245,7 +244,7 @@ function mayChange(s: string): boolean {
         wordLength = digitsOrAt = marked = 0;
       } else {
         wordLength++;
-        if (isAsciiDigit(c) || c === 64 /* @ */) digitsOrAt++;
+        if (isDigit(c) || c === 64 /* @ */) digitsOrAt++;
       }
       continue;
     }
