@@ -561,7 +561,10 @@ describe('hostile input through the real HTTP layer', () => {
     // findings from tiny blocks (contract section 8; a decision line is summarized, section 9).
     // The Docker route names no tool, so the shipped open-world label would replace every result: the scan's
     // verdicts are read under the shipped set less that label (test/helpers/closed-world.ts).
-    const a = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' }, shippedWithoutOpenWorldLabel());
+    // The verdicts read below are the scan's at these sizes, not the decision deadline's (a cold 360 KB shape takes
+    // some 160 to 190 ms on an idle 2-CPU machine, past the default budget's nine tenths under a loaded test run, and
+    // is then withheld whole: test/http/detection-deadline.test.ts holds that): the budget is set past any run's time.
+    const a = await testApp({ TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '10000' }, shippedWithoutOpenWorldLabel());
     const seed = BASE + 970;
     let i = 0;
     try {
