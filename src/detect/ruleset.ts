@@ -272,17 +272,21 @@ function isNameEnd(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === 34 || c === 39;
 }
 
+/** Most characters of a name after its keyword that the name's pattern itself reads (`_login` after `sonar`), before the 20 of its rest. */
+const KEYWORD_TAIL = Math.max(...NAME_TAILS.map((t) => t.length));
+
 /**
  * Whether an assignment operator follows the keyword ending at `at` as
- * such a rule's regex allows it: at most 20 characters of the name's rest,
- * at most 3 blanks or quotes, then `=`, `>`, `:`, `|`, `,` or `?`. A cheap
+ * such a rule's regex allows it: at most KEYWORD_TAIL characters of the
+ * name the keyword starts and 20 of the name's rest, at most 3 blanks or
+ * quotes, then `=`, `>`, `:`, `|`, `,` or `?`. A cheap
  * test that spares the regex every keyword in prose ("access", "token")
  * that assigns nothing, and every one inside a value.
  */
 function operatorFollows(s: string, at: number): boolean {
   let i = at;
   const n = s.length;
-  for (const stop = Math.min(n, at + 20); i < stop && isNameTail(s.charCodeAt(i)); i++);
+  for (const stop = Math.min(n, at + KEYWORD_TAIL + 20); i < stop && isNameTail(s.charCodeAt(i)); i++);
   for (const stop = Math.min(n, i + 3); i < stop && isNameEnd(s.charCodeAt(i)); i++);
   const c = i < n ? s.charCodeAt(i) : -1;
   return c === 61 || c === 62 || c === 58 || c === 124 || c === 44 || c === 63;
@@ -529,11 +533,16 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
     if (starts.length > 0) {
       // Each match starts at one of these keywords: tried anchored at each, on the DFA first, then with its groups on
       // the match alone (no search over a window, which costs some 5 µs a find in re2js).
+      // A keyword inside the rule's last match starts none (a matcher goes on from a match's end, whether or not
+      // entropy or an allowlist then drops it): `Basic <base64>/Authorization: ...` is one match.
       const re = regexOf(c);
       let n = 0;
+      let matchEnd = 0;
+      starts.sort((a, b) => a - b);
       for (const p of starts) {
         if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-        findAt(c, re, s, p, out);
+        if (p < matchEnd) continue;
+        matchEnd = Math.max(matchEnd, findAt(c, re, s, p, out));
       }
     }
     if (tries.length > 0) {
@@ -691,15 +700,18 @@ function groupsAt(r2: ReturnType<RE2JS['re2']>, n: number, sub: string, b0: numb
 /**
  * The match of rule `c` that starts at `p`, if any: read from `p` to
  * WINDOW_AFTER after it, anchored there (a `\b` the regex starts with was
- * read by the caller, in the whole text).
+ * read by the caller, in the whole text). Returns where the match ends
+ * (whether or not its secret is kept), or -1 without one.
  */
-function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): void {
+function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): number {
   const w1 = Math.min(s.length, p + WINDOW_AFTER);
   const sub = s.slice(p, w1);
   const r2 = re.re2();
-  if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return;
+  if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return -1;
   const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
-  if (ok && groups !== null) take(c, sub, p, w1 < s.length, groups, out);
+  if (!ok || groups === null) return -1;
+  take(c, sub, p, w1 < s.length, groups, out);
+  return p + groups[1]!;
 }
 
 /** One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret, unless entropy or an allowlist drops it. */
