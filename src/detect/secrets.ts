@@ -244,6 +244,40 @@ const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?ke
 const PASSWORD_NAME = /(?:passw(?:or)?d|pwd|(?:^|[_.-])pass)$/;
 /** Names of keys that are public by design (a public key, a publishable key): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable/;
+/**
+ * A name that holds a secret word but ends in a word that says its value tells where or what the secret is, not the
+ * secret (`secret_name`, `private_key_path`, `api_key_header`, `password_hash_algorithm`, `secretsFile`): read only
+ * where the name's last word is none of the secret words (SECRET_NAME_END).
+ */
+const REFERENCE_NAME = /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method)s?$/;
+/**
+ * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`): words of lower-case letters and
+ * digits, each with at most a capital before it, between `_ . @ -`. A random value's segments mix cases (the base64
+ * of a key holds a `/` every 64 characters or so, between runs of mixed case).
+ */
+const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-][A-Z]?[a-z0-9]+)*$/;
+
+/** Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every segment a path's. */
+function isPath(v: string): boolean {
+  if (!v.includes('/')) return false;
+  for (const seg of (v.charCodeAt(0) === 126 /* ~ */ ? v.slice(1) : v).split('/')) if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
+  return true;
+}
+
+/** Whether the name at `nameStart` is a part of an ARN (`arn:partition:service:region:account:secret:...`): the run of non-blank characters it ends starts with `arn:`. */
+function inArn(s: string, nameStart: number): boolean {
+  if (codeAt(s, nameStart - 1) !== 58) return false;
+  let k = nameStart - 1;
+  while (k > 0 && nameStart - k < 256 && !isSpace(s.charCodeAt(k - 1)) && s.charCodeAt(k - 1) !== 34 && s.charCodeAt(k - 1) !== 39) k--;
+  return s.startsWith('arn:', k);
+}
+
+/**
+ * An identifier of several words (`OPENAI_API_KEY_2`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
+ * key or a secret by, or the prefix of one (`deps-v1-`). Each word letters then digits, or digits (`a8f3-k2j9` is no
+ * identifier).
+ */
+const IDENTIFIER = /^(?:[A-Z]+[0-9]*(?:_(?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;
@@ -300,7 +334,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const nameStart = k + 1;
   if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
   const name = s.slice(nameStart, nameEnd).toLowerCase();
-  if ((!SECRET_NAME_END.test(name) && !SECRET_NAME_ANY.test(name)) || PUBLIC_NAME.test(name)) return undefined;
+  const endsSecret = SECRET_NAME_END.test(name);
+  if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name)) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
   if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=
@@ -323,10 +358,16 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
   if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
-  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|@)/i.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|@|arn:)/i.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  // A template's expression in the value (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an
+  // ARN read as an assignment (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
+  if (value.includes('{{') || value.includes('${') || inArn(s, nameStart)) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
+  // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
+  // (a password may be words and digits, `Summer-2024`), an identifier: names, not secrets.
+  if (isPath(value) || (!PASSWORD_NAME.test(name) && IDENTIFIER.test(value))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
   if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;

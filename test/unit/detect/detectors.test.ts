@@ -81,3 +81,38 @@ describe('personal data kept packed', () => {
     );
   });
 });
+
+describe('generic assignments: a secret under a secret name, not where a secret is or what it is called', () => {
+  const secretName = fc.constantFrom('API_KEY', 'client_secret', 'DB_PASSWORD', 'auth_token', 'GOOGLE_APPLICATION_CREDENTIALS', 'ssl_key', 'private_key', 'credentials', 'secretKey');
+  const written = (name: string, value: string, form: number): string => [`${name}=${value}`, `${name}: ${value}`, `"${name}": "${value}"`][form]!;
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const random = fc.array(fc.constantFrom(...B64), { minLength: 20, maxLength: 48 }).map((cs) => cs.join(''));
+
+  it('finds and masks a random value (mixed case inside a word, as tokens are), whatever slashes it holds', () => {
+    fc.assert(
+      fc.property(secretName, random, fc.integer({ min: 0, max: 2 }), (name, value, form) => {
+        fc.pre(/[A-Z][A-Z]|[a-z0-9][A-Z]/.test(value) && /[a-z]/.test(value) && /[0-9]/.test(value) && new Set(value).size >= 12);
+        const text = written(name, value, form);
+        expect(detectKinds('secrets', text)).not.toEqual([]);
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds nothing in a path to a key file, or in a name of a secret under a name that says so', () => {
+    const word = fc.tuple(fc.constantFrom('home', 'etc', 'keys', 'secrets', 'run', 'ssl', 'private', 'config', 'prod', 'app', 'db', 'service', 'account', 'id', 'credentials'), fc.constantFrom('', '2', '2025', '_rsa', '-v2', '_ed25519'));
+    const path = fc.tuple(fc.constantFrom('/', '~/', './', '../', ''), fc.array(word, { minLength: 2, maxLength: 5 }), fc.constantFrom('', '.json', '.pem', '.key', '.yaml', '.txt')).map(([root, words, ext]) => root + words.map(([w, t]) => w + t).join('/') + ext);
+    const referenceName = fc.tuple(fc.constantFrom('api_key', 'SECRET', 'db_password', 'privateKey', 'CLIENT_SECRET'), fc.constantFrom('_file', '_path', '_name', '_header', 'Ref', '_ARN', '_env')).map(([a, b]) => a + b);
+    const identifier = fc.tuple(fc.array(word, { minLength: 2, maxLength: 4 }), fc.constantFrom('-', '_')).map(([words, sep]) => words.map(([w, t]) => w + t.replace(/^[-_]/, '')).join(sep));
+    fc.assert(
+      fc.property(fc.oneof(secretName, referenceName), path, referenceName, identifier, fc.integer({ min: 0, max: 2 }), (name, p, ref, id, form) => {
+        expect(detectKinds('secrets', written(name, p, form))).toEqual([]);
+        expect(detectKinds('secrets', written(ref, id + 'Xk9', form))).toEqual([]);
+        if (!/pass/i.test(name)) expect(detectKinds('secrets', written(name, id, form))).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
