@@ -97,8 +97,13 @@ function mergeOverlaps(spans: Span[]): Span[] {
 
 /** A character after a decoded run that ends a token where it stands, as gitleaks' rules end one (TOKEN_END_CHARS). */
 const ENDS_TOKEN = new RegExp(TOKEN_END_CHARS);
-/** A character before a decoded run after which a token starts: gitleaks' `[\\'"\x60\s>=:(,)]`. */
-const STARTS_TOKEN = /[\s\\'"`>=:(,)]/;
+/**
+ * A character before a decoded run after which its text is read as it stands: a blank, a quote, `>`, `=` or `:` (a
+ * name and its `=` before it). gitleaks' rules also start a token after `(`, `,` and `)`; there a line break is put
+ * all the same, so that a name the run encodes (`data:text/plain;base64,` then `DB_PASSWORD=...`) starts a line, as
+ * a config's does, rather than stand after a comma as a member of a program's object would.
+ */
+const STARTS_TOKEN = /[\s\\'"`>=:]/;
 
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;

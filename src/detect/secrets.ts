@@ -242,8 +242,8 @@ const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /** A name that says it holds a password (as its last word; `pass` as a word of its own, not `compass`). */
 const PASSWORD_NAME = /(?:passw(?:or)?d|pwd|(?:^|[_.-])pass)$/;
-/** Names of keys that are public by design (a public key, a publishable key): their values are no secret. */
-const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable/;
+/** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
+const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
 /**
  * A name that holds a secret word but ends in a word that says its value tells where or what the secret is, not the
  * secret (`secret_name`, `private_key_path`, `api_key_header`, `password_hash_algorithm`, `secretsFile`): read only
@@ -264,12 +264,95 @@ function isPath(v: string): boolean {
   return true;
 }
 
-/** Whether the name at `nameStart` is a part of an ARN (`arn:partition:service:region:account:secret:...`): the run of non-blank characters it ends starts with `arn:`. */
+/** An identifier of a program (`Uint8Array`, `ProgressTokenSchema$1`, `openid4vciIssueCredential`): a type's or a variable's name. */
+const IDENT = /^[A-Za-z_$][\w$]*$/;
+
+/** Whether what follows a value at `end` ends a type annotation's type (`;`, `|`, `,`, `)`, `=`, `>`, `<`, `[`): `password: Uint8Array;`. */
+function endsType(s: string, end: number): boolean {
+  let k = end;
+  while (codeAt(s, k) === 32) k++;
+  const c = codeAt(s, k);
+  return c === 59 || c === 124 || c === 44 || c === 41 || c === 61 || c === 62 || c === 60 || c === 91;
+}
+
+/** Where a name starts with its opening quote, if it has one. */
+function quotedNameStart(s: string, nameStart: number): number {
+  const c = codeAt(s, nameStart - 1);
+  return c === 34 || c === 39 ? nameStart - 1 : nameStart;
+}
+
+/** Whether the name at `nameStart` is a part of an ARN or a URN (`arn:partition:service:region:account:secret:...`, `urn:ietf:params:oauth:token-type:...`): the run of non-blank characters it ends starts with `arn:` or `urn:`. */
 function inArn(s: string, nameStart: number): boolean {
   if (codeAt(s, nameStart - 1) !== 58) return false;
   let k = nameStart - 1;
   while (k > 0 && nameStart - k < 256 && !isSpace(s.charCodeAt(k - 1)) && s.charCodeAt(k - 1) !== 34 && s.charCodeAt(k - 1) !== 39) k--;
-  return s.startsWith('arn:', k);
+  return s.startsWith('arn:', k) || s.startsWith('urn:', k);
+}
+
+/** Words a declaration starts with: the name after one is a variable of a program, its value an expression or a literal. */
+const DECLARES = /(?:^|[^\w$])(?:const|let|var|val|readonly|private|protected|public|static|final)$/;
+
+/**
+ * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
+ * `private readonly token = …`), or a name written bare after `{`, `(` or `,` and before `:` (`op`; a member of an
+ * object literal, a parameter with its type: `{key: "_getString"}`, `(password: Uint8Array, …)`). A JSON member's
+ * name is quoted and a config's line starts with its name, so neither is read as a program.
+ */
+function inProgram(s: string, nameStart: number, op: number): boolean {
+  let k = nameStart - 1;
+  for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  const c = codeAt(s, k);
+  if (op === 58 && (c === 123 || c === 40 || c === 44)) return true;
+  return DECLARES.test(s.slice(Math.max(0, k - 12), k + 1));
+}
+
+/** The parts of a name: split at what is no letter or digit and before a capital that starts a word (`Uint8`, `Array`). */
+const NAME_PARTS = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
+/** A word as names are written: a capital at most, two or more lower-case letters, digits after. */
+const WORD = /^[A-Z]?[a-z]{2,}[0-9]*$/;
+const VOWEL = /[aeiouy]/i;
+/** Five consonants in a row: seldom in a word, often in a random run of letters. */
+const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
+
+/**
+ * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
+ * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
+ * number but one at most, and the words three fifths of its letters and digits. A random value's parts are seldom
+ * words: of random strings of 16 to 40 characters, some 0.02 % (base64, base62) to 0.14 % (lower-case letters,
+ * digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part).
+ */
+function wordy(v: string): boolean {
+  let inWords = 0;
+  let words = 0;
+  let others = 0;
+  let alnum = 0;
+  for (const m of v.matchAll(NAME_PARTS)) {
+    const part = m[0];
+    alnum += part.length;
+    if (/^[0-9]+$/.test(part)) continue;
+    if (WORD.test(part) && VOWEL.test(part) && !CONSONANTS.test(part)) {
+      inWords += part.length;
+      words++;
+    } else if (++others > 1) return false;
+  }
+  return words >= 2 && inWords * 5 >= alnum * 3;
+}
+
+/** A name whose only secret word is `key` or `auth` (`cache_key`, `objectKey`, `key`, `auth`): what programs name a map's keys and options by. */
+const WEAK_NAME = /(?:key|auth)$/;
+
+/**
+ * A value that is an expression of a program, not one written out: a member chain with operators or not
+ * (`r.C0.ESC`, `this._keyPriorReset`, `s?r.C0.ESC+`, `j.isWritable=j.isReadable`), an index (`allKeys[i]`), `?.`,
+ * `??`, `||`, `&&`.
+ */
+const EXPRESSION = /[[\]]|\?\.|\?\?|\|\||&&/;
+const MEMBER_CHAIN = /^[\w$.?:!+\-*/%<>=]+$/;
+const MEMBER = /(?:^|[^\w$])[A-Za-z_$][\w$]*\.[A-Za-z_$#][\w$]*/;
+
+/** Whether an unquoted value is an expression (EXPRESSION, or a member chain: `a.b` among names and operators). */
+function isExpression(v: string): boolean {
+  return EXPRESSION.test(v) || (MEMBER_CHAIN.test(v) && MEMBER.test(v) && /[?:!+*%<>=]|^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)+$/.test(v));
 }
 
 /**
@@ -287,6 +370,9 @@ function isNameChar(c: number): boolean {
 function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
+
+/** `n`, `r` or `t` after a backslash: an escaped line break or tab. */
+const isEscapedBreak = (c: number): boolean => c === 110 || c === 114 || c === 116;
 
 /** How many of lower, upper, digit and other characters `v` mixes. */
 function classesOf(v: string): number {
@@ -336,16 +422,21 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const name = s.slice(nameStart, nameEnd).toLowerCase();
   const endsSecret = SECRET_NAME_END.test(name);
   if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name)) return undefined;
+  // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
+  if (s.charCodeAt(i) === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
+  if (s.charCodeAt(i) === 61 && (codeAt(s, i + 1) === 61 || (e === i && [61, 33, 60, 62].includes(codeAt(s, i - 1))))) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
   if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   const q = codeAt(s, v);
-  if (q === 34 || q === 39 || q === 96) v++;
+  const quoted = q === 34 || q === 39 || q === 96;
+  if (quoted) v++;
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.
   if (!(v >= run.start && v <= run.end)) {
     let e = v;
-    while (!isValueStop(codeAt(s, e))) e++;
+    // (An escaped line break or tab ends it too: `Credentials: true\r\nContent-Length` in a string of a program.)
+    while (!isValueStop(codeAt(s, e)) && !(codeAt(s, e) === 92 && isEscapedBreak(codeAt(s, e + 1)))) e++;
     run.start = v;
     run.end = e;
   }
@@ -358,9 +449,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
   if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
-  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|@|arn:)/i.test(value) || value.includes('(') || value.includes('://')) return undefined;
-  // A template's expression in the value (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an
-  // ARN read as an assignment (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
+  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || /(?:\.\.\.|\u2026)$/.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
+  // `[Redacted]`, or a value cut short for an example, `eyJhbGciOiJS...`.) A template's expression in the
+  // value (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN read as an assignment (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
   if (value.includes('{{') || value.includes('${') || inArn(s, nameStart)) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
@@ -368,6 +460,15 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
   // (a password may be words and digits, `Summer-2024`), an identifier: names, not secrets.
   if (isPath(value) || (!PASSWORD_NAME.test(name) && IDENTIFIER.test(value))) return undefined;
+  // In a program, a value written out is quoted (an unquoted one is an expression or a type: `key = objKeys[j]`,
+  // `password: Uint8Array`), and one written in words is a name (`const META_KEY = "io.modelcontextprotocol/…"`,
+  // `{key: "_getString"}`); a password may be words. Anywhere, an expression is none, and so is a value in words
+  // under a name whose only secret word is `key` or `auth` (`key: "Control+o"`).
+  // (A quoted value then `;` ends a statement of a program, `lastSignificantToken = "?NoLineTerminatorHere";`.)
+  const program = (quotedNameStart(s, nameStart) === nameStart && inProgram(s, nameStart, s.charCodeAt(i))) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
+  const password = PASSWORD_NAME.test(name);
+  if (!quoted && (isExpression(value) || program || (IDENT.test(value) && wordy(value) && (!password || endsType(s, end))))) return undefined;
+  if (!password && (program || (WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name))) && wordy(value)) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
   if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;

@@ -115,4 +115,38 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       { numRuns: 1000 },
     );
   });
+
+  it("finds nothing in a program's expressions, types and names, and finds what it writes out in quotes", () => {
+    const name = fc.constantFrom('key', 'token', 'apiKey', 'password', 'secretKey', 'authToken', 'cacheKey', 'objectKey', 'userPassword');
+    const word = fc.constantFrom('all', 'sorted', 'object', 'progress', 'schema', 'token', 'keys', 'list', 'value', 'model', 'context', 'protocol', 'client', 'info', 'entry');
+    const camel = fc.array(word, { minLength: 1, maxLength: 3 }).map((ws) => ws.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join(''));
+    const type = fc.constantFrom('Uint8Array', 'ProgressTokenSchema$1', 'KeyObject', 'SecretValue');
+    const program = fc.oneof(
+      fc.tuple(name, camel, fc.constantFrom('i', 'j', '0', 'index')).map(([n, a, i]) => `const ${n} = ${a}[${i}];`),
+      fc.tuple(name, camel, camel).map(([n, a, b]) => `let ${n} = ${a}.${b};`),
+      fc.tuple(name, type, type).map(([n, t, u]) => `function check(${n}: ${t}, other: ${u}): boolean;`),
+      fc.tuple(name, type).map(([n, t]) => `  ${n}: ${t};`),
+      fc.tuple(camel, name, camel, camel).map(([o, n, a, b]) => `${o}.${n}=${a}.${b}||null;`),
+      fc.tuple(camel, name, camel).map(([a, n, b]) => `if (${a}.${n}==${b}) return;`),
+      fc.tuple(fc.constantFrom('PROTOCOL_VERSION_META_KEY', 'CACHE_KEY', 'CLIENT_INFO_KEY', 'ROUTE_TOKEN'), fc.array(camel, { minLength: 2, maxLength: 3 }), fc.constantFrom('/', '.')).map(([n, ws, sep]) => `const ${n} = "io.${ws.join(sep)}";`),
+      fc.tuple(camel).map(([a]) => `}},{key:"_get${a[0]!.toUpperCase()}${a.slice(1)}Value",value:function(){return 1}}`),
+    );
+    // Hex in either case and base32: machine-made, not words.
+    const written = fc.oneof(fc.stringMatching(/^[0-9a-f]{24,40}$/), fc.stringMatching(/^[0-9A-F]{24,40}$/), fc.stringMatching(/^[A-Z2-7]{24,40}$/));
+    const out = fc.oneof(
+      fc.tuple(name, fc.constantFrom('const', 'let', 'private readonly')).map(([n, d]) => (v: string) => `${d} ${n} = "${v}";`),
+      fc.tuple(name).map(([n]) => (v: string) => `const options = { ${n}: '${v}', retries: 3 };`),
+      fc.tuple(camel, name).map(([o, n]) => (v: string) => `${o}.${n} = "${v}";`),
+    );
+    fc.assert(
+      fc.property(program, out, written, (code, write, value) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 8);
+        expect(detectKinds('secrets', code), code).toEqual([]);
+        const text = `${code}\n${write(value)}`;
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((sp) => sp.start <= at && at + value.length <= sp.end), text).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });
