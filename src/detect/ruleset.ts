@@ -5,7 +5,9 @@
  * prefilter), its regex runs under re2js (RE2: linear time, the rule set's
  * own syntax), the secret is the first non-empty group (or `secretGroup`),
  * a rule with `entropy` keeps only secrets above it (and a `generic` rule
- * only secrets holding a digit), and the rule's and the global allowlists
+ * only secrets holding a digit), a keyword-assignment rule only secrets not
+ * written in words (an identifier of a program is no secret: chars.ts,
+ * wordy; the project's own addition), and the rule's and the global allowlists
  * (regexes on the secret, the match or the line; stopwords) drop what they
  * name.
  *
@@ -20,7 +22,7 @@
  * tests hold this to.
  */
 import { RE2JS, RE2Set } from 're2js';
-import { codeAt, hasDigit, isWord, shannonEntropy, type Span } from './chars.js';
+import { codeAt, hasDigit, isWord, shannonEntropy, wordy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
 import { GITLEAKS_ALLOW, SECRET_RULES } from './secret-rules.generated.js';
@@ -93,6 +95,8 @@ interface Compiled {
   atStart: boolean;
   /** The regex starts with `\b`. */
   boundary: boolean;
+  /** The rule has gitleaks' keyword-assignment shape (`[\w.-]{0,50}?(?:keyword)... = value`): a value written in words under it is a name. */
+  assignment: boolean;
 }
 
 /** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
@@ -254,7 +258,8 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary };
+  const assignment = anchoredAtKeyword(rule.regex) !== undefined;
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, assignment };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
@@ -730,6 +735,9 @@ function take(c: Compiled, sub: string, w0: number, cut: boolean, groups: readon
     if (shannonEntropy(secret) <= c.rule.entropy) return;
     if (c.rule.id.startsWith('generic') && !hasDigit(secret)) return;
   }
+  // A keyword rule's value written in words is a program's name (`const linkedInstance = linkedEntities[...]`: the
+  // LinkedIn rule's 14 letters and digits, entropy above 2): the generic assignments' reading (chars.ts, wordy).
+  if (c.assignment && wordy(secret)) return;
   const match = sub.slice(m0, m1);
   const line = () => lineAround(sub, m0, m1);
   if (GLOBAL_ALLOW !== undefined && allowed(GLOBAL_ALLOW, secret, match, line)) return;

@@ -7,7 +7,7 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, ASK_MASK, type Span } from './chars.js';
+import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, ASK_MASK, type Span } from './chars.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
@@ -306,38 +306,6 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   return DECLARES.test(s.slice(Math.max(0, k - 12), k + 1));
 }
 
-/** The parts of a name: split at what is no letter or digit and before a capital that starts a word (`Uint8`, `Array`). */
-const NAME_PARTS = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
-/** A word as names are written: a capital at most, two or more lower-case letters, digits after. */
-const WORD = /^[A-Z]?[a-z]{2,}[0-9]*$/;
-const VOWEL = /[aeiouy]/i;
-/** Five consonants in a row: seldom in a word, often in a random run of letters. */
-const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
-
-/**
- * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
- * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
- * number but one at most, and the words three fifths of its letters and digits. A random value's parts are seldom
- * words: of random strings of 16 to 40 characters, some 0.02 % (base64, base62) to 0.14 % (lower-case letters,
- * digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part).
- */
-function wordy(v: string): boolean {
-  let inWords = 0;
-  let words = 0;
-  let others = 0;
-  let alnum = 0;
-  for (const m of v.matchAll(NAME_PARTS)) {
-    const part = m[0];
-    alnum += part.length;
-    if (/^[0-9]+$/.test(part)) continue;
-    if (WORD.test(part) && VOWEL.test(part) && !CONSONANTS.test(part)) {
-      inWords += part.length;
-      words++;
-    } else if (++others > 1) return false;
-  }
-  return words >= 2 && inWords * 5 >= alnum * 3;
-}
-
 /** A name whose only secret word is `key` or `auth` (`cache_key`, `objectKey`, `key`, `auth`): what programs name a map's keys and options by. */
 const WEAK_NAME = /(?:key|auth)$/;
 
@@ -356,11 +324,11 @@ function isExpression(v: string): boolean {
 }
 
 /**
- * An identifier of several words (`OPENAI_API_KEY_2`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
+ * An identifier of several words (`OPENAI_API_KEY_2`, `_ALLOWED_KEY_TYPES`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
  * key or a secret by, or the prefix of one (`deps-v1-`). Each word letters then digits, or digits (`a8f3-k2j9` is no
  * identifier).
  */
-const IDENTIFIER = /^(?:[A-Z]+[0-9]*(?:_(?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
+const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:_(?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;

@@ -241,3 +241,22 @@ describe('entropy', () => {
     );
   });
 });
+
+describe("a keyword rule's value written in words", () => {
+  /** The keywords of gitleaks' keyword-assignment rules (`[\w.-]{0,50}?(?:keyword)...`), as their names start. */
+  const keywords = [...new Set(SECRET_RULES.filter((r) => !RULES_LEFT_OUT.has(r.id) && /^(?:\(\?i\))?\[\\w\.-\]\{0,50\}\?/.test(r.regex)).flatMap((r) => r.keywords.filter((k) => /^[a-z]{4,}$/.test(k))))];
+  const word = fc.constantFrom('linked', 'entities', 'sorted', 'object', 'progress', 'schema', 'value', 'model', 'context', 'protocol', 'client', 'info', 'entry', 'stance', 'handler', 'method');
+  const camel = fc.array(word, { minLength: 2, maxLength: 4 }).map((ws) => ws.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join(''));
+
+  it('is a name of a program, under any of those rules, whatever follows it', () => {
+    expect(keywords.length).toBeGreaterThan(20);
+    fc.assert(
+      fc.property(fc.constantFrom(...keywords), fc.constantFrom('', 'Instance', 'Id', 'Token', 'Key'), camel, fc.constantFrom('[name];', ';', '\n', ' ', '.x;'), (k, tail, value, after) => {
+        const text = `\t\tconst ${k}${tail} = ${value}${after}`;
+        expect(scanRuleset(text), text).toEqual([]);
+        expect(scanRulesetFully(text), text).toEqual([]);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
