@@ -189,6 +189,7 @@ const DOUBLED = Uint8Array.of(0, 2, 4, 6, 8, 1, 3, 5, 7, 9);
  *
  * Cards: runs of whole groups with 13 to 19 digits, issuer industries 2 to 6
  * (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro;
+ * industry 2 only as 22 to 27 and 16 digits or more, Mastercard's and Mir's;
  * 13-digit millisecond timestamps and ids starting with 1, 7, 8, 9 or 0 are
  * not cards), not one digit repeated, Luhn-valid; the longest from each
  * group on (so `x=1 3782 8224 6310 005` finds the card after the `1`). The
@@ -277,7 +278,10 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
         }
       }
       const first = gFirst[rg]!;
-      if (first < 2 || first > 6) {
+      // Industry 2 is Mastercard's 2221-2720 and Mir's 2200-2204 only, of 16 digits or more: a 14-digit timestamp of this
+      // century (`20150324153922`, a web archive's URL) is none.
+      const second = first === 2 ? codeAt(s, isDigit(codeAt(s, at + 1)) ? at + 1 : at + 2) - 48 : 0;
+      if (first < 2 || first > 6 || (first === 2 && (second < 2 || second > 7))) {
         g++;
         continue;
       }
@@ -291,6 +295,7 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
       let found = -1;
       for (let j = hi - 1; j >= lo; j--) {
         const rj = (j + 1) & RING_MASK;
+        if (first === 2 && gBefore[rj]! - a < 16) break;
         if (gRun[j & RING_MASK]! > a && ((gBefore[rj]! & 1) === 1 ? gOdd[rj] === aOdd : gEven[rj] === aEven)) {
           found = j;
           break;
@@ -569,11 +574,19 @@ function scanInto(s: string, skip: boolean, finds: Finds, stop?: () => boolean):
       }
     } else if (c >= 48 && c <= 57) {
       if (isAlnum(codeAt(s, i - 1))) continue;
+      // The fraction of a decimal number (`-4.387332384609988`, `=.25925925925925924`: sixteen digits that pass Luhn's
+      // check) is no card, no phone: passed over to its end.
+      if (codeAt(s, i - 1) === 46 && !isLetter(codeAt(s, i - 2))) {
+        while (i + 1 < n && isDigit(s.charCodeAt(i + 1))) i++;
+        continue;
+      }
       // The whole number is read: go on after it (an email's local part may still end in it).
       const end = numbers(s, i, finds, stop);
       i = Math.max(i, end - 1);
     } else if (c === 43) {
-      // +
+      // + (not after an operand: `e[1]+3545052371+(...)` adds, it dials no one)
+      const before = codeAt(s, i - 1);
+      if (isAlnum(before) || before === 95 || before === 36 || before === 41 || before === 93) continue;
       const e = phone(s, i, budget);
       if (e > 0) finds.push(PHONE, i, e);
       i = Math.max(i, phoneSkip - 1);

@@ -435,8 +435,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (A quoted value then `;` ends a statement of a program, `lastSignificantToken = "?NoLineTerminatorHere";`.)
   const program = (quotedNameStart(s, nameStart) === nameStart && inProgram(s, nameStart, s.charCodeAt(i))) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   const password = PASSWORD_NAME.test(name);
-  if (!quoted && (isExpression(value) || program || (IDENT.test(value) && wordy(value) && (!password || endsType(s, end))))) return undefined;
-  if (!password && (program || (WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name))) && wordy(value)) return undefined;
+  // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
+  // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
+  if (!quoted && (isExpression(value) || program || (s.charCodeAt(i) === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
   if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;

@@ -247,7 +247,8 @@ describe('the phone scan reads a number once, as a value', () => {
   function phones(s: string): Array<[number, number]> {
     const out: Array<[number, number]> = [];
     for (let i = 0; i < s.length; i++) {
-      if (s[i] !== '+' || /[A-Za-z0-9]/.test(s[i - 1] ?? '') || !/[0-9]/.test(s[i + 1] ?? '')) continue;
+      // (After an operand, a letter, a digit, `_`, `$`, `)` or `]`, a `+` adds.)
+      if (s[i] !== '+' || /[A-Za-z0-9_$)\]]/.test(s[i - 1] ?? '') || !/[0-9]/.test(s[i + 1] ?? '')) continue;
       const ends: number[] = [];
       let digits = 0;
       let seps = 0;
@@ -296,7 +297,8 @@ describe('the card search reads each candidate in constant time', () => {
   function cardsByDefinition(token: string): Array<[number, number]> {
     const groups = [...token.matchAll(/[0-9]+/g)].map((m) => ({ start: m.index, end: m.index + m[0].length, digits: m[0] }));
     const luhn = (d: string) => [...d].reverse().reduce((sum, c, k) => sum + (k % 2 === 1 ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][Number(c)]! : Number(c)), 0) % 10 === 0;
-    const card = (d: string) => d.length >= 13 && d.length <= 19 && d[0]! >= '2' && d[0]! <= '6' && !/^(\d)\1*$/.test(d) && luhn(d);
+    // Industry 2 only as Mastercard's 22-27 and Mir's, of 16 digits or more.
+    const card = (d: string) => d.length >= 13 && d.length <= 19 && d[0]! >= '2' && d[0]! <= '6' && (d[0] !== '2' || (d[1]! >= '2' && d[1]! <= '7' && d.length >= 16)) && !/^(\d)\1*$/.test(d) && luhn(d);
     const out: Array<[number, number]> = [];
     let g = 0;
     while (g < groups.length) {
