@@ -580,6 +580,17 @@ function scanInto(s: string, skip: boolean, finds: Finds, stop?: () => boolean):
         while (i + 1 < n && isDigit(s.charCodeAt(i + 1))) i++;
         continue;
       }
+      // A segment of a URL's path that is one number (`/feature/5068609911521280`, `/groups/4567890123456789/`) is an
+      // id: passed over.
+      if (codeAt(s, i - 1) === 47) {
+        let e = i + 1;
+        while (e < n && isDigit(s.charCodeAt(e))) e++;
+        const after = codeAt(s, e);
+        if (after < 0 || after === 47 || after === 63 || after === 35 || isSpace(after) || after === 34 || after === 39 || after === 41 || after === 62) {
+          i = e - 1;
+          continue;
+        }
+      }
       // The whole number is read: go on after it (an email's local part may still end in it).
       const end = numbers(s, i, finds, stop);
       i = Math.max(i, end - 1);
