@@ -282,7 +282,7 @@ function quotedNameStart(s: string, nameStart: number): number {
 }
 
 /** Whether the name at `nameStart` is a part of an ARN or a URN (`arn:partition:service:region:account:secret:...`, `urn:ietf:params:oauth:token-type:...`): the run of non-blank characters it ends starts with `arn:` or `urn:`. */
-function inArn(s: string, nameStart: number): boolean {
+function inArnOrUrn(s: string, nameStart: number): boolean {
   if (codeAt(s, nameStart - 1) !== 58) return false;
   let k = nameStart - 1;
   while (k > 0 && nameStart - k < 256 && !isSpace(s.charCodeAt(k - 1)) && s.charCodeAt(k - 1) !== 34 && s.charCodeAt(k - 1) !== 39) k--;
@@ -318,9 +318,20 @@ const EXPRESSION = /[[\]]|\?\.|\?\?|\|\||&&/;
 const MEMBER_CHAIN = /^[\w$.?:!+\-*/%<>=]+$/;
 const MEMBER = /(?:^|[^\w$])[A-Za-z_$][\w$]*\.[A-Za-z_$#][\w$]*/;
 
-/** Whether an unquoted value is an expression (EXPRESSION, or a member chain: `a.b` among names and operators). */
+/** What a member chain's operators are made of. */
+const OPERATOR_CHAR = /[?:!+*%<>=]/;
+/** A part of a member chain as programs name them: letters (and `_ $ #`), then digits at most (`r`, `C0`, `_keyPriorReset`). */
+const CHAIN_PART = /^[A-Za-z_$#][A-Za-z_$]*[0-9]*$/;
+
+/**
+ * Whether an unquoted value is an expression: EXPRESSION, or a member chain (`a.b`) among names and operators, or
+ * alone where each of its parts is named as programs name them (a token with a dot, `ya29.a0AfH6SM...`, mixes
+ * letters and digits in a part: it is no chain).
+ */
 function isExpression(v: string): boolean {
-  return EXPRESSION.test(v) || (MEMBER_CHAIN.test(v) && MEMBER.test(v) && /[?:!+*%<>=]|^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)+$/.test(v));
+  if (EXPRESSION.test(v)) return true;
+  if (!MEMBER_CHAIN.test(v) || !MEMBER.test(v)) return false;
+  return OPERATOR_CHAR.test(v) || v.split('.').every((part) => CHAIN_PART.test(part));
 }
 
 /**
@@ -338,6 +349,9 @@ function isNameChar(c: number): boolean {
 function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
+
+/** `=`, `!`, `<` or `>` before an `=`: a comparison's operator (`==`, `!=`, `<=`, `>=`). */
+const isComparing = (c: number): boolean => c === 61 || c === 33 || c === 60 || c === 62;
 
 /** `n`, `r` or `t` after a backslash: an escaped line break or tab. */
 const isEscapedBreak = (c: number): boolean => c === 110 || c === 114 || c === 116;
@@ -392,7 +406,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (s.charCodeAt(i) === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
-  if (s.charCodeAt(i) === 61 && (codeAt(s, i + 1) === 61 || (e === i && [61, 33, 60, 62].includes(codeAt(s, i - 1))))) return undefined;
+  if (s.charCodeAt(i) === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
   if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=
@@ -419,9 +433,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || /(?:\.\.\.|\u2026)$/.test(value) || value.includes('(') || value.includes('://')) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
-  // `[Redacted]`, or a value cut short for an example, `eyJhbGciOiJS...`.) A template's expression in the
-  // value (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN read as an assignment (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
-  if (value.includes('{{') || value.includes('${') || inArn(s, nameStart)) return undefined;
+  // `[Redacted]`, or a value cut short for an example, `eyJhbGciOiJS...`.) A template's expression in the value
+  // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
+  // (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
+  if (value.includes('{{') || value.includes('${') || inArnOrUrn(s, nameStart)) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
