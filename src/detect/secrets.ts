@@ -245,6 +245,14 @@ const PASSWORD_NAME = /(?:passw(?:or)?d|pwd|(?:^|[_.-])pass)$/;
 /** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
 /**
+ * Names of keys and tokens that look a record up or mark a place, not grant access: a database's sort, partition,
+ * primary or foreign key, a cache's, a lock's or an object store's key, an idempotency key, a translation key, a hot
+ * key, a page's or a sync's token, a CSRF token (`"sort_key": "2024-01-15T10:00:00Z#order#A1B2"`, `"redis_key":
+ * "session:7f3c9b2e:data"`, `"next_page_token": "CiAK..."`).
+ */
+const LOOKUP_NAME =
+  /(?:sort|partition|primary|foreign|composite|unique|natural|surrogate|row|range|hash|cache|lock|redis|storage|object|bucket|s3|dedupe?|idempotency|lookup|index|idx|map|dict|group|shard|schema|sequence|translation|i18n|locale|hot|shortcut)[_.-]?keys?$|(?:cursor|page|continuation|pagination|sync|resume|progress|csrf|xsrf)[_.-]?tokens?$/;
+/**
  * A name that holds a secret word but ends in a word that says its value tells where or what the secret is, not the
  * secret (`secret_name`, `private_key_path`, `api_key_header`, `password_hash_algorithm`, `secretsFile`): read only
  * where the name's last word is none of the secret words (SECRET_NAME_END).
@@ -335,11 +343,11 @@ function isExpression(v: string): boolean {
 }
 
 /**
- * An identifier of several words (`OPENAI_API_KEY_2`, `_ALLOWED_KEY_TYPES`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
+ * An identifier of several words (`OPENAI_API_KEY_2`, `_ALLOWED_KEY_TYPES`, `PROJ-1234`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
  * key or a secret by, or the prefix of one (`deps-v1-`). Each word letters then digits, or digits (`a8f3-k2j9` is no
  * identifier).
  */
-const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:_(?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
+const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;
@@ -403,7 +411,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
   const name = s.slice(nameStart, nameEnd).toLowerCase();
   const endsSecret = SECRET_NAME_END.test(name);
-  if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name)) return undefined;
+  if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name) || LOOKUP_NAME.test(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (s.charCodeAt(i) === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
   if (s.charCodeAt(i) === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
