@@ -259,11 +259,11 @@ const LOOKUP_NAME =
  */
 const REFERENCE_NAME = /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method)s?$/;
 /**
- * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`): words of lower-case letters and
- * digits, each with at most a capital before it, between `_ . @ -`. A random value's segments mix cases (the base64
+ * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`, `git-gui--askpass`): words of
+ * lower-case letters and digits, each with at most a capital before it, between runs of `_ . @ -`. A random value's segments mix cases (the base64
  * of a key holds a `/` every 64 characters or so, between runs of mixed case).
  */
-const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-][A-Z]?[a-z0-9]+)*$/;
+const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-]+[A-Z]?[a-z0-9]+)*$/;
 
 /** Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every segment a path's. */
 function isPath(v: string): boolean {
