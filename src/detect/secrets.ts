@@ -445,6 +445,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
   // (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
   if (value.includes('{{') || value.includes('${') || inArnOrUrn(s, nameStart)) return undefined;
+  // (Nor a list of words between colons, `...:seamonkey:mozilla:epiphany:...`: a name, a `:` with no blank after it,
+  // then a value that holds another `:`.)
+  if (s.charCodeAt(i) === 58 && v === i + 1 && value.includes(':')) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
