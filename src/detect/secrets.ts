@@ -311,7 +311,9 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
   if (op === 58 && (c === 123 || c === 40 || c === 44)) return true;
-  return DECLARES.test(s.slice(Math.max(0, k - 12), k + 1));
+  const before = s.slice(Math.max(0, k - 12), k + 1);
+  // (A shell's `readonly DB_PASSWORD=...` declares a variable of a script, whose value is written out.)
+  return DECLARES.test(before) && !(op === 61 && before.endsWith('readonly'));
 }
 
 /** A name whose only secret word is `key` or `auth` (`cache_key`, `objectKey`, `key`, `auth`): what programs name a map's keys and options by. */
