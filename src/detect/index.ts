@@ -435,6 +435,10 @@ export class DetectionCache {
         if (cut || e < p.length || j + 1 >= runEnd || !joins(p, parts[j + 1]!)) break;
         j++;
       }
+      // Where the token ends inside the run's last part, what follows it there is read too, as at a seam
+      // (`echo 'PA` | `SS` | `WORD' | sudo -S`: the password is known by what follows it).
+      const last = pieces[pieces.length - 1]!;
+      if (!cut && last.to < parts[last.part]!.length) last.to = Math.min(parts[last.part]!.length, last.to + SEAM_AFTER);
       for (const [a, b] of [[0, pieces.length], [1, pieces.length], [0, pieces.length - 1], [1, pieces.length - 1]] as const) {
         if (b - a >= 3 && !this.#readRun(parts, pieces.slice(a, b), RUN_DETECTORS)) return;
       }

@@ -48,6 +48,24 @@ describe('a value known by what stands after it, split at a seam', () => {
       { numRuns: 300 },
     );
   });
+
+  it('and cut twice, into three parts the middle one all password (one character or more), every part holds its piece', () => {
+    const pw = fc.shuffledSubarray('abcXYZ0189!^*()?#&$@%_-+='.split(''), { minLength: 10, maxLength: 20 }).map((cs) => cs.join('')).filter((p) => /[A-Za-z]/.test(p) && /[0-9]/.test(p));
+    fc.assert(
+      fc.property(pw, fc.nat(), fc.nat(), (p, n, m) => {
+        const line = `ssh web1 "echo '${p}' | sudo -S systemctl restart app"`;
+        const a = line.indexOf(p) + 1 + (n % (p.length - 2));
+        const b = a + 1 + (m % (line.indexOf(p) + p.length - a - 1));
+        const parts = [line.slice(0, a), line.slice(a, b), line.slice(b)];
+        const c = new DetectionCache();
+        c.join(parts);
+        expect(c.spans('secrets', parts[0]!).some((sp) => sp.end === parts[0]!.length), JSON.stringify(parts)).toBe(true);
+        expect(c.spans('secrets', parts[1]!).some((sp) => sp.start === 0 && sp.end === parts[1]!.length), JSON.stringify(parts)).toBe(true);
+        expect(c.spans('secrets', parts[2]!).some((sp) => sp.start === 0), JSON.stringify(parts)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('a joined text made only when read', () => {
