@@ -283,12 +283,6 @@ function endsType(s: string, end: number): boolean {
   return c === 59 || c === 124 || c === 44 || c === 41 || c === 61 || c === 62 || c === 60 || c === 91;
 }
 
-/** Where a name starts with its opening quote, if it has one. */
-function quotedNameStart(s: string, nameStart: number): number {
-  const c = codeAt(s, nameStart - 1);
-  return c === 34 || c === 39 ? nameStart - 1 : nameStart;
-}
-
 /** Whether the name at `nameStart` is a part of an ARN or a URN (`arn:partition:service:region:account:secret:...`, `urn:ietf:params:oauth:token-type:...`): the run of non-blank characters it ends starts with `arn:` or `urn:`. */
 function inArnOrUrn(s: string, nameStart: number): boolean {
   if (codeAt(s, nameStart - 1) !== 58) return false;
@@ -436,7 +430,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const len = end - v;
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
   // with a letter and a digit among them.
-  const short = len < 8 && len >= 6 && PASSWORD_NAME.test(name);
+  const password = PASSWORD_NAME.test(name);
+  const short = len < 8 && len >= 6 && password;
   if ((len < 8 && !short) || len > MAX_VALUE) return undefined;
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
@@ -455,14 +450,14 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
   // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
   // (a password may be words and digits, `Summer-2024`), an identifier: names, not secrets.
-  if (isPath(value) || (!PASSWORD_NAME.test(name) && IDENTIFIER.test(value))) return undefined;
+  if (isPath(value) || (!password && IDENTIFIER.test(value))) return undefined;
   // In a program, a value written out is quoted (an unquoted one is an expression or a type: `key = objKeys[j]`,
   // `password: Uint8Array`), and one written in words is a name (`const META_KEY = "io.modelcontextprotocol/…"`,
   // `{key: "_getString"}`); a password may be words. Anywhere, an expression is none, and so is a value in words
   // under a name whose only secret word is `key` or `auth` (`key: "Control+o"`).
   // (A quoted value then `;` ends a statement of a program, `lastSignificantToken = "?NoLineTerminatorHere";`.)
-  const program = (quotedNameStart(s, nameStart) === nameStart && inProgram(s, nameStart, s.charCodeAt(i))) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
-  const password = PASSWORD_NAME.test(name);
+  const nameQuoted = codeAt(s, nameStart - 1) === 34 || codeAt(s, nameStart - 1) === 39;
+  const program = (!nameQuoted && inProgram(s, nameStart, s.charCodeAt(i))) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
   if (!quoted && (isExpression(value) || program || (s.charCodeAt(i) === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
