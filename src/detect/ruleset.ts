@@ -3,7 +3,8 @@
  * secret-rules.generated.ts) as a detector over any text, as gitleaks runs
  * them: a rule is tried only where one of its keywords occurs (gitleaks'
  * prefilter), its regex runs under re2js (RE2: linear time, the rule set's
- * own syntax), the secret is the first non-empty group (or `secretGroup`),
+ * own syntax), the secret is the first non-empty group that holds a run of
+ * characters and is not itself repeated (or `secretGroup`; see secretGroupsOf),
  * a rule with `entropy` keeps only secrets above it (and a `generic` rule
  * only secrets holding a digit), a keyword-assignment rule only secrets not
  * written in words (an identifier of a program is no secret: chars.ts,
@@ -97,7 +98,48 @@ interface Compiled {
   boundary: boolean;
   /** The rule has gitleaks' keyword-assignment shape (`[\w.-]{0,50}?(?:keyword)... = value`): a value written in words under it is a name. */
   assignment: boolean;
+  /** The groups that may hold the secret, first one matched wins (see secretGroupsOf); none: the whole match. */
+  groups: readonly number[];
 }
+
+/**
+ * The capturing groups of `rule` that may hold its secret, in order:
+ * `secretGroup` where it is set; else each group that holds a run of
+ * characters (a class, `\w`, `\d` or `.` with a quantifier) and is not
+ * repeated itself. gitleaks takes the first non-empty group of any kind,
+ * which is a name's word in `sonar[_.-]?(login|token)` (the token after it went
+ * out: `sonar.login=<token>`) and one block of four characters of a
+ * Teams webhook's id (`([a-z0-9]{4}-){3}`: the rest of the URL went out); a
+ * rule with no such group masks its whole match.
+ */
+export function secretGroupsOf(rule: GitleaksRule): number[] {
+  if (rule.secretGroup !== undefined && rule.secretGroup > 0) return [rule.secretGroup];
+  const re = rule.regex;
+  const groups: Array<{ n: number; body: string }> = [];
+  const open: Array<{ n: number; at: number } | undefined> = [];
+  let n = 0;
+  let inClass = false;
+  for (let i = 0; i < re.length; i++) {
+    const c = re[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') {
+      inClass = true;
+      if (re[i + 1] === '^') i++;
+      if (re[i + 1] === ']') i++;
+    } else if (c === '(') open.push(re[i + 1] === '?' ? undefined : { n: ++n, at: i + 1 });
+    else if (c === ')') {
+      const g = open.pop();
+      if (g !== undefined && !QUANTIFIER.test(re[i + 1] ?? '')) groups.push({ n: g.n, body: re.slice(g.at, i) });
+    }
+  }
+  return groups.filter((g) => RUN.test(g.body)).map((g) => g.n).sort((a, b) => a - b);
+}
+
+/** What repeats the item before it. */
+const QUANTIFIER = /^[*+?{]$/;
+/** A run of characters in a regex: a class, `\w`-like escape or `.` with a quantifier. */
+const RUN = /(?:\]|\\[wdsWDS]|\.)[*+{]/;
 
 /** What every keyword-assignment rule's regex starts with: `(?i)`, then up to 50 name characters before its keyword. */
 const NAME_PREFIX = String.raw`(?i)[\w.-]{0,50}?`;
@@ -259,7 +301,7 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));
   const assignment = anchoredAtKeyword(rule.regex) !== undefined;
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, assignment };
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, assignment, groups: secretGroupsOf(rule) };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
@@ -725,8 +767,9 @@ function take(c: Compiled, sub: string, w0: number, cut: boolean, groups: readon
   const m1 = groups[1]!;
   // `$` (and an unbounded run) at a window's end that is not the text's proves nothing.
   if (cut && m1 === sub.length) return;
-  let g = c.rule.secretGroup ?? 0;
-  if (g === 0) for (let i = 1; 2 * i + 1 < groups.length; i++) if (groups[2 * i]! >= 0 && groups[2 * i + 1]! > groups[2 * i]!) { g = i; break; }
+  // The first of the rule's secret groups that matched, or the whole match.
+  let g = 0;
+  for (const i of c.groups) if ((groups[2 * i] ?? -1) >= 0 && groups[2 * i + 1]! > groups[2 * i]!) { g = i; break; }
   const start = groups[2 * g] ?? -1;
   const end = groups[2 * g + 1] ?? -1;
   if (start < 0 || end <= start) return;

@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { generate, OUTPUT_FILE } from '../../../scripts/gen-secret-rules.js';
 import { DetectionCache, SECRET_KINDS, detectKinds, withDetection } from '../../../src/detect/index.js';
-import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, scanRulesetOneWindow, shannonEntropy } from '../../../src/detect/ruleset.js';
+import { DetectionStopped, MAX_MERGED, MERGED_OVERLAP, RULES_LEFT_OUT, WINDOW_BEFORE, compileAllow, scanRuleset, scanRulesetFully, scanRulesetOneWindow, secretGroupsOf, shannonEntropy } from '../../../src/detect/ruleset.js';
 import { GITLEAKS_ALLOW, GITLEAKS_RULES, OWN_RULES, SECRET_RULES } from '../../../src/detect/secret-rules.generated.js';
 import { scanSecrets } from '../../../src/detect/secrets.js';
 import { scanPii } from '../../../src/detect/pii.js';
@@ -74,7 +74,11 @@ describe('a credential is found wherever it sits', () => {
     // A rule that reads the character before a credential and the one after it consumes both: where one line's end is
     // the next line's start, every other line went unread (a .pgpass file's second password).
     // The line of each one-line credential's text that holds it (a file's other lines left out).
-    const lines = creds.filter((c) => !c.value.includes('\n')).map((c) => ({ provider: c.provider, line: c.text.split('\n').find((l) => l.includes(c.value))!.trim() }));
+    // (A pair's value is named on the line before it, `- name: POSTGRES_PASSWORD` then `value: "..."`: its line alone
+    // names nothing, and is left out.)
+    const all = creds.filter((c) => !c.value.includes('\n')).map((c) => ({ provider: c.provider, line: c.text.split('\n').find((l) => l.includes(c.value))!.trim() }));
+    const lines = all.filter(({ line }) => !/^value:/.test(line));
+    expect(lines.length).toBeGreaterThan(all.length - 3);
     fc.assert(
       fc.property(fc.constantFrom(...lines), fc.constantFrom('\n', '\r\n', ' ', '\n\n', '\t'), fc.integer({ min: 2, max: 5 }), ({ provider, line }, sep, n) => {
         const text = Array.from({ length: n }, () => line).join(sep);
@@ -257,6 +261,44 @@ describe("a keyword rule's value written in words", () => {
         expect(scanRulesetFully(text), text).toEqual([]);
       }),
       { numRuns: 1500 },
+    );
+  });
+});
+
+describe("a rule's secret", () => {
+  const rule = (id: string) => SECRET_RULES.find((r) => r.id === id)!;
+
+  it('is the first group that holds a run of characters and is not repeated, or the whole match where no group is', () => {
+    // gitleaks' first non-empty group is a name's word here (`sonar[_.-]?(login|token)`) and one block of an id there.
+    expect(secretGroupsOf(rule('sonar-api-token'))).toEqual([2]);
+    expect(secretGroupsOf(rule('microsoft-teams-webhook'))).toEqual([]);
+    expect(secretGroupsOf(rule('lob-api-key'))).toEqual([1]);
+    expect(secretGroupsOf({ id: 'x', regex: '(a)(b[0-9]{4})', keywords: ['a'], secretGroup: 1 })).toEqual([1]);
+    expect(secretGroupsOf({ id: 'x', regex: '(?:key)=([\\w]{8,})|token=(\\d+)', keywords: ['key'] })).toEqual([1, 2]);
+  });
+
+  it('is masked whole after any name of a Sonar token, and a Teams webhook is masked past its host', () => {
+    const token = fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789'.split('')), { minLength: 40, maxLength: 40 }).map((cs) => cs.join(''));
+    const name = fc.tuple(fc.constantFrom('sonar', 'SONAR', 'Sonar'), fc.constantFrom('', '_', '.', '-'), fc.constantFrom('login', 'token', 'LOGIN', 'TOKEN'));
+    fc.assert(
+      fc.property(name, fc.constantFrom('=', ': ', ' = "', "='"), token, ([a, sep, b], op, t) => {
+        const text = `${a}${sep}${b}${op}${t}${op.includes('"') ? '"' : op.includes("'") ? "'" : ''}\n`;
+        for (const spans of [scanRuleset(text), scanSecrets(text)]) {
+          const at = text.indexOf(t);
+          expect(spans.some((s) => s.start <= at && at + t.length <= s.end), text).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    const guid = fc.uuid();
+    fc.assert(
+      fc.property(guid, guid, fc.array(fc.constantFrom(...'0123456789abcdef'.split('')), { minLength: 32, maxLength: 32 }), guid, (g1, g2, hex, g3) => {
+        const path = `${g1}@${g2}/IncomingWebhook/${hex.join('')}/${g3}`;
+        const text = `hook: https://acme.webhook.office.com/webhookb2/${path}\n`;
+        const at = text.indexOf(path);
+        expect(scanSecrets(text).some((s) => s.start <= at && at + path.length <= s.end), text).toBe(true);
+      }),
+      { numRuns: 200 },
     );
   });
 });
