@@ -204,6 +204,11 @@ const VOWEL = /[aeiouy]/i;
 /** Five consonants in a row: seldom in a word, often in a random run of letters. */
 const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
 
+/** Whether `part` reads as a word: a vowel, and no five consonants in a row. */
+export function wordLike(part: string): boolean {
+  return VOWEL.test(part) && !CONSONANTS.test(part);
+}
+
 /**
  * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
  * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
@@ -222,7 +227,7 @@ export function wordy(v: string, strict = false): boolean {
     const part = m[0];
     alnum += part.length;
     if (/^[0-9]+$/.test(part)) continue;
-    if (WORD.test(part) && VOWEL.test(part) && !CONSONANTS.test(part)) {
+    if (WORD.test(part) && wordLike(part)) {
       inWords += part.length;
       words++;
     } else if (++others > (strict ? 0 : 1)) return false;

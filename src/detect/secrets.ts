@@ -7,7 +7,7 @@
  * their boundaries; `stripe-secret-key`, `google-api-key` and `jwt` follow
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
-import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, ASK_MASK, type Span } from './chars.js';
+import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, wordLike, ASK_MASK, type Span } from './chars.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
@@ -360,6 +360,55 @@ const isComparing = (c: number): boolean => c === 61 || c === 33 || c === 60 || 
 /** `n`, `r` or `t` after a backslash: an escaped line break or tab. */
 const isEscapedBreak = (c: number): boolean => c === 110 || c === 114 || c === 116;
 
+/** Letters only, between `_ . -`. */
+const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
+/** Letters in words of one case each, or capitalized, between `_ . -` (`created_at`, `READ_ONLY`, `Read-Only`). */
+const CASED_WORDS = /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)(?:[_.-](?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*$/;
+/** Letters in camel case (`userId`, `accessToken`, `ReadOnly`), each part as NAME_PARTS splits it. */
+const CAMEL = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/;
+const CAMEL_PART = /[A-Z]?[a-z]+/g;
+
+/**
+ * Whether a value of letters only is a name (`created_at`, `userId`, `ReadOnly`, `defaultIDDPrefix`): words of one
+ * case, in camel case with every part like a word (chars.ts, wordLike), or, under a name that is not a password's, written in words (wordy:
+ * a short run of random letters reads so too often for a password, a tenth of ten-letter ones). Random letters of both cases are neither (`jvURdEdzKzYgTSiV`): a sixteenth of random
+ * base62 values of 16 characters hold no digit, and each of them under a secret's name went out when any value of
+ * letters alone read as words.
+ */
+function namedInLetters(v: string, password: boolean): boolean {
+  if (!LETTERS.test(v)) return false;
+  if (CASED_WORDS.test(v) || (!password && wordy(v))) return true;
+  if (!CAMEL.test(v)) return false;
+  for (const m of v.matchAll(CAMEL_PART)) if (!wordLike(m[0])) return false;
+  return true;
+}
+
+/**
+ * The name of a pair whose `value` follows it: `name` or `key` and the name, within 128 characters before (a
+ * Kubernetes or compose `env` list, `- name: DB_PASSWORD` then `value: ...`; an ECS task's
+ * `{"name": "DB_PASSWORD", "value": ...}`; .NET's `<add key="ApiKey" value="..."/>`; Terraform's `name = ...`).
+ */
+const PAIR_NAME = /(?:^|[^\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?([A-Za-z_][\w.-]{2,63})["']?[ \t]*[,;]?\s*(?:-[ \t]*)?["']?$/i;
+
+function pairName(s: string, nameStart: number): string | undefined {
+  return PAIR_NAME.exec(s.slice(Math.max(0, nameStart - 128), nameStart))?.[1]?.toLowerCase();
+}
+
+/** Whether the quoted name [nameStart, nameEnd) before a `,` opens a call or a list (`define( 'DB_PASSWORD', ...`). */
+function opensPair(s: string, nameStart: number, nameEnd: number): boolean {
+  const q = codeAt(s, nameStart - 1);
+  if ((q !== 34 && q !== 39) || codeAt(s, nameEnd) !== q) return false;
+  let k = nameStart - 2;
+  for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  return codeAt(s, k) === 40 || codeAt(s, k) === 91;
+}
+
+/** Whether `</name>` of the element named [nameStart, nameEnd) stands at `end`. */
+function closesElement(s: string, end: number, nameStart: number, nameEnd: number): boolean {
+  const n = nameEnd - nameStart;
+  return codeAt(s, end) === 60 && codeAt(s, end + 1) === 47 && s.startsWith(s.slice(nameStart, nameEnd), end + 2) && codeAt(s, end + 2 + n) === 62;
+}
+
 /** How many of lower, upper, digit and other characters `v` mixes. */
 function classesOf(v: string): number {
   let l = 0;
@@ -396,24 +445,36 @@ const MAX_NAME = 64;
  */
 function assignment(s: string, i: number, run: ValueRun): [number, number] | undefined {
   // The name: back over `"`/`'` and blanks, then name characters.
+  const op = s.charCodeAt(i);
   let e = i;
-  if (s.charCodeAt(i) === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
+  if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
   let k = e - 1;
-  for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
+  if (op === 61 && codeAt(s, k) === 93 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39)) k--;
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
   const nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
   const nameStart = k + 1;
   if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
-  const name = s.slice(nameStart, nameEnd).toLowerCase();
+  // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
+  // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
+  if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
+  let name = s.slice(nameStart, nameEnd).toLowerCase();
+  // A pair's `value` is named by the pair's name before it (`- name: DB_PASSWORD` then `value: ...`).
+  if (name === 'value') {
+    const named = pairName(s, nameStart);
+    if (named === undefined) return undefined;
+    name = named;
+  }
   const endsSecret = SECRET_NAME_END.test(name);
   if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name) || LOOKUP_NAME.test(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
-  if (s.charCodeAt(i) === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
-  if (s.charCodeAt(i) === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
+  if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
+  if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
-  if (codeAt(s, v) === 62 || (s.charCodeAt(i) === 58 && codeAt(s, v) === 61)) v++; // => :=
+  if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
@@ -427,6 +488,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     run.end = e;
   }
   const end = run.end;
+  if (op === 44 && !(quoted && codeAt(s, end) === q)) return undefined;
+  if (op === 62 && !closesElement(s, end, nameStart, nameEnd)) return undefined;
   const len = end - v;
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
   // with a letter and a digit among them.
@@ -444,10 +507,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (value.includes('{{') || value.includes('${') || inArnOrUrn(s, nameStart)) return undefined;
   // (Nor a list of words between colons, `...:seamonkey:mozilla:epiphany:...`: a name, a `:` with no blank after it,
   // then a value that holds another `:`.)
-  if (s.charCodeAt(i) === 58 && v === i + 1 && value.includes(':')) return undefined;
+  if (op === 58 && v === i + 1 && value.includes(':')) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
-  if (/^[a-z]+(?:[_.-][a-z]+)*$/i.test(value) || /^[a-z]+(?:[A-Z][a-z]+)+$/.test(value)) return undefined;
+  if (namedInLetters(value, password)) return undefined;
   // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
   // (a password may be words and digits, `Summer-2024`), an identifier: names, not secrets.
   if (isPath(value) || (!password && IDENTIFIER.test(value))) return undefined;
@@ -457,15 +520,18 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // under a name whose only secret word is `key` or `auth` (`key: "Control+o"`).
   // (A quoted value then `;` ends a statement of a program, `lastSignificantToken = "?NoLineTerminatorHere";`.)
   const nameQuoted = codeAt(s, nameStart - 1) === 34 || codeAt(s, nameStart - 1) === 39;
-  const program = (!nameQuoted && inProgram(s, nameStart, s.charCodeAt(i))) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
+  const program = (!nameQuoted && inProgram(s, nameStart, op)) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
-  if (!quoted && (isExpression(value) || program || (s.charCodeAt(i) === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  if (!quoted && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
   if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;
-  if (!(hasDigit(value) || classes >= 3 || (len >= 16 && shannonEntropy(value) >= 3.5))) return undefined;
+  // Without a digit or a third class, a random run of letters: 16 characters or more, or under a password's name 10
+  // (`Password=AxSRJGOhwuvRJM`), with four fifths of the entropy a value of its length can hold at most, or 3.3 bits
+  // (what all but about one in a thousand random runs of 16 letters or more hold).
+  if (!(hasDigit(value) || classes >= 3 || (len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
   return [v, end];
 }
 
@@ -532,19 +598,28 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 }
 
 /** The generic assignments of `s` (see assignment) outside the spans already found. */
+/** What an assignment's operator is: `=`, `:`, an element's `>`, and a quoted name's `,` (found with its quote). */
+const OPERATORS = ['=', ':', '>', "',", '",'];
+
 function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
   const out: Span[] = [];
   let from = 0;
   let f = 0;
-  let eq = s.indexOf('=');
-  let colon = s.indexOf(':');
+  // The next of each operator at or after `from` (a quoted name's `,` is found by its quote and the comma).
+  const next = OPERATORS.map((o) => s.indexOf(o));
   const run: ValueRun = { start: -1, end: -1 };
   let steps = 0;
   for (;;) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw stopped('generic assignments');
-    if (eq >= 0 && eq < from) eq = s.indexOf('=', from);
-    if (colon >= 0 && colon < from) colon = s.indexOf(':', from);
-    const i = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
+    let i = -1;
+    for (let o = 0; o < OPERATORS.length; o++) {
+      let at = next[o]!;
+      if (at >= 0 && at + OPERATORS[o]!.length - 1 < from) next[o] = at = s.indexOf(OPERATORS[o]!, from - OPERATORS[o]!.length + 1);
+      if (at >= 0) {
+        const op = at + OPERATORS[o]!.length - 1;
+        if (i < 0 || op < i) i = op;
+      }
+    }
     if (i < 0) break;
     const m = assignment(s, i, run);
     if (m !== undefined) {

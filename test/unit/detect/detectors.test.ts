@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { detectKinds, DetectionCache, PII_KINDS, SECRET_KINDS, spansOf, withDetection } from '../../../src/detect/index.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS } from '../../../src/detect/secrets.js';
+import { wordy } from '../../../src/detect/chars.js';
 
 interface Case {
   name: string;
@@ -96,6 +97,36 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         expect(detectKinds('secrets', text)).not.toEqual([]);
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds and masks a random value of letters alone (a sixteenth of random values of 16 characters hold no digit), in any of the shapes an assignment takes', () => {
+    const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    const letters = (min: number, max: number) => fc.array(fc.constantFrom(...LETTERS), { minLength: min, maxLength: max }).map((cs) => cs.join(''));
+    const keyValue = fc.tuple(fc.constantFrom('API_KEY', 'client_secret', 'auth_token', 'STRIPE_SECRET', 'secretKey'), letters(20, 40));
+    const passwordValue = fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'Password', 'passwd'), letters(14, 24));
+    // An assignment's shapes: a line, a member, an element, a quoted pair opening a call, a pair's value after its
+    // name (an env list, an ECS task, .NET's appSettings), a subscript.
+    const shapes = [
+      (n: string, v: string) => `${n}=${v}`,
+      (n: string, v: string) => `{"${n}": "${v}"}`,
+      (n: string, v: string) => `<${n}>${v}</${n}>`,
+      (n: string, v: string) => `define('${n}', '${v}');`,
+      (n: string, v: string) => `env:\n  - name: ${n}\n    value: "${v}"`,
+      (n: string, v: string) => `[{"name": "${n}", "value": "${v}"}]`,
+      (n: string, v: string) => `<add key="${n}" value="${v}" />`,
+      (n: string, v: string) => `os.environ["${n}"] = "${v}"`,
+    ];
+    fc.assert(
+      fc.property(fc.oneof(keyValue, passwordValue), fc.integer({ min: 0, max: shapes.length - 1 }), ([name, value], shape) => {
+        // (Random letters that happen to be words, camel case, capitalized or a run of few letters read as a name: see
+        // secrets.ts.)
+        fc.pre(/[a-z]/.test(value) && /.[A-Z]/.test(value) && !wordy(value) && !/^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/.test(value) && new Set(value).size >= value.length * 0.75);
+        const text = shapes[shape]!(name, value);
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
       }),
       { numRuns: 1000 },
     );
