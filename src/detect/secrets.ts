@@ -569,7 +569,25 @@ export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const more = scanAssignments(s, own, stop);
   const rules = scanRuleset(s, stop);
   // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
-  return mergeSpans(mergeSpans(own, rules), more);
+  return reachTokenEnds(s, mergeSpans(mergeSpans(own, rules), more));
+}
+
+/**
+ * Each find reaches to the end of the token it stands at the start of: a secret of a fixed length read at the start
+ * of a longer token (gitleaks' `gitlab-pat` reads 20 characters and no end) is masked to the token's end, for what is
+ * glued to it (letters, digits, `_`, `-`) is the rest of the credential, never text of its own. `spans` are in order
+ * and apart; a find reaches no further than the next one starts, so the reaches are apart too and read the text once
+ * at most.
+ */
+function reachTokenEnds(s: string, spans: Span[]): Span[] {
+  for (let i = 0; i < spans.length; i++) {
+    const limit = i + 1 < spans.length ? spans[i + 1]!.start : s.length;
+    const sp = spans[i]!;
+    let end = sp.end;
+    while (end < limit && (isWord(s.charCodeAt(end)) || s.charCodeAt(end) === 45)) end++;
+    if (end !== sp.end) spans[i] = { kind: sp.kind, start: sp.start, end };
+  }
+  return spans;
 }
 
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */

@@ -70,6 +70,27 @@ describe('a credential is found wherever it sits', () => {
     );
   });
 
+  it('masked to the end of its token where more characters are glued to it (the rest of a longer credential)', () => {
+    // (Credentials that are one token: letters, digits, `_` and `-`.)
+    const bare = creds.filter((c) => /^[\w-]+$/.test(c.value) && scanSecrets(c.value).length > 0);
+    const tail = fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-'.split('')), { minLength: 1, maxLength: 40 }).map((cs) => cs.join(''));
+    let found = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), tail, (c, t) => {
+        const text = `key ${c.value}${t} end`;
+        const at = 4;
+        const spans = scanSecrets(text);
+        // (A value whose format says where it ends is no find with more glued to it: then nothing of it is masked.)
+        if (!spans.some((sp) => sp.start <= at + 4 && sp.end > at + 4)) return;
+        found++;
+        const end = at + c.value.length + t.length;
+        expect(spans.some((sp) => sp.start <= at && sp.end >= end), `${c.provider}: ${text}`).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(found).toBeGreaterThan(100);
+  });
+
   it('on every line of a file of them, one after another', () => {
     // A rule that reads the character before a credential and the one after it consumes both: where one line's end is
     // the next line's start, every other line went unread (a .pgpass file's second password).
