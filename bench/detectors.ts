@@ -110,6 +110,7 @@ const crafted: Record<string, string> = {
   // The other shapes of an assignment: elements, quoted pairs in a call, a pair's `value` after its name, subscripts;
   // and markup's `>` and `,`, each a candidate that names nothing.
   'elements, pairs and subscripts': fill("<password>Xy9Lm2Pq8</password> define('DB_PASSWORD', 'Xy9Lm2Pq8'); - name: API_KEY\n  value: Xy9Lm2Pq8Rt5Vw3Yb7 env['API_KEY'] = 'Xy9Lm2Pq8Rt5' "),
+  'prose that tells of passwords and keys': fill('the password is incorrect and the key is Zx9Lm2Pq8 so the token was a1 is is was '),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),

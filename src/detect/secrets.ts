@@ -354,6 +354,9 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
+/** `.`, `,`, `!`, `?` or `:`: what ends a sentence or a clause. */
+const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 || c === 63 || c === 58;
+
 /** `=`, `!`, `<` or `>` before an `=`: a comparison's operator (`==`, `!=`, `<=`, `>=`). */
 const isComparing = (c: number): boolean => c === 61 || c === 33 || c === 60 || c === 62;
 
@@ -448,6 +451,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const op = s.charCodeAt(i);
   let e = i;
   if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
+  // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
+  if (op === 32) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4;
   let k = e - 1;
   if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
@@ -474,7 +479,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
-  if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
+  if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61) || (op === 32 && codeAt(s, v) === 58)) v++; // => := is:
   for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
@@ -487,7 +492,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     run.start = v;
     run.end = e;
   }
-  const end = run.end;
+  let end = run.end;
+  // (In prose a sentence's mark after the value is no part of it: `The password is cN4WtMSw4svl.`)
+  if (op === 32 && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
   if (op === 44 && !(quoted && codeAt(s, end) === q)) return undefined;
   if (op === 62 && !closesElement(s, end, nameStart, nameEnd)) return undefined;
   const len = end - v;
@@ -523,7 +530,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const program = (!nameQuoted && inProgram(s, nameStart, op)) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
-  if (!quoted && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  if ((!quoted || op === 32) && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
@@ -531,7 +538,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // Without a digit or a third class, a random run of letters: 16 characters or more, or under a password's name 10
   // (`Password=AxSRJGOhwuvRJM`), with four fifths of the entropy a value of its length can hold at most, or 3.3 bits
   // (what all but about one in a thousand random runs of 16 letters or more hold).
-  if (!(hasDigit(value) || classes >= 3 || (len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
+  // (In prose, where words follow `is`, a value holds a digit or three classes: `Password is correct.&quot;`.)
+  if (!(hasDigit(value) || classes >= 3 || (op !== 32 && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
   return [v, end];
 }
 
@@ -616,8 +624,11 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 }
 
 /** The generic assignments of `s` (see assignment) outside the spans already found. */
-/** What an assignment's operator is: `=`, `:`, an element's `>`, and a quoted name's `,` (found with its quote). */
-const OPERATORS = ['=', ':', '>', "',", '",'];
+/**
+ * What an assignment's operator is: `=`, `:`, an element's `>`, a quoted name's `,` (found with its quote), and in
+ * prose `is` and `was` (found with the spaces around them; the operator's place is its last character).
+ */
+const OPERATORS = ['=', ':', '>', "',", '",', ' is ', ' was '];
 
 function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
   const out: Span[] = [];
