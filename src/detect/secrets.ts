@@ -238,10 +238,10 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 }
 
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
-const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])pat)$/;
+const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])pat)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
-/** A name that says it holds a password (as its last word; `pass` as a word of its own, not `compass`). */
-const PASSWORD_NAME = /(?:passw(?:or)?d|pwd|(?:^|[_.-])pass)$/;
+/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])pass)$/;
 /** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
 /**
@@ -452,7 +452,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let e = i;
   if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
-  if (op === 32) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4;
+  if (op === 32) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4; // ` is `, ` was `, ` is: `
   let k = e - 1;
   if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
@@ -479,7 +479,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
-  if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61) || (op === 32 && codeAt(s, v) === 58)) v++; // => := is:
+  if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
@@ -626,9 +626,9 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 /** The generic assignments of `s` (see assignment) outside the spans already found. */
 /**
  * What an assignment's operator is: `=`, `:`, an element's `>`, a quoted name's `,` (found with its quote), and in
- * prose `is` and `was` (found with the spaces around them; the operator's place is its last character).
+ * prose `is`, `was` and `is:` (found with the spaces around them; the operator's place is its last character).
  */
-const OPERATORS = ['=', ':', '>', "',", '",', ' is ', ' was '];
+const OPERATORS = ['=', ':', '>', "',", '",', ' is ', ' was ', ' is: '];
 
 function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
   const out: Span[] = [];

@@ -132,6 +132,24 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it('finds and masks a password or a key told in prose, and nothing in prose that tells of one', () => {
+    const who = fc.constantFrom('The', 'the staging', 'Your new', 'our admin', 'The database');
+    const name = fc.constantFrom('password', 'API key', 'secret', 'access token', 'passphrase');
+    const verb = fc.constantFrom('is', 'was', 'is:');
+    const after = fc.constantFrom('.', ', keep it safe.', '!', '', ' (rotate it).');
+    const words = fc.constantFrom('incorrect', 'stored in Vault', 'rotated every 90 days', 'required', 'too short', 'the same as before', 'changed yesterday', '12 characters long');
+    fc.assert(
+      fc.property(who, name, verb, random, after, words, (w, n, v, value, end, prose) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        const text = `${w} ${n} ${v} ${value}${end}`;
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+        expect(detectKinds('secrets', `${w} ${n} ${v.replace(':', '')} ${prose}${end}`)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds nothing in a path to a key file, or in a name of a secret under a name that says so', () => {
     const word = fc.tuple(fc.constantFrom('home', 'etc', 'keys', 'secrets', 'run', 'ssl', 'private', 'config', 'prod', 'app', 'db', 'service', 'account', 'id', 'credentials'), fc.constantFrom('', '2', '2025', '_rsa', '-v2', '_ed25519'));
     const path = fc.tuple(fc.constantFrom('/', '~/', './', '../', ''), fc.array(word, { minLength: 2, maxLength: 5 }), fc.constantFrom('', '.json', '.pem', '.key', '.yaml', '.txt')).map(([root, words, ext]) => root + words.map(([w, t]) => w + t).join('/') + ext);
