@@ -354,6 +354,28 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
+/** Whether the blank at `i` ends ` is `, ` was ` or ` is: ` (else it ends a command's flag). */
+function isProseVerb(s: string, i: number): boolean {
+  return s.startsWith(' is ', i - 3) || s.startsWith(' was ', i - 4) || s.startsWith(' is: ', i - 4);
+}
+
+/** The blank after the name of a command's flag whose `--` is at `at` (`--password VALUE`), or -1. */
+function flagOperator(s: string, at: number): number {
+  if (!isLetter(codeAt(s, at + 2)) || (at > 0 && !isSpace(s.charCodeAt(at - 1)))) return -1;
+  let j = at + 3;
+  while (j < s.length && j - at <= MAX_NAME && isNameChar(s.charCodeAt(j))) j++;
+  return j - at - 2 >= 3 && (codeAt(s, j) === 32 || codeAt(s, j) === 9) ? j : -1;
+}
+
+/** The next flag's operator (flagOperator) at or after `from`, or -1. */
+function nextFlag(s: string, from: number): number {
+  for (let at = s.indexOf('--', from); at >= 0; at = s.indexOf('--', at + 2)) {
+    const j = flagOperator(s, at);
+    if (j >= 0) return j;
+  }
+  return -1;
+}
+
 /** `.`, `,`, `!`, `?` or `:`: what ends a sentence or a clause. */
 const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 || c === 63 || c === 58;
 
@@ -452,7 +474,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let e = i;
   if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
-  if (op === 32) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4; // ` is `, ` was `, ` is: `
+  // (A command's flag, `--password VALUE`: `i` is the blank after the flag's name.)
+  const flag = op === 32 && !isProseVerb(s, i);
+  if (op === 32 && !flag) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4; // ` is `, ` was `, ` is: `
   let k = e - 1;
   if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
@@ -465,7 +489,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
-  let name = s.slice(nameStart, nameEnd).toLowerCase();
+  if (flag && !(s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2)))) return undefined;
+  let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // A pair's `value` is named by the pair's name before it (`- name: DB_PASSWORD` then `value: ...`).
   if (name === 'value') {
     const named = pairName(s, nameStart);
@@ -494,7 +519,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   }
   let end = run.end;
   // (In prose a sentence's mark after the value is no part of it: `The password is cN4WtMSw4svl.`)
-  if (op === 32 && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
+  if (op === 32 && !flag && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
   if (op === 44 && !(quoted && codeAt(s, end) === q)) return undefined;
   if (op === 62 && !closesElement(s, end, nameStart, nameEnd)) return undefined;
   const len = end - v;
@@ -506,6 +531,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
   if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
+  // (A flag's value is no next flag: `--password-stdin`, `--token -`.)
+  if (flag && value.charCodeAt(0) === 45) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || /(?:\.\.\.|\u2026)$/.test(value) || value.includes('(') || value.includes('://')) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
   // `[Redacted]`, or a value cut short for an example, `eyJhbGciOiJS...`.) A template's expression in the value
@@ -530,7 +557,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const program = (!nameQuoted && inProgram(s, nameStart, op)) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
-  if ((!quoted || op === 32) && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
@@ -539,7 +566,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (`Password=AxSRJGOhwuvRJM`), with four fifths of the entropy a value of its length can hold at most, or 3.3 bits
   // (what all but about one in a thousand random runs of 16 letters or more hold).
   // (In prose, where words follow `is`, a value holds a digit or three classes: `Password is correct.&quot;`.)
-  if (!(hasDigit(value) || classes >= 3 || (op !== 32 && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
+  if (!(hasDigit(value) || classes >= 3 || ((op !== 32 || flag) && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
   return [v, end];
 }
 
@@ -636,6 +663,8 @@ function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean
   let f = 0;
   // The next of each operator at or after `from` (a quoted name's `,` is found by its quote and the comma).
   const next = OPERATORS.map((o) => s.indexOf(o));
+  // And the blank after a command's flag (`--password VALUE`).
+  let flagAt = nextFlag(s, 0);
   const run: ValueRun = { start: -1, end: -1 };
   let steps = 0;
   for (;;) {
@@ -649,6 +678,8 @@ function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean
         if (i < 0 || op < i) i = op;
       }
     }
+    if (flagAt >= 0 && flagAt < from) flagAt = nextFlag(s, from);
+    if (flagAt >= 0 && (i < 0 || flagAt < i)) i = flagAt;
     if (i < 0) break;
     const m = assignment(s, i, run);
     if (m !== undefined) {
