@@ -111,6 +111,7 @@ const crafted: Record<string, string> = {
   // and markup's `>` and `,`, each a candidate that names nothing.
   'elements, pairs and subscripts': fill("<password>Xy9Lm2Pq8</password> define('DB_PASSWORD', 'Xy9Lm2Pq8'); - name: API_KEY\n  value: Xy9Lm2Pq8Rt5Vw3Yb7 env['API_KEY'] = 'Xy9Lm2Pq8Rt5' "),
   'prose that tells of passwords and keys': fill('the password is incorrect and the key is Zx9Lm2Pq8 so the token was a1 is is was '),
+  'flags, SQL and logins': fill("tool --password Xy9Lm2Pq8Rt --api-key $K --x -- --- CREATE USER a WITH PASSWORD 'Xy9Lm2Pq8' docker login -u a -p Xy9Lm2Pq8 echo x | y --password-stdin "),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),

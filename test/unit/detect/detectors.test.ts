@@ -108,7 +108,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     const keyValue = fc.tuple(fc.constantFrom('API_KEY', 'client_secret', 'auth_token', 'STRIPE_SECRET', 'secretKey'), letters(20, 40));
     const passwordValue = fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'Password', 'passwd'), letters(14, 24));
     // An assignment's shapes: a line, a member, an element, a quoted pair opening a call, a pair's value after its
-    // name (an env list, an ECS task, .NET's appSettings), a subscript.
+    // name (an env list, an ECS task, .NET's appSettings), a subscript, a command's flag.
     const shapes = [
       (n: string, v: string) => `${n}=${v}`,
       (n: string, v: string) => `{"${n}": "${v}"}`,
@@ -118,6 +118,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       (n: string, v: string) => `[{"name": "${n}", "value": "${v}"}]`,
       (n: string, v: string) => `<add key="${n}" value="${v}" />`,
       (n: string, v: string) => `os.environ["${n}"] = "${v}"`,
+      (n: string, v: string) => `tool sync --${n.toLowerCase().replace(/_/g, '-')} ${v} --verbose`,
     ];
     fc.assert(
       fc.property(fc.oneof(keyValue, passwordValue), fc.integer({ min: 0, max: shapes.length - 1 }), ([name, value], shape) => {
