@@ -376,6 +376,9 @@ function nextFlag(s: string, from: number): number {
   return -1;
 }
 
+/** A number as programs write one: hex of fewer than 32 digits (`0x9E3779B9`), decimal with a fraction, an exponent or a suffix. */
+const NUMBER = /^(?:0x[0-9a-f]{1,31}[lun]{0,3}|[0-9][0-9_]*(?:\.[0-9_]*)?(?:e[+-]?[0-9]+)?[a-z]{0,2})$/i;
+
 /** `.`, `,`, `!`, `?` or `:`: what ends a sentence or a clause. */
 const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 || c === 63 || c === 58;
 
@@ -557,7 +560,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const program = (!nameQuoted && inProgram(s, nameStart, op)) || (quoted && codeAt(s, end) === q && codeAt(s, end + 1) === 59);
   // (A type or a variable after `:`, `password: Uint8Array;`, `progressToken: ProgressTokenSchema$1`, is read only
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
-  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || program || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  // (A value that starts with a digit and is no number of a program is no name, type or variable of one either:
+  // `private key: 758290eb...` in prose, a key of 128 bits or more written in hex, `0x4c0883a6...`.)
+  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value))) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
