@@ -379,6 +379,9 @@ function nextFlag(s: string, from: number): number {
 /** A number as programs write one: hex of fewer than 32 digits (`0x9E3779B9`), decimal with a fraction, an exponent or a suffix. */
 const NUMBER = /^(?:0x[0-9a-f]{1,31}[lun]{0,3}|[0-9][0-9_]*(?:\.[0-9_]*)?(?:e[+-]?[0-9]+)?[a-z]{0,2})$/i;
 
+/** Keys pressed together: modifiers joined by `+` and a key. */
+const SHORTCUT = /^(?:(?:control|ctrl|shift|alt|altgr|meta|cmd|command|option|opt|super|win|mod|fn|controlormeta)\+)+(?:[a-z0-9]{1,12}|[^\s+]|\+)$/i;
+
 /** `.`, `,`, `!`, `?` or `:`: what ends a sentence or a clause. */
 const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 || c === 63 || c === 58;
 
@@ -546,6 +549,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // then a value that holds another `:`.)
   if (op === 58 && v === i + 1 && value.includes(':')) return undefined;
   if (/^(?:true|false|null|none|undefined|required|optional|string|number)$/i.test(value)) return undefined;
+  // (Nor a keyboard's keys, `key: "Control+Shift+T"`, `hotkey=Ctrl+Alt+Del`.)
+  if (SHORTCUT.test(value)) return undefined;
   // Words and identifiers (`created_at`, `userId`, `read-only`) name things; a secret is random.
   if (namedInLetters(value, password)) return undefined;
   // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
