@@ -620,9 +620,10 @@ export function scanSecrets(s: string, stop?: () => boolean): Span[] {
 /**
  * Each find reaches to the end of the token it stands at the start of: a secret of a fixed length read at the start
  * of a longer token (gitleaks' `gitlab-pat` reads 20 characters and no end) is masked to the token's end, for what is
- * glued to it (letters, digits, `_`, `-`) is the rest of the credential, never text of its own. `spans` are in order
- * and apart; a find reaches no further than the next one starts, so the reaches are apart too and read the text once
- * at most.
+ * glued to it (letters, digits, `_`, `-`) is the rest of the credential. Unless what is glued is a word (letters of
+ * one case, or capitalized): strings joined at a seam are read as one text, and a token that ends one string is not
+ * one with the word that starts the next (`token=ghp_...` then `nothing here`). `spans` are in order and apart; a
+ * find reaches no further than the next one starts, so the reaches are apart too and read the text once at most.
  */
 function reachTokenEnds(s: string, spans: Span[]): Span[] {
   for (let i = 0; i < spans.length; i++) {
@@ -630,10 +631,13 @@ function reachTokenEnds(s: string, spans: Span[]): Span[] {
     const sp = spans[i]!;
     let end = sp.end;
     while (end < limit && (isWord(s.charCodeAt(end)) || s.charCodeAt(end) === 45)) end++;
-    if (end !== sp.end) spans[i] = { kind: sp.kind, start: sp.start, end };
+    if (end !== sp.end && !GLUED_WORD.test(s.slice(sp.end, end))) spans[i] = { kind: sp.kind, start: sp.start, end };
   }
   return spans;
 }
+
+/** A word: letters of one case, or capitalized. */
+const GLUED_WORD = /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$/;
 
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */
 export function scanFormats(s: string, stop?: () => boolean): Span[] {

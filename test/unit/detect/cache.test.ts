@@ -27,6 +27,22 @@ describe('DetectionCache joins', () => {
     // Neither part alone holds one.
     expect(new DetectionCache().kinds('secrets', parts[0]!)).toEqual([]);
   });
+
+  it('a token that ends one part is masked to its end in the next where what follows is more than a word, and the word that starts a next part is its own', () => {
+    const token = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((t) => `ghp_${t}`);
+    const word = fc.constantFrom('nothing', 'Next', 'OK', 'here', 'Done');
+    const rest = fc.stringMatching(/^[A-Za-z0-9_-]{4,20}$/).filter((r) => !/^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$/.test(r));
+    fc.assert(
+      fc.property(token, word, rest, (t, w, r) => {
+        const c = new DetectionCache();
+        const parts = [`token=${t}`, `${w} here`, `gitlab glpat-Ab3dEf6hIj9kLm2nOp5q`, `${r} for CI`];
+        c.kinds('secrets', c.join(parts));
+        expect(c.spans('secrets', parts[1]!)).toEqual([]);
+        expect(c.spans('secrets', parts[3]!).some((sp) => sp.start === 0 && sp.end >= r.length)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe('a value known by what stands after it, split at a seam', () => {
