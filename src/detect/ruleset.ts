@@ -115,8 +115,9 @@ interface Compiled {
 export function secretGroupsOf(rule: GitleaksRule): number[] {
   if (rule.secretGroup !== undefined && rule.secretGroup > 0) return [rule.secretGroup];
   const re = rule.regex;
-  const groups: Array<{ n: number; body: string }> = [];
-  const open: Array<{ n: number; at: number } | undefined> = [];
+  // Every group, capturing (n > 0) or not, with where its body starts and ends and whether it is repeated.
+  const groups: Array<{ n: number; at: number; end: number; repeated: boolean }> = [];
+  const open: number[] = [];
   let n = 0;
   let inClass = false;
   for (let i = 0; i < re.length; i++) {
@@ -127,13 +128,18 @@ export function secretGroupsOf(rule: GitleaksRule): number[] {
       inClass = true;
       if (re[i + 1] === '^') i++;
       if (re[i + 1] === ']') i++;
-    } else if (c === '(') open.push(re[i + 1] === '?' ? undefined : { n: ++n, at: i + 1 });
-    else if (c === ')') {
-      const g = open.pop();
-      if (g !== undefined && !QUANTIFIER.test(re[i + 1] ?? '')) groups.push({ n: g.n, body: re.slice(g.at, i) });
+    } else if (c === '(') {
+      open.push(groups.length);
+      groups.push({ n: re[i + 1] === '?' ? 0 : ++n, at: i + 1, end: -1, repeated: false });
+    } else if (c === ')' && open.length > 0) {
+      const g = groups[open.pop()!]!;
+      g.end = i;
+      g.repeated = QUANTIFIER.test(re[i + 1] ?? '');
     }
   }
-  return groups.filter((g) => RUN.test(g.body)).map((g) => g.n).sort((a, b) => a - b);
+  // A group inside a repeated one is repeated too (`(?:([a-z0-9]{4})-){3}`).
+  const inRepeated = (g: { at: number; end: number }) => groups.some((o) => o.repeated && o.at <= g.at && g.end <= o.end);
+  return groups.filter((g) => g.n > 0 && g.end >= 0 && !inRepeated(g) && RUN.test(re.slice(g.at, g.end))).map((g) => g.n);
 }
 
 /** What repeats the item before it. */

@@ -401,10 +401,11 @@ const CAMEL_PART = /[A-Z]?[a-z]+/g;
 
 /**
  * Whether a value of letters only is a name (`created_at`, `userId`, `ReadOnly`, `defaultIDDPrefix`): words of one
- * case, in camel case with every part like a word (chars.ts, wordLike), or, under a name that is not a password's, written in words (wordy:
- * a short run of random letters reads so too often for a password, a tenth of ten-letter ones). Random letters of both cases are neither (`jvURdEdzKzYgTSiV`): a sixteenth of random
- * base62 values of 16 characters hold no digit, and each of them under a secret's name went out when any value of
- * letters alone read as words.
+ * case, in camel case with every part like a word (chars.ts, wordLike), or, under a name that is not a password's,
+ * written in words (wordy: a short run of random letters reads so too often for a password, a tenth of ten-letter
+ * ones). Random letters of both cases are neither (`jvURdEdzKzYgTSiV`): a sixteenth of random base62 values of 16
+ * characters hold no digit, and each of them under a secret's name went out when any value of letters alone read as
+ * words.
  */
 function namedInLetters(v: string, password: boolean): boolean {
   if (!LETTERS.test(v)) return false;
@@ -664,13 +665,13 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
   return out;
 }
 
-/** The generic assignments of `s` (see assignment) outside the spans already found. */
 /**
  * What an assignment's operator is: `=`, `:`, an element's `>`, a quoted name's `,` (found with its quote), and in
  * prose `is`, `was` and `is:` (found with the spaces around them; the operator's place is its last character).
  */
 const OPERATORS = ['=', ':', '>', "',", '",', ' is ', ' was ', ' is: '];
 
+/** The generic assignments of `s` (see assignment) outside the spans already found. */
 function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
   const out: Span[] = [];
   let from = 0;

@@ -299,6 +299,7 @@ describe("a rule's secret", () => {
     expect(secretGroupsOf(rule('lob-api-key'))).toEqual([1]);
     expect(secretGroupsOf({ id: 'x', regex: '(a)(b[0-9]{4})', keywords: ['a'], secretGroup: 1 })).toEqual([1]);
     expect(secretGroupsOf({ id: 'x', regex: '(?:key)=([\\w]{8,})|token=(\\d+)', keywords: ['key'] })).toEqual([1, 2]);
+    expect(secretGroupsOf({ id: 'x', regex: 'id=(?:([a-z0-9]{4})-){3}([a-z0-9]{12})', keywords: ['id'] })).toEqual([2]);
   });
 
   it('is masked whole after any name of a Sonar token, and a Teams webhook is masked past its host', () => {
