@@ -215,6 +215,13 @@ function isTokenChar(c: number): boolean {
 const SEAM = 2048;
 /** Characters read before the token that crosses a seam: a name and its `=` for the generic assignments. */
 const SEAM_CONTEXT = 64;
+/**
+ * Characters before a token at a seam when it is a pair's `value` (`"Value": "`): the pair's name stands up to 160
+ * characters before it (`"Name": "/prod/payments/api_key", "Type": "SecureString", "Value": "...`; secrets.ts,
+ * pairName).
+ */
+const PAIR_CONTEXT = 176;
+const PAIR_VALUE = /value\\?["']?[ \t]*[:=][ \t]*$/i;
 /** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`). */
 const SEAM_AFTER = 24;
 /** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
@@ -416,7 +423,7 @@ export class DetectionCache {
       let t1 = 0;
       while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
       // And some of what stands after it: a credential known by what follows it (`echo PASSWORD | sudo -S`).
-      const from = Math.max(0, t0 - SEAM_CONTEXT);
+      const from = Math.max(0, t0 - (PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
       const to = Math.min(right.length, t1 + SEAM_AFTER);
       if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;

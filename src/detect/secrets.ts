@@ -388,8 +388,8 @@ const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 
 /** `=`, `!`, `<` or `>` before an `=`: a comparison's operator (`==`, `!=`, `<=`, `>=`). */
 const isComparing = (c: number): boolean => c === 61 || c === 33 || c === 60 || c === 62;
 
-/** `n`, `r` or `t` after a backslash: an escaped line break or tab. */
-const isEscapedBreak = (c: number): boolean => c === 110 || c === 114 || c === 116;
+/** `n`, `r`, `t` or a quote after a backslash: an escaped line break, tab or quote. */
+const isEscapedStop = (c: number): boolean => c === 110 || c === 114 || c === 116 || c === 34 || c === 39;
 
 /** Letters only, between `_ . -`. */
 const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
@@ -416,14 +416,22 @@ function namedInLetters(v: string, password: boolean): boolean {
 }
 
 /**
- * The name of a pair whose `value` follows it: `name` or `key` and the name, within 128 characters before (a
- * Kubernetes or compose `env` list, `- name: DB_PASSWORD` then `value: ...`; an ECS task's
- * `{"name": "DB_PASSWORD", "value": ...}`; .NET's `<add key="ApiKey" value="..."/>`; Terraform's `name = ...`).
+ * The name of a pair whose `value` follows it: the last `name` or `key` member or attribute within 160 characters
+ * before, with no bracket between (a Kubernetes or compose `env` list, `- name: DB_PASSWORD` then `value: ...`; an ECS
+ * task's `{"name": "DB_PASSWORD", "value": ...}`; .NET's `<add key="ApiKey" value="..."/>`; Terraform's
+ * `name = ...`; an AWS parameter's `{"Name": "/prod/db/password", "Type": "SecureString", "Value": ...}`, named by
+ * its path's last segment).
  */
-const PAIR_NAME = /(?:^|[^\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?([A-Za-z_][\w.-]{2,63})["']?[ \t]*[,;]?\s*(?:-[ \t]*)?["']?$/i;
+const PAIR_NAMES = /(?:^|[^\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?([\w./-]{3,128})/gi;
 
 function pairName(s: string, nameStart: number): string | undefined {
-  return PAIR_NAME.exec(s.slice(Math.max(0, nameStart - 128), nameStart))?.[1]?.toLowerCase();
+  const w = s.slice(Math.max(0, nameStart - 160), nameStart);
+  let last: RegExpMatchArray | undefined;
+  for (const m of w.matchAll(PAIR_NAMES)) last = m;
+  if (last === undefined || /[{}[\]]/.test(w.slice(last.index! + last[0].length))) return undefined;
+  const path = last[1]!;
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return name.length >= 3 ? name.toLowerCase() : undefined;
 }
 
 /** Whether the quoted name [nameStart, nameEnd) before a `,` opens a call or a list (`define( 'DB_PASSWORD', ...`). */
@@ -489,6 +497,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
   if (op === 61 && codeAt(s, k) === 93 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39)) k--;
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
+  // (A name quoted inside a string, JSON in JSON: `"{\"password\":\"...\"}"`, an AWS secret's SecretString.)
+  if (codeAt(s, k) === 92 && (codeAt(s, k + 1) === 34 || codeAt(s, k + 1) === 39)) k--;
   const nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
   const nameStart = k + 1;
@@ -513,14 +523,16 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let v = i + 1;
   if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
+  if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
   if (quoted) v++;
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.
   if (!(v >= run.start && v <= run.end)) {
     let e = v;
-    // (An escaped line break or tab ends it too: `Credentials: true\r\nContent-Length` in a string of a program.)
-    while (!isValueStop(codeAt(s, e)) && !(codeAt(s, e) === 92 && isEscapedBreak(codeAt(s, e + 1)))) e++;
+    // (An escaped line break, tab or quote ends it too: `Credentials: true\r\nContent-Length` in a string of a
+    // program, `\"password\":\"...\"` in JSON inside a string.)
+    while (!isValueStop(codeAt(s, e)) && !(codeAt(s, e) === 92 && isEscapedStop(codeAt(s, e + 1)))) e++;
     run.start = v;
     run.end = e;
   }

@@ -98,10 +98,10 @@ describe('a credential is found wherever it sits', () => {
     // A rule that reads the character before a credential and the one after it consumes both: where one line's end is
     // the next line's start, every other line went unread (a .pgpass file's second password).
     // The line of each one-line credential's text that holds it (a file's other lines left out).
-    // (A pair's value is named on the line before it, `- name: POSTGRES_PASSWORD` then `value: "..."`: its line alone
+    // (A pair's value is named on a line before it, `- name: POSTGRES_PASSWORD` then `value: "..."`: its line alone
     // names nothing, and is left out.)
     const all = creds.filter((c) => !c.value.includes('\n')).map((c) => ({ provider: c.provider, line: c.text.split('\n').find((l) => l.includes(c.value))!.trim() }));
-    const lines = all.filter(({ line }) => !/^value:/.test(line));
+    const lines = all.filter(({ line }) => !/^"?value"?:/i.test(line));
     expect(lines.length).toBeGreaterThan(all.length - 3);
     fc.assert(
       fc.property(fc.constantFrom(...lines), fc.constantFrom('\n', '\r\n', ' ', '\n\n', '\t'), fc.integer({ min: 2, max: 5 }), ({ provider, line }, sep, n) => {
