@@ -499,6 +499,13 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   if (flag && !(s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2)))) return undefined;
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
+  // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
+  // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
+  if (op === 32 && !flag && codeAt(s, nameStart - 1) === 32) {
+    let w = nameStart - 1;
+    while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
+    if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
+  }
   // A pair's `value` is named by the pair's name before it (`- name: DB_PASSWORD` then `value: ...`).
   if (name === 'value') {
     const named = pairName(s, nameStart);
