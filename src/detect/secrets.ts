@@ -501,7 +501,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
-  if (op === 32 && !flag && codeAt(s, nameStart - 1) === 32) {
+  // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
+  if (op === 32 && !flag && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
     let w = nameStart - 1;
     while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
     if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
