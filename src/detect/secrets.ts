@@ -354,9 +354,9 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
-/** Whether the blank at `i` ends ` is `, ` was ` or ` is: ` (else it ends a command's flag). */
-function isProseVerb(s: string, i: number): boolean {
-  return s.startsWith(' is ', i - 3) || s.startsWith(' was ', i - 4) || s.startsWith(' is: ', i - 4);
+/** Where the prose verb that the blank at `i` ends starts (` is `, ` was `, ` is: `), or -1 (the blank ends a command's flag). */
+function proseVerbAt(s: string, i: number): number {
+  return s.startsWith(' is ', i - 3) ? i - 3 : s.startsWith(' was ', i - 4) || s.startsWith(' is: ', i - 4) ? i - 4 : -1;
 }
 
 /** The blank after the name of a command's flag whose `--` is at `at` (`--password VALUE`), or -1. */
@@ -384,8 +384,10 @@ const isEscapedStop = (c: number): boolean => c === 110 || c === 114 || c === 11
 
 /** Letters only, between `_ . -`. */
 const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
+/** A word of letters: one case, or capitalized. */
+const CASED_WORD = '(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)';
 /** Letters in words of one case each, or capitalized, between `_ . -` (`created_at`, `READ_ONLY`, `Read-Only`). */
-const CASED_WORDS = /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)(?:[_.-](?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*$/;
+const CASED_WORDS = new RegExp(`^${CASED_WORD}(?:[_.-]${CASED_WORD})*$`);
 /** Letters in camel case (`userId`, `accessToken`, `ReadOnly`), each part as NAME_PARTS splits it. */
 const CAMEL = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/;
 const CAMEL_PART = /[A-Z]?[a-z]+/g;
@@ -481,8 +483,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
   // (A command's flag, `--password VALUE`: `i` is the blank after the flag's name.)
-  const flag = op === 32 && !isProseVerb(s, i);
-  if (op === 32 && !flag) e = codeAt(s, i - 1) === 115 && codeAt(s, i - 2) === 105 ? i - 3 : i - 4; // ` is `, ` was `, ` is: `
+  const verb = op === 32 ? proseVerbAt(s, i) : -1;
+  const flag = op === 32 && verb < 0;
+  if (verb >= 0) e = verb;
   let k = e - 1;
   if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
@@ -649,7 +652,7 @@ function reachTokenEnds(s: string, spans: Span[]): Span[] {
 }
 
 /** A word: letters of one case, or capitalized. */
-const GLUED_WORD = /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$/;
+const GLUED_WORD = new RegExp(`^${CASED_WORD}$`);
 
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */
 export function scanFormats(s: string, stop?: () => boolean): Span[] {
