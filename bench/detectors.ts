@@ -112,6 +112,13 @@ const crafted: Record<string, string> = {
   'elements, pairs and subscripts': fill("<password>Xy9Lm2Pq8</password> define('DB_PASSWORD', 'Xy9Lm2Pq8'); - name: API_KEY\n  value: Xy9Lm2Pq8Rt5Vw3Yb7 env['API_KEY'] = 'Xy9Lm2Pq8Rt5' "),
   'prose that tells of passwords and keys': fill('the password is incorrect and the key is Zx9Lm2Pq8 so the token was a1 is is was '),
   'flags, SQL and logins': fill("tool --password Xy9Lm2Pq8Rt --api-key $K --x -- --- CREATE USER a WITH PASSWORD 'Xy9Lm2Pq8' docker login -u a -p Xy9Lm2Pq8 echo x | y --password-stdin "),
+  // A password's word and a blank, prose's longer verbs and the words that say whose a secret is.
+  'password words, and prose that says whose a secret is': fill('and password Xy9Lm2Pq8R password reset the root password for the staging box is now Zx9Lm2Pq8 the token of it was changed to x1 '),
+  // Tables: small ones whose header names a secret (each header and row split into cells, each cell read), and one
+  // header over a megabyte of rows; lines of commas and pipes that are no table.
+  'Markdown and CSV tables that name a secret': fill('| service | token |\n|---|---|\n| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc |\n| web | not set |\n\nname,api_key,created\nprod,Zx9Lm2Pq8Rt5Vw3Yb7Nc,2024-01-02\n\n'),
+  'one table, a megabyte of rows': `| service | token | owner |\n|---|---|---|\n${fill('| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc | ops |\n')}`,
+  'commas and pipes, no table': fill('a, b | c, token | key, d |\n|-|\n'),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),

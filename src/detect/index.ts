@@ -222,8 +222,8 @@ const SEAM_CONTEXT = 64;
  */
 const PAIR_CONTEXT = 176;
 const PAIR_VALUE = /value\\?["']?[ \t]*[:=][ \t]*$/i;
-/** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`). */
-const SEAM_AFTER = 24;
+/** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`, `" | npx wrangler secret put`). */
+const SEAM_AFTER = 48;
 /** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
 const ASK_EVERY = 4096;
 /** ...counting each scan's fixed cost as this many more. */

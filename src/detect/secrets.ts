@@ -30,6 +30,7 @@ const AWS_PREFIXES = new Set(['AKIA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'A
 // secretlint-rule-slack: \b(?:xoxb|xoxp|xapp|xoxa|xoxo|xoxr)-(?:\d-)?(?:[a-zA-Z0-9]{1,40}-)+[a-zA-Z0-9]{1,40}\b
 const SLACK_PREFIXES = new Set(['xoxb', 'xoxp', 'xapp', 'xoxa', 'xoxo', 'xoxr']);
 const PEM_KINDS = ['RSA ', 'DSA ', 'EC ', 'OPENSSH ', 'PGP ', 'ENCRYPTED ', ''];
+const OPENVPN_KEY = 'OpenVPN Static key V1-----';
 
 function aws(s: string, i: number): number {
   if (isWord(codeAt(s, i - 1))) return -1;
@@ -113,9 +114,11 @@ function isPemBody(c: number): boolean {
 }
 
 function pemLabel(s: string, at: number): number {
-  // [ ]?(RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----; returns the end, or -1.
+  // [ ]?(RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----, or OpenVPN's shared key (`OpenVPN Static key
+  // V1`, the whole secret of a `tls-auth` or `tls-crypt` link); returns the end, or -1.
   let pos = at;
   if (codeAt(s, pos) === 32) pos++;
+  if (s.startsWith(OPENVPN_KEY, pos)) return pos + OPENVPN_KEY.length;
   for (const k of PEM_KINDS) {
     if (!s.startsWith(k + 'PRIVATE KEY', pos)) continue;
     let end = pos + k.length + 11;
@@ -238,10 +241,10 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 }
 
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
-const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])pat)$/;
+const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])(?:pat|psk))$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
-/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`). */
-const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])pass)$/;
+/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk))$/;
 /** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
 /**
@@ -345,6 +348,11 @@ function isExpression(v: string): boolean {
  */
 const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
+/** Whether a name (lower case) says its value is a secret: a secret's word, not a reference to one, a public key or a lookup key. */
+function secretNamed(name: string): boolean {
+  return (SECRET_NAME_END.test(name) || (SECRET_NAME_ANY.test(name) && !REFERENCE_NAME.test(name))) && !PUBLIC_NAME.test(name) && !LOOKUP_NAME.test(name);
+}
+
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;
 }
@@ -354,10 +362,55 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
-/** Where the prose verb that the blank at `i` ends starts (` is `, ` was `, ` is: `), or -1 (the blank ends a command's flag). */
+/** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it). */
+const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to '];
+
+/** Where the prose verb that the blank at `i` ends starts (PROSE_VERBS), or -1 (the blank ends a command's flag or a password's word). */
 function proseVerbAt(s: string, i: number): number {
-  return s.startsWith(' is ', i - 3) ? i - 3 : s.startsWith(' was ', i - 4) || s.startsWith(' is: ', i - 4) ? i - 4 : -1;
+  for (const v of PROSE_VERBS) if (s.startsWith(v, i + 1 - v.length)) return i + 1 - v.length;
+  return -1;
 }
+
+/** The words that say whose a secret is after its name in prose (`the password for ...`, `the token of ...`). */
+const OWNER_WORDS = new Set(['for', 'of', 'on', 'to', 'at', 'in']);
+
+/** A character of a word of prose between a name and its verb (`staging`, `prod-db-01`, `ops@example.com`). */
+function isProseWordChar(c: number): boolean {
+  return isAlnum(c) || c === 95 || c === 45 || c === 46 || c === 64;
+}
+
+/** The start of the blanks that end at `at` (at most back to `limit`). */
+function blanksBefore(s: string, at: number, limit: number): number {
+  while (at > limit && (s.charCodeAt(at - 1) === 32 || s.charCodeAt(at - 1) === 9)) at--;
+  return at;
+}
+
+/**
+ * In prose, a secret's name before words that say whose it is, then the verb at `e`: `the root password for the
+ * staging box is now ...`, `the API token of the deploy bot was ...`. Within the 96 characters before the verb, word by
+ * word back: one to five words, an owner's word (OWNER_WORDS), and the name before it; its [start, end), or undefined.
+ */
+function proseOwner(s: string, e: number): [number, number] | undefined {
+  const limit = Math.max(0, e - 96);
+  let end = e;
+  for (let n = 0; n <= 5; n++) {
+    let start = end;
+    while (start > limit && isProseWordChar(s.charCodeAt(start - 1))) start--;
+    if (start === end) return undefined;
+    const k = blanksBefore(s, start, limit);
+    if (k === start) return undefined;
+    if (n >= 1 && end - start <= 3 && OWNER_WORDS.has(s.slice(start, end))) {
+      let nameStart = k;
+      while (nameStart > limit && (isAlnum(s.charCodeAt(nameStart - 1)) || s.charCodeAt(nameStart - 1) === 95 || s.charCodeAt(nameStart - 1) === 45)) nameStart--;
+      return nameStart < k && isLetter(s.charCodeAt(nameStart)) ? [nameStart, k] : undefined;
+    }
+    end = k;
+  }
+  return undefined;
+}
+
+/** A password's word that may stand before its value with a blank alone (`... and password X`, a .netrc's `password X` on a line of its own). */
+const BARE_PASSWORD = /^(?:password|passwd|passphrase)$/i;
 
 /** The blank after the name of a command's flag whose `--` is at `at` (`--password VALUE`), or -1. */
 function flagOperator(s: string, at: number): number {
@@ -484,7 +537,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
   // (A command's flag, `--password VALUE`: `i` is the blank after the flag's name.)
   const verb = op === 32 ? proseVerbAt(s, i) : -1;
-  const flag = op === 32 && verb < 0;
+  // (Else the blank ends a command's flag, or a password's word: `--password VALUE`, `and password VALUE`.)
+  const blank = op === 32 && verb < 0;
   if (verb >= 0) e = verb;
   let k = e - 1;
   if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
@@ -493,19 +547,26 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
   // (A name quoted inside a string, JSON in JSON: `"{\"password\":\"...\"}"`, an AWS secret's SecretString.)
   if (codeAt(s, k) === 92 && (codeAt(s, k + 1) === 34 || codeAt(s, k + 1) === 39)) k--;
-  const nameEnd = k + 1;
+  let nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
-  const nameStart = k + 1;
+  let nameStart = k + 1;
+  // (In prose, a name then whose it is: `the root password for the staging box is ...`.)
+  if (verb >= 0 && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
+    const owner = proseOwner(s, e);
+    if (owner !== undefined) [nameStart, nameEnd] = owner;
+  }
   if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
-  if (flag && !(s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2)))) return undefined;
+  const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
+  const bare = blank && !flag && BARE_PASSWORD.test(s.slice(nameStart, nameEnd));
+  if (blank && !flag && !bare) return undefined;
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
-  if (op === 32 && !flag && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
+  if (verb >= 0 && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
     let w = nameStart - 1;
     while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
     if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
@@ -516,8 +577,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     if (named === undefined) return undefined;
     name = named;
   }
-  const endsSecret = SECRET_NAME_END.test(name);
-  if ((!endsSecret && (!SECRET_NAME_ANY.test(name) || REFERENCE_NAME.test(name))) || PUBLIC_NAME.test(name) || LOOKUP_NAME.test(name)) return undefined;
+  if (!secretNamed(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
   if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
@@ -547,7 +607,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
   // with a letter and a digit among them.
   const password = PASSWORD_NAME.test(name);
-  const short = len < 8 && len >= 6 && password;
+  const short = len < 8 && len >= 6 && password && !bare;
   if ((len < 8 && !short) || len > MAX_VALUE) return undefined;
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
@@ -626,7 +686,7 @@ function mayHoldAnchor(s: string): boolean {
  */
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = scanFormats(s, stop);
-  const more = scanAssignments(s, own, stop);
+  const more = mergeSpans(scanAssignments(s, own, stop), scanTables(s, stop));
   const rules = scanRuleset(s, stop);
   // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
   return reachTokenEnds(s, mergeSpans(mergeSpans(own, rules), more));
@@ -681,17 +741,18 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 
 /**
  * The operators of an assignment besides `=` and `:`, found in one search (one pass over a text that holds none: seven
- * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's `is`,
- * `was` and `is:` (found with the spaces around them), a command's flag (`--`, see flagOperator). The operator's place
- * is its last character (the flag's: the blank after its name).
+ * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's verbs
+ * (PROSE_VERBS, found with the spaces around them), a password's word and a blank (`and password X`), a command's flag
+ * (`--`, see flagOperator). The operator's place is its last character (the flag's: the blank after its name).
  */
-const OTHER_OPERATORS = /['"],|>| (?:is:? |was )|--/g;
+const OTHER_OPERATORS = /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to )|(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE))(?= \S)|--/g;
 
 /** The next of OTHER_OPERATORS whose operator stands at or after `from`, or -1. */
 function nextOther(s: string, from: number): number {
-  OTHER_OPERATORS.lastIndex = Math.max(0, from - 4);
+  OTHER_OPERATORS.lastIndex = Math.max(0, from - 24);
   for (let m = OTHER_OPERATORS.exec(s); m !== null; m = OTHER_OPERATORS.exec(s)) {
-    const op = m[0] === '--' ? flagOperator(s, m.index) : m.index + m[0].length - 1;
+    // (A password's word is found without its blank, which may start a verb: `password is ...`.)
+    const op = m[0] === '--' ? flagOperator(s, m.index) : m.index + m[0].length - (isLetter(m[0].charCodeAt(m[0].length - 1)) ? 0 : 1);
     if (op >= from) return op;
   }
   return -1;
@@ -797,4 +858,173 @@ export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
     }
   }
   return out;
+}
+
+/** The line under a Markdown table's header: `|---|:---:|`, `|:--|--:|`, each cell one `-` or more between optional colons. */
+const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$/;
+/** A header's cell that names a column: a name of at most three words (a Markdown table's: any words of a name). */
+const HEADER_CELL = /^[A-Za-z][\w.-]*(?: [\w.-]+){0,2}$/;
+const MARKDOWN_HEADER_CELL = /^[A-Za-z][\w .-]*$/;
+/** A line that may be a header naming a secret (SECRET_NAME_END and SECRET_NAME_ANY's words): asked before its cells are split. */
+const SECRET_WORD = /key|secret|token|pass|pwd|cred|auth|bearer|pat|psk/i;
+
+/** Line `at`'s end (its `\n` or the text's end). */
+function lineEnd(s: string, at: number): number {
+  const n = s.indexOf('\n', at);
+  return n < 0 ? s.length : n;
+}
+
+/** The cells of the line [a, b) between `sep`s, each [start, end) with its blanks (and a Markdown row's outer `|`) left out. */
+function cellsOf(s: string, a: number, b: number, sep: number): [number, number][] {
+  const cells: [number, number][] = [];
+  let p = a;
+  while (p < b && isSpace(s.charCodeAt(p))) p++;
+  let q = b;
+  while (q > p && isSpace(s.charCodeAt(q - 1))) q--;
+  if (sep === 124) {
+    if (codeAt(s, p) === 124) p++;
+    if (q > p && s.charCodeAt(q - 1) === 124) q--;
+  }
+  for (let c0 = p; c0 <= q; ) {
+    let c1 = s.indexOf(String.fromCharCode(sep), c0);
+    if (c1 < 0 || c1 > q) c1 = q;
+    let x = c0;
+    let y = c1;
+    while (x < y && isSpace(s.charCodeAt(x))) x++;
+    while (y > x && isSpace(s.charCodeAt(y - 1))) y--;
+    cells.push([x, y]);
+    c0 = c1 + 1;
+  }
+  return cells;
+}
+
+/** The name a cell says (its words joined by `_`, lower case), or undefined where it is no name (HEADER_CELL). */
+function nameOfCell(s: string, [x, y]: [number, number], markdown: boolean): string | undefined {
+  const text = s.slice(x, y);
+  if (text.length > MAX_NAME || !(markdown ? MARKDOWN_HEADER_CELL : HEADER_CELL).test(text)) return undefined;
+  return text.toLowerCase().replace(/[ .-]+/g, '_');
+}
+
+/** A table's header: its secret-named columns (each column's index and its name, words joined by `_`, lower case) and how many cells it has. */
+interface Header {
+  columns: [number, string][];
+  width: number;
+}
+
+/** The header on the line [a, b) between `sep`s (`|` for a Markdown table's). */
+function headerOf(s: string, a: number, b: number, sep: number): Header {
+  const cells = cellsOf(s, a, b, sep);
+  return { columns: secretColumns(s, cells, sep === 124), width: cells.length };
+}
+
+function secretColumns(s: string, cells: readonly [number, number][], markdown: boolean): [number, string][] {
+  const out: [number, string][] = [];
+  if (cells.length < 2) return out;
+  for (let c = 0; c < cells.length; c++) {
+    const name = nameOfCell(s, cells[c]!, markdown);
+    // (The first cell may hold what stood before the header on its line, `"blob":"name,api_key`: a header written as
+    // base64 and read decoded in its place. It names no column then.)
+    if (name === undefined) {
+      if (c === 0) continue;
+      return [];
+    }
+    if (secretNamed(name)) out.push([c, name]);
+  }
+  return out;
+}
+
+/** The place of the next `c` at or after `from` (`at`, the one found before, reused while it lies ahead), or the text's length. */
+function nextOf(s: string, c: string, from: number, at: number): number {
+  if (at >= from) return at;
+  const n = s.indexOf(c, from);
+  return n < 0 ? s.length : n;
+}
+
+/**
+ * A table's cells under a header that names a secret: a Markdown table (`| service | token |`, its `|---|` line, then
+ * its rows) and CSV or TSV under a header line (`name,api_key`, names of at most three words). Each such cell is read
+ * as the value of `NAME=value` (assignment, every check of an `.env` line), the header's words its name; a cell is a
+ * value only whole (`| not set |` is two words), and a row only with as many cells as its header or more (what
+ * follows a row's last `|`). Each line is split
+ * into cells at most twice (as a header that holds a secret's word, as a row), and the separators are found once each
+ * (nextOf), so the scan is linear in the text.
+ */
+function scanTables(s: string, stop?: () => boolean): Span[] {
+  const out: Span[] = [];
+  // (A table is two lines at least, and a header names a secret with one of its words.)
+  if (!s.includes('\n') || !SECRET_WORD.test(s)) return out;
+  let steps = 0;
+  let comma = -1;
+  let tab = -1;
+  let pipe = -1;
+  const cell = ([x, y]: [number, number], name: string): void => {
+    // (Quoted or written as code: `"..."`, `` `...` ``.)
+    const q = codeAt(s, x);
+    if (y - x >= 2 && (q === 34 || q === 39 || q === 96) && s.charCodeAt(y - 1) === q) {
+      x++;
+      y--;
+    }
+    const line = `${name}=${s.slice(x, y)}`;
+    const m = assignment(line, name.length, { start: -1, end: -1 });
+    if (m !== undefined && m[0] === name.length + 1 && m[1] === line.length) out.push({ kind: 'secret-assignment', start: x, end: y });
+  };
+  // The rows from line `from` on that hold the separator: their cells under each header's columns read; returns where
+  // they end.
+  const rows = (from: number, sep: string, headers: readonly Header[]): number => {
+    let a = from;
+    let at = -1;
+    while (a < s.length) {
+      if (stop !== undefined && (++steps & 255) === 0 && stop()) throw stopped('tables');
+      const b = lineEnd(s, a);
+      at = nextOf(s, sep, a, at);
+      if (at >= b) return a;
+      const cells = cellsOf(s, a, b, sep.charCodeAt(0));
+      for (const { columns, width } of headers) if (cells.length >= width) for (const [c, name] of columns) cell(cells[c]!, name);
+      // (A Markdown table of names and values, `| DB_PASSWORD | ... |`: a row's first cell names its second.)
+      if (sep === '|' && cells.length >= 2) {
+        const name = nameOfCell(s, cells[0]!, true);
+        if (name !== undefined && secretNamed(name)) cell(cells[1]!, name);
+      }
+      a = b + 1;
+    }
+    return a;
+  };
+  let head = -1;
+  for (let a = 0; a < s.length; ) {
+    if (stop !== undefined && (++steps & 255) === 0 && stop()) throw stopped('tables');
+    const b = lineEnd(s, a);
+    pipe = nextOf(s, '|', a, pipe);
+    // A Markdown table's rule under its header: the header's columns, then the rows.
+    if (head >= 0 && pipe < b && TABLE_RULE.test(s.slice(a, b))) {
+      const headers = [headerOf(s, head, a - 1, 124)];
+      // (What stands before the header's first `|` may be no cell of it where the header ends with one and does not start
+      // with one, `blob | service | token |`: a table written as base64 or hex and read decoded in its place, after what
+      // stood before it. Read both ways.)
+      const bar = s.indexOf('|', head);
+      if (s.slice(head, bar).trim() !== '' && s.slice(head, a - 1).trimEnd().endsWith('|')) headers.push(headerOf(s, bar, a - 1, 124));
+      a = rows(b + 1, '|', headers);
+      head = -1;
+      continue;
+    }
+    head = pipe < b ? a : -1;
+    // A CSV or TSV header: its columns, then the rows.
+    tab = nextOf(s, '\t', a, tab);
+    comma = nextOf(s, ',', a, comma);
+    if ((tab < b || comma < b) && pipe >= b) {
+      const sep = tab < b ? '\t' : ',';
+      // (A header is followed by a row: the next line holds the separator too.)
+      const next = sep === '\t' ? (tab = nextOf(s, sep, b + 1, tab)) : (comma = nextOf(s, sep, b + 1, comma));
+      const header = next < lineEnd(s, b + 1) && SECRET_WORD.test(s.slice(a, b)) ? headerOf(s, a, b, sep.charCodeAt(0)) : undefined;
+      if (header !== undefined && header.columns.length > 0) {
+        a = rows(b + 1, sep, [header]);
+        continue;
+      }
+    }
+    a = b + 1;
+  }
+  // (A row read under two headers may give the same cell twice.)
+  out.sort((x, y) => x.start - y.start);
+  const kept: Span[] = [];
+  for (const sp of out) if (kept.length === 0 || sp.start >= kept[kept.length - 1]!.end) kept.push(sp);
+  return kept;
 }

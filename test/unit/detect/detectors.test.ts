@@ -136,19 +136,82 @@ describe('generic assignments: a secret under a secret name, not where a secret 
   it('finds and masks a password or a key told in prose, and nothing in prose that tells of one', () => {
     const who = fc.constantFrom('The', 'the staging', 'Your new', 'our admin', 'The database');
     const name = fc.constantFrom('password', 'API key', 'secret', 'access token', 'passphrase');
-    const verb = fc.constantFrom('is', 'was', 'is:');
+    // (Whose it is, between the name and the verb: `the root password for the staging box is now ...`.)
+    const owner = fc.constantFrom('', ' for the staging box', ' of the deploy bot', ' for user admin', ' on prod-db-01', ' to the shared inbox');
+    const verb = fc.constantFrom('is', 'was', 'is:', 'is now', 'is still', 'was changed to', 'has been reset to', 'is set to');
     const after = fc.constantFrom('.', ', keep it safe.', '!', '', ' (rotate it).');
     const words = fc.constantFrom('incorrect', 'stored in Vault', 'rotated every 90 days', 'required', 'too short', 'the same as before', 'changed yesterday', '12 characters long');
     fc.assert(
-      fc.property(who, name, verb, random, after, words, fc.constantFrom('cache', 'primary', 'sort', 'partition', 'idempotency', 'public'), (w, n, v, value, end, prose, lookup) => {
+      fc.property(who, name, owner, verb, random, after, words, fc.constantFrom('cache', 'primary', 'sort', 'partition', 'idempotency', 'public'), (w, n, o, v, value, end, prose, lookup) => {
         fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
-        const text = `${w} ${n} ${v} ${value}${end}`;
+        const text = `${w} ${n}${o} ${v} ${value}${end}`;
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
-        expect(detectKinds('secrets', `${w} ${n} ${v.replace(':', '')} ${prose}${end}`)).toEqual([]);
+        expect(detectKinds('secrets', `${w} ${n}${o} ${v.replace(':', '')} ${prose}${end}`)).toEqual([]);
         // (The word before the name says what it names: a key that looks a record up, a public one.)
-        expect(detectKinds('secrets', `The ${lookup} key ${v} ${value}${end}`)).toEqual([]);
+        expect(detectKinds('secrets', `The ${lookup} key${o} ${v} ${value}${end}`)).toEqual([]);
       }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds and masks a password after its word and a blank alone, and no word or phrase after it', () => {
+    const before = fc.constantFrom('Log in as admin and', 'Use user deploy with', 'machine ci.example.com login bot', 'Then type the', '');
+    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase');
+    const words = fc.constantFrom('reset', 'manager', 'authentication', 'hash is bcrypt', 'field', 'less login', 'policy', '********', '12345678', '$DB_PASSWORD', '<your password>', '%s');
+    fc.assert(
+      fc.property(before, word, random, words, fc.constantFrom('', '.', ' to sign in.', ', then press enter.'), (b, w, value, prose, end) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        const text = `${b} ${w} ${value}${end}`.trim();
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+        // (In a .netrc's line the password's field is a password, whatever it holds.)
+        if (!b.startsWith('machine')) expect(detectKinds('secrets', `${b} ${w} ${prose}${end}`.trim())).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds and masks a random value in a table column whose header names a secret (Markdown, CSV, TSV, names and values), at any row, and nothing under a header that names none or in a cell of words', () => {
+    const header = fc.constantFrom('token', 'API key', 'api_key', 'password', 'Secret', 'client_secret', 'DB_PASSWORD', 'Access Token');
+    const other = fc.constantFrom('service', 'owner', 'region', 'created', 'Name', 'status');
+    const filler = fc.constantFrom('deploy', 'ops', 'eu-west-1', '2024-01-02', 'ok', 'web app');
+    const notSecret = fc.constantFrom('not set', '(none)', '${WEB_TOKEN}', 'prod/db/password', 'REDACTED', '********', 'rotated monthly', 'string');
+    const shape = fc.constantFrom('markdown', 'markdown-bare', 'csv', 'tsv', 'pairs');
+    const table = (sh: string, head: string[], rows: string[][]): string => {
+      if (sh === 'csv') return [head, ...rows].map((r) => r.join(',')).join('\n');
+      if (sh === 'tsv') return [head, ...rows].map((r) => r.join('\t')).join('\n');
+      const line = (r: string[]) => (sh === 'markdown-bare' ? r.join(' | ') : `| ${r.join(' | ')} |`);
+      return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+    };
+    fc.assert(
+      fc.property(
+        shape,
+        header,
+        fc.array(other, { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(),
+        random,
+        filler,
+        notSecret,
+        fc.constantFrom('', 'Here they are:\n', 'Result of the query, 3 rows:\n'),
+        (sh, h, others, col, n, row, value, fill, none, before) => {
+          fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && !/[+/]/.test(value) && new Set(value).size >= 12);
+          const pairs = sh === 'pairs';
+          const at = Math.min(col, others.length);
+          const head = pairs ? ['Variable', 'Value'] : [...others.slice(0, at), h, ...others.slice(at)];
+          const secretCol = pairs ? 1 : at;
+          const rowsOf = (cell: string) =>
+            Array.from({ length: n }, (_, i) => (pairs ? (i === row % n ? [h, cell] : ['LOG_LEVEL', fill]) : head.map((_, c) => (c === secretCol ? (i === row % n ? cell : 'not set') : fill))));
+          const text = before + table(pairs ? 'markdown' : sh, head, rowsOf(value));
+          const i = text.indexOf(value);
+          expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + value.length <= s.end), text).toBe(true);
+          // A cell of words or names under the same header, and the value under a header that names no secret.
+          expect(detectKinds('secrets', before + table(pairs ? 'markdown' : sh, head, rowsOf(none)))).toEqual([]);
+          if (!pairs) expect(detectKinds('secrets', before + table(sh, head.map((c, k) => (k === secretCol ? 'commit' : c)), rowsOf(value)))).toEqual([]);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
