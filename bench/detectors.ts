@@ -119,6 +119,9 @@ const crafted: Record<string, string> = {
   'Markdown and CSV tables that name a secret': fill('| service | token |\n|---|---|\n| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc |\n| web | not set |\n\nname,api_key,created\nprod,Zx9Lm2Pq8Rt5Vw3Yb7Nc,2024-01-02\n\n'),
   'one table, a megabyte of rows': `| service | token | owner |\n|---|---|---|\n${fill('| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc | ops |\n')}`,
   'commas and pipes, no table': fill('a, b | c, token | key, d |\n|-|\n'),
+  // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
+  // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
+  'aligned tables, bare key and token words, block scalars': fill('Key      Value\n---      -----\npassword Xy9Lm2Pq8Rt5\ntoken    a1\n\nthe key Zx9Lm2Pq8Rt5Vw3Yb7Nc a token  b2 secret x password: |\n  Xy9Lm2Pq8Rt5\n'),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),

@@ -241,10 +241,10 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 }
 
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
-const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])(?:pat|psk))$/;
+const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])(?:pat|psk|pw))$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
-/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`). */
-const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk))$/;
+/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
 /** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
 /**
@@ -363,7 +363,7 @@ function isValueStop(c: number): boolean {
 }
 
 /** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it). */
-const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to '];
+const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> '];
 
 /** Where the prose verb that the blank at `i` ends starts (PROSE_VERBS), or -1 (the blank ends a command's flag or a password's word). */
 function proseVerbAt(s: string, i: number): number {
@@ -409,8 +409,14 @@ function proseOwner(s: string, e: number): [number, number] | undefined {
   return undefined;
 }
 
-/** A password's word that may stand before its value with a blank alone (`... and password X`, a .netrc's `password X` on a line of its own). */
-const BARE_PASSWORD = /^(?:password|passwd|passphrase)$/i;
+/**
+ * A secret's word that may stand before its value with a blank alone: a password's (`... and password X`, a .netrc's
+ * `password X` on a line of its own), or a token's, a key's or a secret's (`Use this token X to call the API`), whose
+ * value then is random to look at (BARE_RANDOM).
+ */
+const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
+/** What a token, a key or a secret after its word and a blank alone holds: 16 characters or more, a letter, a digit, 3.5 bits each. */
+const BARE_RANDOM = 3.5;
 
 /** The blank after the name of a command's flag whose `--` is at `at` (`--password VALUE`), or -1. */
 function flagOperator(s: string, at: number): number {
@@ -517,9 +523,29 @@ interface ValueRun {
   end: number;
 }
 
+/** The fewest characters of an assignment: a name of two (`pw`), an operator and a password of six. */
+const MIN_ASSIGNMENT = 9;
 /** The most characters of a value (an AWS session token runs to about a thousand), and of a name looked back over. */
 const MAX_VALUE = 4096;
 const MAX_NAME = 64;
+/** The most blanks between an operator and its value (aligned output: `password:    ...`, `op item get`'s fields). */
+const MAX_BLANKS = 32;
+/** The most characters of a quoted password read to its closing quote past a blank (a passphrase of words). */
+const MAX_QUOTED = 256;
+
+/** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; else `v`. */
+function blockScalarValue(s: string, v: number): number {
+  const c = codeAt(s, v);
+  if (c !== 124 && c !== 62) return v;
+  let k = v + 1;
+  for (let n = 0; n < 2 && (codeAt(s, k) === 45 || codeAt(s, k) === 43 || isDigit(codeAt(s, k))); n++) k++;
+  while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+  if (codeAt(s, k) === 13) k++;
+  if (codeAt(s, k) !== 10) return v;
+  let w = k + 1;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, w) === 32 || codeAt(s, w) === 9); b++) w++;
+  return w > k + 1 ? w : v;
+}
 
 /**
  * A generic assignment (`NAME=value`, `name: value`, `"name": "value"`,
@@ -555,18 +581,19 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     const owner = proseOwner(s, e);
     if (owner !== undefined) [nameStart, nameEnd] = owner;
   }
-  if (nameEnd - nameStart < 3 || nameEnd - nameStart > MAX_NAME) return undefined;
+  // (Two characters name nothing but `pw`: `user: admin / pw: ...`.)
+  if ((nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
-  const bare = blank && !flag && BARE_PASSWORD.test(s.slice(nameStart, nameEnd));
+  const bare = blank && !flag && BARE_WORD.test(s.slice(nameStart, nameEnd));
   if (blank && !flag && !bare) return undefined;
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
-  if (verb >= 0 && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
+  if ((verb >= 0 || bare) && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
     let w = nameStart - 1;
     while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
     if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
@@ -584,7 +611,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // The value: after `=`, `:`, `=>`, blanks and one quote.
   let v = i + 1;
   if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
-  for (let b = 0; b < 3 && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
+  // (A YAML block scalar, `password: >-` or `api_key: |`, then the value indented on the next line.)
+  if (op === 58) v = blockScalarValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
@@ -652,6 +681,13 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (what all but about one in a thousand random runs of 16 letters or more hold).
   // (In prose, where words follow `is`, a value holds a digit or three classes: `Password is correct.&quot;`.)
   if (!(hasDigit(value) || classes >= 3 || ((op !== 32 || flag) && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
+  // (After a token's, a key's or a secret's word and a blank alone, a value random to look at: `this token Xy...`.)
+  if (bare && !password && (len < 16 || !hasDigit(value) || !/[A-Za-z]/.test(value) || shannonEntropy(value) < BARE_RANDOM)) return undefined;
+  // (A quoted password goes on to its closing quote on its line where what it starts with reads as one: a passphrase,
+  // `password: "qRR0mE FfoTfp pKarhj"`.)
+  if (quoted && password && (codeAt(s, end) === 32 || codeAt(s, end) === 9)) {
+    for (let k = end + 1; k < s.length && k - v <= MAX_QUOTED && codeAt(s, k) !== 10; k++) if (codeAt(s, k) === q) return [v, k];
+  }
   return [v, end];
 }
 
@@ -686,7 +722,11 @@ function mayHoldAnchor(s: string): boolean {
  */
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = scanFormats(s, stop);
-  const more = mergeSpans(scanAssignments(s, own, stop), scanTables(s, stop));
+  // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
+  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, own, stop);
+  const tables = scanTables(s, stop);
+  // (The tables' finds are a fresh array where there are any.)
+  const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
   const rules = scanRuleset(s, stop);
   // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
   return reachTokenEnds(s, mergeSpans(mergeSpans(own, rules), more));
@@ -706,7 +746,10 @@ function reachTokenEnds(s: string, spans: Span[]): Span[] {
     const sp = spans[i]!;
     let end = sp.end;
     while (end < limit && (isWord(s.charCodeAt(end)) || s.charCodeAt(end) === 45)) end++;
-    if (end !== sp.end && !GLUED_WORD.test(s.slice(sp.end, end))) spans[i] = { kind: sp.kind, start: sp.start, end };
+    // (A find that ends with `-` or `_` ends inside its token, whatever follows: a rule of a bounded length read up to
+    // a `-` of a longer token, `pa-...aa-` then `aaaaa`.)
+    const inside = s.charCodeAt(sp.end - 1) === 45 || s.charCodeAt(sp.end - 1) === 95;
+    if (end !== sp.end && (inside || !GLUED_WORD.test(s.slice(sp.end, end)))) spans[i] = { kind: sp.kind, start: sp.start, end };
   }
   return spans;
 }
@@ -742,17 +785,34 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 /**
  * The operators of an assignment besides `=` and `:`, found in one search (one pass over a text that holds none: seven
  * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's verbs
- * (PROSE_VERBS, found with the spaces around them), a password's word and a blank (`and password X`), a command's flag
- * (`--`, see flagOperator). The operator's place is its last character (the flag's: the blank after its name).
+ * (PROSE_VERBS, found with the spaces around them), a secret's word and a blank (BARE_WORD: `and password X`; found
+ * by the blank, tab, line break or `(` before it, so that only those places start a try), a command's flag (`--`, see
+ * flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
-const OTHER_OPERATORS = /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to )|(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE))(?= \S)|--/g;
+const OTHER_OPERATORS =
+  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-|\u2013|\u2014|\u2192|->) )|[ \t\n(](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+/** The first letters of BARE_AT_START's words. */
+const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
+/** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */
+const BARE_AT_START = /^(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)(?=[ \t]{1,32}\S)/;
 
 /** The next of OTHER_OPERATORS whose operator stands at or after `from`, or -1. */
-function nextOther(s: string, from: number): number {
-  OTHER_OPERATORS.lastIndex = Math.max(0, from - 24);
+function nextOther(s: string, from: number, cursor: { at: number }): number {
+  if (from === 0 && BARE_FIRST.has(s.charCodeAt(0))) {
+    const m = BARE_AT_START.exec(s);
+    if (m !== null) return m[0].length;
+  }
+  // (Where the last search stopped: the operators are taken in order, and none found there is found again.)
+  OTHER_OPERATORS.lastIndex = Math.max(cursor.at, from - 24);
   for (let m = OTHER_OPERATORS.exec(s); m !== null; m = OTHER_OPERATORS.exec(s)) {
-    // (A password's word is found without its blank, which may start a verb: `password is ...`.)
-    const op = m[0] === '--' ? flagOperator(s, m.index) : m.index + m[0].length - (isLetter(m[0].charCodeAt(m[0].length - 1)) ? 0 : 1);
+    cursor.at = OTHER_OPERATORS.lastIndex;
+    let op: number;
+    if (m[0] === '--') op = flagOperator(s, m.index);
+    else if (m[0].length === 1 && m[0] !== '>') {
+      // (A secret's word, found by the blank, tab, line break or `(` before it: its operator is the blank after it.)
+      op = m.index + 1;
+      while (isLetter(codeAt(s, op))) op++;
+    } else op = m.index + m[0].length - 1;
     if (op >= from) return op;
   }
   return -1;
@@ -765,14 +825,15 @@ function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean
   let f = 0;
   let eq = s.indexOf('=');
   let colon = s.indexOf(':');
-  let other = nextOther(s, 0);
+  const cursor = { at: 0 };
+  let other = nextOther(s, 0, cursor);
   const run: ValueRun = { start: -1, end: -1 };
   let steps = 0;
   for (;;) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw stopped('generic assignments');
     if (eq >= 0 && eq < from) eq = s.indexOf('=', from);
     if (colon >= 0 && colon < from) colon = s.indexOf(':', from);
-    if (other >= 0 && other < from) other = nextOther(s, from);
+    if (other >= 0 && other < from) other = nextOther(s, from, cursor);
     let i = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
     if (other >= 0 && (i < 0 || other < i)) i = other;
     if (i < 0) break;
@@ -865,6 +926,10 @@ const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$/
 /** A header's cell that names a column: a name of at most three words (a Markdown table's: any words of a name). */
 const HEADER_CELL = /^[A-Za-z][\w.-]*(?: [\w.-]+){0,2}$/;
 const MARKDOWN_HEADER_CELL = /^[A-Za-z][\w .-]*$/;
+/** No find: one array for every text that holds no table. */
+const NO_SPANS: readonly Span[] = Object.freeze([]);
+/** The fewest characters of a table: a header of two names, a rule and a row of a secret (`a,key\nb,12345678`). */
+const MIN_TABLE = 16;
 /** A line that may be a header naming a secret (SECRET_NAME_END and SECRET_NAME_ANY's words): asked before its cells are split. */
 const SECRET_WORD = /key|secret|token|pass|pwd|cred|auth|bearer|pat|psk/i;
 
@@ -874,8 +939,31 @@ function lineEnd(s: string, at: number): number {
   return n < 0 ? s.length : n;
 }
 
-/** The cells of the line [a, b) between `sep`s, each [start, end) with its blanks (and a Markdown row's outer `|`) left out. */
+/** The place of the first character of the line [a, b) that is no blank, or `b`. */
+function firstNonBlank(s: string, a: number, b: number): number {
+  while (a < b && isSpace(s.charCodeAt(a))) a++;
+  return a;
+}
+
+/** The line under an aligned table's header: groups of dashes between blanks (`---   -----`). */
+const ALIGNED_RULE = /^[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*$/;
+
+/** The cells of an aligned table's line [a, b): runs of characters between two blanks or more, or a tab. */
+function alignedCellsOf(s: string, a: number, b: number): [number, number][] {
+  const cells: [number, number][] = [];
+  let p = firstNonBlank(s, a, b);
+  while (p < b) {
+    let q = p;
+    while (q < b && !(s.charCodeAt(q) === 9 || (s.charCodeAt(q) === 32 && (codeAt(s, q + 1) === 32 || codeAt(s, q + 1) === 9 || q + 1 === b)))) q++;
+    cells.push([p, q]);
+    p = firstNonBlank(s, q, b);
+  }
+  return cells;
+}
+
+/** The cells of the line [a, b) between `sep`s (a blank: aligned, alignedCellsOf), each [start, end) with its blanks (and a Markdown row's outer `|`) left out. */
 function cellsOf(s: string, a: number, b: number, sep: number): [number, number][] {
+  if (sep === 32) return alignedCellsOf(s, a, b);
   const cells: [number, number][] = [];
   let p = a;
   while (p < b && isSpace(s.charCodeAt(p))) p++;
@@ -949,10 +1037,10 @@ function nextOf(s: string, c: string, from: number, at: number): number {
  * into cells at most twice (as a header that holds a secret's word, as a row), and the separators are found once each
  * (nextOf), so the scan is linear in the text.
  */
-function scanTables(s: string, stop?: () => boolean): Span[] {
-  const out: Span[] = [];
+function scanTables(s: string, stop?: () => boolean): readonly Span[] {
   // (A table is two lines at least, and a header names a secret with one of its words.)
-  if (!s.includes('\n') || !SECRET_WORD.test(s)) return out;
+  if (s.length < MIN_TABLE || !s.includes('\n') || !SECRET_WORD.test(s)) return NO_SPANS;
+  const out: Span[] = [];
   let steps = 0;
   let comma = -1;
   let tab = -1;
@@ -976,13 +1064,18 @@ function scanTables(s: string, stop?: () => boolean): Span[] {
     while (a < s.length) {
       if (stop !== undefined && (++steps & 255) === 0 && stop()) throw stopped('tables');
       const b = lineEnd(s, a);
-      at = nextOf(s, sep, a, at);
-      if (at >= b) return a;
+      if (sep === ' ') {
+        // (An aligned table's rows go on to a blank line.)
+        if (firstNonBlank(s, a, b) === b) return a;
+      } else {
+        at = nextOf(s, sep, a, at);
+        if (at >= b) return a;
+      }
       const cells = cellsOf(s, a, b, sep.charCodeAt(0));
       for (const { columns, width } of headers) if (cells.length >= width) for (const [c, name] of columns) cell(cells[c]!, name);
-      // (A Markdown table of names and values, `| DB_PASSWORD | ... |`: a row's first cell names its second.)
-      if (sep === '|' && cells.length >= 2) {
-        const name = nameOfCell(s, cells[0]!, true);
+      // (A table of names and values, `| DB_PASSWORD | ... |`, `password    ...`: a row's first cell names its second.)
+      if ((sep === '|' || sep === ' ') && cells.length >= 2) {
+        const name = nameOfCell(s, cells[0]!, sep === '|');
         if (name !== undefined && secretNamed(name)) cell(cells[1]!, name);
       }
       a = b + 1;
@@ -990,9 +1083,20 @@ function scanTables(s: string, stop?: () => boolean): Span[] {
     return a;
   };
   let head = -1;
+  let prev = -1;
   for (let a = 0; a < s.length; ) {
     if (stop !== undefined && (++steps & 255) === 0 && stop()) throw stopped('tables');
     const b = lineEnd(s, a);
+    // A table aligned with blanks under a rule of dashes (`Key   Value` then `---   -----`: Vault's and other CLIs'
+    // output): the header's columns, and each row's first cell naming its second.
+    const first = firstNonBlank(s, a, b);
+    if (prev >= 0 && codeAt(s, first) === 45 && ALIGNED_RULE.test(s.slice(a, b))) {
+      a = rows(b + 1, ' ', [headerOf(s, prev, a - 1, 32)]);
+      head = -1;
+      prev = -1;
+      continue;
+    }
+    prev = first < b ? a : -1;
     pipe = nextOf(s, '|', a, pipe);
     // A Markdown table's rule under its header: the header's columns, then the rows.
     if (head >= 0 && pipe < b && TABLE_RULE.test(s.slice(a, b))) {

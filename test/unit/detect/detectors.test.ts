@@ -119,6 +119,10 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       (n: string, v: string) => `<add key="${n}" value="${v}" />`,
       (n: string, v: string) => `os.environ["${n}"] = "${v}"`,
       (n: string, v: string) => `tool sync --${n.toLowerCase().replace(/_/g, '-')} ${v} --verbose`,
+      // A YAML block scalar; aligned output; a table aligned with blanks under dashes (Vault's `kv get`).
+      (n: string, v: string) => `config:\n  ${n}: >-\n    ${v}\n  region: eu`,
+      (n: string, v: string) => `Fields:\n  username:       admin\n  ${n}:       ${v}`,
+      (n: string, v: string) => `====== Data ======\nKey           Value\n---           -----\n${n}      ${v}\nusername      app`,
     ];
     fc.assert(
       fc.property(fc.oneof(keyValue, passwordValue), fc.integer({ min: 0, max: shapes.length - 1 }), ([name, value], shape) => {
@@ -138,7 +142,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     const name = fc.constantFrom('password', 'API key', 'secret', 'access token', 'passphrase');
     // (Whose it is, between the name and the verb: `the root password for the staging box is now ...`.)
     const owner = fc.constantFrom('', ' for the staging box', ' of the deploy bot', ' for user admin', ' on prod-db-01', ' to the shared inbox');
-    const verb = fc.constantFrom('is', 'was', 'is:', 'is now', 'is still', 'was changed to', 'has been reset to', 'is set to');
+    const verb = fc.constantFrom('is', 'was', 'is:', 'is now', 'is still', 'was changed to', 'has been reset to', 'is set to', '-', '\u2192', '\u2014');
     const after = fc.constantFrom('.', ', keep it safe.', '!', '', ' (rotate it).');
     const words = fc.constantFrom('incorrect', 'stored in Vault', 'rotated every 90 days', 'required', 'too short', 'the same as before', 'changed yesterday', '12 characters long');
     fc.assert(
@@ -155,13 +159,15 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
-  it('finds and masks a password after its word and a blank alone, and no word or phrase after it', () => {
+  it('finds and masks a password, a token or a key after its word and a blank alone, and no word or phrase after it', () => {
     const before = fc.constantFrom('Log in as admin and', 'Use user deploy with', 'machine ci.example.com login bot', 'Then type the', '');
-    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase');
+    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase', 'token', 'API key', 'secret');
     const words = fc.constantFrom('reset', 'manager', 'authentication', 'hash is bcrypt', 'field', 'less login', 'policy', '********', '12345678', '$DB_PASSWORD', '<your password>', '%s');
     fc.assert(
       fc.property(before, word, random, words, fc.constantFrom('', '.', ' to sign in.', ', then press enter.'), (b, w, value, prose, end) => {
-        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        // (After a token's, a key's or a secret's word, a value random to look at: 3.5 bits a character, as 16 distinct
+        // characters of 20 or more hold.)
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= (/pass/i.test(w) ? 12 : 16));
         const text = `${b} ${w} ${value}${end}`.trim();
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
