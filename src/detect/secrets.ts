@@ -525,6 +525,11 @@ interface ValueRun {
 
 /** The fewest characters of an assignment: a name of two (`pw`), an operator and a password of six. */
 const MIN_ASSIGNMENT = 9;
+/**
+ * A value cut short or shown in part (`eyJhbGciOiJS...`, a dashboard's `sk_live_…4242`, `ghp_****Xy12`): an ellipsis
+ * or three asterisks anywhere in it. No value written out.
+ */
+const REDACTED = /\.\.\.|\u2026|\*{3}/;
 /** The most characters of a value (an AWS session token runs to about a thousand), and of a name looked back over. */
 const MAX_VALUE = 4096;
 const MAX_NAME = 64;
@@ -643,9 +648,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
   // (A flag's value is no next flag: `--password-stdin`, `--token -`.)
   if (flag && value.charCodeAt(0) === 45) return undefined;
-  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || /(?:\.\.\.|\u2026)$/.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
-  // `[Redacted]`, or a value cut short for an example, `eyJhbGciOiJS...`.) A template's expression in the value
+  // `[Redacted]`, or a value cut short or shown in part, REDACTED.) A template's expression in the value
   // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
   // (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
   if (value.includes('{{') || value.includes('${') || inArnOrUrn(s, nameStart)) return undefined;
