@@ -121,6 +121,8 @@ const crafted: Record<string, string> = {
   'commas and pipes, no table': fill('a, b | c, token | key, d |\n|-|\n'),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
+  // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.
+  'a verb or a secret word after every word': fill('x is y of z is now a key token secret b - c for d was '),
   'aligned tables, bare key and token words, block scalars': fill('Key      Value\n---      -----\npassword Xy9Lm2Pq8Rt5\ntoken    a1\n\nthe key Zx9Lm2Pq8Rt5Vw3Yb7Nc a token  b2 secret x password: |\n  Xy9Lm2Pq8Rt5\n'),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
