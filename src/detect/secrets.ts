@@ -979,8 +979,9 @@ function cellsOf(s: string, a: number, b: number, sep: number): [number, number]
     if (q > p && s.charCodeAt(q - 1) === 124) q--;
   }
   for (let c0 = p; c0 <= q; ) {
-    let c1 = s.indexOf(String.fromCharCode(sep), c0);
-    if (c1 < 0 || c1 > q) c1 = q;
+    // (The separator looked for within the line only.)
+    let c1 = c0;
+    while (c1 < q && s.charCodeAt(c1) !== sep) c1++;
     let x = c0;
     let y = c1;
     while (x < y && isSpace(s.charCodeAt(x))) x++;
@@ -1035,12 +1036,13 @@ function nextOf(s: string, c: string, from: number, at: number): number {
 
 /**
  * A table's cells under a header that names a secret: a Markdown table (`| service | token |`, its `|---|` line, then
- * its rows) and CSV or TSV under a header line (`name,api_key`, names of at most three words). Each such cell is read
- * as the value of `NAME=value` (assignment, every check of an `.env` line), the header's words its name; a cell is a
- * value only whole (`| not set |` is two words), and a row only with as many cells as its header or more (what
- * follows a row's last `|`). Each line is split
- * into cells at most twice (as a header that holds a secret's word, as a row), and the separators are found once each
- * (nextOf), so the scan is linear in the text.
+ * its rows), CSV or TSV under a header line (`name,api_key`, names of at most three words), a table aligned with
+ * blanks under a rule of dashes (`Key  Value`, `---  -----`); in a Markdown or an aligned table, also a row whose first
+ * cell names its second. Each such cell is read as the value of `NAME=value` (assignment, every check of an `.env`
+ * line), the header's words its name; a cell is a value only whole (`| not set |` is two words), and a row only with
+ * as many cells as its header or more (what follows a row's last `|`). Each line is split into cells a bounded number
+ * of times (as a header, as a row under at most two headers), within the line, and the separators are found once
+ * each (nextOf), so the scan is linear in the text.
  */
 function scanTables(s: string, stop?: () => boolean): readonly Span[] {
   // (A table is two lines at least, and a header names a secret with one of its words.)
