@@ -950,6 +950,12 @@ function firstNonBlank(s: string, a: number, b: number): number {
   return a;
 }
 
+/** The place after the last character of the line [a, b) that is no blank, or `a`. */
+function lastNonBlank(s: string, a: number, b: number): number {
+  while (b > a && isSpace(s.charCodeAt(b - 1))) b--;
+  return b;
+}
+
 /** The line under an aligned table's header: groups of dashes between blanks (`---   -----`). */
 const ALIGNED_RULE = /^[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*$/;
 
@@ -970,10 +976,8 @@ function alignedCellsOf(s: string, a: number, b: number): [number, number][] {
 function cellsOf(s: string, a: number, b: number, sep: number): [number, number][] {
   if (sep === 32) return alignedCellsOf(s, a, b);
   const cells: [number, number][] = [];
-  let p = a;
-  while (p < b && isSpace(s.charCodeAt(p))) p++;
-  let q = b;
-  while (q > p && isSpace(s.charCodeAt(q - 1))) q--;
+  let p = firstNonBlank(s, a, b);
+  let q = lastNonBlank(s, p, b);
   if (sep === 124) {
     if (codeAt(s, p) === 124) p++;
     if (q > p && s.charCodeAt(q - 1) === 124) q--;
@@ -982,11 +986,8 @@ function cellsOf(s: string, a: number, b: number, sep: number): [number, number]
     // (The separator looked for within the line only.)
     let c1 = c0;
     while (c1 < q && s.charCodeAt(c1) !== sep) c1++;
-    let x = c0;
-    let y = c1;
-    while (x < y && isSpace(s.charCodeAt(x))) x++;
-    while (y > x && isSpace(s.charCodeAt(y - 1))) y--;
-    cells.push([x, y]);
+    const x = firstNonBlank(s, c0, c1);
+    cells.push([x, lastNonBlank(s, x, c1)]);
     c0 = c1 + 1;
   }
   return cells;
@@ -1112,7 +1113,7 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
       // with one, `blob | service | token |`: a table written as base64 or hex and read decoded in its place, after what
       // stood before it. Read both ways.)
       const bar = s.indexOf('|', head);
-      if (s.slice(head, bar).trim() !== '' && s.slice(head, a - 1).trimEnd().endsWith('|')) headers.push(headerOf(s, bar, a - 1, 124));
+      if (firstNonBlank(s, head, bar) < bar && codeAt(s, lastNonBlank(s, head, a - 1) - 1) === 124) headers.push(headerOf(s, bar, a - 1, 124));
       a = rows(b + 1, '|', headers);
       head = -1;
       continue;
