@@ -8,6 +8,7 @@
  * the vendors' published formats. See docs/behaviour/labels-and-detectors.md.
  */
 import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, wordLike, ASK_MASK, type Span } from './chars.js';
+import { DECODE_ROUNDS, MIN_RUN, encodedRuns } from './encoded.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
@@ -1036,6 +1037,24 @@ function nextOf(s: string, c: string, from: number, at: number): number {
 }
 
 /**
+ * Whether a table's cell `v` under the column `name` is a secret: the value of `name=v` whole (assignment), or what
+ * `v` encodes, where the cell is one base64 or hex run, up to DECODE_ROUNDS deep. (A model reads a table's encoded
+ * cell under its header however far below it stands; the decoded reading of index.ts reads a run with 64 characters
+ * around it only, as a value's name stands next to it elsewhere.)
+ */
+function tableValue(name: string, v: string): boolean {
+  for (let round = 0; ; round++) {
+    const line = `${name}=${v}`;
+    const m = assignment(line, name.length, { start: -1, end: -1 });
+    if (m !== undefined && m[0] === name.length + 1 && m[1] === line.length) return true;
+    if (round === DECODE_ROUNDS || v.length < MIN_RUN) return false;
+    const runs = encodedRuns(v);
+    if (runs.length !== 1 || runs[0]!.start !== 0 || runs[0]!.end !== v.length) return false;
+    v = runs[0]!.text;
+  }
+}
+
+/**
  * A table's cells under a header that names a secret: a Markdown table (`| service | token |`, its `|---|` line, then
  * its rows), CSV or TSV under a header line (`name,api_key`, names of at most three words), a table aligned with
  * blanks under a rule of dashes (`Key  Value`, `---  -----`); in a Markdown or an aligned table, also a row whose first
@@ -1060,9 +1079,7 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
       x++;
       y--;
     }
-    const line = `${name}=${s.slice(x, y)}`;
-    const m = assignment(line, name.length, { start: -1, end: -1 });
-    if (m !== undefined && m[0] === name.length + 1 && m[1] === line.length) out.push({ kind: 'secret-assignment', start: x, end: y });
+    if (tableValue(name, s.slice(x, y))) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   // The rows from line `from` on that hold the separator: their cells under each header's columns read; returns where
   // they end.

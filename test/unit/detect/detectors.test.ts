@@ -222,6 +222,41 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it('finds and masks a secret written as base64, hex or hex of base64 in a table column whose header names a secret, however many rows below the header', () => {
+    const header = fc.constantFrom('token', 'api_key', 'password', 'client_secret', 'Access Token');
+    const shape = fc.constantFrom('markdown', 'csv', 'tsv');
+    const encode = (v: string, how: string): string => {
+      if (how === 'base64') return Buffer.from(v).toString('base64');
+      if (how === 'hex') return Buffer.from(v).toString('hex');
+      return Buffer.from(Buffer.from(v).toString('base64')).toString('hex');
+    };
+    const table = (sh: string, rows: string[][]): string => {
+      if (sh === 'csv') return rows.map((r) => r.join(',')).join('\n');
+      if (sh === 'tsv') return rows.map((r) => r.join('\t')).join('\n');
+      return [rows[0]!, rows[0]!.map(() => '---'), ...rows.slice(1)].map((r) => `| ${r.join(' | ')} |`).join('\n');
+    };
+    fc.assert(
+      fc.property(
+        shape,
+        header,
+        // A key of hex digits: hex of its text is digits but for one in four, which reads as no random value as written.
+        fc.oneof(fc.stringMatching(/^[0-9a-f]{32,40}$/), random),
+        fc.constantFrom('base64', 'hex', 'hex-of-base64'),
+        fc.integer({ min: 0, max: 12 }),
+        (sh, h, value, how, above) => {
+          // (A value read as a secret where it stands as written under the name.)
+          fc.pre(detectKinds('secrets', `${h.replace(/ /g, '_')}=${value}`).length > 0);
+          const cell = encode(value, how);
+          const rows = [['service', h, 'created'], ...Array.from({ length: above }, (_, i) => [`svc-${i}`, 'not set', '2024-01-02']), ['prod', cell, '2024-01-02']];
+          const text = table(sh, rows);
+          const i = text.indexOf(cell);
+          expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + cell.length <= s.end), text).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('finds nothing in a path to a key file, or in a name of a secret under a name that says so', () => {
     const word = fc.tuple(fc.constantFrom('home', 'etc', 'keys', 'secrets', 'run', 'ssl', 'private', 'config', 'prod', 'app', 'db', 'service', 'account', 'id', 'credentials'), fc.constantFrom('', '2', '2025', '_rsa', '-v2', '_ed25519'));
     const path = fc.tuple(fc.constantFrom('/', '~/', './', '../', ''), fc.array(word, { minLength: 2, maxLength: 5 }), fc.constantFrom('', '.json', '.pem', '.key', '.yaml', '.txt')).map(([root, words, ext]) => root + words.map(([w, t]) => w + t).join('/') + ext);
