@@ -158,8 +158,13 @@ function privateKey(s: string, i: number): number {
 function placeholderPassword(p: string): boolean {
   if (/^(?:\$\{[^}]*\}|\{\{[^}]*\}\}|\{[^}]*\}|%[A-Za-z_]+%|\$[A-Za-z_]+|\$\([^)]*\)|<[^>]*>|\[[^\]]*\])$/.test(p)) return true;
   if (/^(.)\1*$/.test(p)) return true; // ****, xxxx
-  return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p);
+  // (A password's word among letters, what a template or a guide writes for one: `mypassword`, `YOUR_PASSWORD`,
+  // `REPLACE_WITH_PASSWORD`, `your-db-password`.)
+  return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p) || (/pass|pwd|secret/i.test(p) && p.split(/[_-]/).every((w) => WORD_PART.test(w)));
 }
+
+/** A word of one case, capitalized, or in camel case (random letters are none: `AAAolAcApwDL...`). */
+const WORD_PART = /^(?:[a-z]+|[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*)$/;
 
 function isSchemeChar(c: number): boolean {
   return isAlnum(c) || c === 43 || c === 45 || c === 46;
@@ -181,7 +186,8 @@ function connection(s: string, i: number): [number, number] | undefined {
   pos = p0;
   const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
   while (pos - p0 <= 200 && !pstop(codeAt(s, pos))) pos++;
-  if (pos === p0 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
+  // (Three characters or fewer are a guide's stand-in, `user:abc@`, `u:p@`, not a password.)
+  if (pos - p0 < 4 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
   if (placeholderPassword(s.slice(p0, pos))) return undefined;
   const h0 = pos + 1;
   pos = h0;
