@@ -160,7 +160,8 @@ function placeholderPassword(p: string): boolean {
   if (/^(.)\1*$/.test(p)) return true; // ****, xxxx
   // (A password's word among letters, what a template or a guide writes for one: `mypassword`, `YOUR_PASSWORD`,
   // `REPLACE_WITH_PASSWORD`, `your-db-password`.)
-  return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p) || (/pass|pwd|secret/i.test(p) && p.split(/[_-]/).every((w) => WORD_PART.test(w)));
+  // (Up to 24 characters: a phrase of words, `whywouldyouusehttpforpasswords`, is a password.)
+  return /^(?:password|passwd|pass|pwd|secret|changeme|redacted)$/i.test(p) || (p.length <= 24 && /pass|pwd|secret/i.test(p) && p.split(/[_-]/).every((w) => WORD_PART.test(w)));
 }
 
 /** A word of one case, capitalized, or in camel case (random letters are none: `AAAolAcApwDL...`). */
@@ -250,6 +251,10 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 /** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
 const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])(?:pat|psk|pw))$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
+/** A numeric password: 6 to 64 digits, not one digit repeated. */
+const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
+/** The names a numeric password is read under: a password's own words (not `pass`, `psk` or `pw`, which name counts and codes too). */
+const NUMERIC_NAME = /(?:passw(?:or)?d|passphrase|pwd)$/;
 /** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
 const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
 /** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
@@ -547,6 +552,16 @@ const MAX_QUOTED = 256;
 
 /** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; else `v`. */
 function blockScalarValue(s: string, v: number): number {
+  // (A YAML tag before the value, `!!binary`, `!!str`, `!secret`: the value after it and a blank.)
+  if (codeAt(s, v) === 33) {
+    let k = v + 1;
+    if (codeAt(s, k) === 33) k++;
+    while (k - v <= 32 && isAlnum(codeAt(s, k))) k++;
+    if (k > v + 1 && (codeAt(s, k) === 32 || codeAt(s, k) === 9) && isAlnum(codeAt(s, k - 1))) {
+      while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+      v = k;
+    }
+  }
   const c = codeAt(s, v);
   if (c !== 124 && c !== 62) return v;
   let k = v + 1;
@@ -652,7 +667,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if ((len < 8 && !short) || len > MAX_VALUE) return undefined;
   const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
-  if (short && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
+  // (Digits alone under a password's name in a config are a numeric password, `password = 12345678901234`: 6 digits
+  // or more, not one digit repeated. Not in prose or after a password's word alone, where a number is a count.)
+  const numeric = password && op !== 32 && NUMERIC_PASSWORD.test(value) && NUMERIC_NAME.test(name);
+  if (short && !numeric && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
   // (A flag's value is no next flag: `--password-stdin`, `--token -`.)
   if (flag && value.charCodeAt(0) === 45) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
@@ -686,6 +704,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value))) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
+  if (numeric) return [v, end];
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)
   if (classes < 2 || shannonEntropy(value) < (short ? 2 : 2.5)) return undefined;
   // Without a digit or a third class, a random run of letters: 16 characters or more, or under a password's name 10
