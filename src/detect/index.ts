@@ -250,6 +250,42 @@ function joins(left: string, right: string): boolean {
   return left.length > 0 && right.length > 0 && isTokenChar(left.charCodeAt(left.length - 1)) && isTokenChar(right.charCodeAt(0));
 }
 
+/** Blanks, line breaks among them, read over at a seam between a value and what names it. */
+const MAX_SEAM_BLANKS = 32;
+/** The shortest value read across a seam after what names it (a short password's six characters). */
+const MIN_SEAM_VALUE = 6;
+/**
+ * What a name, a flag or a command that gives a secret holds, looked for before a seam: a secret's words (`key`,
+ * `token`, `password`, `secret`, `auth`, ...), a flag a password follows (`-p`, `-a`, `-u`, `--user`), a login, SQL's
+ * `IDENTIFIED BY`, a recovery phrase's words, an AWS key id (its secret follows it on its line). Where none
+ * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
+ */
+const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|auth|cred|bearer|psk|sig|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
+/** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
+const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
+
+/**
+ * Where a value may start a part after what names it ends the one before, with blanks or a mark between them
+ * (`password: ` | `Xk9...`, `API_KEY=` | ` Xk9...`, `password:` | `\nXk9...`, `NetworkCredential("svc", "` |
+ * `Xk9...")`, `... and password` | ` Xk9...`): `right`, past its leading blanks, starts with a token of
+ * MIN_SEAM_VALUE characters or more, and `left`, past its trailing blanks, holds a secret's name or a flag
+ * (NAMES_A_SECRET) within PAIR_CONTEXT characters, or what follows the token a command that takes a secret
+ * (TAKES_A_SECRET, within SEAM_AFTER). Where `left` ends, past its blanks, and where that token ends in
+ * `right`; else undefined.
+ */
+function valueAcross(left: string, right: string): { nameEnd: number; end: number } | undefined {
+  let b = 0;
+  while (b < right.length && b < MAX_SEAM_BLANKS && isBlank(right.charCodeAt(b))) b++;
+  if (b >= right.length || !isTokenChar(right.charCodeAt(b))) return undefined;
+  let e = b;
+  while (e < right.length && e - b < SEAM && !isBlank(right.charCodeAt(e))) e++;
+  if (e - b < MIN_SEAM_VALUE) return undefined;
+  let a = left.length;
+  while (a > 0 && left.length - a < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(a - 1))) a--;
+  if (a === 0 || !(NAMES_A_SECRET.test(left.slice(Math.max(0, a - PAIR_CONTEXT), a)) || TAKES_A_SECRET.test(right.slice(e, e + SEAM_AFTER)))) return undefined;
+  return { nameEnd: a, end: e };
+}
+
 /** The part whose piece holds the run's token character `i` (the first piece's token is its last `firstToken` characters). */
 function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): number {
   let seen = firstToken;
@@ -415,8 +451,19 @@ export class DetectionCache {
       }
       const left = parts[k]!;
       const right = parts[k + 1]!;
-      // A value split in two has a piece on each side of the seam: only then is there anything to join.
-      if (!joins(left, right)) continue;
+      // A value split in two has a piece on each side of the seam: only then is there anything to join. Else what names
+      // a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the blanks.
+      if (!joins(left, right)) {
+        const value = valueAcross(left, right);
+        if (value !== undefined) {
+          let t0 = value.nameEnd;
+          while (t0 > 0 && value.nameEnd - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
+          const from = Math.max(0, t0 - (PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
+          const pieces = [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: Math.min(right.length, value.end + SEAM_AFTER) }];
+          if (!this.#readRun(parts, pieces, RUN_DETECTORS, value.end)) return;
+        }
+        continue;
+      }
       // The token that crosses the seam (non-blank on both sides), with some of what stands before it (a name and `=`).
       let t0 = left.length;
       while (t0 > 0 && left.length - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
@@ -425,7 +472,7 @@ export class DetectionCache {
       // And some of what stands after it: a credential known by what follows it (`echo PASSWORD | sudo -S`).
       const from = Math.max(0, t0 - (PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
       const to = Math.min(right.length, t1 + SEAM_AFTER);
-      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors)) return;
+      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
       // The run through parts that are all token, from this seam on.
       const pieces: Piece[] = [{ part: k, from, to: left.length }];
@@ -456,7 +503,7 @@ export class DetectionCache {
   }
 
   /** The detectors over one run of `pieces`: a span that crosses a seam gives each part it covers its piece; false when the deadline stopped the read. */
-  #readRun(parts: readonly string[], pieces: readonly Piece[], detectors: readonly Detector[] = DETECTORS): boolean {
+  #readRun(parts: readonly string[], pieces: readonly Piece[], detectors: readonly Detector[] = DETECTORS, valueEnd = -1): boolean {
     const at: number[] = [];
     // Joined into one flat string: a concatenation would hand the scanners a rope, and every scan after it would read
     // strings of two shapes (the decision's flat ones slowed by a tenth, measured on the fixture with two link seams).
@@ -485,8 +532,9 @@ export class DetectionCache {
           const pc = pieces[q]!;
           const a = Math.max(sp.start, at[q]!);
           const b = Math.min(sp.end, at[q]! + (pc.to - pc.from));
-          // Only what crosses a seam: a span inside one piece is its part's own scan's to find.
-          if (a === sp.start && b === sp.end) break;
+          // Only what crosses a seam: a span inside one piece is its part's own scan's to find. But for a value in the
+          // last piece, up to `valueEnd`, named by what stands before the seam (`password: ` | `Xk9...`).
+          if (a === sp.start && b === sp.end && !(valueEnd >= 0 && q === pieces.length - 1 && q > 0 && a - at[q]! < valueEnd)) break;
           if (a >= b) continue;
           const p = parts[pc.part]!;
           let start = pc.from + (a - at[q]!);

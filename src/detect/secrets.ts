@@ -550,7 +550,7 @@ const MAX_BLANKS = 32;
 /** The most characters of a quoted password read to its closing quote past a blank (a passphrase of words). */
 const MAX_QUOTED = 256;
 
-/** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; else `v`. */
+/** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; the next line's one token where `v` ends its line; else `v`. */
 function blockScalarValue(s: string, v: number): number {
   // (A YAML tag before the value, `!!binary`, `!!str`, `!secret`: the value after it and a blank.)
   if (codeAt(s, v) === 33) {
@@ -563,6 +563,17 @@ function blockScalarValue(s: string, v: number): number {
     }
   }
   const c = codeAt(s, v);
+  // (A value alone on the next line, indented or not: `Password:` then `Xk9...` as a CLI prints it, a JSON member's
+  // value after a line break. One token only, to the line's end, and no name: `token:` then `  key: value` is a
+  // mapping.)
+  if (c === 10 || (c === 13 && codeAt(s, v + 1) === 10)) {
+    let w = v + (c === 13 ? 2 : 1);
+    for (let b = 0; b < MAX_BLANKS && (codeAt(s, w) === 32 || codeAt(s, w) === 9); b++) w++;
+    let e = w;
+    while (e - w <= MAX_VALUE && e < s.length && !isSpace(codeAt(s, e))) e++;
+    // (A token that ends with `:` is the next name, `secret_key:` then `Password:`.)
+    return e > w && codeAt(s, e - 1) !== 58 && (e === s.length || codeAt(s, e) === 10 || codeAt(s, e) === 13) ? w : v;
+  }
   if (c !== 124 && c !== 62) return v;
   let k = v + 1;
   for (let n = 0; n < 2 && (codeAt(s, k) === 45 || codeAt(s, k) === 43 || isDigit(codeAt(s, k))); n++) k++;
