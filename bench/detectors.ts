@@ -119,6 +119,9 @@ const crafted: Record<string, string> = {
   'Markdown and CSV tables that name a secret': fill('| service | token |\n|---|---|\n| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc |\n| web | not set |\n\nname,api_key,created\nprod,Zx9Lm2Pq8Rt5Vw3Yb7Nc,2024-01-02\n\n'),
   'one table, a megabyte of rows': `| service | token | owner |\n|---|---|---|\n${fill('| deploy | Xy9Lm2Pq8Rt5Vw3Yb7Nc | ops |\n')}`,
   'commas and pipes, no table': fill('a, b | c, token | key, d |\n|-|\n'),
+  // Every cell under the header one encoded run, decoded up to three rounds (hex of base64 of a value of hex digits).
+  'one table, a megabyte of encoded cells': `| service | token |\n|---|---|\n${fill(`| deploy | ${Buffer.from(Buffer.from('e097cd81637af95476fc66272de1').toString('base64')).toString('hex')} |\n`)}`,
+  'names with their values on the next line': fill('password:\nXy9Lm2Pq8Rt5\napi_key:\nsecret_key:\n  key: value\ntoken:\n'),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
   // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.
