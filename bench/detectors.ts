@@ -87,6 +87,12 @@ function gluedEncodings(): string {
   return `x${b64} GET /api/hooks/${Buffer.from(text.slice(0, 200)).toString('base64')}/status bot${Buffer.from(text.slice(0, 200)).toString('hex')}/getMe `;
 }
 
+/** Encodings glued to what stands before them near the longest run read so (GLUED_MAX, 4,096 characters). */
+function longGluedEncodings(): string {
+  const text = 'api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here, with ~~~ and ??? for slashes; '.repeat(40).slice(0, 3000);
+  return `x${Buffer.from(text).toString('base64')} bot${Buffer.from(text.slice(0, 2000)).toString('hex')}/getMe https://discord.com/api/webhooks/${Buffer.from(text.slice(0, 2900)).toString('base64')}/status `;
+}
+
 /** Base64 wrapped at 76 (as `base64` writes it) of text with a NUL every 60 bytes: each wrapped run is read as one, in stretches of text. */
 function wrappedBase64(): string {
   const text = Buffer.from(`${'api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here, '.repeat(2)}\0`.repeat(20));
@@ -150,6 +156,7 @@ const crafted: Record<string, string> = {
   'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),
   'base64 wrapped at 76, lines of text and of binary': fill(`${wrappedBase64()}\n`),
   'base64 and hex glued to a word or a path': fill(gluedEncodings()),
+  'long encodings glued to a word or a path': fill(longGluedEncodings()),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),
   'one-digit groups (pii)': fill('4 5 '),
   'emails and at-signs (pii)': fill('a.b@c.d.e@f.g@h.i '),

@@ -168,8 +168,8 @@ function askEvery(stop: (() => boolean) | undefined, runs: number): void {
 /** Slashes of a run after which it is read again (a URL's path glued before an encoding), among its first SLASH_REACH characters. */
 const SLASHES = 4;
 const SLASH_REACH = 128;
-/** Longest run read for an encoding glued to what stands before it. */
-const GLUED_MAX = 1024;
+/** Longest run read for an encoding glued to what stands before it (the hex of the base64 of a credential of some 1,500 characters: an Amazon Bedrock short-term key). */
+const GLUED_MAX = 4096;
 /** Shortest stretch of text a glued reading keeps: a short credential's length, and 8 characters of a session's value encoded. */
 const GLUED_STRETCH = 12;
 /** How far into a run an encoding glued to a word before it is looked for. */
