@@ -7,7 +7,7 @@
  * and `result.text` (every block's text and every `structuredContent`
  * string, joined with newlines) is answered from the scans of its parts.
  */
-import { addKinds, unpack, PackedSpans, type Found, type Span } from './chars.js';
+import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
@@ -250,6 +250,13 @@ function joins(left: string, right: string): boolean {
   return left.length > 0 && right.length > 0 && isTokenChar(left.charCodeAt(left.length - 1)) && isTokenChar(right.charCodeAt(0));
 }
 
+/** Characters next to a seam in which what names a value is looked for (`- name: POSTGRES_PASSWORD`, `--password`, `Bearer`, `The root password for the staging box is now`). */
+const NAME_REACH = 64;
+/** Characters of the first line after a seam read for a value (its first token, or a pair's `value: "..."`). */
+const VALUE_REACH = 96;
+/** A pair's `value` at the start of a line, its name on a line before (`"Value": "..."` after `"Name": "/prod/api/key"`), or at the end of one, its opening quote too. */
+const PAIR_VALUE_START = /^["']?value["']?[ \t]*[:=]/i;
+const PAIR_VALUE_END = /value\\?["']?[ \t]*[:=][ \t]*\\?["']?$/i;
 /** Blanks, line breaks among them, read over at a seam between a value and what names it. */
 const MAX_SEAM_BLANKS = 32;
 /** The shortest value read across a seam after what names it (a short password's six characters). */
@@ -260,31 +267,113 @@ const MIN_SEAM_VALUE = 6;
  * `IDENTIFIED BY`, a recovery phrase's words, an AWS key id (its secret follows it on its line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
-const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|auth|cred|bearer|psk|sig|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
+const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|sig|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 
 /**
- * Where a value may start a part after what names it ends the one before, with blanks or a mark between them
- * (`password: ` | `Xk9...`, `API_KEY=` | ` Xk9...`, `password:` | `\nXk9...`, `NetworkCredential("svc", "` |
- * `Xk9...")`, `... and password` | ` Xk9...`): `right`, past its leading blanks, starts with a token of
- * MIN_SEAM_VALUE characters or more, and `left`, past its trailing blanks, holds a secret's name or a flag
- * (NAMES_A_SECRET) within PAIR_CONTEXT characters, or what follows the token a command that takes a secret
- * (TAKES_A_SECRET, within SEAM_AFTER). Where `left` ends, past its blanks, and where that token ends in
- * `right`; else undefined.
+ * Where a value may stand in the first line of a part after what names it ends the one before, with blanks, a line
+ * break or a mark between them (`password: ` | `Xk9...`, `API_KEY=` | ` Xk9...`, `password:` | `\nXk9...`,
+ * `NetworkCredential("svc", "` | `Xk9...")`, `- name: DB_PASSWORD` | `  value: Xk9...`, `password: >-` | `  Xk9...`,
+ * an aligned table's header | its rows): `right`'s first line past its leading blanks holds MIN_SEAM_VALUE characters
+ * or more, and `left`, past its trailing blanks, ends with `=` or `:` (`AZURE_DEVOPS_PAT=`, `sessionid=`) or holds a
+ * secret's name or a flag (NAMES_A_SECRET) within PAIR_CONTEXT characters, or what follows the first token of that line
+ * is a command that takes a secret (TAKES_A_SECRET, within SEAM_AFTER). Where `left` ends past its blanks, where that line ends in `right` (at most SEAM characters on), and
+ * whether a line break stands at the seam; else undefined.
  */
-function valueAcross(left: string, right: string): { nameEnd: number; end: number } | undefined {
+interface ValueAcross {
+  /** Where `left` ends past its trailing blanks. */
+  nameEnd: number;
+  /** Where `right` starts past its leading blanks. */
+  valueStart: number;
+  /** Where that first line of `right` ends (at most SEAM characters on). */
+  end: number;
+  /** Whether a line break stands at the seam. */
+  broken: boolean;
+}
+
+function valueAcross(left: string, right: string): ValueAcross | undefined {
   let b = 0;
   while (b < right.length && b < MAX_SEAM_BLANKS && isBlank(right.charCodeAt(b))) b++;
   if (b >= right.length || !isTokenChar(right.charCodeAt(b))) return undefined;
-  let e = b;
-  while (e < right.length && e - b < SEAM && !isBlank(right.charCodeAt(e))) e++;
+  let t = b;
+  while (t < right.length && t - b < SEAM && !isBlank(right.charCodeAt(t))) t++;
+  // (The first token, and the line on to VALUE_REACH characters: `value: "..."` after a pair's name.)
+  let e = t;
+  while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
   if (e - b < MIN_SEAM_VALUE) return undefined;
   let a = left.length;
   while (a > 0 && left.length - a < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(a - 1))) a--;
-  if (a === 0 || !(NAMES_A_SECRET.test(left.slice(Math.max(0, a - PAIR_CONTEXT), a)) || TAKES_A_SECRET.test(right.slice(e, e + SEAM_AFTER)))) return undefined;
-  return { nameEnd: a, end: e };
+  if (a === 0) return undefined;
+  const op = left.charCodeAt(a - 1);
+  // What names the value stands next to the seam: at the end of `left`'s last line, or at the start of `right`'s first.
+  const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
+  const head = right.slice(b, Math.min(e, b + NAME_REACH));
+  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(head) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
+  const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
+  return { nameEnd: a, valueStart: b, end: e, broken };
 }
+
+/**
+ * Where a table in `left` starts whose rows go on in `right` (a Markdown table's header and rule in one block, its rows
+ * in the next; CSV under its header line): `right`'s first line holds a table's separator (`|`, a tab or `,`), and the
+ * lines that end `left` hold it too, from the first of them (the header) on; a secret's name (NAMES_A_SECRET) stands
+ * among the first characters of either. The place in `left`, and what joins the two: a line break where neither ends
+ * or starts with one. Else undefined. Reads the table's lines in `left` once and `right`'s first line.
+ */
+function tableAcross(left: string, right: string): { from: number; joiner: string } | undefined {
+  const b = right.charCodeAt(0) === 10 ? 1 : 0;
+  let e = right.indexOf('\n', b);
+  if (e < 0) e = right.length;
+  const first = right.slice(b, e);
+  const sep = first.includes('|') ? '|' : first.includes('\t') ? '\t' : first.includes(',') ? ',' : undefined;
+  if (sep === undefined) return undefined;
+  const a = left.charCodeAt(left.length - 1) === 10 ? left.length - 1 : left.length;
+  // Back over the lines that end `left` while each holds the separator (the search for it in a line that holds none
+  // stops in the line after, which does).
+  let start = a;
+  for (let end = a; ; ) {
+    const ls = end === 0 ? 0 : left.lastIndexOf('\n', end - 1) + 1;
+    const p = left.indexOf(sep, ls);
+    if (p < 0 || p >= end) break;
+    start = ls;
+    if (ls === 0) break;
+    end = ls - 1;
+  }
+  if (start === a) return undefined;
+  if (!NAMES_A_SECRET.test(left.slice(start, Math.min(a, start + TABLE_HEAD))) && !NAMES_A_SECRET.test(right.slice(0, TABLE_HEAD))) return undefined;
+  // A line break joins them where `left`'s last line is a whole row (as many separators as the table's first line);
+  // else the row goes on in `right` (`prod,` | `Xk9...,2024-01-02`).
+  const last = left.lastIndexOf('\n', a - 1) + 1;
+  const whole = last === start || count(left, sep, last, a) >= count(left, sep, start, left.indexOf('\n', start) < 0 ? a : left.indexOf('\n', start));
+  return { from: start, joiner: a < left.length || b > 0 || !whole ? '' : '\n' };
+}
+
+/** Lines after a value's first line read with it where a seam is read as one block under the other, and at most how many characters. */
+const VALUE_LINES = 16;
+const VALUE_LINES_CHARS = 1024;
+
+/** Where the VALUE_LINES lines after `end` (a line's end in `s`) end, at most VALUE_LINES_CHARS characters on. */
+function linesAfter(s: string, end: number): number {
+  // (Where the value's line goes on past what was read of it, no line after it is read.)
+  if (end < s.length && s.charCodeAt(end) !== 10) return end;
+  let e = end;
+  for (let n = 0; n < VALUE_LINES && e < s.length && e - end < VALUE_LINES_CHARS; n++) {
+    const next = s.indexOf('\n', e + 1);
+    e = next < 0 || next - end > VALUE_LINES_CHARS ? Math.min(s.length, end + VALUE_LINES_CHARS) : next;
+  }
+  return e;
+}
+
+/** How many times `c` stands in `s` between `from` and `to`. */
+function count(s: string, c: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = s.indexOf(c, from); i >= 0 && i < to; i = s.indexOf(c, i + 1)) n++;
+  return n;
+}
+
+/** Characters of a table's first lines looked at for a secret's name, on each side of a seam. */
+const TABLE_HEAD = 4096;
 
 /** The part whose piece holds the run's token character `i` (the first piece's token is its last `firstToken` characters). */
 function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): number {
@@ -451,19 +540,17 @@ export class DetectionCache {
       }
       const left = parts[k]!;
       const right = parts[k + 1]!;
-      // A value split in two has a piece on each side of the seam: only then is there anything to join. Else what names
-      // a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the blanks.
-      if (!joins(left, right)) {
-        const value = valueAcross(left, right);
-        if (value !== undefined) {
-          let t0 = value.nameEnd;
-          while (t0 > 0 && value.nameEnd - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
-          const from = Math.max(0, t0 - (PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
-          const pieces = [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: Math.min(right.length, value.end + SEAM_AFTER) }];
-          if (!this.#readRun(parts, pieces, RUN_DETECTORS, value.end)) return;
-        }
-        continue;
-      }
+      // A table whose rows go on in the next part (its header in one block, its rows in the next): the rows read under
+      // the header.
+      const table = tableAcross(left, right);
+      if (table !== undefined && !this.#readRun(parts, [{ part: k, from: table.from, to: left.length }, { part: k + 1, from: 0, to: right.length }], RUN_DETECTORS, right.length, table.joiner)) return;
+      // What names a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the
+      // blanks, and as the two blocks are shown, one under the other.
+      const joined = joins(left, right);
+      const value = valueAcross(left, right);
+      if (value !== undefined && !this.#readValueAcross(parts, k, value, joined)) return;
+      // A value split in two has a piece on each side of the seam: only then is there anything to join.
+      if (!joined) continue;
       // The token that crosses the seam (non-blank on both sides), with some of what stands before it (a name and `=`).
       let t0 = left.length;
       while (t0 > 0 && left.length - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
@@ -502,21 +589,52 @@ export class DetectionCache {
     }
   }
 
+  /**
+   * The reads of a value across the seam after part `k` (valueAcross), as a host may show two blocks: side by side
+   * and one under the other. As written (where the parts are no token joined, which the token's own read reads);
+   * where a line break stands at the seam, with the blanks there gone (`API_KEY=` then a line break | the value); and,
+   * where none does, with one put there (a YAML block scalar's indicator | its value, an aligned table's header | its
+   * rows, a PuTTY key's `Private-Lines: 3` | its lines). A span found in the next part's first line is that part's.
+   * False when the deadline stopped a read.
+   */
+  #readValueAcross(parts: readonly string[], k: number, value: ValueAcross, joined: boolean): boolean {
+    const left = parts[k]!;
+    const right = parts[k + 1]!;
+    const { nameEnd: a, valueStart: b, end } = value;
+    let t0 = a;
+    while (t0 > 0 && a - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
+    // (A pair's name may stand on a line before: `- name: DB_PASSWORD` | `  value: ...`.)
+    const from = Math.max(0, t0 - PAIR_CONTEXT);
+    const to = Math.min(right.length, end + SEAM_AFTER);
+    const reads: [Piece[], string, number][] = [];
+    // (With a line break at the seam, with the lines that follow too: a value of some lines, a PuTTY key's private lines.)
+    if (!joined) reads.push([[{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? Math.max(to, linesAfter(right, end)) : to }], '', end]);
+    // (No space after a mark, `API_KEY=`, `sig=`, `admin:`, or a quote that opens the value, `"client_secret": "`;
+    // after a word both, `-p` then `...` as `mysql -p...` and as `sshpass -p ...`, `Bearer` then the token.)
+    // (Where a line break stands at the seam: as written, the two read one under the other.)
+    if (value.broken) for (const glue of isAlnum(left.charCodeAt(a - 1)) ? ['', ' '] : ['']) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: b, to }], glue, end - b]);
+    // (Under, with the lines that follow too: a value of some lines, a PuTTY key's private lines.)
+    if (!value.broken) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: 0, to: Math.max(to, linesAfter(right, end)) }], '\n', end]);
+    for (const [pieces, joiner, valueEnd] of reads) if (!this.#readRun(parts, pieces, RUN_DETECTORS, valueEnd, joiner)) return false;
+    return true;
+  }
+
   /** The detectors over one run of `pieces`: a span that crosses a seam gives each part it covers its piece; false when the deadline stopped the read. */
-  #readRun(parts: readonly string[], pieces: readonly Piece[], detectors: readonly Detector[] = DETECTORS, valueEnd = -1): boolean {
+  #readRun(parts: readonly string[], pieces: readonly Piece[], detectors: readonly Detector[] = DETECTORS, valueEnd = -1, joiner = ''): boolean {
     const at: number[] = [];
     // Joined into one flat string: a concatenation would hand the scanners a rope, and every scan after it would read
     // strings of two shapes (the decision's flat ones slowed by a tenth, measured on the fixture with two link seams).
     const texts: string[] = [];
     let length = 0;
     for (const pc of pieces) {
+      if (texts.length > 0) length += joiner.length;
       at.push(length);
       const p = parts[pc.part]!;
       const piece = pc.from === 0 && pc.to === p.length ? p : p.slice(pc.from, pc.to);
       texts.push(piece);
       length += piece.length;
     }
-    const text = texts.join('');
+    const text = texts.join(joiner);
     for (const d of detectors) {
       let found: Found;
       this.scannedInSeams += text.length;

@@ -1,6 +1,6 @@
 /**
  * Secret coverage on a corpus of realistic fake credentials
- * (test/fixtures/secrets/credentials.json: 191 providers and formats) and a
+ * (test/fixtures/secrets/credentials.json: 199 providers and formats) and a
  * benign corpus of look-alikes (benign.json: UUIDs, git SHAs, digests, SRI
  * hashes, base64 images, timestamps, ISBNs, semver, Slack links, ...), with
  * the shipped policies: through /v1/evaluate and through `trustgate proxy`
@@ -16,6 +16,7 @@ import credentials from '../fixtures/secrets/credentials.json' with { type: 'jso
 import benign from '../fixtures/secrets/benign.json' with { type: 'json' };
 import { post, SHIPPED_POLICIES, testApp, type TestApp } from '../helpers/app.js';
 import { FILESYSTEM, proxied, type Connected } from '../helpers/mcp.js';
+import { DetectionCache } from '../../src/detect/index.js';
 
 type Obj = Record<string, any>;
 const creds = credentials.credentials;
@@ -30,6 +31,42 @@ function leaks(text: string, value: string): boolean {
 describe('the credential corpus', () => {
   it('holds at least 40 providers and formats', () => {
     expect(new Set(creds.map((c) => c.provider)).size).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('a credential cut from its name at a block boundary', () => {
+  it('is masked in the next block: cut where the value starts, before the blanks, with a line break for the blanks after a colon, and at the line break before its line', () => {
+    const missed: string[] = [];
+    for (const c of creds) {
+      const line = c.text;
+      const v0 = line.indexOf(c.value);
+      let a = v0;
+      while (a > 0 && (line[a - 1] === ' ' || line[a - 1] === '\t')) a--;
+      const ls = line.lastIndexOf('\n', v0);
+      const cuts: [string, string, string][] = [
+        ['at the value', line.slice(0, v0), line.slice(v0)],
+        ['before the blanks', line.slice(0, a), line.slice(a)],
+      ];
+      if (a < v0 && line[a - 1] === ':') cuts.push(['a line break for the blanks', `${line.slice(0, a)}\n`, line.slice(v0)]);
+      if (ls >= 0) cuts.push(['at the line break', line.slice(0, ls), line.slice(ls + 1)]);
+      for (const [how, first, second] of cuts) {
+        const parts = [`here it is:\n${first}`, `${second}\nok`];
+        const cache = new DetectionCache();
+        cache.joinLazily(parts);
+        // Each part as masking forwards it: what a span covers withheld.
+        const masked = parts.map((p) => {
+          let out = '';
+          let from = 0;
+          for (const sp of cache.spans('secrets', p)) {
+            out += `${p.slice(from, sp.start)}[withheld]`;
+            from = sp.end;
+          }
+          return out + p.slice(from);
+        });
+        if (masked.some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${how}`);
+      }
+    }
+    expect(missed).toEqual([]);
   });
 });
 

@@ -102,6 +102,14 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       ][cut % (breaks ? 3 : 2)]!;
       return { content: [{ type: 'text', text: `here it is:\n${first}` }, { type: 'text', text: `${second}\nok` }] };
     }
+    case 'split-line': {
+      // Cut at the line break before the value's line: its name, a header or a pair's name on a line before, in the
+      // block before (a table's header | its rows, `- name: DB_PASSWORD` | `  value: ...`, `password: >-` | its value).
+      const v0 = line.indexOf(text);
+      const ls = line.lastIndexOf('\n', v0);
+      const at = ls < 0 ? v0 : ls;
+      return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }, { type: 'text', text: `${line.slice(ls < 0 ? at : at + 1)}\nok` }] };
+    }
     case 'split-three': {
       // Cut twice inside the value: three blocks, the middle one all value.
       const v0 = line.indexOf(text);
@@ -186,7 +194,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
