@@ -257,6 +257,8 @@ const VALUE_REACH = 96;
 /** A pair's `value` at the start of a line, its name on a line before (`"Value": "..."` after `"Name": "/prod/api/key"`), or at the end of one, its opening quote too. */
 const PAIR_VALUE_START = /^["']?value["']?[ \t]*[:=]/i;
 const PAIR_VALUE_END = /value\\?["']?[ \t]*[:=][ \t]*\\?["']?$/i;
+/** A word of prose, lower-case or capitalized, in any script, with the marks around it: no value (`The`, `service,`, `(see`, `Résumé`, `データ`). */
+const PLAIN_WORD = /^["'(\[]?\p{L}[\p{Ll}\p{Lo}\p{Lm}\p{M}]*[.,;:!?"')\]]*$/u;
 /** Blanks, line breaks among them, read over at a seam between a value and what names it. */
 const MAX_SEAM_BLANKS = 32;
 /** The shortest value read across a seam after what names it (a short password's six characters). */
@@ -267,7 +269,7 @@ const MIN_SEAM_VALUE = 6;
  * `IDENTIFIED BY`, a recovery phrase's words, an AWS key id (its secret follows it on its line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
-const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|sig|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
+const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 
@@ -298,17 +300,25 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   if (b >= right.length || !isTokenChar(right.charCodeAt(b))) return undefined;
   let t = b;
   while (t < right.length && t - b < SEAM && !isBlank(right.charCodeAt(t))) t++;
+  // The line after the seam starts with what may be a value (no plain word: `The service returned ...` after a block
+  // that ends `... the account keys.`), or names one itself (`password    ...`, `value: ...`), or follows an operator
+  // or an opening quote (a passphrase of words: `WALLET_MNEMONIC="` | `legal scene wave ...`).
+  const nl = right.indexOf('\n', b);
+  const head = right.slice(b, Math.min(nl < 0 ? right.length : nl, b + NAME_REACH));
+  let z = left.length;
+  while (z > 0 && left.length - z < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(z - 1))) z--;
+  const last = left.charCodeAt(z - 1);
+  const opens = last === 61 || last === 58 || last === 34 || last === 39 || last === 96;
+  if (!opens && t - b < 32 && PLAIN_WORD.test(right.slice(b, t)) && !NAMES_A_SECRET.test(head) && !PAIR_VALUE_START.test(head)) return undefined;
   // (The first token, and the line on to VALUE_REACH characters: `value: "..."` after a pair's name.)
   let e = t;
   while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
   if (e - b < MIN_SEAM_VALUE) return undefined;
-  let a = left.length;
-  while (a > 0 && left.length - a < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(a - 1))) a--;
+  const a = z;
   if (a === 0) return undefined;
-  const op = left.charCodeAt(a - 1);
+  const op = last;
   // What names the value stands next to the seam: at the end of `left`'s last line, or at the start of `right`'s first.
   const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
-  const head = right.slice(b, Math.min(e, b + NAME_REACH));
   if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(head) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
   const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
   return { nameEnd: a, valueStart: b, end: e, broken };
@@ -317,23 +327,29 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
 /**
  * Where a table in `left` starts whose rows go on in `right` (a Markdown table's header and rule in one block, its rows
  * in the next; CSV under its header line): `right`'s first line holds a table's separator (`|`, a tab or `,`), and the
- * lines that end `left` hold it too, from the first of them (the header) on; a secret's name (NAMES_A_SECRET) stands
- * among the first characters of either. The place in `left`, and what joins the two: a line break where neither ends
- * or starts with one. Else undefined. Reads the table's lines in `left` once and `right`'s first line.
+ * lines that end `left` hold it too, each of TABLE_LINE characters at most, from the first of them (the header) on;
+ * a secret's name (NAMES_A_SECRET) stands in that header or in `right`'s first line. The place in `left`, and what
+ * joins the two: a line break where neither ends or starts with one and `left`'s last row is whole. Else undefined.
+ * Reads the table's lines in `left` once and `right`'s first line.
  */
 function tableAcross(left: string, right: string): { from: number; joiner: string } | undefined {
+  // `right`'s first line, up to TABLE_LINE characters: the separator it holds (a pipe first, then a tab, then a comma).
   const b = right.charCodeAt(0) === 10 ? 1 : 0;
-  let e = right.indexOf('\n', b);
-  if (e < 0) e = right.length;
-  const first = right.slice(b, e);
-  const sep = first.includes('|') ? '|' : first.includes('\t') ? '\t' : first.includes(',') ? ',' : undefined;
+  const nl = right.indexOf('\n', b);
+  const e = Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE);
+  const within = (c: string): boolean => {
+    const i = right.indexOf(c, b);
+    return i >= 0 && i < e;
+  };
+  const sep = within('|') ? '|' : within('\t') ? '\t' : within(',') ? ',' : undefined;
   if (sep === undefined) return undefined;
   const a = left.charCodeAt(left.length - 1) === 10 ? left.length - 1 : left.length;
-  // Back over the lines that end `left` while each holds the separator (the search for it in a line that holds none
-  // stops in the line after, which does).
+  // Back over the lines that end `left` while each holds the separator and is no longer than TABLE_LINE (a paragraph
+  // of prose with commas in it is no row).
   let start = a;
   for (let end = a; ; ) {
     const ls = end === 0 ? 0 : left.lastIndexOf('\n', end - 1) + 1;
+    if (end - ls > TABLE_LINE) break;
     const p = left.indexOf(sep, ls);
     if (p < 0 || p >= end) break;
     start = ls;
@@ -341,13 +357,19 @@ function tableAcross(left: string, right: string): { from: number; joiner: strin
     end = ls - 1;
   }
   if (start === a) return undefined;
-  if (!NAMES_A_SECRET.test(left.slice(start, Math.min(a, start + TABLE_HEAD))) && !NAMES_A_SECRET.test(right.slice(0, TABLE_HEAD))) return undefined;
+  // A secret's name in the table's first line (its header) or in `right`'s first line (a row of a name and a value).
+  let h = left.indexOf('\n', start);
+  if (h < 0 || h > a) h = a;
+  if (!NAMES_A_SECRET.test(left.slice(start, h)) && !NAMES_A_SECRET.test(right.slice(b, e))) return undefined;
   // A line break joins them where `left`'s last line is a whole row (as many separators as the table's first line);
   // else the row goes on in `right` (`prod,` | `Xk9...,2024-01-02`).
   const last = left.lastIndexOf('\n', a - 1) + 1;
-  const whole = last === start || count(left, sep, last, a) >= count(left, sep, start, left.indexOf('\n', start) < 0 ? a : left.indexOf('\n', start));
+  const whole = last === start || count(left, sep, last, a) >= count(left, sep, start, h);
   return { from: start, joiner: a < left.length || b > 0 || !whole ? '' : '\n' };
 }
+
+/** The longest line read as a table's row across a seam. */
+const TABLE_LINE = 512;
 
 /** Lines after a value's first line read with it where a seam is read as one block under the other, and at most how many characters. */
 const VALUE_LINES = 16;
@@ -371,9 +393,6 @@ function count(s: string, c: string, from: number, to: number): number {
   for (let i = s.indexOf(c, from); i >= 0 && i < to; i = s.indexOf(c, i + 1)) n++;
   return n;
 }
-
-/** Characters of a table's first lines looked at for a secret's name, on each side of a seam. */
-const TABLE_HEAD = 4096;
 
 /** The part whose piece holds the run's token character `i` (the first piece's token is its last `firstToken` characters). */
 function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): number {
