@@ -301,7 +301,7 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   let t = b;
   while (t < right.length && t - b < SEAM && !isBlank(right.charCodeAt(t))) t++;
   // The line after the seam starts with what may be a value (no plain word: `The service returned ...` after a block
-  // that ends `... the account keys.`), or names one itself (`password    ...`, `value: ...`), or follows an operator
+  // that ends `... the account keys.`), or its first word names one (`password    ...`, `value: ...`), or follows an operator
   // or an opening quote (a passphrase of words: `WALLET_MNEMONIC="` | `legal scene wave ...`).
   const nl = right.indexOf('\n', b);
   const head = right.slice(b, Math.min(nl < 0 ? right.length : nl, b + NAME_REACH));
@@ -309,7 +309,8 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   while (z > 0 && left.length - z < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(z - 1))) z--;
   const last = left.charCodeAt(z - 1);
   const opens = last === 61 || last === 58 || last === 34 || last === 39 || last === 96;
-  if (!opens && t - b < 32 && PLAIN_WORD.test(right.slice(b, t)) && !NAMES_A_SECRET.test(head) && !PAIR_VALUE_START.test(head)) return undefined;
+  const first = right.slice(b, t);
+  if (!opens && t - b < 32 && PLAIN_WORD.test(first) && !NAMES_A_SECRET.test(first) && !PAIR_VALUE_START.test(head)) return undefined;
   // (The first token, and the line on to VALUE_REACH characters: `value: "..."` after a pair's name.)
   let e = t;
   while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
@@ -319,7 +320,7 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   const op = last;
   // What names the value stands next to the seam: at the end of `left`'s last line, or at the start of `right`'s first.
   const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
-  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(head) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
+  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
   const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
   return { nameEnd: a, valueStart: b, end: e, broken };
 }
