@@ -273,52 +273,48 @@ const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 
-/**
- * Where a value may stand in the first line of a part after what names it ends the one before, with blanks, a line
- * break or a mark between them (`password: ` | `Xk9...`, `API_KEY=` | ` Xk9...`, `password:` | `\nXk9...`,
- * `NetworkCredential("svc", "` | `Xk9...")`, `- name: DB_PASSWORD` | `  value: Xk9...`, `password: >-` | `  Xk9...`,
- * an aligned table's header | its rows): `right`'s first line past its leading blanks holds MIN_SEAM_VALUE characters
- * or more, and `left`, past its trailing blanks, ends with `=` or `:` (`AZURE_DEVOPS_PAT=`, `sessionid=`) or holds a
- * secret's name or a flag (NAMES_A_SECRET) within PAIR_CONTEXT characters, or what follows the first token of that line
- * is a command that takes a secret (TAKES_A_SECRET, within SEAM_AFTER). Where `left` ends past its blanks, where that line ends in `right` (at most SEAM characters on), and
- * whether a line break stands at the seam; else undefined.
- */
+/** A value's place across a seam (valueAcross). */
 interface ValueAcross {
   /** Where `left` ends past its trailing blanks. */
   nameEnd: number;
   /** Where `right` starts past its leading blanks. */
   valueStart: number;
-  /** Where that first line of `right` ends (at most SEAM characters on). */
+  /** Where the value's first line is read to in `right`: its first token, and the line on to VALUE_REACH characters. */
   end: number;
   /** Whether a line break stands at the seam. */
   broken: boolean;
 }
 
+/**
+ * Where a value may stand in the first line of a part after what names it ends the one before, with blanks, a line
+ * break or a mark between them (`password: ` | `Xk9...`, `API_KEY=` | ` Xk9...`, `password:` | `\nXk9...`,
+ * `NetworkCredential("svc", "` | `Xk9...")`, `- name: DB_PASSWORD` | `  value: Xk9...`, `password: >-` | `  Xk9...`,
+ * an aligned table's header | its rows). `right`'s first line, past its leading blanks, holds MIN_SEAM_VALUE
+ * characters or more and starts with what may be a value: no plain word (PLAIN_WORD), unless `left` ends with `=`,
+ * `:` or an opening quote (a passphrase of words) or that word names a secret. And what names it stands next to the
+ * seam: `left`, past its trailing blanks, ends with `=` or `:` (`AZURE_DEVOPS_PAT=`, `sessionid=`), or a secret's
+ * name, a flag (NAMES_A_SECRET) or a pair's `value` stands in the last NAME_REACH characters of its last line; or
+ * `right`'s first word names a secret or a pair's `value`; or a command that takes a secret (TAKES_A_SECRET) follows
+ * that word within SEAM_AFTER. Else undefined: a seam of prose is not read.
+ */
 function valueAcross(left: string, right: string): ValueAcross | undefined {
   let b = 0;
   while (b < right.length && b < MAX_SEAM_BLANKS && isBlank(right.charCodeAt(b))) b++;
   if (b >= right.length || !isTokenChar(right.charCodeAt(b))) return undefined;
+  let a = left.length;
+  while (a > 0 && left.length - a < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(a - 1))) a--;
+  if (a === 0) return undefined;
   let t = b;
   while (t < right.length && t - b < SEAM && !isBlank(right.charCodeAt(t))) t++;
-  // The line after the seam starts with what may be a value (no plain word: `The service returned ...` after a block
-  // that ends `... the account keys.`), or its first word names one (`password    ...`, `value: ...`), or follows an operator
-  // or an opening quote (a passphrase of words: `WALLET_MNEMONIC="` | `legal scene wave ...`).
+  const first = right.slice(b, t);
   const nl = right.indexOf('\n', b);
   const head = right.slice(b, Math.min(nl < 0 ? right.length : nl, b + NAME_REACH));
-  let z = left.length;
-  while (z > 0 && left.length - z < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(z - 1))) z--;
-  const last = left.charCodeAt(z - 1);
-  const opens = last === 61 || last === 58 || last === 34 || last === 39 || last === 96;
-  const first = right.slice(b, t);
+  const op = left.charCodeAt(a - 1);
+  const opens = op === 61 || op === 58 || op === 34 || op === 39 || op === 96;
   if (!opens && t - b < 32 && PLAIN_WORD.test(first) && !NAMES_A_SECRET.test(first) && !PAIR_VALUE_START.test(head)) return undefined;
-  // (The first token, and the line on to VALUE_REACH characters: `value: "..."` after a pair's name.)
   let e = t;
   while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
   if (e - b < MIN_SEAM_VALUE) return undefined;
-  const a = z;
-  if (a === 0) return undefined;
-  const op = last;
-  // What names the value stands next to the seam: at the end of `left`'s last line, or at the start of `right`'s first.
   const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
   if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
   const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
@@ -626,15 +622,20 @@ export class DetectionCache {
     // (A pair's name may stand on a line before: `- name: DB_PASSWORD` | `  value: ...`.)
     const from = Math.max(0, t0 - PAIR_CONTEXT);
     const to = Math.min(right.length, end + SEAM_AFTER);
+    // The lines after the value's are read with it where the two are read one under the other: a value of some lines,
+    // a PuTTY key's private lines.
+    const under = Math.max(to, linesAfter(right, end));
     const reads: [Piece[], string, number][] = [];
-    // (With a line break at the seam, with the lines that follow too: a value of some lines, a PuTTY key's private lines.)
-    if (!joined) reads.push([[{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? Math.max(to, linesAfter(right, end)) : to }], '', end]);
-    // (No space after a mark, `API_KEY=`, `sig=`, `admin:`, or a quote that opens the value, `"client_secret": "`;
-    // after a word both, `-p` then `...` as `mysql -p...` and as `sshpass -p ...`, `Bearer` then the token.)
-    // (Where a line break stands at the seam: as written, the two read one under the other.)
-    if (value.broken) for (const glue of isAlnum(left.charCodeAt(a - 1)) ? ['', ' '] : ['']) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: b, to }], glue, end - b]);
-    // (Under, with the lines that follow too: a value of some lines, a PuTTY key's private lines.)
-    if (!value.broken) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: 0, to: Math.max(to, linesAfter(right, end)) }], '\n', end]);
+    // As written (side by side, or, with a line break at the seam, one under the other).
+    if (!joined) reads.push([[{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? under : to }], '', end]);
+    if (value.broken) {
+      // Side by side: the blanks at the seam gone. No space after a mark, `API_KEY=`, `sig=`, `admin:`, or a quote that
+      // opens the value, `"client_secret": "`; after a word both, `-p` as `mysql -p...` and as `sshpass -p ...`.
+      for (const glue of isAlnum(left.charCodeAt(a - 1)) ? ['', ' '] : ['']) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: b, to }], glue, end - b]);
+    } else {
+      // One under the other: a line break put at the seam.
+      reads.push([[{ part: k, from, to: a }, { part: k + 1, from: 0, to: under }], '\n', end]);
+    }
     for (const [pieces, joiner, valueEnd] of reads) if (!this.#readRun(parts, pieces, RUN_DETECTORS, valueEnd, joiner)) return false;
     return true;
   }
