@@ -170,9 +170,14 @@ function place(where: string, text: string, line: string, cut: number): Obj {
   }
 }
 
-/** Whether the value, as written or as placed, or 8 characters of it past its prefix, shows in what is forwarded (its text, and its blobs decoded). */
+/**
+ * Whether the value, as written or as placed, or 8 characters of it past its prefix, shows in what is forwarded (its
+ * text, and its blobs decoded). A blob is read decoded only: its base64 is no text a host shows, and 8 of its
+ * characters may spell what 8 of a base64 value's do where both encode the same word at the same offset (the mask's
+ * `[aws-bedrock-short-term-key ...]` and a Bedrock key's `YmVkcm9j...`, both `bedrock`).
+ */
 function reaches(forwarded: unknown, value: string, placed: string): boolean {
-  const texts: string[] = [JSON.stringify(forwarded)];
+  const texts: string[] = [JSON.stringify(forwarded, (k, v: unknown) => ((k === 'blob' || k === 'data') && typeof v === 'string' ? '' : v))];
   const walk = (x: unknown) => {
     if (Array.isArray(x)) x.forEach(walk);
     else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) ((k === 'blob' || k === 'data') && typeof v === 'string' ? texts.push(Buffer.from(v, 'base64').toString('utf8')) : walk(v));
