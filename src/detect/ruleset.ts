@@ -349,11 +349,19 @@ function escapeLiteral(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
 
+/**
+ * Allowlist regexes of gitleaks' default set read as they are meant, where RE2 reads them otherwise:
+ * `(?i)^true|false|null$` is `^true`, `false` anywhere or `null$` as written, so a secret that holds `false` anywhere
+ * (`glpat-Ab3dEfalse9kLm2nOp5q`, about one random base62 token of 20 characters in two million) or starts with
+ * `true` would be let through; it is meant for a secret that is one of the three words.
+ */
+const ALLOW_AS_MEANT: Readonly<Record<string, string>> = { '(?i)^true|false|null$': '(?i)^(?:true|false|null)$' };
+
 export function compileAllow(a: GitleaksAllow): CompiledAllow {
   const target = a.target === 'match' || a.target === 'line' ? a.target : 'secret';
   const words = a.stopwords ?? [];
   const stopwords = words.length === 0 ? undefined : new RegExp([...words].sort((x, y) => y.length - x.length).map(escapeLiteral).join('|'));
-  const regexes = a.regexes ?? [];
+  const regexes = (a.regexes ?? []).map((r) => ALLOW_AS_MEANT[r] ?? r);
   // Each in a group of its own, so that a flag it sets (`(?i)` part-way, as `^/Users/(?i)...`) and its `|` stay its own.
   const any = regexes.length === 0 ? undefined : RE2JS.compile(regexes.map((r) => `(?:${r})`).join('|'));
   return { and: a.and === true, target, regexes: regexes.map((r) => RE2JS.compile(r)), any, stopwords };
