@@ -221,7 +221,8 @@ const SEAM_CONTEXT = 64;
  * pairName).
  */
 const PAIR_CONTEXT = 176;
-const PAIR_VALUE = /value\\?["']?[ \t]*[:=][ \t]*$/i;
+/** A pair's `value` and its operator ending what stands before a value, its opening quote too (`"Value": "`). */
+const PAIR_VALUE = /value\\?["']?[ \t]*[:=][ \t]*\\?["']?$/i;
 /** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`, `" | npx wrangler secret put`). */
 const SEAM_AFTER = 48;
 /** Between scans, the deadline is asked once this many characters were scanned (DetectionCache#askBetweenScans)... */
@@ -254,9 +255,8 @@ function joins(left: string, right: string): boolean {
 const NAME_REACH = 64;
 /** Characters of the first line after a seam read for a value (its first token, or a pair's `value: "..."`). */
 const VALUE_REACH = 96;
-/** A pair's `value` at the start of a line, its name on a line before (`"Value": "..."` after `"Name": "/prod/api/key"`), or at the end of one, its opening quote too. */
+/** A pair's `value` at the start of a line, its name on a line before (`"Value": "..."` after `"Name": "/prod/api/key"`); at the end of one, PAIR_VALUE. */
 const PAIR_VALUE_START = /^["']?value["']?[ \t]*[:=]/i;
-const PAIR_VALUE_END = /value\\?["']?[ \t]*[:=][ \t]*\\?["']?$/i;
 /** A word of prose, lower-case or capitalized, in any script, with the marks around it: no value (`The`, `service,`, `(see`, `Résumé`, `データ`). */
 const PLAIN_WORD = /^["'(\[]?\p{L}[\p{Ll}\p{Lo}\p{Lm}\p{M}]*[.,;:!?"')\]]*$/u;
 /** Blanks, line breaks among them, read over at a seam between a value and what names it. */
@@ -316,7 +316,7 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
   if (e - b < MIN_SEAM_VALUE) return undefined;
   const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
-  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE_END.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
+  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
   const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
   return { nameEnd: a, valueStart: b, end: e, broken };
 }
