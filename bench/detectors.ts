@@ -144,6 +144,10 @@ const crafted: Record<string, string> = {
   'pgpass lines, Authorization schemes, bare keys': fill('h:5432:d:u:Zx9Lm2Pq8R key-0123456789abcdef0123456789abcdef Authorization: SSWS 00Zx9Lm2Pq8Rt5Vw3Yb7NcQ4aB8cD9eF0gH1iJk2Lm3\n'),
   // Credentials known by where they stand on a command line or after a name: each line a find.
   'sudo pipes, redis-cli lines, recovery phrases': fill('echo Zx9Lm2Pq | sudo -S ls\nredis-cli -a Zx9Lm2Pq8R ping\nMNEMONIC="legal winner thank year wave sausage worth useful legal winner thank yellow"\nseed recovery sudo '),
+  // Credentials known by their structure alone (shaped.ts), each candidate checked: Discord tokens (the first part
+  // decoded), WIF keys (base58 decoded, SHA-256 twice), valid and with checksums that fail.
+  'Discord tokens and WIF keys, one after another': fill('MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn 5K2Rak9ZG38JPGxuxLbzdfaX2tSnWythVFzAsrajEz1eQdbFkgx '),
+  'shapes of both that fail their checks': fill('KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWo LwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.short MDAwMTIzNDU2Nzg5MDEyMzQ1Ng.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 '),
   'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),

@@ -10,6 +10,7 @@
 import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, wordLike, ASK_MASK, type Span } from './chars.js';
 import { DECODE_ROUNDS, MIN_RUN, encodedRuns } from './encoded.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
+import { SHAPED_KINDS, scanShaped } from './shaped.js';
 
 /** Every kind `secrets()` reports, and `mask: [secrets]` covers. */
 export const SECRET_KINDS = [
@@ -24,6 +25,7 @@ export const SECRET_KINDS = [
   'connection-string',
   'pgpass-password',
   'secret-assignment',
+  ...SHAPED_KINDS,
 ] as const;
 
 // secretlint-rule-aws: \b(A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b
@@ -757,13 +759,14 @@ function mayHoldAnchor(s: string): boolean {
 }
 
 /**
- * Every secret in `s`, left to right, not overlapping: the formats above,
- * then gitleaks' default rules (ruleset.ts), then generic assignments,
- * each where the ones before found nothing. `stop` is asked while the rules run (a
+ * Every secret in `s`, left to right, not overlapping: the formats above
+ * and those known by their structure alone (shaped.ts), then gitleaks'
+ * default rules (ruleset.ts), then generic assignments, each where the
+ * ones before found nothing. `stop` is asked while the rules run (a
  * deadline): see scanRuleset.
  */
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
-  const own = scanFormats(s, stop);
+  const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
   const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, own, stop);
   const tables = scanTables(s, stop);
