@@ -133,6 +133,9 @@ const crafted: Record<string, string> = {
   // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.
   'a verb or a secret word after every word': fill('x is y of z is now a key token secret b - c for d was '),
   'aligned tables, bare key and token words, block scalars': fill('Key      Value\n---      -----\npassword Xy9Lm2Pq8Rt5\ntoken    a1\n\nthe key Zx9Lm2Pq8Rt5Vw3Yb7Nc a token  b2 secret x password: |\n  Xy9Lm2Pq8Rt5\n'),
+  // Names that end in a secret's word before a blank (each found by its `_`, `.` or `-`), and annotated names whose
+  // type is read back from every `=` (brackets and unions).
+  'names ending in a secret word, annotated names': fill('a_key b.token c-secret x: Optional[dict[str, str]] | None = y api_key: str = z '),
   'markup, lists and pairs that name nothing': fill('<td>a</td><b>bold</b> ("name", "value"), [\'one\', \'two\'] - name: x\n  value: y <p>> '),
   // Valid tokens of one of gitleaks' rules, one after another: every keyword a find, each find a search with groups.
   'GitLab tokens, one after another': fill('glpat-Zx9Lm2Pq8Rt5Vw3Yb7Nc '),

@@ -423,12 +423,60 @@ function proseOwner(s: string, e: number): [number, number] | undefined {
   return undefined;
 }
 
+/** Characters a type's brackets hold at most (`Optional[str]`, `dict[str, str]`), and the types of a union (`str | None`). */
+const TYPE_BRACKETS = 48;
+const TYPE_UNION = 3;
+
+/**
+ * The name of an annotated assignment whose type ends at `k` (the last character before `=` and its blanks):
+ * `name: Type = value`, the type a dotted name with brackets after it or a union of up to TYPE_UNION of them
+ * (`str`, `Optional[str]`, `typing.Optional[str]`, `str | None`); its [start, end), or undefined. Read back from `k`,
+ * a bounded number of characters.
+ */
+function typedName(s: string, k: number): [number, number] | undefined {
+  let j = k;
+  for (let part = 0; ; part++) {
+    if (codeAt(s, j) === 93) {
+      let depth = 0;
+      const limit = j - TYPE_BRACKETS;
+      for (; j > limit && j >= 0; j--) {
+        const c = s.charCodeAt(j);
+        if (c === 93) depth++;
+        else if (c === 91 && --depth === 0) break;
+        else if (c === 10 || c === 61 || c === 59) return undefined;
+      }
+      if (depth !== 0) return undefined;
+      j--;
+    }
+    const typeEnd = j;
+    while (j >= 0 && typeEnd - j <= MAX_NAME && (isWord(s.charCodeAt(j)) || s.charCodeAt(j) === 46)) j--;
+    if (j === typeEnd || !isLetter(codeAt(s, j + 1))) return undefined;
+    while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+    if (codeAt(s, j) !== 124 || part + 1 >= TYPE_UNION) break;
+    j--;
+    while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+  }
+  // The `:` of the annotation (not a scope's `::`), the name before it.
+  if (codeAt(s, j) !== 58 || codeAt(s, j - 1) === 58) return undefined;
+  j--;
+  while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+  const end = j + 1;
+  while (j >= 0 && end - j <= MAX_NAME && isNameChar(s.charCodeAt(j))) j--;
+  return end - (j + 1) >= 3 ? [j + 1, end] : undefined;
+}
+
 /**
  * A secret's word that may stand before its value with a blank alone: a password's (`... and password X`, a .netrc's
  * `password X` on a line of its own), or a token's, a key's or a secret's (`Use this token X to call the API`), whose
  * value then is random to look at (BARE_RANDOM).
  */
 const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
+/**
+ * A name that ends in one of BARE_WORD's words after words joined by `_`, `-` or `.`, before its value with a blank
+ * alone: a Dockerfile's `ENV API_KEY value`, Windows' `setx API_KEY "value"`, a properties file's
+ * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`).
+ */
+const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|token|key|secret)$/i;
 /** What a token, a key or a secret after its word and a blank alone holds: 16 characters or more, a letter, a digit, 3.5 bits each. */
 const BARE_RANDOM = 3.5;
 
@@ -616,10 +664,19 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
   let nameStart = k + 1;
-  // (In prose, a name then whose it is: `the root password for the staging box is ...`.)
-  if (verb >= 0 && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
+  // (A name then its type, Python's or TypeScript's: `api_key: str = "..."`, `password: Optional[str] = "..."`.)
+  if (op === 61 && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
+    const typed = typedName(s, nameEnd - 1);
+    if (typed !== undefined) [nameStart, nameEnd] = typed;
+  }
+  // (In prose, a name then whose it is: `the root password for the staging box is ...`, `The API key for prod: ...`.)
+  let told = verb >= 0;
+  if ((told || (op === 58 && (codeAt(s, i + 1) === 32 || codeAt(s, i + 1) === 10 || codeAt(s, i + 1) === 13))) && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
     const owner = proseOwner(s, e);
-    if (owner !== undefined) [nameStart, nameEnd] = owner;
+    if (owner !== undefined) {
+      [nameStart, nameEnd] = owner;
+      told = true;
+    }
   }
   // (Two characters name nothing but `pw`: `user: admin / pw: ...`.)
   if ((nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
@@ -627,13 +684,13 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
-  const bare = blank && !flag && BARE_WORD.test(s.slice(nameStart, nameEnd));
+  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd)));
   if (blank && !flag && !bare) return undefined;
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
-  if ((verb >= 0 || bare) && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
+  if ((told || bare) && codeAt(s, nameStart - 1) === 32 && (SECRET_NAME_END.test(name) || SECRET_NAME_ANY.test(name))) {
     let w = nameStart - 1;
     while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
     if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
@@ -831,11 +888,12 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * The operators of an assignment besides `=` and `:`, found in one search (one pass over a text that holds none: seven
  * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's verbs
  * (PROSE_VERBS, found with the spaces around them), a secret's word and a blank (BARE_WORD: `and password X`; found
- * by the blank, tab, line break or `(` before it, so that only those places start a try), a command's flag (`--`, see
+ * by the blank, tab, line break or `(` before it, so that only those places start a try; or the last word of a name,
+ * BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a command's flag (`--`, see
  * flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-|\u2013|\u2014|\u2192|->) )|[ \t\n(](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-|\u2013|\u2014|\u2192|->) )|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */

@@ -159,9 +159,34 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it('finds and masks a value after a name and its type (Python, TypeScript) or a prose name and whose it is before a colon, and no expression, word or other name there', () => {
+    const name = fc.constantFrom('api_key', 'DB_PASSWORD', 'secret_key', 'apiKey', 'auth_token');
+    const type = fc.constantFrom('str', 'string', 'Optional[str]', 'typing.Optional[str]', 'str | None', 'SecretStr', 'dict[str, str] | None');
+    const expression = fc.constantFrom('os.environ["API_KEY"]', 'Field(default=None)', 'None', 'settings.api_key', 'env("API_KEY")', '""');
+    const who = fc.constantFrom('The', 'Your', 'The staging');
+    const prose = fc.constantFrom('password', 'API key', 'access token', 'secret');
+    const owner = fc.constantFrom(' for prod', ' for the staging box', ' of the deploy bot', ' on db-01');
+    const words = fc.constantFrom('see the dashboard', 'stored in Vault', 'not set', 'rotated monthly');
+    fc.assert(
+      fc.property(name, type, expression, random, who, prose, owner, words, (n, t, e, value, w, p, o, said) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        for (const text of [`${n}: ${t} = "${value}"`, `    ${n}: ${t} = '${value}'  # from the vault`, `${w} ${p}${o}: ${value}`]) {
+          const at = text.indexOf(value);
+          expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+        }
+        expect(detectKinds('secrets', `${n}: ${t} = ${e}`)).toEqual([]);
+        // (The name before the type names the value; a type that names a secret, `SecretStr`, would name it too.)
+        expect(detectKinds('secrets', `name: ${t.replace('SecretStr', 'Str')} = "${value}"`)).toEqual([]);
+        expect(detectKinds('secrets', `${w} ${p}${o}: ${said}`)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds and masks a password, a token or a key after its word and a blank alone, and no word or phrase after it', () => {
     const before = fc.constantFrom('Log in as admin and', 'Use user deploy with', 'machine ci.example.com login bot', 'Then type the', '');
-    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase', 'token', 'API key', 'secret');
+    // (Also a name that ends in one of those words: a Dockerfile's `ENV API_KEY value`, a properties file's line.)
+    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase', 'token', 'API key', 'secret', 'ENV API_KEY', 'smtp_password', 'spring.datasource.password', 'access-token');
     const words = fc.constantFrom('reset', 'manager', 'authentication', 'hash is bcrypt', 'field', 'less login', 'policy', '********', '12345678', '$DB_PASSWORD', '<your password>', '%s');
     fc.assert(
       fc.property(before, word, random, words, fc.constantFrom('', '.', ' to sign in.', ', then press enter.'), (b, w, value, prose, end) => {
