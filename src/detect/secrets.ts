@@ -250,8 +250,13 @@ function pgpass(s: string, i: number): [number, number] | undefined {
   return [p0, p];
 }
 
-/** A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere for the unambiguous ones). */
-const SECRET_NAME_END = /(?:key|secret|token|passw(?:or)?d|passphrase|pwd|pass|credentials?|creds|auth|bearer|(?:^|[_.-])(?:pat|psk|pw))$/;
+/**
+ * A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere
+ * for the unambiguous ones); a passcode, a salt (WordPress's `AUTH_SALT`, a password's pepper), a PIN, a one-time
+ * password's seed, recovery codes.
+ */
+const SECRET_NAME_END =
+  /(?:key|secret|token|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
