@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'smol-toml';
+import { RE2JS } from 're2js';
 import { writeOrCheck } from './generated-file.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,6 +63,8 @@ function rulesOf(doc: { rules: TomlRule[] }): Array<Record<string, unknown>> {
   for (const r of doc.rules) {
     if (r.regex === undefined || r.path !== undefined) continue;
     if (!r.keywords || r.keywords.length === 0) throw new Error(`rule ${r.id} has no keywords`);
+    // (A regex re2js refuses, a repeat over its limit of 1,000 among them, fails here rather than in a decision.)
+    RE2JS.compile(r.regex);
     const allow = (r.allowlists ?? []).map(allowOf).filter((a) => a !== undefined);
     rules.push({
       id: r.id,
