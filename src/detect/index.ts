@@ -9,7 +9,7 @@
  */
 import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
-import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from './secrets.js';
+import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
 import { normalizeForDetection } from './normalize.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
@@ -324,22 +324,18 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
 /**
  * Where a table in `left` starts whose rows go on in `right` (a Markdown table's header and rule in one block, its rows
  * in the next; CSV under its header line): `right`'s first line holds a table's separator (`|`, a tab or `,`), and the
- * lines that end `left` hold it too, each of TABLE_LINE characters at most, from the first of them (the header) on;
- * a secret's name (NAMES_A_SECRET) stands in that header or in `right`'s first line. The place in `left`, and what
- * joins the two: a line break where neither ends or starts with one and `left`'s last row is whole. Else undefined.
- * Reads the table's lines in `left` once and `right`'s first line.
+ * lines that end `left` hold it too, each of TABLE_LINE characters at most, from the first of them (the header) on.
+ * The place in `left`, and what joins the two: a line break where neither ends or starts with one and `left`'s last row
+ * is whole; the separator and where the header (and a Markdown table's rule) ends; whether a secret's name
+ * (NAMES_A_SECRET) stands in that header or in `right`'s first line, where the rows are read. Else undefined. Reads the
+ * table's lines in `left` once and `right`'s first line.
  */
-function tableAcross(left: string, right: string): { from: number; joiner: string } | undefined {
-  // `right`'s first line, up to TABLE_LINE characters: the separator it holds (a pipe first, then a tab, then a comma).
+function tableAcross(left: string, right: string): TableAcross | undefined {
+  const sep = rowSeparator(right);
+  if (sep === undefined) return undefined;
   const b = right.charCodeAt(0) === 10 ? 1 : 0;
   const nl = right.indexOf('\n', b);
   const e = Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE);
-  const within = (c: string): boolean => {
-    const i = right.indexOf(c, b);
-    return i >= 0 && i < e;
-  };
-  const sep = within('|') ? '|' : within('\t') ? '\t' : within(',') ? ',' : undefined;
-  if (sep === undefined) return undefined;
   const a = left.charCodeAt(left.length - 1) === 10 ? left.length - 1 : left.length;
   // Back over the lines that end `left` while each holds the separator and is no longer than TABLE_LINE (a paragraph
   // of prose with commas in it is no row).
@@ -357,12 +353,58 @@ function tableAcross(left: string, right: string): { from: number; joiner: strin
   // A secret's name in the table's first line (its header) or in `right`'s first line (a row of a name and a value).
   let h = left.indexOf('\n', start);
   if (h < 0 || h > a) h = a;
-  if (!NAMES_A_SECRET.test(left.slice(start, h)) && !NAMES_A_SECRET.test(right.slice(b, e))) return undefined;
+  const named = NAMES_A_SECRET.test(left.slice(start, h));
   // A line break joins them where `left`'s last line is a whole row (as many separators as the table's first line);
   // else the row goes on in `right` (`prod,` | `Xk9...,2024-01-02`).
   const last = left.lastIndexOf('\n', a - 1) + 1;
   const whole = last === start || count(left, sep, last, a) >= count(left, sep, start, h);
-  return { from: start, joiner: a < left.length || b > 0 || !whole ? '' : '\n' };
+  // The header's end: its first line, and a Markdown table's rule under it.
+  let headerEnd = h;
+  if (h < a) {
+    const r = left.indexOf('\n', h + 1);
+    const ruleEnd = r < 0 || r > a ? a : r;
+    if (TABLE_RULE.test(left.slice(h + 1, ruleEnd))) headerEnd = ruleEnd;
+  }
+  return { from: start, joiner: a < left.length || b > 0 || !whole ? '' : '\n', sep, headerEnd, named, read: named || NAMES_A_SECRET.test(right.slice(b, e)) };
+}
+
+/** A table found across a seam (tableAcross): where it starts in the part before, what joins the two, its separator, where its header (and rule) ends, and whether the header names a secret. */
+interface TableAcross {
+  from: number;
+  joiner: string;
+  sep: string;
+  headerEnd: number;
+  named: boolean;
+  /** A secret's name stands in the header or in the next part's first line: the rows are read. */
+  read: boolean;
+}
+
+/** The separator of a table's row that `right`'s first line (up to TABLE_LINE characters) holds: a pipe first, then a tab, then a comma; or undefined. */
+function rowSeparator(right: string): string | undefined {
+  const b = right.charCodeAt(0) === 10 ? 1 : 0;
+  const nl = right.indexOf('\n', b);
+  const e = Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE);
+  const within = (c: string): boolean => {
+    const i = right.indexOf(c, b);
+    return i >= 0 && i < e;
+  };
+  return within('|') ? '|' : within('\t') ? '\t' : within(',') ? ',' : undefined;
+}
+
+/** Whether every line of `part` (a line break at either end aside) holds `sep` and is no longer than TABLE_LINE: a block of a table's rows alone. */
+function rowsOnly(part: string, sep: string): boolean {
+  const n = part.charCodeAt(part.length - 1) === 10 ? part.length - 1 : part.length;
+  let ls = part.charCodeAt(0) === 10 ? 1 : 0;
+  if (ls >= n) return false;
+  while (ls < n) {
+    let le = part.indexOf('\n', ls);
+    if (le < 0 || le > n) le = n;
+    if (le - ls > TABLE_LINE) return false;
+    const p = part.indexOf(sep, ls);
+    if (p < 0 || p >= le) return false;
+    ls = le + 1;
+  }
+  return true;
 }
 
 /** The longest line read as a table's row across a seam. */
@@ -546,6 +588,8 @@ export class DetectionCache {
    */
   #readSeams(parts: readonly string[], runParts: number, detectors: readonly Detector[] = DETECTORS): void {
     let runUntil = 0;
+    // The last table read across a seam, while every part since holds its rows alone: its header's place.
+    let header: { part: number; from: number; to: number; sep: string; named: boolean } | undefined;
     const runEnd = Math.min(parts.length, runParts);
     for (let k = 0; k + 1 < parts.length; k++) {
       // The seams are read before the rules, under the same deadline: past it, no scan starts again and what is not
@@ -558,8 +602,19 @@ export class DetectionCache {
       const right = parts[k + 1]!;
       // A table whose rows go on in the next part (its header in one block, its rows in the next): the rows read under
       // the header.
-      const table = tableAcross(left, right);
-      if (table !== undefined && !this.#readRun(parts, [{ part: k, from: table.from, to: left.length }, { part: k + 1, from: 0, to: right.length }], RUN_DETECTORS, right.length, table.joiner)) return;
+      if (header !== undefined && rowsOnly(left, header.sep) && rowSeparator(right) === header.sep) {
+        // A table whose header is further back, every part since a block of its rows alone (a row to a block): the
+        // next part's rows read under that header.
+        const first = right.slice(0, Math.min(right.length, TABLE_LINE));
+        if ((header.named || NAMES_A_SECRET.test(first)) && !this.#readRun(parts, [{ part: header.part, from: header.from, to: header.to }, { part: k + 1, from: 0, to: right.length }], RUN_DETECTORS, right.length, '\n')) return;
+      } else {
+        const table = tableAcross(left, right);
+        header = undefined;
+        if (table !== undefined) {
+          if (table.read && !this.#readRun(parts, [{ part: k, from: table.from, to: left.length }, { part: k + 1, from: 0, to: right.length }], RUN_DETECTORS, right.length, table.joiner)) return;
+          header = { part: k, from: table.from, to: table.headerEnd, sep: table.sep, named: table.named };
+        }
+      }
       // What names a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the
       // blanks, and as the two blocks are shown, one under the other.
       const joined = joins(left, right);

@@ -1030,7 +1030,7 @@ export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
 }
 
 /** The line under a Markdown table's header: `|---|:---:|`, `|:--|--:|`, each cell one `-` or more between optional colons. */
-const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$/;
+export const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$/;
 /** A header's cell that names a column: a name of at most three words (a Markdown table's: any words of a name). */
 const HEADER_CELL = /^[A-Za-z][\w.-]*(?: [\w.-]+){0,2}$/;
 const MARKDOWN_HEADER_CELL = /^[A-Za-z][\w .-]*$/;

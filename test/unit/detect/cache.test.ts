@@ -87,6 +87,37 @@ describe('a value known by what stands after it, split at a seam', () => {
   });
 });
 
+describe('a table whose rows are spread over the parts after its header', () => {
+  const B64 = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+  const random = fc.array(fc.constantFrom(...B64), { minLength: 20, maxLength: 32 }).map((cs) => cs.join('')).filter((v) => /[0-9]/.test(v) && /[A-Za-z]/.test(v) && new Set(v).size >= 14);
+  const tables = [
+    { header: '| service | token |\n|---|---|', row: (name: string, v: string) => `| ${name} | ${v} |` },
+    { header: 'name,api_key,created', row: (name: string, v: string) => `${name},${v},2024-01-02` },
+    { header: 'service\tclient_secret', row: (name: string, v: string) => `${name}\t${v}` },
+  ];
+  it('masks the secret of every row under a header any number of parts back, a row or more to a part, and none where the header names no secret', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...tables), fc.array(fc.tuple(fc.constantFrom('deploy', 'web', 'ops-bot', 'ci'), random), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 2 }), (t, rows, perPart) => {
+        const parts = [t.header];
+        for (let r = 0; r < rows.length; r += perPart) parts.push(rows.slice(r, r + perPart).map(([n, v]) => t.row(n, v)).join('\n'));
+        const c = new DetectionCache();
+        c.kinds('secrets', c.join(parts));
+        for (const [n, v] of rows) {
+          const part = parts.find((p) => p.includes(v))!;
+          const at = part.indexOf(v);
+          expect(c.spans('secrets', part).some((sp) => sp.start <= at && at + v.length <= sp.end), `${n}: ${JSON.stringify(parts)}`).toBe(true);
+        }
+        // (Under a header of no secret's name the same cells are no secret.)
+        const plain = [t.header.replace(/token|api_key|client_secret/, 'owner'), ...parts.slice(1)];
+        const d = new DetectionCache();
+        d.kinds('secrets', d.join(plain));
+        for (const p of plain) expect(d.spans('secrets', p)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('a joined text made only when read', () => {
   const part = fc.constantFrom('key AKIAIOSFOD', 'NN7EXAMPLE ok', 'mail jane@corp.example', 'card 4111 1111 1111 1111', 'prose', '', 'ghp_16C7e42F292c69', '12E7710c838347Ae178B4a');
   it('answers secrets() and pii() from the parts, with no string joined, as the joined string is answered', () => {
