@@ -153,6 +153,8 @@ const crafted: Record<string, string> = {
   'shapes of both that fail their checks': fill('KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWo LwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.short MDAwMTIzNDU2Nzg5MDEyMzQ1Ng.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 '),
   // Commands that fetch a secret, each with its output on the next line (a window of the rule around each keyword).
   'commands that fetch a secret, and their output': fill("$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nZq8Rk2Lm9Xw4Tn7Pb3Vc\n$ pass show a/b\nWarning: old\n$ vault kv get -field=x s/y\nNo value\n"),
+  // A key's tail whose BEGIN stands elsewhere: each END marker read back over the base64 lines before it.
+  'ends of private keys, one after another': fill('QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nWVpBQkNERUZHSElKS0xNTk9QUVJT\n-----END PRIVATE KEY-----\nab\n-----END RSA PRIVATE KEY-----\n'),
   'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
   'percent-escapes that are no UTF-8': fill('%FF '),

@@ -156,6 +156,47 @@ function privateKey(s: string, i: number): number {
   return pos;
 }
 
+/** Whether [a, b) is a line of a key's body: base64 characters alone (a carriage return at its end aside). */
+function isBodyLine(s: string, a: number, b: number): boolean {
+  if (b > a && s.charCodeAt(b - 1) === 13) b--;
+  if (b <= a) return false;
+  for (let k = a; k < b; k++) {
+    const c = s.charCodeAt(k);
+    if (!(isAlnum(c) || c === 43 || c === 47 || c === 61)) return false;
+  }
+  return true;
+}
+
+/**
+ * The tail of a private key whose `-----BEGIN` stands elsewhere (a key cut in two, its first lines in one block and
+ * the rest in the next): where `-----END ... PRIVATE KEY-----` stands at `i` (pemLabel's labels), the lines of base64
+ * before it, back to the first that is none (a line break written as such or escaped, `\n`, between them) and no
+ * further than `from`, and the marker; at least 16 characters of body. Its [start, end), or undefined. A key cut short
+ * after its `-----BEGIN` is read by privateKey; the two halves of a key cut in two are both masked, each where it stands.
+ */
+function keyTail(s: string, i: number, from: number): [number, number] | undefined {
+  if (!s.startsWith('-----END', i)) return undefined;
+  const end = pemLabel(s, i + 8);
+  if (end < 0) return undefined;
+  let start = i;
+  let body = 0;
+  for (;;) {
+    // The line break before `start`: a line feed, or an escaped one (`\n`) in a string.
+    let b = start;
+    if (codeAt(s, b - 1) === 10) b--;
+    else if (codeAt(s, b - 1) === 110 && codeAt(s, b - 2) === 92) b -= 2;
+    else if (b !== i) break;
+    // (The marker may follow the body's last line with no break, `...==-----END`.)
+    let a = b;
+    while (a > from && isB64(s.charCodeAt(a - 1)) && !(codeAt(s, a - 1) === 110 && codeAt(s, a - 2) === 92)) a--;
+    if (a === b || !isBodyLine(s, a, b)) break;
+    body += b - a;
+    start = a;
+    if (a <= from) break;
+  }
+  return body >= 16 ? [start, end] : undefined;
+}
+
 /** Placeholders that stand for a password rather than being one (secretlint-rule-database-connection-string's list, and common stand-ins). */
 function placeholderPassword(p: string): boolean {
   if (/^(?:\$\{[^}]*\}|\{\{[^}]*\}\}|\{[^}]*\}|%[A-Za-z_]+%|\$[A-Za-z_]+|\$\([^)]*\)|<[^>]*>|\[[^\]]*\])$/.test(p)) return true;
@@ -805,7 +846,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
  * native search (literals only: linear in the text) says so without the scan below. scanSecretsFully is the
  * scan itself, which the tests hold this to.
  */
-const ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)|gh[pousr]_|github_pat_|npm_|xox[bpaor]-|xapp-|[sr]k_(?:live|test)_|eyJ|-----BEGIN|:\/\/|:5432:|:\*:/;
+const ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)|gh[pousr]_|github_pat_|npm_|xox[bpaor]-|xapp-|[sr]k_(?:live|test)_|eyJ|-----(?:BEGIN|END)|:\/\/|:5432:|:\*:/;
 
 /** The anchors of ANCHORS that hold none of `_`, `-`, `://` or `eyJ`: the AWS and Google prefixes. */
 const LETTER_ANCHORS = /A(?:KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA|3T|Iza)/;
@@ -997,9 +1038,20 @@ export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
       case 101: // e
         if ((end = jwt(s, i)) > 0) kind = 'jwt';
         break;
-      case 45: // -
-        if ((end = privateKey(s, i)) > 0) kind = 'private-key';
-        break;
+      case 45: {
+        // -
+        if ((end = privateKey(s, i)) > 0) {
+          kind = 'private-key';
+          break;
+        }
+        const tail = keyTail(s, i, lastEnd);
+        if (tail !== undefined) {
+          out.push({ kind: 'private-key', start: tail[0], end: tail[1] });
+          lastEnd = tail[1];
+          i = tail[1] - 1;
+        }
+        continue;
+      }
       case 58: {
         // :
         const m = connection(s, i);

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { DetectionCache, detectKinds, detectKindsOfJoined, scanPii, scanSecrets, UNCHECKED_KIND, withDetection, type Detector } from '../../../src/detect/index.js';
@@ -114,6 +115,48 @@ describe('a table whose rows are spread over the parts after its header', () => 
         for (const p of plain) expect(d.spans('secrets', p)).toEqual([]);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('a private key cut in two', () => {
+  // Keys of the kinds hosts are shown: PKCS#1 RSA, PKCS#8, SEC1 EC, each as PEM (a key of 2,048 bits is 1.7 KB).
+  const keys = [
+    generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }),
+    generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' }),
+  ] as string[];
+  it('masks every character of its body in both parts, wherever it is cut, its line breaks written as such or escaped in a string', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...keys), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.boolean(), fc.constantFrom('', 'key:\n', '{"private_key": "'), (pem, where, escaped, before) => {
+        const key = escaped ? pem.trimEnd().replace(/\n/g, '\\n') : pem;
+        const text = `${before}${key}`;
+        const cut = before.length + Math.floor(key.length * where);
+        const parts = [text.slice(0, cut), text.slice(cut)];
+        const c = new DetectionCache();
+        c.kinds('secrets', c.join(parts));
+        const spans = parts.map((p) => c.spans('secrets', p));
+        // The body's characters: the lines of base64 between the markers (split at line breaks written as such or
+        // escaped), wherever they stand in `text`.
+        let checked = 0;
+        for (let from = before.length; from < text.length; ) {
+          const m = /\n|\\n/.exec(text.slice(from));
+          const to = m === null ? text.length : from + m.index;
+          const line = text.slice(from, to);
+          const next = m === null ? text.length : to + m[0].length;
+          const lineAt = from;
+          from = next;
+          if (!/^[A-Za-z0-9+/=]+$/.test(line)) continue;
+          checked += line.length;
+          for (let k = lineAt; k < lineAt + line.length; k++) {
+            const n = k < cut ? 0 : 1;
+            const at = n === 0 ? k : k - cut;
+            expect(spans[n]!.some((sp) => sp.start <= at && at < sp.end), `part ${n}: ${JSON.stringify(text.slice(Math.max(0, k - 10), k + 10))}`).toBe(true);
+          }
+        }
+        expect(checked).toBeGreaterThan(100);
+      }),
+      { numRuns: 150 },
     );
   });
 });
