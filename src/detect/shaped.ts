@@ -49,13 +49,16 @@ function b64urlRun(s: string, i: number, max: number): number {
   return n;
 }
 
+/** A Discord account's id (a snowflake): 17 to 20 digits, the first no zero. */
+const SNOWFLAKE = /^[1-9][0-9]{16,19}$/;
+
 /** A Discord token starting at `i` (no base64url character before it): its end, or -1. */
 function discordAt(s: string, i: number): number {
   // The id: 17 to 20 digits in base64 without padding (23 to 27 characters).
   const a = b64urlRun(s, i, 27);
   if (a < 23 || a > 27 || codeAt(s, i + a) !== 46) return -1;
   const id = Buffer.from(s.slice(i, i + a), 'base64url').toString('latin1');
-  if (!/^[1-9][0-9]{16,19}$/.test(id)) return -1;
+  if (!SNOWFLAKE.test(id)) return -1;
   // The timestamp: 6 characters; the HMAC: 27 to 38.
   const t = i + a + 1;
   if (b64urlRun(s, t, 6) !== 6 || codeAt(s, t + 6) !== 46) return -1;
