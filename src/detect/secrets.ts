@@ -354,8 +354,12 @@ function inArnOrUrn(s: string, nameStart: number): boolean {
   return s.startsWith('arn:', k) || s.startsWith('urn:', k);
 }
 
-/** Words a declaration starts with: the name after one is a variable of a program, its value an expression or a literal. */
-const DECLARES = /(?:^|[^\w$])(?:const|let|var|val|readonly|private|protected|public|static|final)$/;
+/**
+ * Words a declaration starts with, or the type of a typed one (C, C++, C#, Java, Go's basic types): the name after one
+ * is a variable of a program, its value an expression or a literal (`long key = 0x9E3779B97F4A7C15L;`).
+ */
+const DECLARES =
+  /(?:^|[^\w$])(?:const|let|var|val|readonly|private|protected|public|static|final|long|int|short|byte|char|double|float|bool|boolean|auto|unsigned|signed|u?int(?:8|16|32|64)(?:_t)?|size_t|uint|ulong|ushort|sbyte|decimal|string|String)$/;
 
 /**
  * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
