@@ -377,6 +377,12 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   return DECLARES.test(before) && !(op === 61 && before.endsWith('readonly'));
 }
 
+/** A token random to look at: 16 characters or more of letters of both cases and digits (`_`, `-` among them), 3.5 bits each, not words. */
+const RANDOM_TOKEN = /^(?=[\w-]*[0-9])(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{16,}$/;
+function randomToLook(v: string): boolean {
+  return RANDOM_TOKEN.test(v) && shannonEntropy(v) >= BARE_RANDOM && !wordy(v);
+}
+
 /** A name whose only secret word is `key` or `auth` (`cache_key`, `objectKey`, `key`, `auth`): what programs name a map's keys and options by. */
 const WEAK_NAME = /(?:key|auth)$/;
 
@@ -821,7 +827,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // where every part of it is a word: an `.env` line's `=` never, so that `API_KEY=` and a random value always reads.)
   // (A value that starts with a digit and is no number of a program is no name, type or variable of one either:
   // `private key: 758290eb...` in prose, a key of 128 bits or more written in hex, `0x4c0883a6...`.)
-  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value))) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  // (Nor is a value random to look at, written out unquoted in a YAML flow mapping that reads as an object literal:
+  // `{user: app, password: Zq8Rk2Lm9Xw4Tn7P}`; no program names a variable so.)
+  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value)) && !randomToLook(value)) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   if (numeric) return [v, end];
