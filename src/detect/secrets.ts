@@ -533,6 +533,10 @@ const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
  * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`).
  */
 const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|token|key|secret)$/i;
+/** Whether a token may start after `c`: the text's start, a blank, a line break, `(` or a quote. */
+function startsToken(c: number): boolean {
+  return c < 0 || isSpace(c) || c === 40 || c === 34 || c === 39 || c === 96;
+}
 /** What a token, a key or a secret after its word and a blank alone holds: 16 characters or more, a letter, a digit, 3.5 bits each. */
 const BARE_RANDOM = 3.5;
 
@@ -740,7 +744,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
-  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd)));
+  // (A name of words before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
+  // postgres:16`.)
+  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || (BARE_NAME.test(s.slice(nameStart, nameEnd)) && startsToken(codeAt(s, nameStart - 1))));
   if (blank && !flag && !bare) return undefined;
   let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key

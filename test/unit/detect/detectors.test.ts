@@ -199,6 +199,8 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
         // (In a .netrc's line the password's field is a password, whatever it holds.)
         if (!b.startsWith('machine')) expect(detectKinds('secrets', `${b} ${w} ${prose}${end}`.trim())).toEqual([]);
+        // (A path's last segment names a file, not the word after it: `/run/secrets/db_password postgres:16`.)
+        expect(detectKinds('secrets', `docker run -e DB_PASSWORD_FILE=/run/secrets/${w.replace(/ /g, '_')} ${value}`)).toEqual([]);
       }),
       { numRuns: 1000 },
     );
