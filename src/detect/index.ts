@@ -628,7 +628,10 @@ export class DetectionCache {
       let t1 = 0;
       while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
       // And some of what stands after it: a credential known by what follows it (`echo PASSWORD | sudo -S`).
-      const from = Math.max(0, t0 - (PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
+      // (A token that starts its line is read with the line before it, up to PAIR_CONTEXT characters: a command that
+      // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`.)
+      const startsLine = t0 > 0 && left.charCodeAt(t0 - 1) === 10;
+      const from = Math.max(0, t0 - (startsLine || PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
       const to = Math.min(right.length, t1 + SEAM_AFTER);
       if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
