@@ -331,11 +331,9 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
  * table's lines in `left` once and `right`'s first line.
  */
 function tableAcross(left: string, right: string): TableAcross | undefined {
-  const sep = rowSeparator(right);
+  const [b, e] = firstLine(right);
+  const sep = separatorIn(right, b, e);
   if (sep === undefined) return undefined;
-  const b = right.charCodeAt(0) === 10 ? 1 : 0;
-  const nl = right.indexOf('\n', b);
-  const e = Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE);
   const a = left.charCodeAt(left.length - 1) === 10 ? left.length - 1 : left.length;
   // Back over the lines that end `left` while each holds the separator and is no longer than TABLE_LINE (a paragraph
   // of prose with commas in it is no row).
@@ -379,11 +377,15 @@ interface TableAcross {
   read: boolean;
 }
 
-/** The separator of a table's row that `right`'s first line (up to TABLE_LINE characters) holds: a pipe first, then a tab, then a comma; or undefined. */
-function rowSeparator(right: string): string | undefined {
+/** Where `right`'s first line starts (past a line break it starts with) and ends, up to TABLE_LINE characters. */
+function firstLine(right: string): [number, number] {
   const b = right.charCodeAt(0) === 10 ? 1 : 0;
   const nl = right.indexOf('\n', b);
-  const e = Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE);
+  return [b, Math.min(nl < 0 ? right.length : nl, b + TABLE_LINE)];
+}
+
+/** The separator of a table's row that [b, e) of `right` holds: a pipe first, then a tab, then a comma; or undefined. */
+function separatorIn(right: string, b: number, e: number): string | undefined {
   const within = (c: string): boolean => {
     const i = right.indexOf(c, b);
     return i >= 0 && i < e;
@@ -602,7 +604,7 @@ export class DetectionCache {
       const right = parts[k + 1]!;
       // A table whose rows go on in the next part (its header in one block, its rows in the next): the rows read under
       // the header.
-      if (header !== undefined && rowsOnly(left, header.sep) && rowSeparator(right) === header.sep) {
+      if (header !== undefined && rowsOnly(left, header.sep) && separatorIn(right, ...firstLine(right)) === header.sep) {
         // A table whose header is further back, every part since a block of its rows alone (a row to a block): the
         // next part's rows read under that header.
         const first = right.slice(0, Math.min(right.length, TABLE_LINE));

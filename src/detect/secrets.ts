@@ -156,21 +156,15 @@ function privateKey(s: string, i: number): number {
   return pos;
 }
 
-/** Whether [a, b) is a line of a key's body: base64 characters alone (a carriage return at its end aside). */
-function isBodyLine(s: string, a: number, b: number): boolean {
-  if (b > a && s.charCodeAt(b - 1) === 13) b--;
-  if (b <= a) return false;
-  for (let k = a; k < b; k++) {
-    const c = s.charCodeAt(k);
-    if (!(isAlnum(c) || c === 43 || c === 47 || c === 61)) return false;
-  }
-  return true;
+/** Whether the character at `k` is `c` escaped with a backslash (`\n`, `\r` written in a string). */
+function escapedAt(s: string, k: number, c: number): boolean {
+  return codeAt(s, k) === c && codeAt(s, k - 1) === 92;
 }
 
 /**
  * The tail of a private key whose `-----BEGIN` stands elsewhere (a key cut in two, its first lines in one block and
  * the rest in the next): where `-----END ... PRIVATE KEY-----` stands at `i` (pemLabel's labels), the lines of base64
- * before it, back to the first that is none (a line break written as such or escaped, `\n`, between them) and no
+ * before it, back to the first that is none (a line break written as such or escaped, `\n` or `\r\n`, between them) and no
  * further than `from`, and the marker; at least 16 characters of body. Its [start, end), or undefined. A key cut short
  * after its `-----BEGIN` is read by privateKey; the two halves of a key cut in two are both masked, each where it stands.
  */
@@ -181,15 +175,19 @@ function keyTail(s: string, i: number, from: number): [number, number] | undefin
   let start = i;
   let body = 0;
   for (;;) {
-    // The line break before `start`: a line feed, or an escaped one (`\n`) in a string.
+    // The line break before `start`: a line feed, or an escaped one (`\n`) in a string, a carriage return before it.
     let b = start;
     if (codeAt(s, b - 1) === 10) b--;
-    else if (codeAt(s, b - 1) === 110 && codeAt(s, b - 2) === 92) b -= 2;
+    else if (escapedAt(s, b - 1, 110)) b -= 2;
     else if (b !== i) break;
-    // (The marker may follow the body's last line with no break, `...==-----END`.)
+    if (b !== i) {
+      if (codeAt(s, b - 1) === 13) b--;
+      else if (escapedAt(s, b - 1, 114)) b -= 2;
+    }
+    // The line: base64 back to the break before it (`...==-----END`, the marker after the body with no break, too).
     let a = b;
-    while (a > from && isB64(s.charCodeAt(a - 1)) && !(codeAt(s, a - 1) === 110 && codeAt(s, a - 2) === 92)) a--;
-    if (a === b || !isBodyLine(s, a, b)) break;
+    while (a > from && isB64(s.charCodeAt(a - 1)) && !escapedAt(s, a - 1, 110)) a--;
+    if (a === b) break;
     body += b - a;
     start = a;
     if (a <= from) break;

@@ -21,7 +21,7 @@
  * and each candidate is read once, to a bounded length.
  */
 import { hash } from 'node:crypto';
-import { codeAt, isWord, type Span } from './chars.js';
+import { codeAt, isB64url, isWord, run, type Span } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 /** The kinds this module reports. */
@@ -37,39 +37,32 @@ export const SHAPED_KINDS = ['discord-bot-token', 'bitcoin-private-key'] as cons
  */
 const CANDIDATE = /(?<![\w-])(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]|[5KL][1-9A-HJ-NP-Za-km-z]{49})/g;
 
-/** A base64url character (the token's alphabet). */
-function isB64urlChar(c: number): boolean {
-  return isWord(c) || c === 45;
-}
-
-/** The length of the run of base64url characters at `i`, counted to `max` + 1 at most. */
-function b64urlRun(s: string, i: number, max: number): number {
-  let n = 0;
-  while (n <= max && i + n < s.length && isB64urlChar(s.charCodeAt(i + n))) n++;
-  return n;
-}
-
 /** A Discord account's id (a snowflake): 17 to 20 digits, the first no zero. */
 const SNOWFLAKE = /^[1-9][0-9]{16,19}$/;
 
 /** A Discord token starting at `i` (no base64url character before it): its end, or -1. */
 function discordAt(s: string, i: number): number {
   // The id: 17 to 20 digits in base64 without padding (23 to 27 characters).
-  const a = b64urlRun(s, i, 27);
+  const a = run(s, i, isB64url, 27);
   if (a < 23 || a > 27 || codeAt(s, i + a) !== 46) return -1;
   const id = Buffer.from(s.slice(i, i + a), 'base64url').toString('latin1');
   if (!SNOWFLAKE.test(id)) return -1;
   // The timestamp: 6 characters; the HMAC: 27 to 38.
   const t = i + a + 1;
-  if (b64urlRun(s, t, 6) !== 6 || codeAt(s, t + 6) !== 46) return -1;
+  if (run(s, t, isB64url, 6) !== 6 || codeAt(s, t + 6) !== 46) return -1;
   const h = t + 7;
-  const m = b64urlRun(s, h, 38);
+  const m = run(s, h, isB64url, 38);
   return m >= 27 && m <= 38 ? h + m : -1;
 }
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const BASE58_VALUE = new Int8Array(128).fill(-1);
 for (let k = 0; k < BASE58.length; k++) BASE58_VALUE[BASE58.charCodeAt(k)] = k;
+
+/** A character of Bitcoin's base58 alphabet. */
+function isBase58(c: number): boolean {
+  return c < 128 && BASE58_VALUE[c]! >= 0;
+}
 
 /** Limbs of 32 bits a WIF key's base58 fills: 38 bytes. */
 const LIMBS = 10;
@@ -108,9 +101,8 @@ function base58Into(s: string, i: number, len: number, n: number): boolean {
 /** A WIF key starting at `i`: its end, or -1. */
 function wifAt(s: string, i: number): number {
   const n = s.charCodeAt(i) === 53 /* 5 */ ? 51 : 52;
-  let end = i;
-  while (end < s.length && end - i <= n && (BASE58_VALUE[s.charCodeAt(end)] ?? -1) >= 0) end++;
-  if (end - i !== n || isWord(codeAt(s, end))) return -1;
+  const end = i + n;
+  if (run(s, i, isBase58, n) !== n || isWord(codeAt(s, end))) return -1;
   // 0x80, the key's 32 bytes (and 0x01 for a compressed public key's), the checksum's 4.
   const size = n === 51 ? 37 : 38;
   if (!base58Into(s, i, n, size)) return -1;
