@@ -30,8 +30,12 @@ export const DECODE_ROUNDS = 3;
 /** Shortest run read: base64 of 12 bytes, below which no credential's text fits. */
 export const MIN_RUN = 16;
 
-/** The characters of text: anything but C0 controls other than tab, line feed and carriage return. */
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;
+/**
+ * The characters of text: anything but C0 controls other than tab, line feed, carriage return, ESC and BEL (which
+ * start and end a terminal's colours and links: a coloured log is text, read with its escape sequences removed,
+ * normalize.ts).
+ */
+const CONTROL = /[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]/;
 
 const UTF8 = new TextDecoder('utf-8');
 
@@ -49,12 +53,12 @@ export function utf8Text(bytes: Uint8Array): string | undefined {
 }
 
 /**
- * Whether a byte may open UTF-8 text: not a control character but tab and
- * line breaks, not a continuation byte, not a byte no UTF-8 holds. Bytes
+ * Whether a byte may open UTF-8 text: not a control character but tab,
+ * line breaks, ESC and BEL, not a continuation byte, not a byte no UTF-8 holds. Bytes
  * whose first fails this are no text, whatever follows.
  */
 export function opensUtf8(b: number): boolean {
-  return (b >= 0x20 || b === 9 || b === 10 || b === 13) && !(b >= 0x80 && b <= 0xc1) && b < 0xf5;
+  return textByte(b) && !(b >= 0x80 && b <= 0xc1) && b < 0xf5;
 }
 
 /** A capital letter. */
@@ -74,9 +78,9 @@ function valueAt(s: string, i: number): number {
   return c < 128 ? VALUE[c]! : -1;
 }
 
-/** Whether a decoded byte may go on in UTF-8 text: no control character but tab and line breaks. */
+/** Whether a decoded byte may go on in UTF-8 text: no control character but tab, line breaks, ESC and BEL (CONTROL). */
 function textByte(b: number): boolean {
-  return b >= 0x20 || b === 9 || b === 10 || b === 13;
+  return b >= 0x20 || b === 9 || b === 10 || b === 13 || b === 0x1b || b === 7;
 }
 
 /**
@@ -412,7 +416,7 @@ function runOf(bytes: Buffer, start: number, end: number): (EncodedRun & { whole
 /** Shortest stretch of text read among bytes that are not text throughout. */
 const MIN_STRETCH = 8;
 
-/** The stretches of `bytes` that are UTF-8 text with no control character but tab and line breaks, `least` bytes or more each, a line each; undefined when none is. One pass. */
+/** The stretches of `bytes` that are UTF-8 text with no control character but tab, line breaks, ESC and BEL, `least` bytes or more each, a line each; undefined when none is. One pass. */
 function textStretches(bytes: Uint8Array, least = MIN_STRETCH): string | undefined {
   const parts: string[] = [];
   const n = bytes.length;

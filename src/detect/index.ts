@@ -174,8 +174,9 @@ const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = {
 /**
  * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $ ! ^ * ( ) ?` (a password, a
  * Django key), what escapes are made of
- * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), and any non-ASCII character, which
- * may fold to one.
+ * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), what a terminal's escape sequences
+ * are made of (ESC, BEL, `[` and `]`: normalization removes them, so a value after its colour reads as itself wherever
+ * the sequence is cut), and any non-ASCII character, which may fold to one.
  */
 function isTokenChar(c: number): boolean {
   return (
@@ -203,6 +204,10 @@ function isTokenChar(c: number): boolean {
     c === 40 ||
     c === 41 ||
     c === 63 ||
+    c === 91 ||
+    c === 93 ||
+    c === 27 ||
+    c === 7 ||
     c >= 0x80
   );
 }

@@ -10,9 +10,13 @@
  * marks read as their base letter (where they could hide a credential,
  * mayChange), and one round of percent-decoding (a run of escapes read as
  * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
- * JavaScript escapes (`\u0041`, `\x41`). A credential
- * written `AKIA\u200bIOSF...`, in fullwidth or Cyrillic letters, or as
- * `%41KIA...` reads as itself.
+ * JavaScript and JSON escapes (`\u0041`, `\x41`, `\"`, `\n`, each after
+ * any run of backslashes, so a text escaped twice reads as once); a
+ * terminal's escape sequences (colours, cursor moves, hyperlinks: what a
+ * shell's output holds and a terminal draws as nothing) removed. A credential
+ * written `AKIA\u200bIOSF...`, in fullwidth or Cyrillic letters, as
+ * `%41KIA...`, coloured by `grep --color`, or in a JSON string's
+ * `\"DB_PASSWORD=...\"\n` reads as itself.
  *
  * The result keeps, for every character, where it came from in the input,
  * so a span found in the normalized text masks the characters it came
@@ -96,8 +100,28 @@ export const hasTags = (s: string): boolean => HAS_TAG.test(s);
 export const TAG_CHARS = /[\u{E0020}-\u{E007E}]/gu;
 export const readTag = (c: string): string => String.fromCharCode(c.codePointAt(0)! - 0xe0000);
 
-/** A text that may read differently normalized: one with a non-ASCII character or a percent-escape. */
-const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}/;
+/** A text that may read differently normalized: one with a non-ASCII character, a percent-escape, an escape or a terminal's escape sequence. */
+const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|\x1b/;
+
+/**
+ * A terminal's escape sequence at the place it is tried, drawn as nothing:
+ * a control sequence (ESC `[` or CSI, parameters, intermediates, a final
+ * byte: colours, cursor moves, erasing), an operating system command (ESC
+ * `]` to BEL or ESC `\`: a title, a hyperlink's target), or ESC and an
+ * intermediate and final byte (a character set chosen). Each part bounded:
+ * one try reads at most 512 characters, and stops at the next ESC.
+ */
+const TERMINAL_AT = /(?:\x1b\[|\x9b)[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[ -/]{0,8}[0-Z\\^-~]/y;
+/**
+ * The rest of a terminal's escape sequence after an ESC written as an escape (`\u001b[32m`: coloured output in a JSON
+ * string), read as TERMINAL_AT reads it after the character; an operating system command ends at BEL or ESC `\`,
+ * either written as an escape too.
+ */
+const TERMINAL_REST = /\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b\\]{0,512}(?:\x07|\x1b\\|\\{1,16}(?:u0007|x07|(?:u001[bB]|x1[bB])\\{1,16}))|[ -/]{0,8}[0-Z^-~]/y;
+/** Every terminal escape sequence of a text, for a replace (flows read values so). */
+export const TERMINAL_ESCAPES = new RegExp(TERMINAL_AT.source, 'g');
+/** A character a terminal's escape sequence starts with. */
+const isTerminalStart = (c: number): boolean => c === 0x1b || c === 0x9b;
 
 /**
  * An escape a reader reads through, at the place it is tried: an HTML
@@ -105,7 +129,11 @@ const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9
  * below) or a JavaScript/JSON escape (`\u0041`, `\x41`).
  */
 const ESCAPE_AT = /&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,6});|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})/y;
-const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}/;
+const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|[\x1b\x9b]/;
+/** What a JSON or JavaScript escape of one letter stands for (`\n`, `\"`...). */
+const SHORT_ESCAPES: Readonly<Record<string, number>> = { n: 10, r: 13, t: 9, '"': 34, "'": 39, '/': 47 };
+/** Most backslashes read before an escape (a text escaped four times writes fifteen). */
+const MAX_BACKSLASHES = 16;
 const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
 
 /** Where a character reference or an escape may start. */
@@ -126,8 +154,23 @@ export function decodeEscapes(s: string): string {
   return from === 0 ? s : out + s.slice(from);
 }
 
-/** The escape at `i` of `s`: the code point it stands for and its length, or undefined (none there, or one that stands for no character). */
+/**
+ * The escape at `i` of `s`: the code point it stands for and its length, or undefined (none there, or one that stands
+ * for no character). Backslashes before an escape are read with it (a text escaped again doubles them: `\\\"` in a
+ * JSON string written in a JSON string is `"`).
+ */
 function escapeAt(s: string, i: number): { cp: number; length: number } | undefined {
+  if (s.charCodeAt(i) === 92 /* \\ */) {
+    let j = i + 1;
+    while (j < s.length && j - i < MAX_BACKSLASHES && s.charCodeAt(j) === 92) j++;
+    if (s.charCodeAt(j) === 92) return undefined;
+    const short = SHORT_ESCAPES[s.charAt(j)];
+    if (short !== undefined) return { cp: short, length: j + 1 - i };
+    if (j - i > 1) {
+      const e = escapeAt(s, j - 1);
+      return e === undefined ? undefined : { cp: e.cp, length: e.length + j - 1 - i };
+    }
+  }
   ESCAPE_AT.lastIndex = i;
   const m = ESCAPE_AT.exec(s);
   if (m === null) return undefined;
@@ -231,7 +274,7 @@ const endsWord = (u: number): boolean => u <= 32 || u === 127;
 function mayChange(s: string): boolean {
   if (!MAY_CHANGE.test(s)) return false;
   if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
-  if ((s.includes('&') || s.includes('\\')) && ESCAPE_ANY.test(s)) return true;
+  if ((s.includes('&') || s.includes('\\') || s.includes('\x1b') || s.includes('\x9b')) && ESCAPE_ANY.test(s)) return true;
   // The word being read: its length, its ASCII digits and at-signs, its letters written with marks.
   let wordLength = 0;
   let digitsOrAt = 0;
@@ -308,8 +351,8 @@ export interface Normalized {
  */
 export type TagReading = 'read' | 'drop';
 
-/** Where the next character that normalizing may change is: a non-ASCII one, `%`, `&` or a backslash. */
-const SPECIAL = /[^\x00-\x7f]|[%&\\]/g;
+/** Where the next character that normalizing may change is: a non-ASCII one, `%`, `&`, a backslash or ESC. */
+const SPECIAL = /[^\x00-\x7f]|[%&\\\x1b]/g;
 
 /**
  * Normalizations kept for the next detector, by string: both detectors
@@ -372,13 +415,26 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
     t.set(to.subarray(0, n));
     to = t;
   };
+  /**
+   * Where the terminal escape sequences removed just before the next character start, or -1: that character stands
+   * for them too, so a value read after its colour is found from where the colour starts (in a block before it, where
+   * the sequence is cut at a seam, as much as in its own).
+   */
+  let carry = -1;
+  /** Where the next character made starts in the input, when it is read from `a`. */
+  const startOf = (a: number): number => {
+    if (carry < 0) return a;
+    const c = carry;
+    carry = -1;
+    return c;
+  };
   /** The input's units [a, b) as written (ASCII): each character from itself. */
   const copy = (a: number, b: number) => {
     if (b <= a) return;
     room(b - a);
     for (let m = a; m < b; m++) {
       units[n] = s.charCodeAt(m);
-      from[n] = m;
+      from[n] = m === a ? startOf(m) : m;
       to[n++] = m + 1;
     }
   };
@@ -386,14 +442,15 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
   const emitUnit = (u: number, a: number, b: number) => {
     room(1);
     units[n] = u;
-    from[n] = a;
+    from[n] = startOf(a);
     to[n++] = b;
   };
   const emit = (t: string, a: number, b: number) => {
     room(t.length);
+    const start = startOf(a);
     for (let k = 0; k < t.length; k++) {
       units[n] = t.charCodeAt(k);
-      from[n] = a;
+      from[n] = start;
       to[n++] = b;
     }
   };
@@ -445,9 +502,34 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
     i = at;
     if (i >= s.length) break;
     const c = s.charCodeAt(i);
+    if (isTerminalStart(c)) {
+      // A terminal's escape sequence is drawn as nothing: removed (a span across it masks it with what it stood in).
+      TERMINAL_AT.lastIndex = i;
+      if (TERMINAL_AT.test(s)) {
+        changed = true;
+        if (carry < 0) carry = i;
+        i = TERMINAL_AT.lastIndex;
+        continue;
+      }
+      if (c === 0x1b) {
+        copy(i, i + 1);
+        i++;
+        continue;
+      }
+    }
     if (c === 38 /* & */ || c === 92 /* \\ */) {
       // One round of character references and escapes: each character stands for its whole escape.
       const e = escapeAt(s, i);
+      if (e?.cp === 0x1b) {
+        // An escaped ESC and the rest of its sequence as written: drawn as nothing too.
+        TERMINAL_REST.lastIndex = i + e.length;
+        if (TERMINAL_REST.test(s)) {
+          changed = true;
+          if (carry < 0) carry = i;
+          i = TERMINAL_REST.lastIndex;
+          continue;
+        }
+      }
       if (e === undefined) copy(i, i + 1);
       else {
         changed = true;

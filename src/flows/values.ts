@@ -25,7 +25,7 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { decodeEscapes, hasTags, IGNORABLE_CHARS, readTag, TAG_CHARS, type TagReading } from '../detect/normalize.js';
+import { decodeEscapes, hasTags, IGNORABLE_CHARS, readTag, TAG_CHARS, TERMINAL_ESCAPES, type TagReading } from '../detect/normalize.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN } from '../detect/encoded.js';
 import { DetectionStopped } from '../detect/ruleset.js';
 
@@ -104,6 +104,8 @@ function decoded(s: string, tags: TagReading = 'read'): string {
   if (t.includes('%')) t = t.replace(PERCENT, decodePercent);
   // HTML character references and JavaScript escapes: the detectors' one reading of them (detect/normalize.ts).
   if (t.includes('&') || t.includes('\\')) t = decodeEscapes(t);
+  // A terminal's escape sequences (colours, hyperlinks), written or escaped, are drawn as nothing.
+  if (t.includes('\x1b') || t.includes('\x9b')) t = t.replace(TERMINAL_ESCAPES, '');
   // NFKC again when something was decoded: a decoded character may have a compatibility form.
   if (t !== before) t = visible(t, tags).normalize('NFKC');
   return t;

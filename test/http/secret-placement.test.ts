@@ -4,7 +4,8 @@
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, marks drawn on its characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
- * JavaScript escape, base64, hex, either of them over base64; in a URL's path, the encoding glued to it), never reaches the host through /v1/evaluate with the shipped
+ * JavaScript escape, base64, hex, either of them over base64, a terminal's colours; in a URL's path, the encoding glued to it; in a JSON string, escaped once or
+ * twice), never reaches the host through /v1/evaluate with the shipped
  * policies.
  */
 import fc from 'fast-check';
@@ -69,6 +70,12 @@ function obfuscate(v: string, how: string, at: number): string {
       return v.slice(0, i) + `\\u${v.charCodeAt(i).toString(16).padStart(4, '0')}` + v.slice(i + 1);
     case 'percent':
       return v.slice(0, i) + '%' + v.charCodeAt(i).toString(16).toUpperCase().padStart(2, '0') + v.slice(i + 1);
+    case 'terminal': {
+      // Coloured as a terminal's output is (`grep --color` marks what matched): a control sequence before the value, one
+      // inside it, one after; or a hyperlink's escape around it.
+      const sgr = ['\x1b[01;31m\x1b[K', '\x1b[1;32m', '\x1b[38;5;208m', '\x9b0m'][at % 4]!;
+      return at % 5 === 4 ? `\x1b]8;;https://cb.test/\x07${v}\x1b]8;;\x1b\\` : `${sgr}${v.slice(0, i)}\x1b[m\x1b[K${sgr}${v.slice(i)}\x1b[0m`;
+    }
     default:
       return v;
   }
@@ -102,6 +109,10 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       ][cut % (breaks ? 3 : 2)]!;
       return { content: [{ type: 'text', text: `here it is:\n${first}` }, { type: 'text', text: `${second}\nok` }] };
     }
+    case 'json-text':
+      // A tool that prints an object holding a command's output: the line in a JSON string, once or twice (an object's
+      // JSON in a member of another), its quotes and line breaks escaped.
+      return { content: [{ type: 'text', text: cut % 2 === 0 ? JSON.stringify({ stdout: `here it is:\n${line}\nok`, code: 0 }) : JSON.stringify({ body: JSON.stringify({ env: `${line}\n` }) }) }] };
     case 'split-line': {
       // Cut at the line break before the value's line: its name, a header or a pair's name on a line before, in the
       // block before (a table's header | its rows, `- name: DB_PASSWORD` | `  value: ...`, `password: >-` | its value).
@@ -199,8 +210,8 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
-    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64'];
+    const wheres = ['text', 'json-text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64', 'terminal'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
         const placed = obfuscate(c.value, how, n);

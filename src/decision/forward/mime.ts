@@ -35,7 +35,7 @@ export function decodeTextBlob(blob: string, mime: string): string | undefined {
 
 /**
  * The text of a blob of any media type when its bytes are valid UTF-8 text
- * (no NUL, no other C0 control but tab and line breaks); undefined
+ * (no NUL, no other C0 control but tab, line breaks, ESC and BEL); undefined
  * otherwise. A blob whose first byte opens no text (a PNG's 0x89, a JPEG's
  * 0xFF) is known for none from its first 4 characters, before the whole is
  * checked and decoded: every image of a decision is asked.
@@ -49,8 +49,8 @@ export function decodeUtf8Blob(blob: string): string | undefined {
 /** Most bytes of a binary blob read for its stretches of text: a larger one is passed over, as pictures are. */
 export const BINARY_READ_MAX = 4 * 1024 * 1024;
 
-/** A stretch of 8 or more bytes of printable ASCII, tabs and line breaks (what `strings` prints). */
-const ASCII_STRETCH = /[\t\n\r\x20-\x7e]{8,}/g;
+/** A stretch of 8 or more bytes of printable ASCII, tabs, line breaks, ESC and BEL (what `strings` prints, with a terminal's colours and links). */
+const ASCII_STRETCH = /[\x07\t\n\r\x1b\x20-\x7e]{8,}/g;
 
 /** The single blob last read by binaryStretches and what it held: a decision reads a block's text more than once. */
 let lastBlob: string | undefined;
@@ -59,7 +59,7 @@ let lastStretches: string | undefined;
 /**
  * The stretches of text among the bytes of a blob that is no text (an
  * uncompressed archive holding a `.env`, a binary with a key compiled in):
- * each of 8 bytes or more of printable ASCII, tabs and line breaks, a line
+ * each of 8 bytes or more of printable ASCII, tabs, line breaks, ESC and BEL, a line
  * each, as `strings` prints them and a model handed the bytes would read
  * them (a credential is ASCII); undefined when it holds none, is not
  * base64, or is larger than BINARY_READ_MAX. Read for credentials and
@@ -80,8 +80,8 @@ export function binaryStretches(blob: string): string | undefined {
  * The text an image's or audio's `data` holds when its bytes are text
  * (docs/behaviour/labels-and-detectors.md#content-as-a-policy-input): read as a resource's
  * blob is, decoded with a textual media type's charset (an SVG image), else
- * only when it is valid UTF-8 with no control character but tab and line
- * breaks, which real pictures and sound are not (their headers hold bytes
+ * only when it is valid UTF-8 with no control character but tab, line
+ * breaks, ESC and BEL, which real pictures and sound are not (their headers hold bytes
  * that are not UTF-8 text); undefined otherwise.
  */
 export function mediaText(block: Record<string, unknown>): string | undefined {

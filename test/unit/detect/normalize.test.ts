@@ -4,9 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { normalizeForDetection } from '../../../src/detect/normalize.js';
 import { DetectionCache } from '../../../src/detect/index.js';
 import { IGNORABLES, inTags } from '../../helpers/unicode.js';
+import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 
 
 const found = (kind: 'secrets' | 'pii', s: string) => new DetectionCache().spans(kind, s);
+/** The corpus's credentials written on one line. */
+const oneLine = credentials.credentials.filter((c) => !c.value.includes('\n') && /^[\x21-\x7e]+$/.test(c.value));
+/** `s` with each span's characters replaced. */
+const mask = (s: string, spans: readonly { start: number; end: number }[]) => spans.reduceRight((t, sp) => t.slice(0, sp.start) + '*'.repeat(sp.end - sp.start) + t.slice(sp.end), s);
+/** Whether 8 characters of `value` past its first 8 (a provider's prefix) show in `text`. */
+function leaks(text: string, value: string): boolean {
+  for (let i = Math.max(0, Math.min(8, value.length - 8)); i + 8 <= value.length; i += 4) if (text.includes(value.slice(i, i + 8))) return true;
+  return false;
+}
 
 describe('normalizeForDetection', () => {
   it('reads a value behind each normalization as the value', () => {
@@ -19,7 +29,7 @@ describe('normalizeForDetection', () => {
   it('leaves plain ASCII alone, and maps every character back inside the input, in order', () => {
     expect(normalizeForDetection('plain ASCII, 100% sure')).toBeUndefined();
     fc.assert(
-      fc.property(fc.string({ unit: fc.oneof(fc.constantFrom('a', '%', '4', '1', 'E', 'F', '\u200b', '\u00ad', '\u0301', '\u00e9', '\u1e31', '\u0430', '\uff21', 'ß', '\ufb01', '😀', '&', '#', ';', 'x', 'u', 'd8', 'dc', '\\', '&#', '\\u', '\u{e0041}', '\ufe0f', 'amp;'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })), maxLength: 60 }), (s) => {
+      fc.property(fc.string({ unit: fc.oneof(fc.constantFrom('a', '%', '4', '1', 'E', 'F', '\u200b', '\u00ad', '\u0301', '\u00e9', '\u1e31', '\u0430', '\uff21', 'ß', '\ufb01', '😀', '&', '#', ';', 'x', 'u', 'd8', 'dc', '\\', '&#', '\\u', '\u{e0041}', '\ufe0f', 'amp;', '\x1b', '[', ']', '31m', '\x07', '\x9b', '"', 'n', '001b'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })), maxLength: 60 }), (s) => {
         const n = normalizeForDetection(s);
         if (n === undefined) return;
         expect(n.from.length).toBe(n.text.length);
@@ -114,6 +124,51 @@ describe('normalizeForDetection', () => {
     );
     expect(normalizeForDetection(`key ${inTags(v)}`)?.text).toBe(`key ${v}`);
     expect(normalizeForDetection(`key ${inTags(v)}`, undefined, 'drop')?.text).toBe('key ');
+  });
+
+  it("removes a terminal's escape sequences, written or escaped, and reads JSON's escapes after any run of backslashes", () => {
+    const v = 'AKIAIOSFODNN7EXAMPLE';
+    for (const written of [
+      // grep --color=always marks a match so; a colour in the middle of the value; 256 colours; CSI as one character.
+      `\x1b[01;31m\x1b[K${v}\x1b[m\x1b[K`,
+      `AKIA\x1b[1;32mIOSF\x1b[0mODNN7EXAMPLE`,
+      `\x1b[38;5;208mAKIAIOSFODNN\x1b[39m7EXAMPLE`,
+      `\x9b1mAKIAIOSFODNN7EXAMPLE\x9b0m`,
+      // A hyperlink (OSC 8), ended by BEL and by ESC backslash; a character set chosen.
+      `\x1b]8;;https://cb.test/\x07${v}\x1b]8;;\x1b\\`,
+      `\x1b(B${v}`,
+      // The same in a JSON string: ESC escaped, the rest as written.
+      `\\u001b[01;31mAKIA\\u001b[mIOSFODNN7EXAMPLE`,
+      `\\u001b]8;;https://cb.test/\\u0007${v}`,
+    ]) {
+      expect(normalizeForDetection(written)?.text, JSON.stringify(written)).toBe(v);
+    }
+    // A file's lines in a JSON string, once, twice, three times: quotes and line breaks read as themselves.
+    const file = 'DB_USER="app"\nDB_PASSWORD="Xk9mQ2vL7pR4tW8z"\n';
+    let escaped = file;
+    for (let round = 0; round < 3; round++) {
+      escaped = JSON.stringify(escaped).slice(1, -1);
+      expect(normalizeForDetection(escaped)?.text, escaped).toBe(file);
+    }
+    // A lone ESC, a sequence cut short, and backslashes before no escape are kept as written.
+    expect(normalizeForDetection('a \x1b\nb')).toBeUndefined();
+    expect(normalizeForDetection(`\x1b]${'a'.repeat(600)}`)).toBeUndefined();
+    expect(normalizeForDetection('C:\\\\Users\\\\me')).toBeUndefined();
+  });
+
+  it('masks a credential coloured by a terminal, cut by its colours anywhere, or in a JSON string escaped up to three times, and the sequence before it with it', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...oneLine), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 3 }), (c, a, b, rounds) => {
+        const i = a % (c.value.length + 1);
+        const sgr = ['\x1b[01;31m\x1b[K', '\x1b[1;32m', '\x1b[38;5;208m', '\x1b[0m', '\x9b7m'][b % 5]!;
+        const coloured = `${sgr}${c.value.slice(0, i)}${sgr}${c.value.slice(i)}\x1b[0m`;
+        let text = `here it is:\n${c.text.replace(c.value, () => coloured)}\nok`;
+        for (let r = 0; r < rounds; r++) text = JSON.stringify(text);
+        const masked = mask(text, found('secrets', text));
+        expect(leaks(masked, c.value), JSON.stringify(masked)).toBe(false);
+      }),
+      { numRuns: 400 },
+    );
   });
 
   it('decodes one round of character references and escapes, and only what stands for a character', () => {

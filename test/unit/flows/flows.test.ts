@@ -109,7 +109,7 @@ describe('values between results and calls', () => {
     );
   });
 
-  it('a value shown hidden (characters drawn as nothing inside it, written in tag characters, or escaped) is gated when a call carries it plainly', async () => {
+  it('a value shown hidden (characters drawn as nothing inside it, written in tag characters, escaped, coloured by a terminal, in a JSON string) is gated when a call carries it plainly', async () => {
     const c = core();
     let n = 0;
     const hide = fc.oneof(
@@ -119,6 +119,12 @@ describe('values between results and calls', () => {
       // Escapes a reader reads through: a JavaScript escape, an HTML character reference.
       fc.constant((v: string) => v.replace(/[@./]/g, (c) => `\\x${c.charCodeAt(0).toString(16)}`)),
       fc.constant((v: string) => v.replace(/[@./_]/g, (c) => `&#${c.charCodeAt(0)};`)),
+      // A terminal's colours around it and inside it (grep --color marks a match), written or escaped in a JSON string.
+      fc.nat().map((k) => (v: string) => `\x1b[01;31m\x1b[K${v.slice(0, k % v.length)}\x1b[m\x1b[K\x1b[1m${v.slice(k % v.length)}\x1b[0m`),
+      fc.nat().map((k) => (v: string) => JSON.stringify(`\x1b[32m${v.slice(0, k % v.length)}\x1b[0m${v.slice(k % v.length)}`)),
+      // In a JSON string of a command's output, once or twice: its line break and quotes escaped.
+      fc.constant((v: string) => JSON.stringify({ stdout: `sent to ${v}\nok` })),
+      fc.constant((v: string) => JSON.stringify(JSON.stringify(`mail "${v}"\nnow`))),
     );
     await fc.assert(
       fc.asyncProperty(planted, hide, async (v, h) => {
