@@ -157,6 +157,13 @@ const crafted: Record<string, string> = {
   'ends of private keys, one after another': fill('QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nWVpBQkNERUZHSElKS0xNTk9QUVJT\n-----END PRIVATE KEY-----\nab\n-----END RSA PRIVATE KEY-----\n'),
   'bare prefixes, one after another': fill('key-1//0sl.ya29.oy2squ_:*:AAAAAAAAAAAAAAAAAAAAA '),
   'percent-escapes and confusables': fill('%41KIA\u0430\u200b%EF%BC%AB '),
+  // A file's text in a JSON string (a tool printing an object that holds it), escaped once and twice: each escape read.
+  'a file in a JSON string, escaped once and twice': fill('{\\"name\\": \\"DB_PASSWORD\\", \\"value\\": \\"Xy9Lm2Pq8\\"}\\n\\t{\\\\\\"a\\\\\\": 1}\\\\n '),
+  'runs of backslashes, no escape after them': fill('\\'.repeat(17) + 'q'),
+  // A terminal's output with its colours (grep --color marks a match), and sequences cut short (each try reads its
+  // bound and fails), written and escaped as a JSON string writes them.
+  'coloured terminal output': fill('\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K=Xy9Lm2Pq \x1b[1;32mok\x1b[0m \x1b]8;;file:///a\x07a\x1b]8;;\x07\n'),
+  'terminal sequences cut short': fill(`\x1b[${'1;'.repeat(20)} \x1b]${'a'.repeat(600)} \\u001b]${'b'.repeat(600)} \x1b(`),
   'percent-escapes that are no UTF-8': fill('%FF '),
   // A mark drawn on every character, combining and composed: each removed or read as its letter.
   'marks drawn on every letter': fill('g\u0301h\u0307p\u0336_\u1e31\u00e9\u01f5 '),
