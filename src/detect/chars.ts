@@ -234,3 +234,19 @@ export function wordy(v: string, strict = false): boolean {
   }
   return words >= 2 && inWords * 5 >= alnum * 3;
 }
+
+/** UTF-16 code units as the string they are, lone surrogates kept (a decoder would make each U+FFFD), flat. */
+export function stringOf(units: Uint16Array): string {
+  const parts: string[] = [];
+  for (let k = 0; k < units.length; k += 8192) parts.push(String.fromCharCode.apply(null, units.subarray(k, k + 8192) as unknown as number[]));
+  return parts.join('');
+}
+
+/**
+ * Where the next character `re` matches stands in `s` from `i`, or `s.length`: `re` a global pattern of one unit, so
+ * where its search ends tells where the match is, no match array made.
+ */
+export function nextAt(re: RegExp, s: string, i: number): number {
+  re.lastIndex = i;
+  return re.test(s) ? re.lastIndex - 1 : s.length;
+}

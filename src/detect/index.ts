@@ -11,7 +11,8 @@ import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from '.
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
-import { normalizeForDetection } from './normalize.js';
+import { normalizeForDetection, type Normalized } from './normalize.js';
+import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
 
 export type { Span } from './chars.js';
@@ -71,6 +72,7 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
     if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds)) found.push(sp);
   }
   const n = normalizeForDetection(s, stop);
+  if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
   if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(unpack(raw).concat(found));
   for (const sp of unpack(RAW_SCANNERS[d](n.text, stop))) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
   // Tag characters read as ASCII, and also removed: a model may read them either way.
@@ -79,6 +81,24 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
   return mergeOverlaps(unpack(raw).concat(found));
+}
+
+/**
+ * Credentials in `text` (a string, or its normalization `n`) read with its markup removed (markup.ts), in the
+ * stretches where markup stands next to a secret's word or breaks a token: pushed onto `found`, mapped back onto the
+ * string's characters.
+ */
+function markupFinds(text: string, n: Normalized | undefined, found: Span[], stop: (() => boolean) | undefined): void {
+  if (!mayHoldMarkup(text)) return;
+  for (const [from, to] of markupWindows(text)) {
+    const m = withoutMarkup(from === 0 && to === text.length ? text : text.slice(from, to), stop);
+    if (m === undefined) continue;
+    for (const sp of unpack(scanSecrets(m.text, stop))) {
+      const a = from + m.from[sp.start]!;
+      const b = from + m.to[sp.end - 1]!;
+      found.push(n === undefined ? { kind: sp.kind, start: a, end: b } : { kind: sp.kind, start: n.from[a]!, end: n.to[b - 1]! });
+    }
+  }
 }
 
 /** `spans` sorted, overlapping ones merged into their union (the earlier span's kind names it); copies, the input is not changed. */
@@ -176,7 +196,8 @@ const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = {
  * Django key), what escapes are made of
  * (`& # ;` and a backslash: normalization reads `&#75;` and `\u004b` as letters), what a terminal's escape sequences
  * are made of (ESC, BEL, `[` and `]`: normalization removes them, so a value after its colour reads as itself wherever
- * the sequence is cut), and any non-ASCII character, which may fold to one.
+ * the sequence is cut), markup's (`<`, `>` and a backtick: a value in `<code>` or broken by `<wbr>`, markup.ts), and any
+ * non-ASCII character, which may fold to one.
  */
 function isTokenChar(c: number): boolean {
   return (
@@ -208,6 +229,9 @@ function isTokenChar(c: number): boolean {
     c === 93 ||
     c === 27 ||
     c === 7 ||
+    c === 60 ||
+    c === 62 ||
+    c === 96 ||
     c >= 0x80
   );
 }

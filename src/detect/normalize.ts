@@ -24,7 +24,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
-import { ASK_MASK, hexValue, isAlnum, isDigit } from './chars.js';
+import { ASK_MASK, hexValue, isAlnum, isDigit, nextAt, stringOf } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
 const require = createRequire(import.meta.url);
@@ -115,9 +115,10 @@ const TERMINAL_AT = /(?:\x1b\[|\x9b)[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]
 /**
  * The rest of a terminal's escape sequence after an ESC written as an escape (`\u001b[32m`: coloured output in a JSON
  * string), read as TERMINAL_AT reads it after the character; an operating system command ends at BEL or ESC `\`,
- * either written as an escape too.
+ * either written as an escape too, escaped as often as the ESC before (where the ESC's escape holds r backslashes,
+ * the `\` after it holds 2r).
  */
-const TERMINAL_REST = /\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b\\]{0,512}(?:\x07|\x1b\\|\\{1,16}(?:u0007|x07|(?:u001[bB]|x1[bB])\\{1,16}))|[ -/]{0,8}[0-Z^-~]/y;
+const TERMINAL_REST = /\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b\\]{0,512}(?:\x07|\x1b\\|(\\{1,16})(?:u0007|x07|(?:u001[bB]|x1[bB])\1\1))|[ -/]{0,8}[0-Z^-~]/y;
 /** Every terminal escape sequence of a text, for a replace (flows read values so). */
 export const TERMINAL_ESCAPES = new RegExp(TERMINAL_AT.source, 'g');
 /** A character a terminal's escape sequence starts with. */
@@ -322,13 +323,6 @@ function nfkc(cp: number): string {
   return out;
 }
 
-/** UTF-16 code units as the string they are, lone surrogates kept (a decoder would make each U+FFFD), flat. */
-function stringOf(units: Uint16Array): string {
-  const parts: string[] = [];
-  for (let k = 0; k < units.length; k += 8192) parts.push(String.fromCharCode.apply(null, units.subarray(k, k + 8192) as unknown as number[]));
-  return parts.join('');
-}
-
 /** The bytes of one run of percent-escapes (64 at most, read as one). */
 const PERCENT_BYTES = new Uint8Array(64);
 
@@ -492,12 +486,9 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
   };
   let i = 0;
   let steps = 0;
-  SPECIAL.lastIndex = 0;
   while (i < s.length) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while normalizing a text');
-    // The next special character (each match is one unit: where the search ends tells where it is, no match made).
-    SPECIAL.lastIndex = i;
-    const at = SPECIAL.test(s) ? SPECIAL.lastIndex - 1 : s.length;
+    const at = nextAt(SPECIAL, s, i);
     copy(i, at);
     i = at;
     if (i >= s.length) break;

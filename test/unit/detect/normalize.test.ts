@@ -160,8 +160,9 @@ describe('normalizeForDetection', () => {
     fc.assert(
       fc.property(fc.constantFrom(...oneLine), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 3 }), (c, a, b, rounds) => {
         const i = a % (c.value.length + 1);
-        const sgr = ['\x1b[01;31m\x1b[K', '\x1b[1;32m', '\x1b[38;5;208m', '\x1b[0m', '\x9b7m'][b % 5]!;
-        const coloured = `${sgr}${c.value.slice(0, i)}${sgr}${c.value.slice(i)}\x1b[0m`;
+        const sgr = ['\x1b[01;31m\x1b[K', '\x1b[1;32m', '\x1b[38;5;208m', '\x1b[0m', '\x9b7m', ''][b % 6]!;
+        // (Or a hyperlink around it, ended by BEL and by ESC backslash: escaped, the backslash is escaped too.)
+        const coloured = sgr === '' ? `\x1b]8;;https://cb.test/\x07${c.value}\x1b]8;;\x1b\\` : `${sgr}${c.value.slice(0, i)}${sgr}${c.value.slice(i)}\x1b[0m`;
         let text = `here it is:\n${c.text.replace(c.value, () => coloured)}\nok`;
         for (let r = 0; r < rounds; r++) text = JSON.stringify(text);
         const masked = mask(text, found('secrets', text));

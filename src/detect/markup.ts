@@ -1,0 +1,179 @@
+/**
+ * Text as a reader of rendered markup sees it (docs/behaviour/labels-and-detectors.md#markup): a credential named in
+ * an HTML page or in Markdown reads as a name and its value once the markup is gone. `<td>password</td><td>X</td>`,
+ * `<dt>API key</dt><dd>X</dd>`, `Password: <code>X</code>`, a code view's `<span>API_KEY</span><span>=</span>
+ * <span>X</span>`, `**password**: X`, `` `api_key`: `X` `` and a token broken by `<wbr>` hold no `name = value` as
+ * written. Read for credentials, besides the text as written (what either reading finds is masked).
+ *
+ * An HTML tag (`<` and one of HTML's names, its attributes up to `>`, at most 512 characters, none of them `<`) is
+ * removed; the end of a table's or a definition list's cell reads as a blank, a tag that starts or ends a line (`<br>`,
+ * `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break. Elements of other names (XML's `<password>`) are
+ * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), and its backticks read as blanks (a program's
+ * template literal glues to nothing). One pass, each
+ * character looked at once or, inside a tag that is none, twice: linear in the text.
+ */
+import { ASK_MASK, codeAt, isWord, nextAt, stringOf } from './chars.js';
+import { DetectionStopped } from './ruleset.js';
+
+/** A reading of a text with its markup removed: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]). */
+export interface WithoutMarkup {
+  text: string;
+  from: Uint32Array;
+  to: Uint32Array;
+}
+
+/** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`. */
+const MARKUP = /<\/?[A-Za-z]|`|\*\*/;
+/** The next character a markup reading may change. */
+const SPECIAL = /[<`*]/g;
+/** A tag at the place it is tried: its `/`, its name, its attributes (bounded, no `<` among them). */
+const TAG_AT = /<(\/?)([A-Za-z][A-Za-z0-9]{0,15})(?:[\s/][^<>]{0,512})?>/y;
+/** HTML's tags that stand inside a line (text's, a form's, a picture's): removed. */
+const INLINE_TAGS = new Set(['a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'button', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'input', 'ins', 'kbd', 'label', 'mark', 'option', 'q', 's', 'samp', 'select', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'textarea', 'time', 'tt', 'u', 'var', 'wbr']);
+/** Tags that end a cell: read as a blank. */
+const CELL_TAGS = new Set(['td', 'th', 'dt', 'dd']);
+/** Tags that start or end a line: read as a line break. */
+const LINE_TAGS = new Set(['br', 'p', 'div', 'tr', 'li', 'ul', 'ol', 'dl', 'table', 'thead', 'tbody', 'tfoot', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'hr', 'section', 'article', 'header', 'footer', 'blockquote', 'main', 'nav', 'aside', 'form', 'fieldset', 'caption', 'figure', 'figcaption', 'details', 'summary']);
+
+/** Whether `s` may read differently with its markup removed (one native search). */
+export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s);
+
+/**
+ * A secret's word (as the seams look for one) with markup after it on its line, within 32 characters: a tag, a backtick or `**` closing the name
+ * or opening its value (`password</td><td>X`, `**password**: X`, `` `api_key`: `X ``, `Password: <code>X`,
+ * `Authorization: Bearer \`X\``, `the password is **X**`).
+ */
+const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user)[^\n]{0,32}?(?:\*\*|`|<\/?[A-Za-z])/gi;
+/**
+ * A token of 16 characters or more opened by an inline tag (`<code>Xk9...`): a value whose name may stand on a line
+ * before (a table's header), read with VALUE_BEFORE characters before it.
+ */
+const VALUE_IN_MARKUP = /<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>[^\s<>]{16}/gi;
+const VALUE_BEFORE = 512;
+/** A tag that breaks a token: `<wbr>` or a span, glued to its characters on both sides. */
+const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span)\b[^<>]{0,64}>){1,4}[^\s<>]/gi;
+/** Characters read before a secret's word in markup (the tags around it). */
+const BEFORE_NAME = 128;
+/** Characters read after the markup: a value, then on to the end of the token there, at most MAX_TOKEN more. */
+const AFTER_NAME = 160;
+/** Most characters a token is followed to, either way, from where a window would cut it (a JWT runs to a thousand or two). */
+const MAX_TOKEN = 4096;
+
+const isBlankAt = (s: string, i: number): boolean => {
+  const c = s.charCodeAt(i);
+  return c === 32 || c === 9 || c === 10 || c === 13;
+};
+
+/**
+ * The stretches of `s` to read without markup: around each secret's word that markup stands next to (NAMED_IN_MARKUP),
+ * each long token an inline tag opens (VALUE_IN_MARKUP), and each token a tag breaks (BREAKS_TOKEN), whole; sorted, merged where they meet. A text of Markdown that names
+ * keys now and then (documentation) is read again only there. Each search goes on from where its last stretch's
+ * token walk stopped: linear in the text.
+ */
+export function markupWindows(s: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const [re, back, before] of [
+    [NAMED_IN_MARKUP, false, BEFORE_NAME],
+    [VALUE_IN_MARKUP, false, VALUE_BEFORE],
+    [BREAKS_TOKEN, true, BEFORE_NAME],
+  ] as const) {
+    re.lastIndex = 0;
+    let reach = 0;
+    for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+      let a = m.index;
+      // A broken token is read from its start (back over its characters), a name with the tags before it.
+      if (back) while (a > reach && m.index - a < MAX_TOKEN && !isBlankAt(s, a - 1)) a--;
+      a = Math.max(0, a - before);
+      let b = Math.max(reach, Math.min(s.length, m.index + m[0].length + AFTER_NAME));
+      const limit = Math.min(s.length, b + MAX_TOKEN);
+      while (b < limit && !isBlankAt(s, b)) b++;
+      reach = b;
+      out.push([a, b]);
+      if (re.lastIndex < b) re.lastIndex = b;
+    }
+  }
+  out.sort((x, y) => x[0] - y[0]);
+  const merged: Array<[number, number]> = [];
+  for (const w of out) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && w[0] <= last[1]) last[1] = Math.max(last[1], w[1]);
+    else merged.push([w[0], w[1]]);
+  }
+  return merged;
+}
+
+/**
+ * `s` with its markup removed, or undefined where it holds none. `stop` is asked every 4,096 places markup may stand.
+ * @throws DetectionStopped
+ */
+export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | undefined {
+  if (!mayHoldMarkup(s)) return undefined;
+  // Never longer than the input: every tag or marker is removed or read as one character.
+  const units = new Uint16Array(s.length);
+  const from = new Uint32Array(s.length);
+  const to = new Uint32Array(s.length);
+  let n = 0;
+  let changed = false;
+  const copy = (a: number, b: number) => {
+    for (let m = a; m < b; m++) {
+      units[n] = s.charCodeAt(m);
+      from[n] = m;
+      to[n++] = m + 1;
+    }
+  };
+  let i = 0;
+  let steps = 0;
+  while (i < s.length) {
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading a text without its markup');
+    const at = nextAt(SPECIAL, s, i);
+    copy(i, at);
+    i = at;
+    if (i >= s.length) break;
+    const c = s.charCodeAt(i);
+    if (c === 96 /* ` */) {
+      // A blank: code in backticks is a word of its own, and a program's template literal glues to nothing.
+      changed = true;
+      units[n] = 32;
+      from[n] = i;
+      to[n++] = i + 1;
+      i++;
+      continue;
+    }
+    if (c === 42 /* * */) {
+      // `**` and longer runs (bold, bold italic); a single `*` is kept (a product, a glob, a password's character), and
+      // so is a run inside a word (a value shown in part, `hun***r22`, `ghp_****Xy12`).
+      let j = i;
+      while (j < s.length && s.charCodeAt(j) === 42) j++;
+      if (j - i >= 2 && !(isWord(codeAt(s, i - 1)) && isWord(codeAt(s, j)))) changed = true;
+      else copy(i, j);
+      i = j;
+      continue;
+    }
+    TAG_AT.lastIndex = i;
+    const m = TAG_AT.exec(s);
+    if (m === null) {
+      copy(i, i + 1);
+      i++;
+      continue;
+    }
+    const name = m[2]!.toLowerCase();
+    const end = i + m[0].length;
+    if (!INLINE_TAGS.has(name) && !CELL_TAGS.has(name) && !LINE_TAGS.has(name)) {
+      // Another language's element (`<password>...</password>`, `<add key="..." value="..."/>`): its name may name
+      // what it holds, kept as written.
+      copy(i, end);
+      i = end;
+      continue;
+    }
+    changed = true;
+    const as = CELL_TAGS.has(name) ? (m[1] === '/' ? 32 : -1) : LINE_TAGS.has(name) ? 10 : -1;
+    if (as >= 0) {
+      units[n] = as;
+      from[n] = i;
+      to[n++] = end;
+    }
+    i = end;
+  }
+  if (!changed) return undefined;
+  return { text: stringOf(units.subarray(0, n)), from: from.subarray(0, n), to: to.subarray(0, n) };
+}

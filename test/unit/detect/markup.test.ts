@@ -1,0 +1,92 @@
+/** Credentials named in HTML or Markdown (src/detect/markup.ts): read with the markup removed, mapped back onto the text as written. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
+import { withoutMarkup } from '../../../src/detect/markup.js';
+import { DetectionCache } from '../../../src/detect/index.js';
+
+const found = (s: string) => new DetectionCache().spans('secrets', s);
+const mask = (s: string, spans: readonly { start: number; end: number }[]) => spans.reduceRight((t, sp) => t.slice(0, sp.start) + '*'.repeat(sp.end - sp.start) + t.slice(sp.end), s);
+/** Whether 8 characters of `value` past its first 8 (a provider's prefix) show in `text`. */
+function leaks(text: string, value: string): boolean {
+  for (let i = Math.max(0, Math.min(8, value.length - 8)); i + 8 <= value.length; i += 4) if (text.includes(value.slice(i, i + 8))) return true;
+  return false;
+}
+/** The corpus's credentials written on one line, with no character of markup in them. */
+const oneLine = credentials.credentials.filter((c) => !c.value.includes('\n') && /^[\x21-\x7e]+$/.test(c.value) && !/[<>`*]/.test(c.value));
+const V = 'Xk9mQ2vL7pR4tW8zHq3N';
+
+describe('withoutMarkup', () => {
+  it("removes HTML's tags and Markdown's bold, reads cells' ends as blanks, lines' tags as line breaks, backticks as blanks", () => {
+    expect(withoutMarkup('<dt>API key</dt><dd>X</dd>')?.text).toBe('API key X ');
+    expect(withoutMarkup('<tr><td>password</td><td>X</td></tr>')?.text).toBe('\npassword X \n');
+    expect(withoutMarkup('**password**: `X`')?.text).toBe('password:  X ');
+    expect(withoutMarkup('ghp_Ab3<wbr>dE9<span class="x">f</span>')?.text).toBe('ghp_Ab3dE9f');
+    // Another language's elements are kept (their names say what they hold); a tag cut short, a `<` of a comparison
+    // and a lone `*` are no markup.
+    expect(withoutMarkup('<password>X</password> a < b, 2 * 3, <b x="1"')).toBeUndefined();
+  });
+
+  it('maps every character back inside the input, in order', () => {
+    const unit = fc.constantFrom('a', 'X', ' ', '<', '>', '/', 'b', 'td', 'wbr', 'span', ' class="x"', '`', '*', '**', '\n', 'password', ':');
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 60 }).map((a) => a.join('')), (s) => {
+        const m = withoutMarkup(s);
+        if (m === undefined) return;
+        expect(m.from.length).toBe(m.text.length);
+        expect(m.text.length).toBeLessThanOrEqual(s.length);
+        for (let i = 0; i < m.text.length; i++) {
+          expect(m.from[i]).toBeLessThan(m.to[i]!);
+          expect(m.to[i]).toBeLessThanOrEqual(s.length);
+          if (i > 0) expect(m.from[i]).toBeGreaterThanOrEqual(m.to[i - 1]!);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('credentials in markup', () => {
+  it('masks a value named in an HTML page or in Markdown, where the name and the value are apart in markup', () => {
+    for (const written of [
+      `<table><tr><td>password</td><td>${V}</td></tr></table>`,
+      `<dl><dt>API key</dt><dd>${V}</dd></dl>`,
+      `Password: <code>${V}</code>`,
+      `password: <b>${V}</b>`,
+      `<span class="pl-smi">API_KEY</span><span class="pl-k">=</span><span class="pl-s">${V}</span>`,
+      `**password**: ${V}`,
+      `- **API key**: \`${V}\``,
+      `\`password\`: \`${V}\``,
+      `Authorization: Bearer \`${V}\``,
+    ]) {
+      expect(leaks(mask(written, found(written)), V), written).toBe(false);
+    }
+  });
+
+  it('masks any credential of the corpus in markup: its value in code, bold or a span, or broken by <wbr> or a span anywhere', () => {
+    const wraps = [(v: string) => `<code>${v}</code>`, (v: string) => `<b>${v}</b>`, (v: string) => `**${v}**`, (v: string) => `<span class="s">${v}</span>`, (v: string) => v];
+    const breaks = ['<wbr>', '</span><span class="s">', '<wbr/>', ''];
+    fc.assert(
+      fc.property(fc.constantFrom(...oneLine), fc.nat(), fc.constantFrom(...wraps), fc.constantFrom(...breaks), (c, k, wrap, br) => {
+        const i = 1 + (k % (c.value.length - 1));
+        const placed = wrap(c.value.slice(0, i) + br + c.value.slice(i));
+        const text = `<p>here it is:</p>\n<pre>${c.text.replace(c.value, () => placed)}</pre>`;
+        expect(leaks(mask(text, found(text)), c.value), text).toBe(false);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  it('finds nothing in markup that names no secret, and keeps a template literal and an HTML table of prose apart', () => {
+    for (const benign of [
+      '<td>Key</td><td>_xsltStylesheet</td>',
+      'case "invalid_key": return `Неверный ключ в ${origin}`;',
+      'o.key = t ? C0.ESC + `OB` : C0.ESC + `[B`;',
+      ':type pkey: :py:class:`PKey`',
+      '<b>password</b> reset <i>link</i> sent to your <code>inbox</code>',
+      '| **Key** | **Value** |\n|---|---|\n| `retries` | `3` |',
+    ]) {
+      expect(found(benign), benign).toEqual([]);
+    }
+  });
+});
