@@ -163,6 +163,10 @@ const crafted: Record<string, string> = {
   // A terminal's output with its colours (grep --color marks a match), and sequences cut short (each try reads its
   // bound and fails), written and escaped as a JSON string writes them.
   'coloured terminal output': fill('\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K=Xy9Lm2Pq \x1b[1;32mok\x1b[0m \x1b]8;;file:///a\x07a\x1b]8;;\x07\n'),
+  // HTML and Markdown that name a secret (read again with the markup removed), tags glued inside tokens, and `<` that
+  // start no tag (each try reads its bound).
+  'HTML and Markdown that name a secret': fill('<tr><td>password</td><td><code>Xy9Lm2Pq8Rt5</code></td></tr><dt>API key</dt><dd>a<wbr>b</dd> **token**: `Zx9Lm2` <span class="k">key</span>=<b>x</b>\n'),
+  'tags cut short and comparisons': fill(`<b ${'x'.repeat(600)} a<b and c > d key ** \``),
   'terminal sequences cut short': fill(`\x1b[${'1;'.repeat(20)} \x1b]${'a'.repeat(600)} \\u001b]${'b'.repeat(600)} \x1b(`),
   'percent-escapes that are no UTF-8': fill('%FF '),
   // A mark drawn on every character, combining and composed: each removed or read as its letter.
