@@ -297,6 +297,24 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 const SECRET_NAME_END =
   /(?:key|secret|token|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
+/**
+ * A password's name in another language, at the end of what stands before an operator (`Passwort: ...`,
+ * `contraseña: ...`, `пароль: ...`, `mot de passe : ...`, `パスワード: ...`): German, Dutch, Portuguese, Czech, Slovak,
+ * Slovene, Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, French, Indonesian, Vietnamese,
+ * Russian, Ukrainian, Greek, Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Hindi. Read as `password`. (Arabic's
+ * alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon is read only normalized.)
+ */
+const LOCAL_PASSWORD = /(?:^|[^\p{L}])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)[ \t]*$/u;
+/** The last words of LOCAL_PASSWORD's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
+const LOCAL_PASSWORD_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau)$/;
+/** Where a password's name in another language ends `s` before `end` (LOCAL_PASSWORD), or -1. */
+function localPasswordName(s: string, end: number): number {
+  const from = Math.max(0, end - 24);
+  const m = LOCAL_PASSWORD.exec(s.slice(from, end).toLowerCase());
+  if (m === null) return -1;
+  // (The match's first character is the one before the name, where one stands.)
+  return from + m.index + (m[0].length > 0 && !/\p{L}/u.test(m[0][0]!) ? 1 : 0);
+}
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
 /** The names a numeric password is read under: a password's own words (not `pass`, `psk` or `pw`, which name counts and codes too). */
@@ -567,6 +585,12 @@ const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
 const CASED_WORD = '(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)';
 /** Letters in words of one case each, or capitalized, between `_ . -` (`created_at`, `READ_ONLY`, `Read-Only`). */
 const CASED_WORDS = new RegExp(`^${CASED_WORD}(?:[_.-]${CASED_WORD})*$`);
+/**
+ * Words of a language written with letters past ASCII (`obrigatória`, `Größenordnung`, `Şifrenizi`, `неверный`), each
+ * of one case or capitalized, between `_ . -`: a word, as CASED_WORDS's are (a password of other letters reads as
+ * ASCII once normalized, and is read so).
+ */
+const LANGUAGE_WORDS = /^(?=[^]*[^\x00-\x7f])(?:\p{Ll}+|\p{Lu}+|\p{Lu}\p{Ll}+)(?:[_.-](?:\p{Ll}+|\p{Lu}+|\p{Lu}\p{Ll}+))*$/u;
 /** Letters in camel case (`userId`, `accessToken`, `ReadOnly`), each part as NAME_PARTS splits it. */
 const CAMEL = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/;
 const CAMEL_PART = /[A-Z]?[a-z]+/g;
@@ -580,7 +604,7 @@ const CAMEL_PART = /[A-Z]?[a-z]+/g;
  * words.
  */
 function namedInLetters(v: string, password: boolean): boolean {
-  if (!LETTERS.test(v)) return false;
+  if (!LETTERS.test(v)) return LANGUAGE_WORDS.test(v);
   if (CASED_WORDS.test(v) || (!password && wordy(v))) return true;
   if (!CAMEL.test(v)) return false;
   for (const m of v.matchAll(CAMEL_PART)) if (!wordLike(m[0])) return false;
@@ -736,8 +760,18 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
       told = true;
     }
   }
+  // (A password's name in another language: `Passwort: ...`, `contraseña: ...`, `пароль: ...`, `mot de passe : ...`.)
+  let local = false;
+  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_PASSWORD_END.test(s.slice(nameStart, nameEnd).toLowerCase()))) {
+    const at = localPasswordName(s, e);
+    if (at >= 0) {
+      nameStart = at;
+      nameEnd = e;
+      local = true;
+    }
+  }
   // (Two characters name nothing but `pw`: `user: admin / pw: ...`.)
-  if ((nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
+  if (!local && (nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
@@ -746,7 +780,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // postgres:16`.)
   const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || (BARE_NAME.test(s.slice(nameStart, nameEnd)) && startsToken(codeAt(s, nameStart - 1))));
   if (blank && !flag && !bare) return undefined;
-  let name = s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
+  let name = local ? 'password' : s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)

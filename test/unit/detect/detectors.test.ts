@@ -336,3 +336,37 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 });
+
+describe("a password's name in another language", () => {
+  const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड'];
+  const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required'];
+  const random = fc.stringMatching(/^[A-Za-z0-9]{12,24}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 10);
+  const op = fc.constantFrom(': ', ' : ', '=', ' = ', '：', ': "');
+
+  it("finds and masks a random value after it, in any case, after any operator, at a line start, after a word, or as an environment variable's last word", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...NAMES), fc.boolean(), op, random, fc.constantFrom('', 'Neues ', '- ', '| ', 'DB_'), (name, upper, o, v, before) => {
+        const text = `${before}${upper ? name.toUpperCase() : name}${before === 'DB_' ? '' : o}${before === 'DB_' ? '=' : ''}${before === 'DB_' ? v : `${v}${o.endsWith('"') ? '"' : ''}`}\n`;
+        if (before === 'DB_' && / /.test(name)) return;
+        // (A fullwidth colon is read normalized, where the confusables fold letters of Cyrillic, Greek, Hebrew and
+        // Arabic to ASCII ones: after those names it is not read; CJK's and Latin's are.)
+        if (o === '\uff1a' && /[\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff\u0900-\u0e7f]/.test(name)) return;
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(v);
+        expect(spans.some((s) => s.start <= at && at + v.length <= s.end), JSON.stringify(text)).toBe(true);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  it("finds nothing in a word of a language after it, nor in the name glued to another word's end", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...NAMES), op, fc.constantFrom(...WORDS), random, (name, o, w, v) => {
+        expect(detectKinds('secrets', `${name}${o}${w}${o.endsWith('"') ? '"' : ''}\n`)).toEqual([]);
+        // (A longer word that ends like one of the names is none of them.)
+        if (/^[a-z]+$/.test(name)) expect(detectKinds('secrets', `zz${name}: ${v}\n`)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
