@@ -8,9 +8,9 @@
  * An HTML tag (`<` and one of HTML's names, its attributes up to `>`, at most 512 characters, none of them `<`) is
  * removed; the end of a table's or a definition list's cell reads as a blank, a tag that starts or ends a line (`<br>`,
  * `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break. Elements of other names (XML's `<password>`) are
- * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), and its backticks read as blanks (a program's
- * template literal glues to nothing). One pass, each
- * character looked at once or, inside a tag that is none, twice: linear in the text.
+ * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), and its backticks read as
+ * blanks (a program's template literal glues to nothing). One pass, each character looked at once or, inside a tag
+ * that is none, twice: linear in the text.
  */
 import { ASK_MASK, codeAt, isWord, nextAt, stringOf } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
@@ -39,8 +39,8 @@ const LINE_TAGS = new Set(['br', 'p', 'div', 'tr', 'li', 'ul', 'ol', 'dl', 'tabl
 export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s);
 
 /**
- * A secret's word (as the seams look for one) with markup after it on its line, within 32 characters: a tag, a backtick or `**` closing the name
- * or opening its value (`password</td><td>X`, `**password**: X`, `` `api_key`: `X ``, `Password: <code>X`,
+ * A secret's word (as the seams look for one) with markup after it on its line, within 32 characters: a tag, a
+ * backtick or `**` closing the name or opening its value (`password</td><td>X`, `**password**: X`, `` `api_key`: `X ``, `Password: <code>X`,
  * `Authorization: Bearer \`X\``, `the password is **X**`).
  */
 const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user)[^\n]{0,32}?(?:\*\*|`|<\/?[A-Za-z])/gi;
@@ -66,9 +66,10 @@ const isBlankAt = (s: string, i: number): boolean => {
 
 /**
  * The stretches of `s` to read without markup: around each secret's word that markup stands next to (NAMED_IN_MARKUP),
- * each long token an inline tag opens (VALUE_IN_MARKUP), and each token a tag breaks (BREAKS_TOKEN), whole; sorted, merged where they meet. A text of Markdown that names
- * keys now and then (documentation) is read again only there. Each search goes on from where its last stretch's
- * token walk stopped: linear in the text.
+ * each long token an inline tag opens (VALUE_IN_MARKUP), and each token a tag breaks (BREAKS_TOKEN), whole; sorted,
+ * merged where they meet. A text of Markdown that names keys now and then (documentation) is read again only there.
+ * Each token walk starts where the last one stopped, and each search goes on a name's reach before the stretch's end:
+ * linear in the text.
  */
 export function markupWindows(s: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
@@ -89,7 +90,8 @@ export function markupWindows(s: string): Array<[number, number]> {
       while (b < limit && !isBlankAt(s, b)) b++;
       reach = b;
       out.push([a, b]);
-      if (re.lastIndex < b) re.lastIndex = b;
+      // (The next search starts a name's reach before the stretch's end: a name there may have its value after it.)
+      if (re.lastIndex < b - BEFORE_NAME) re.lastIndex = b - BEFORE_NAME;
     }
   }
   out.sort((x, y) => x[0] - y[0]);

@@ -19,7 +19,7 @@ import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { decodeTextBlob } from '../../../src/decision/forward/mime.js';
 import { compilePolicyFiles, loadPolicyDir } from '../../../src/policy/load.js';
 import { TrustgateError } from '../../../src/errors.js';
-import { scanPii, scanSecrets } from '../../../src/detect/index.js';
+import { DetectionCache, scanPii, scanSecrets } from '../../../src/detect/index.js';
 import { scanFormats, scanSecretsFully } from '../../../src/detect/secrets.js';
 import { scanPiiFully } from '../../../src/detect/pii.js';
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
@@ -403,5 +403,24 @@ describe('detection is linear in the text', () => {
     const ratio = time(text(4 * n)) / time(text(n));
     // Linear gives 4; quadratic would give 16. The bound leaves room for a noisy machine.
     expect(ratio).toBeLessThan(10);
+  });
+
+  it('so is the whole reading, on text dense with markup, terminal sequences and escapes', () => {
+    // Every secret's word followed by markup (each a stretch read again without it), tags cut short and glued inside
+    // tokens, terminal sequences whole and cut short, escapes after runs of backslashes.
+    const unit = `key\`a **token**: <code>Xk9mQ2vL7pR4tW8zHq</code> a<wbr>b<span class="s">c <b ${'x'.repeat(40)} \x1b[1;32mpassword\x1b[0m=\\\\\\"v\\n \x1b]8;;u \\u001b[31m `;
+    const text = (n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    const time = (s: string) => {
+      let best = Infinity;
+      for (let r = 0; r < 5; r++) {
+        const t0 = performance.now();
+        new DetectionCache().spans('secrets', s);
+        best = Math.min(best, performance.now() - t0);
+      }
+      return best;
+    };
+    time(text(20_000)); // warm up
+    const n = 100_000;
+    expect(time(text(4 * n)) / time(text(n))).toBeLessThan(10);
   });
 });
