@@ -298,22 +298,26 @@ const SECRET_NAME_END =
   /(?:key|secret|token|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /**
- * A password's name in another language, at the end of what stands before an operator (`Passwort: ...`,
- * `contraseña: ...`, `пароль: ...`, `mot de passe : ...`, `パスワード: ...`): German, Dutch, Portuguese, Czech, Slovak,
- * Slovene, Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, French, Indonesian, Vietnamese,
- * Russian, Ukrainian, Greek, Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Hindi. Read as `password`. (Arabic's
- * alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon is read only normalized.)
+ * A password's, an API key's or a token's name in another language, at the end of what stands before an operator
+ * (`Passwort: ...`, `contraseña: ...`, `пароль: ...`, `mot de passe : ...`, `パスワード: ...`, `API-Schlüssel: ...`,
+ * `clave de API: ...`, `токен: ...`, `APIキー: ...`, `API 키: ...`): German, Dutch, Portuguese, Czech, Slovak, Slovene,
+ * Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, French, Indonesian, Vietnamese, Russian,
+ * Ukrainian, Greek, Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Hindi. Read as `password`, `api_key` or `token`
+ * (group 1, 2 or 3). (Arabic's alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon
+ * is read only normalized.)
  */
-const LOCAL_PASSWORD = /(?:^|[^\p{L}])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)[ \t]*$/u;
-/** The last words of LOCAL_PASSWORD's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
-const LOCAL_PASSWORD_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau)$/;
-/** Where a password's name in another language ends `s` before `end` (LOCAL_PASSWORD), or -1. */
-function localPasswordName(s: string, end: number): number {
+const LOCAL_NAME =
+  /(?:^|[^\p{L}])(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
+/** The last words of LOCAL_NAME's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
+const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
+/** The name a password's, a key's or a token's name in another language ends `s` before `end` with (LOCAL_NAME): where it starts, and what it reads as. */
+function localName(s: string, end: number): { start: number; name: string } | undefined {
   const from = Math.max(0, end - 24);
-  const m = LOCAL_PASSWORD.exec(s.slice(from, end).toLowerCase());
-  if (m === null) return -1;
+  const m = LOCAL_NAME.exec(s.slice(from, end).toLowerCase());
+  if (m === null) return undefined;
   // (The match's first character is the one before the name, where one stands.)
-  return from + m.index + (m[0].length > 0 && !/\p{L}/u.test(m[0][0]!) ? 1 : 0);
+  const start = from + m.index + (m[0].length > 0 && !/\p{L}/u.test(m[0][0]!) ? 1 : 0);
+  return { start, name: m[1] !== undefined ? 'password' : m[2] !== undefined ? 'api_key' : 'token' };
 }
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
@@ -591,6 +595,11 @@ const CASED_WORDS = new RegExp(`^${CASED_WORD}(?:[_.-]${CASED_WORD})*$`);
  * ASCII once normalized, and is read so).
  */
 const LANGUAGE_WORDS = /^(?=[^]*[^\x00-\x7f])(?:\p{Ll}+|\p{Lu}+|\p{Lu}\p{Ll}+)(?:[_.-](?:\p{Ll}+|\p{Lu}+|\p{Lu}\p{Ll}+))*$/u;
+/**
+ * Letters alone, one of them of a script with no case (Chinese, Japanese, Arabic, Hebrew, Thai...; `请输入密码`): words
+ * of a language, also where the confusables have folded some of its letters to ASCII ones (Arabic's alef to `l`).
+ */
+const UNCASED_WORDS = /^(?=[^]*\p{Lo})[\p{L}\p{M}]+$/u;
 /** Letters in camel case (`userId`, `accessToken`, `ReadOnly`), each part as NAME_PARTS splits it. */
 const CAMEL = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/;
 const CAMEL_PART = /[A-Z]?[a-z]+/g;
@@ -604,7 +613,7 @@ const CAMEL_PART = /[A-Z]?[a-z]+/g;
  * words.
  */
 function namedInLetters(v: string, password: boolean): boolean {
-  if (!LETTERS.test(v)) return LANGUAGE_WORDS.test(v);
+  if (!LETTERS.test(v)) return LANGUAGE_WORDS.test(v) || UNCASED_WORDS.test(v);
   if (CASED_WORDS.test(v) || (!password && wordy(v))) return true;
   if (!CAMEL.test(v)) return false;
   for (const m of v.matchAll(CAMEL_PART)) if (!wordLike(m[0])) return false;
@@ -760,18 +769,18 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
       told = true;
     }
   }
-  // (A password's name in another language: `Passwort: ...`, `contraseña: ...`, `пароль: ...`, `mot de passe : ...`.)
-  let local = false;
-  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_PASSWORD_END.test(s.slice(nameStart, nameEnd).toLowerCase()))) {
-    const at = localPasswordName(s, e);
-    if (at >= 0) {
-      nameStart = at;
+  // (A name in another language: `Passwort: ...`, `contraseña: ...`, `mot de passe : ...`, `API-Schlüssel: ...`.)
+  let local: string | undefined;
+  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(s.slice(nameStart, nameEnd).toLowerCase()))) {
+    const named = localName(s, e);
+    if (named !== undefined) {
+      nameStart = named.start;
       nameEnd = e;
-      local = true;
+      local = named.name;
     }
   }
   // (Two characters name nothing but `pw`: `user: admin / pw: ...`.)
-  if (!local && (nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
+  if (local === undefined && (nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
@@ -780,7 +789,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // postgres:16`.)
   const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || (BARE_NAME.test(s.slice(nameStart, nameEnd)) && startsToken(codeAt(s, nameStart - 1))));
   if (blank && !flag && !bare) return undefined;
-  let name = local ? 'password' : s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
+  let name = local ?? s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
