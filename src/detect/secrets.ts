@@ -785,9 +785,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
-  // (A name of words before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
+  // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
-  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || (BARE_NAME.test(s.slice(nameStart, nameEnd)) && startsToken(codeAt(s, nameStart - 1))));
+  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
   if (blank && !flag && !bare) return undefined;
   let name = local ?? s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
