@@ -12,15 +12,12 @@
  * blanks (a program's template literal glues to nothing). One pass, each character looked at once or, inside a tag
  * that is none, twice: linear in the text.
  */
-import { ASK_MASK, codeAt, isWord, nextAt, stringOf } from './chars.js';
+import { ASK_MASK, codeAt, isSpace, isWord, nextAt, stringOf } from './chars.js';
+import type { Normalized } from './normalize.js';
 import { DetectionStopped } from './ruleset.js';
 
-/** A reading of a text with its markup removed: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]). */
-export interface WithoutMarkup {
-  text: string;
-  from: Uint32Array;
-  to: Uint32Array;
-}
+/** A reading of a text with its markup removed: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]) (as a normalization's). */
+export type WithoutMarkup = Omit<Normalized, 'tags'>;
 
 /** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`. */
 const MARKUP = /<\/?[A-Za-z]|`|\*\*/;
@@ -59,10 +56,12 @@ const AFTER_NAME = 160;
 /** Most characters a token is followed to, either way, from where a window would cut it (a JWT runs to a thousand or two). */
 const MAX_TOKEN = 4096;
 
-const isBlankAt = (s: string, i: number): boolean => {
-  const c = s.charCodeAt(i);
-  return c === 32 || c === 9 || c === 10 || c === 13;
-};
+/** The searches for stretches: each pattern, whether a find reads its token back from its start, and how far back it reads. */
+const SEARCHES = [
+  [NAMED_IN_MARKUP, false, BEFORE_NAME],
+  [VALUE_IN_MARKUP, false, VALUE_BEFORE],
+  [BREAKS_TOKEN, true, BEFORE_NAME],
+] as const;
 
 /**
  * The stretches of `s` to read without markup: around each secret's word that markup stands next to (NAMED_IN_MARKUP),
@@ -73,21 +72,17 @@ const isBlankAt = (s: string, i: number): boolean => {
  */
 export function markupWindows(s: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (const [re, back, before] of [
-    [NAMED_IN_MARKUP, false, BEFORE_NAME],
-    [VALUE_IN_MARKUP, false, VALUE_BEFORE],
-    [BREAKS_TOKEN, true, BEFORE_NAME],
-  ] as const) {
+  for (const [re, back, before] of SEARCHES) {
     re.lastIndex = 0;
     let reach = 0;
     for (let m = re.exec(s); m !== null; m = re.exec(s)) {
       let a = m.index;
       // A broken token is read from its start (back over its characters), a name with the tags before it.
-      if (back) while (a > reach && m.index - a < MAX_TOKEN && !isBlankAt(s, a - 1)) a--;
+      if (back) while (a > reach && m.index - a < MAX_TOKEN && !isSpace(s.charCodeAt(a - 1))) a--;
       a = Math.max(0, a - before);
       let b = Math.max(reach, Math.min(s.length, m.index + m[0].length + AFTER_NAME));
       const limit = Math.min(s.length, b + MAX_TOKEN);
-      while (b < limit && !isBlankAt(s, b)) b++;
+      while (b < limit && !isSpace(s.charCodeAt(b))) b++;
       reach = b;
       out.push([a, b]);
       // (The next search starts a name's reach before the stretch's end: a name there may have its value after it.)
@@ -160,7 +155,9 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
     }
     const name = m[2]!.toLowerCase();
     const end = i + m[0].length;
-    if (!INLINE_TAGS.has(name) && !CELL_TAGS.has(name) && !LINE_TAGS.has(name)) {
+    const cell = CELL_TAGS.has(name);
+    const line = LINE_TAGS.has(name);
+    if (!cell && !line && !INLINE_TAGS.has(name)) {
       // Another language's element (`<password>...</password>`, `<add key="..." value="..."/>`): its name may name
       // what it holds, kept as written.
       copy(i, end);
@@ -168,7 +165,7 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
       continue;
     }
     changed = true;
-    const as = CELL_TAGS.has(name) ? (m[1] === '/' ? 32 : -1) : LINE_TAGS.has(name) ? 10 : -1;
+    const as = cell ? (m[1] === '/' ? 32 : -1) : line ? 10 : -1;
     if (as >= 0) {
       units[n] = as;
       from[n] = i;

@@ -307,7 +307,7 @@ const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?ke
  * is read only normalized.)
  */
 const LOCAL_NAME =
-  /(?:^|[^\p{L}])(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
+  /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
 /** The last words of LOCAL_NAME's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
 const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
 /** The name a password's, a key's or a token's name in another language ends `s` before `end` with (LOCAL_NAME): where it starts, and what it reads as. */
@@ -315,9 +315,7 @@ function localName(s: string, end: number): { start: number; name: string } | un
   const from = Math.max(0, end - 24);
   const m = LOCAL_NAME.exec(s.slice(from, end).toLowerCase());
   if (m === null) return undefined;
-  // (The match's first character is the one before the name, where one stands.)
-  const start = from + m.index + (m[0].length > 0 && !/\p{L}/u.test(m[0][0]!) ? 1 : 0);
-  return { start, name: m[1] !== undefined ? 'password' : m[2] !== undefined ? 'api_key' : 'token' };
+  return { start: from + m.index, name: m[1] !== undefined ? 'password' : m[2] !== undefined ? 'api_key' : 'token' };
 }
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
