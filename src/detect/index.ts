@@ -755,13 +755,21 @@ export class DetectionCache {
         this.stopped = true;
         return false;
       }
+      // Spans inside a piece before the last that end within SEAM_AFTER of its end: found by what follows the seam, or
+      // by the piece's cut before them (read below).
+      let before: [Span, number][] | undefined;
       for (const sp of unpack(found)) {
         for (let q = 0; q < pieces.length; q++) {
           const pc = pieces[q]!;
           const a = Math.max(sp.start, at[q]!);
           const b = Math.min(sp.end, at[q]! + (pc.to - pc.from));
           // Only what crosses a seam: a span inside one piece is its part's own scan's to find. But for a value in the
-          // last piece, up to `valueEnd`, named by what stands before the seam (`password: ` | `Xk9...`).
+          // last piece, up to `valueEnd`, named by what stands before the seam (`password: ` | `Xk9...`); and for one
+          // that ends just before a seam, which what follows it may make one (`<password>Xk9...</passw` | `ord>`).
+          if (a === sp.start && b === sp.end && q < pieces.length - 1 && at[q]! + (pc.to - pc.from) - b <= SEAM_AFTER) {
+            (before ??= []).push([sp, q]);
+            break;
+          }
           if (a === sp.start && b === sp.end && !(valueEnd >= 0 && q === pieces.length - 1 && q > 0 && a - at[q]! < valueEnd)) break;
           if (a >= b) continue;
           const p = parts[pc.part]!;
@@ -772,6 +780,24 @@ export class DetectionCache {
           if (q === pieces.length - 1 && end === pc.to) while (end < p.length && !isBlank(p.charCodeAt(end))) end++;
           if (q === 0 && start === pc.from) while (start > 0 && !isBlank(p.charCodeAt(start - 1))) start--;
           this.#addSeam(d, p, { kind: sp.kind, start, end });
+        }
+      }
+      // Of those, the ones its piece read alone does not hold (what follows made them, not the piece's cut): its part's.
+      for (const q of new Set(before?.map(([, q]) => q))) {
+        let alone: readonly Span[];
+        try {
+          alone = unpack(SCANNERS[d](texts[q]!, this.#stop));
+        } catch (err) {
+          if (!(err instanceof DetectionStopped)) throw err;
+          this.stopped = true;
+          return false;
+        }
+        const pc = pieces[q]!;
+        for (const [sp, r] of before!) {
+          if (r !== q) continue;
+          const a = sp.start - at[q]!;
+          const b = sp.end - at[q]!;
+          if (!alone.some((x) => x.start === a && x.end === b && x.kind === sp.kind)) this.#addSeam(d, parts[pc.part]!, { kind: sp.kind, start: pc.from + a, end: pc.from + b });
         }
       }
     }

@@ -88,6 +88,37 @@ describe('a value known by what stands after it, split at a seam', () => {
   });
 });
 
+describe('a value whole in one part that what follows in the next makes one', () => {
+  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12);
+
+  it("an element's value, its closing tag cut by the seam anywhere, plain, in markup or named by an attribute, is masked in its part; under a tag that does not close it, nothing", () => {
+    const element = fc.constantFrom(['<password>', '</password>'], ['<client_secret>', '</client_secret>'], ['<string name="api_key">', '</string>'], ['<entry key="db.password">', '</entry>']);
+    const markup = fc.constantFrom(['', ''], ['<code>', '</code>'], ['<b>', '</b>'], ['<span class="v">', '</span>']);
+    fc.assert(
+      fc.property(element, markup, random, fc.nat(), fc.constantFrom('', '    ', 'config:\n  '), ([open, close], [mo, mc], v, n, before) => {
+        const line = `${before}${open}${mo}${v}${mc}${close}\n  </server>`;
+        const end = line.indexOf(v) + v.length;
+        // Cut after the value, inside what closes it (`</passw` | `ord>`).
+        const at = end + 1 + (n % (mc.length + close.length - 1));
+        const parts = [line.slice(0, at), line.slice(at)];
+        const c = new DetectionCache();
+        c.join(parts);
+        const i = parts[0]!.indexOf(v);
+        expect(c.spans('secrets', parts[0]!).some((sp) => sp.start <= i && i + v.length <= sp.end), JSON.stringify(parts)).toBe(true);
+        // Cut inside the element's own closing tag, what follows closes another element (`</passw` | `ordport>`): no
+        // value of this one.
+        const other = [parts[0]!, parts[1]!.replace(/^[a-z_]+>/, (m) => `${m.slice(0, -1)}port>`)];
+        if (mo === '' && other[1] !== parts[1]) {
+          const c2 = new DetectionCache();
+          c2.join(other);
+          expect(c2.spans('secrets', other[0]!), JSON.stringify(other)).toEqual([]);
+        }
+      }),
+      { numRuns: 600 },
+    );
+  });
+});
+
 describe('a table whose rows are spread over the parts after its header', () => {
   const B64 = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
   const random = fc.array(fc.constantFrom(...B64), { minLength: 20, maxLength: 32 }).map((cs) => cs.join('')).filter((v) => /[0-9]/.test(v) && /[A-Za-z]/.test(v) && new Set(v).size >= 14);
