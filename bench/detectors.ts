@@ -128,6 +128,11 @@ const crafted: Record<string, string> = {
   // Every cell under the header one encoded run, decoded up to three rounds (hex of base64 of a value of hex digits).
   'one table, a megabyte of encoded cells': `| service | token |\n|---|---|\n${fill(`| deploy | ${Buffer.from(Buffer.from('e097cd81637af95476fc66272de1').toString('base64')).toString('hex')} |\n`)}`,
   'names with their values on the next line': fill('password:\nXy9Lm2Pq8Rt5\napi_key:\nsecret_key:\n  key: value\ntoken:\n'),
+  // A secret's name alone on a line and its value on the next (after an empty line or a heading's rule), a Markdown
+  // table's row alone (each line read as a label and as a row), elements named by an attribute (each read back to its
+  // tag), arrows, names in Cyrillic and Greek before a fullwidth colon (read folded).
+  'labels over their values, rows alone': fill('API key\nZx9Lm2Pq8Rt5Vw3Yb7Nc\nYour API key:\n\n  Xy9Lm2Pq8Rt5\n## Password\n-----\nx y\n| password | Xy9Lm2Pq8Rt5 |\n|token|a b|\nsecretary\nword\n'),
+  'elements an attribute names, arrows, names folded': fill('<string name="api_key">Xy9Lm2Pq8Rt5</string><entry key="password">x</entry><a b="c" name="token">d</a> password --> Xy9Lm2Pq8 key \u21d2 x \u041f\u0410\u0420\u041e\u041b\u042c\uff1aXy9Lm2Pq8Rt5 \u03ba\u03c9\u03b4\u03b9\u03ba\u03cc\u03c2\uff1ay '),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
   // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.

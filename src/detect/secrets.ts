@@ -9,6 +9,7 @@
  */
 import { codeAt, hasDigit, isAlnum, isB64url, isDigit, isLetter, isLower, isSpace, isUpper, isUpperDigit, isWord, run, b64RunEnd, isB64, shannonEntropy, wordy, wordLike, ASK_MASK, type Span } from './chars.js';
 import { DECODE_ROUNDS, MIN_RUN, encodedRuns } from './encoded.js';
+import { normalizeForDetection } from './normalize.js';
 import { DetectionStopped, scanRuleset } from './ruleset.js';
 import { SHAPED_KINDS, scanShaped } from './shaped.js';
 
@@ -310,11 +311,55 @@ const LOCAL_NAME =
   /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
 /** The last words of LOCAL_NAME's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
 const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
-/** The name a password's, a key's or a token's name in another language ends `s` before `end` with (LOCAL_NAME): where it starts, and what it reads as. */
+/**
+ * LOCAL_NAME's names in scripts some of whose letters the confusables fold to ASCII ones (Cyrillic, Greek, Hebrew,
+ * Arabic), as the normalized text writes them in lower case, upper case or capitalized (`Пароль` as `Пapoль`, `ТОКЕН`
+ * as `TOKEH`), each with what it reads as: where a fullwidth colon follows them, it is read only there, in the
+ * normalized text. Folded by the normalization itself.
+ */
+const FOLDED_LOCAL_NAMES: ReadonlyMap<string, string> = foldedNames({
+  password: ['пароль', 'κωδικός', 'סיסמה', 'पासवर्ड', 'รหัสผ่าน', 'كلمة المرور', 'كلمة السر'],
+  api_key: ['ключ api', 'api ключ', 'api-ключ'],
+  token: ['токен'],
+});
+/** The lengths of FOLDED_LOCAL_NAMES' names, longest first, and their last characters. */
+const FOLDED_LENGTHS = [...new Set([...FOLDED_LOCAL_NAMES.keys()].map((n) => n.length))].sort((a, b) => b - a);
+const FOLDED_LAST = new Set([...FOLDED_LOCAL_NAMES.keys()].map((n) => n.charCodeAt(n.length - 1)));
+
+function foldedNames(groups: Record<string, readonly string[]>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, words] of Object.entries(groups))
+    for (const w of words)
+      for (const form of [w, w.toUpperCase(), w.charAt(0).toUpperCase() + w.slice(1)]) {
+        const folded = (normalizeForDetection(form)?.text ?? form).toLowerCase();
+        if (folded !== w) out.set(folded, name);
+      }
+  return out;
+}
+
+/** The name of FOLDED_LOCAL_NAMES that `before` (lower case) ends with, blanks after it left out and no letter before it: its length and what it reads as. */
+function foldedLocalName(before: string): { length: number; name: string } | undefined {
+  let e = before.length;
+  while (e > 0 && (before.charCodeAt(e - 1) === 32 || before.charCodeAt(e - 1) === 9)) e--;
+  if (!FOLDED_LAST.has(before.charCodeAt(e - 1))) return undefined;
+  for (const n of FOLDED_LENGTHS) {
+    if (n > e) continue;
+    const name = FOLDED_LOCAL_NAMES.get(before.slice(e - n, e));
+    if (name !== undefined && !(e - n > 0 && LETTER.test(before[e - n - 1]!))) return { length: before.length - (e - n), name };
+  }
+  return undefined;
+}
+const LETTER = /\p{L}/u;
+
+/** The name a password's, a key's or a token's name in another language ends `s` before `end` with (LOCAL_NAME, FOLDED_LOCAL_NAMES): where it starts, and what it reads as. */
 function localName(s: string, end: number): { start: number; name: string } | undefined {
   const from = Math.max(0, end - 24);
-  const m = LOCAL_NAME.exec(s.slice(from, end).toLowerCase());
-  if (m === null) return undefined;
+  const before = s.slice(from, end).toLowerCase();
+  const m = LOCAL_NAME.exec(before);
+  if (m === null) {
+    const folded = foldedLocalName(before);
+    return folded === undefined ? undefined : { start: end - folded.length, name: folded.name };
+  }
   return { start: from + m.index, name: m[1] !== undefined ? 'password' : m[2] !== undefined ? 'api_key' : 'token' };
 }
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
@@ -451,7 +496,7 @@ function isValueStop(c: number): boolean {
 }
 
 /** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it). */
-const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> '];
+const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> ', ' --> ', ' \u21d2 ', ' \u27f6 ', ' \u2794 ', ' \u279c ', ' \u27a1 '];
 
 /** Where the prose verb that the blank at `i` ends starts (PROSE_VERBS), or -1 (the blank ends a command's flag or a password's word). */
 function proseVerbAt(s: string, i: number): number {
@@ -551,6 +596,8 @@ const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
  * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`).
  */
 const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|token|key|secret)$/i;
+/** Two words, the second one of BARE_WORD's: `API key`, `Access Token` (a label's). */
+const BARE_PAIR = /^[A-Za-z]+[ \t](?:password|passwd|passphrase|token|key|secret)$/i;
 /** Whether a token may start after `c`: the text's start, a blank, a line break, `(` or a quote. */
 function startsToken(c: number): boolean {
   return c < 0 || isSpace(c) || c === 40 || c === 34 || c === 39 || c === 96;
@@ -645,6 +692,34 @@ function opensPair(s: string, nameStart: number, nameEnd: number): boolean {
   for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   return codeAt(s, k) === 40 || codeAt(s, k) === 91;
 }
+
+/**
+ * The element whose attribute `name`, `key` or `id` holds the quoted name [nameStart, nameEnd) just before its `>` at
+ * `i` (Android's `<string name="api_key">`, Java's `<entry key="password">`, Maven's and Spring's `<property
+ * name="db.password">`): its tag's name [start, end), or undefined. (Back to the tag's `<` through no `>`: a walk no
+ * longer than the text since the last `>`.)
+ */
+function attributeElement(s: string, nameStart: number, nameEnd: number, i: number): [number, number] | undefined {
+  const q = codeAt(s, nameStart - 1);
+  if ((q !== 34 && q !== 39) || nameEnd + 1 !== i || codeAt(s, nameEnd) !== q || codeAt(s, nameStart - 2) !== 61) return undefined;
+  let k = nameStart - 2;
+  while (k > nameStart - 6 && isLetter(codeAt(s, k - 1))) k--;
+  if (!ELEMENT_NAMING.test(s.slice(k, nameStart - 2)) || !isSpace(codeAt(s, k - 1))) return undefined;
+  for (let t = k - 2; t >= 0 && k - t <= MAX_TAG; t--) {
+    const c = s.charCodeAt(t);
+    if (c === 62) return undefined;
+    if (c === 60) {
+      let e = t + 1;
+      while (e < k && (isNameChar(s.charCodeAt(e)) || s.charCodeAt(e) === 58)) e++;
+      return isLetter(codeAt(s, t + 1)) && isSpace(codeAt(s, e)) ? [t + 1, e] : undefined;
+    }
+  }
+  return undefined;
+}
+/** The attributes that name an element's value. */
+const ELEMENT_NAMING = /^(?:name|key|id)$/i;
+/** The most characters of a tag read back to its `<`. */
+const MAX_TAG = 256;
 
 /** Whether `</name>` of the element named [nameStart, nameEnd) stands at `end`. */
 function closesElement(s: string, end: number, nameStart: number, nameEnd: number): boolean {
@@ -769,7 +844,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   }
   // (A name in another language: `Passwort: ...`, `contraseña: ...`, `mot de passe : ...`, `API-Schlüssel: ...`.)
   let local: string | undefined;
-  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(s.slice(nameStart, nameEnd).toLowerCase()))) {
+  // (A name folded to ASCII letters alone, `ТОКЕН` as `TOKEH`, is one of FOLDED_LOCAL_NAMES'.)
+  const lower = (op === 58 || op === 61) && nameEnd > nameStart ? s.slice(nameStart, nameEnd).toLowerCase() : '';
+  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(lower) || FOLDED_LOCAL_NAMES.has(lower))) {
     const named = localName(s, e);
     if (named !== undefined) {
       nameStart = named.start;
@@ -781,7 +858,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (local === undefined && (nameEnd - nameStart < 3 && !(nameEnd - nameStart === 2 && /^pw$/i.test(s.slice(nameStart, nameEnd)))) || nameEnd - nameStart > MAX_NAME) return undefined;
   // The two shapes besides `=` and `:`: an element, `<password>value</password>`, and a quoted pair opening a call or a
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
-  if (op === 62 ? codeAt(s, nameStart - 1) !== 60 : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
+  // (Or an element named by an attribute, `<string name="api_key">value</string>`: `element` its tag's name.)
+  const element = op === 62 && codeAt(s, nameStart - 1) !== 60 ? attributeElement(s, nameStart, nameEnd, i) : undefined;
+  if (op === 62 ? codeAt(s, nameStart - 1) !== 60 && element === undefined : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
@@ -829,7 +908,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (In prose a sentence's mark after the value is no part of it: `The password is cN4WtMSw4svl.`)
   if (op === 32 && !flag && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
   if (op === 44 && !(quoted && codeAt(s, end) === q)) return undefined;
-  if (op === 62 && !closesElement(s, end, nameStart, nameEnd)) return undefined;
+  if (op === 62 && !closesElement(s, end, ...(element ?? [nameStart, nameEnd]))) return undefined;
   const len = end - v;
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
   // with a letter and a digit among them.
@@ -996,7 +1075,7 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-|\u2013|\u2014|\u2192|->) )|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1) )|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */
@@ -1168,6 +1247,32 @@ function lastNonBlank(s: string, a: number, b: number): number {
   return b;
 }
 
+/**
+ * A line that labels what the next line holds: a secret's name of up to four words alone, a heading's (`## API key`)
+ * or a field's (`Your API key:`), as a CLI prints a new key and a page shows one. (Without a colon, two words at most:
+ * `Enter a strong password` is an instruction.)
+ */
+const LABEL = /^(?:#{1,6}[ \t]+)?(?:([A-Za-z][\w.-]*(?:[ \t][\w.-]+){0,3})[ \t]*:|([A-Za-z][\w.-]*(?:[ \t][\w.-]+)?))$/;
+/** A line between a label and its value: empty, or a heading's rule (`-------`, `=======`). */
+const LABEL_GAP = /^[ \t]*(?:-{3,}|={3,})?[ \t]*$/;
+
+/** The value alone on the line after the label that ends at `b` (one empty line or a heading's rule between at most): its [start, end), or undefined. */
+function labelled(s: string, b: number): [number, number] | undefined {
+  let a = b + 1;
+  if (a >= s.length) return undefined;
+  let e = lineEnd(s, a);
+  if (LABEL_GAP.test(s.slice(a, Math.min(e, a + 256)))) {
+    a = e + 1;
+    e = lineEnd(s, a);
+  }
+  const x = firstNonBlank(s, a, e);
+  const y = lastNonBlank(s, x, e);
+  if (y === x || y - x > MAX_VALUE) return undefined;
+  for (let k = x; k < y; k++) if (isSpace(s.charCodeAt(k))) return undefined;
+  // (A token that ends with `:` is the next label, `secret_key:` then `Password:`.)
+  return s.charCodeAt(y - 1) === 58 ? undefined : [x, y];
+}
+
 /** The line under an aligned table's header: groups of dashes between blanks (`---   -----`). */
 const ALIGNED_RULE = /^[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*$/;
 
@@ -1277,7 +1382,8 @@ function tableValue(name: string, v: string): boolean {
  */
 function scanTables(s: string, stop?: () => boolean): readonly Span[] {
   // (A table is two lines at least, and a header names a secret with one of its words.)
-  if (s.length < MIN_TABLE || !s.includes('\n') || !SECRET_WORD.test(s)) return NO_SPANS;
+  // (Or one row of names and values, `| password | ... |`: a table's row cut from its header, a table written without one.)
+  if (s.length < MIN_TABLE || !(s.includes('\n') || s.includes('|')) || !SECRET_WORD.test(s)) return NO_SPANS;
   const out: Span[] = [];
   let steps = 0;
   let comma = -1;
@@ -1326,6 +1432,18 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
     // A table aligned with blanks under a rule of dashes (`Key   Value` then `---   -----`: Vault's and other CLIs'
     // output): the header's columns, and each row's first cell naming its second.
     const first = firstNonBlank(s, a, b);
+    // A secret's name alone on its line, its value alone on the next (LABEL): the value read as a cell under the name.
+    const f = codeAt(s, first);
+    if (b - first <= MAX_NAME + 16 && (isLetter(f) || f === 35)) {
+      const m = LABEL.exec(s.slice(first, lastNonBlank(s, first, b)));
+      // (Without a colon the label is a secret's word or name alone, BARE_WORD's, BARE_NAME's or two words ending in
+      // one, and the value random to look at, as after a word and a blank: `secretary` then a word is a dictionary's,
+      // a line of base64 that ends in `KEY` a certificate's.)
+      const told = m !== null && (m[1] !== undefined || BARE_WORD.test(m[2]!) || BARE_NAME.test(m[2]!) || BARE_PAIR.test(m[2]!));
+      const name = told ? (m[1] ?? m[2]!).toLowerCase().replace(/[ \t.-]+/g, '_') : undefined;
+      const value = name !== undefined && secretNamed(name) ? labelled(s, b) : undefined;
+      if (value !== undefined && (m![1] !== undefined || randomToLook(s.slice(...value)))) cell(value, name!);
+    }
     if (prev >= 0 && codeAt(s, first) === 45 && ALIGNED_RULE.test(s.slice(a, b))) {
       a = rows(b + 1, ' ', [headerOf(s, prev, a - 1, 32)]);
       head = -1;
@@ -1347,6 +1465,13 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
       continue;
     }
     head = pipe < b ? a : -1;
+    // A row of a Markdown table alone, `| DB_PASSWORD | ... |` between its `|`s at either end: its first cell names its
+    // second, as in a table under a header (a row cut from its header, a table written without one).
+    if (head >= 0 && codeAt(s, first) === 124 && codeAt(s, lastNonBlank(s, first, b) - 1) === 124) {
+      const cells = cellsOf(s, a, b, 124);
+      const name = cells.length >= 2 ? nameOfCell(s, cells[0]!, true) : undefined;
+      if (name !== undefined && secretNamed(name)) cell(cells[1]!, name);
+    }
     // A CSV or TSV header: its columns, then the rows.
     tab = nextOf(s, '\t', a, tab);
     comma = nextOf(s, ',', a, comma);
