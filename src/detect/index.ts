@@ -117,6 +117,14 @@ function mergeOverlaps(spans: Span[]): Span[] {
 
 /** A character after a decoded run that ends a token where it stands, as gitleaks' rules end one (TOKEN_END_CHARS). */
 const ENDS_TOKEN = new RegExp(TOKEN_END_CHARS);
+/** After a backslash, what makes an escape that ends a token in a string: a quote, a line break, a tab. */
+const ESCAPED_END = /["'nrt]/;
+/** Whether an escape that ends a token stands at `i`: a run of up to 16 backslashes (a string escaped as often), then ESCAPED_END's. */
+function endsEscaped(s: string, i: number): boolean {
+  let k = i;
+  while (k - i < 16 && s.charCodeAt(k) === 92) k++;
+  return k > i && ESCAPED_END.test(s[k] ?? '');
+}
 /**
  * A character before a decoded run after which its text is read as it stands: a blank, a quote, `>`, `=` or `:` (a
  * name and its `=` before it). gitleaks' rules also start a token after `(`, `,` and `)`; there a line break is put
@@ -172,7 +180,9 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
       plain = run.end;
       // ... and after it, where a URL's path or query goes on (`/status`, `&next=1`; the rules end a token at a blank, a
       // quote or `;`, as gitleaks does).
-      if (plain < s.length && !ENDS_TOKEN.test(s[plain]!)) {
+      // (An escape that ends a token in a string, `\"` or `\n` after a run of backslashes, ends it too: a JSON string of
+      // a file, `\"<hex>\");`, escaped once or more.)
+      if (plain < s.length && !ENDS_TOKEN.test(s[plain]!) && !endsEscaped(s, plain)) {
         pieces.push('\n');
         length++;
       }

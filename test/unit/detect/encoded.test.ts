@@ -28,6 +28,23 @@ describe('base64 in a text', () => {
     );
   });
 
+  it("a credential's value written as base64 or hex in its line is found the same where the line stands in a JSON string, escaped once or twice (a tool's output as an object's member)", () => {
+    const values = credentials.credentials.filter((c) => !c.value.includes('\n') && c.text.includes(c.value));
+    fc.assert(
+      fc.property(fc.constantFrom(...values), fc.constantFrom<BufferEncoding>('base64', 'hex'), fc.constantFrom(1, 2), (c, enc, times) => {
+        const run = Buffer.from(c.value).toString(enc);
+        const line = c.text.replace(c.value, () => run);
+        // (Where the line as written reads it: the context a run is read with is its own measure.)
+        fc.pre(secrets(line).some((sp) => sp.start <= line.indexOf(run) && sp.end >= line.indexOf(run) + run.length));
+        let text = `here it is:\n${line}\nok`;
+        for (let k = 0; k < times; k++) text = JSON.stringify({ stdout: text, code: 0 });
+        const at = text.indexOf(run);
+        expect(secrets(text).some((sp) => sp.start <= at && sp.end >= at + run.length), `${c.provider} ${enc} ${times}: ${text}`).toBe(true);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
   it('reads what a run encodes for runs again, up to three rounds (base64 of base64, hex of base64, ...), and masks the outer run whole', () => {
     const encodings = fc.constantFrom<BufferEncoding>('base64', 'base64url', 'hex');
     fc.assert(
