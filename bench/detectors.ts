@@ -133,6 +133,9 @@ const crafted: Record<string, string> = {
   // tag), arrows, names in Cyrillic and Greek before a fullwidth colon (read folded).
   'labels over their values, rows alone': fill('API key\nZx9Lm2Pq8Rt5Vw3Yb7Nc\nYour API key:\n\n  Xy9Lm2Pq8Rt5\n## Password\n-----\nx y\n| password | Xy9Lm2Pq8Rt5 |\n|token|a b|\nsecretary\nword\n'),
   'elements an attribute names, arrows, names folded': fill('<string name="api_key">Xy9Lm2Pq8Rt5</string><entry key="password">x</entry><a b="c" name="token">d</a> password --> Xy9Lm2Pq8 key \u21d2 x \u041f\u0410\u0420\u041e\u041b\u042c\uff1aXy9Lm2Pq8Rt5 \u03ba\u03c9\u03b4\u03b9\u03ba\u03cc\u03c2\uff1ay '),
+  // A program's fallbacks (each read over the expression before it), Terraform variables' defaults (each read back to
+  // its block), aligned names (each read back over its blanks), borrowed and verbatim strings.
+  'fallbacks, variables, aligned names': fill('key = os.environ.get("API_KEY") or "Xy9Lm2Pq8Rt5" variable "api_key" {\n  default                        = "x"\n}\napiKey: process.env.A.b.c || \'d\' s = @"Xy9Lm2Pq8Rt5" K: &\'static str = "e"\n'),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
   // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.

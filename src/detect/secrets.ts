@@ -296,7 +296,7 @@ function pgpass(s: string, i: number): [number, number] | undefined {
  * password's seed, recovery codes.
  */
 const SECRET_NAME_END =
-  /(?:key|secret|token|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
+  /(?:key|secret|token|authorization|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /**
  * A password's, an API key's or a token's name in another language, at the end of what stands before an operator
@@ -571,6 +571,14 @@ function typedName(s: string, k: number): [number, number] | undefined {
     while (j >= 0 && typeEnd - j <= MAX_NAME && (isWord(s.charCodeAt(j)) || s.charCodeAt(j) === 46)) j--;
     if (j === typeEnd || !isLetter(codeAt(s, j + 1))) return undefined;
     while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+    // (A reference's type, Rust's: `API_KEY: &str`, `&'static str`.)
+    let l = j;
+    while (l >= 0 && j - l < 16 && isWord(s.charCodeAt(l))) l--;
+    if (l < j && codeAt(s, l) === 39 && codeAt(s, l - 1) === 38) j = l - 1;
+    if (codeAt(s, j) === 38) {
+      j--;
+      while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+    }
     if (codeAt(s, j) !== 124 || part + 1 >= TYPE_UNION) break;
     j--;
     while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
@@ -614,6 +622,8 @@ function flagOperator(s: string, at: number): number {
 }
 
 /** A number as programs write one: hex of fewer than 32 digits (`0x9E3779B9`), decimal with a fraction, an exponent or a suffix. */
+/** A version, a decimal or an address written as numbers between dots (`1.302138`, `v2.14.0`, `10.0.0.1`). */
+const DOTTED_NUMBER = /^v?[0-9]{1,12}(?:\.[0-9]{1,12}){1,3}$/;
 const NUMBER = /^(?:0x[0-9a-f]{1,31}[lun]{0,3}|[0-9][0-9_]*(?:\.[0-9_]*)?(?:e[+-]?[0-9]+)?[a-z]{0,2})$/i;
 
 /** Keys pressed together: modifiers joined by `+` and a key. */
@@ -764,6 +774,31 @@ const MAX_BLANKS = 32;
 /** The most characters of a quoted password read to its closing quote past a blank (a passphrase of words). */
 const MAX_QUOTED = 256;
 
+/** A Terraform variable's block open before its `default` (VARIABLE_BLOCK's group: the variable's name), within MAX_BLOCK characters. */
+const VARIABLE_BLOCK = /\bvariable[ \t]+"([\w.-]{3,64})"[ \t]*\{[^{}]*$/;
+const MAX_BLOCK = 320;
+
+/** The characters of an expression a fallback follows (a member chain, a call with quoted arguments, an index). */
+function isFallbackChar(c: number): boolean {
+  return isWord(c) || c === 46 || c === 36 || c === 40 || c === 41 || c === 91 || c === 93 || c === 34 || c === 39 || c === 45;
+}
+/** The most characters of the expression before a fallback. */
+const MAX_FALLBACK = 160;
+
+/**
+ * Where the quoted literal starts that a program's fallback gives after the expression at `v` (`os.environ.get("API_KEY")
+ * or "..."`, `process.env.API_KEY || "..."`, `?? '...'`): its quote; else `v`. Read a bounded number of characters.
+ */
+function fallbackLiteral(s: string, v: number): number {
+  // (Not after a literal: `"..." or "..."` is read at its first.)
+  if (codeAt(s, v) === 34 || codeAt(s, v) === 39) return v;
+  let k = v;
+  while (k - v < MAX_FALLBACK && isFallbackChar(codeAt(s, k))) k++;
+  if (k === v || codeAt(s, k) !== 32 || !(s.startsWith('|| ', k + 1) || s.startsWith('?? ', k + 1) || s.startsWith('or ', k + 1))) return v;
+  const q = codeAt(s, k + 4);
+  return (q === 34 || q === 39) && codeAt(s, k + 5) !== q ? k + 4 : v;
+}
+
 /** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; the next line's one token where `v` ends its line; else `v`. */
 function blockScalarValue(s: string, v: number): number {
   // (A YAML tag before the value, `!!binary`, `!!str`, `!secret`: the value after it and a blank.)
@@ -819,7 +854,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const blank = op === 32 && verb < 0;
   if (verb >= 0) e = verb;
   let k = e - 1;
-  if (op === 61 || op === 58) for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  // (Up to MAX_BLANKS blanks: aligned names, as `terraform fmt` and INI files write them, `default     = ...`.)
+  if (op === 61 || op === 58) for (let b = 0; b < MAX_BLANKS && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
   if (op === 61 && codeAt(s, k) === 93 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39)) k--;
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
@@ -881,6 +917,12 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     if (named === undefined) return undefined;
     name = named;
   }
+  // A Terraform variable's `default` is named by the variable (`variable "db_password" {` ... `default = "..."`).
+  if (name === 'default' && op === 61) {
+    const named = VARIABLE_BLOCK.exec(s.slice(Math.max(0, nameStart - MAX_BLOCK), nameStart));
+    if (named === null) return undefined;
+    name = named[1]!.toLowerCase();
+  }
   if (!secretNamed(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
@@ -892,6 +934,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (A YAML block scalar, `password: >-` or `api_key: |`, then the value indented on the next line.)
   if (op === 58) v = blockScalarValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
+  if (codeAt(s, v) === 64 && codeAt(s, v + 1) === 34) v++; // C#'s verbatim string, @"..."
+  // (A program's fallback, `os.environ.get("API_KEY") or "..."`, `process.env.API_KEY || "..."`: the literal after it.)
+  if (op !== 32) v = fallbackLiteral(s, v);
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
   if (quoted) v++;
@@ -923,6 +968,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (short && !numeric && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
   // (A flag's value is no next flag: `--password-stdin`, `--token -`.)
   if (flag && value.charCodeAt(0) === 45) return undefined;
+  // (Nor a version, a decimal or an address of dotted numbers: `'Test2::Event::Pass'    => '1.302138'`, `v2.14.0`.)
+  if (!numeric && DOTTED_NUMBER.test(value)) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
   // `[Redacted]`, or a value cut short or shown in part, REDACTED.) A template's expression in the value

@@ -286,6 +286,35 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds and masks a program's fallback literal, a Terraform variable's default, a verbatim or a borrowed string, an authorization's value, and nothing under another name or in words there", () => {
+    const name = fc.constantFrom('API_KEY', 'db_password', 'clientSecret', 'AUTH_TOKEN', 'stripe_secret_key');
+    const other = fc.constantFrom('REGION', 'log_level', 'baseUrl', 'user_name');
+    const words = fc.constantFrom('demo', 'changeme', '', 'not-set', 'your-api-key-here');
+    const shape = fc.constantFrom('or', '||', '??', 'terraform', 'verbatim', 'borrowed', 'static', 'authorization', 'authorization-json');
+    const write = (how: string, n: string, v: string): string => {
+      if (how === 'or') return `${n} = os.environ.get("${n}") or "${v}"`;
+      if (how === '||') return `const ${n} = process.env.${n} || "${v}";`;
+      if (how === '??') return `  ${n}: config.get('${n}') ?? '${v}',`;
+      if (how === 'terraform') return `variable "${n}" {\n  description = "What the service calls with"\n  type        = string\n  sensitive   = true\n  default     = "${v}"\n}`;
+      if (how === 'verbatim') return `string ${n} = @"${v}";`;
+      if (how === 'borrowed') return `static ${n.toUpperCase()}: &str = "${v}";`;
+      if (how === 'static') return `const ${n.toUpperCase()}: &'static str = "${v}";`;
+      if (how === 'authorization') return `authorization=${v}`;
+      return `{"${n === 'API_KEY' ? 'Authorization' : 'authorization'}": "${v}"}`;
+    };
+    fc.assert(
+      fc.property(shape, name, other, words, random, (how, n, o, w, value) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3);
+        const text = write(how, n, value);
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + value.length <= x.end), JSON.stringify(text)).toBe(true);
+        if (!how.startsWith('authorization')) expect(detectKinds('secrets', write(how, o, value)), JSON.stringify(write(how, o, value))).toEqual([]);
+        expect(detectKinds('secrets', write(how, n, w)), JSON.stringify(write(how, n, w))).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("finds and masks a random value in a Markdown table's row alone, on the line after its label, or in an element an attribute names, and nothing under another name or in words there", () => {
     const name = fc.constantFrom('password', 'API key', 'api_key', 'DB_PASSWORD', 'Access Token', 'client_secret', 'spring.datasource.password');
     const other = fc.constantFrom('commit', 'Region', 'request id', 'app_name', 'build.number');
