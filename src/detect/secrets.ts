@@ -621,9 +621,9 @@ function flagOperator(s: string, at: number): number {
   return j - at - 2 >= 3 && (codeAt(s, j) === 32 || codeAt(s, j) === 9) ? j : -1;
 }
 
-/** A number as programs write one: hex of fewer than 32 digits (`0x9E3779B9`), decimal with a fraction, an exponent or a suffix. */
 /** A version, a decimal or an address written as numbers between dots (`1.302138`, `v2.14.0`, `10.0.0.1`). */
 const DOTTED_NUMBER = /^v?[0-9]{1,12}(?:\.[0-9]{1,12}){1,3}$/;
+/** A number as programs write one: hex of fewer than 32 digits (`0x9E3779B9`), decimal with a fraction, an exponent or a suffix. */
 const NUMBER = /^(?:0x[0-9a-f]{1,31}[lun]{0,3}|[0-9][0-9_]*(?:\.[0-9_]*)?(?:e[+-]?[0-9]+)?[a-z]{0,2})$/i;
 
 /** Keys pressed together: modifiers joined by `+` and a key. */
@@ -1310,11 +1310,12 @@ function labelled(s: string, b: number): [number, number] | undefined {
   let e = lineEnd(s, a);
   if (LABEL_GAP.test(s.slice(a, Math.min(e, a + 256)))) {
     a = e + 1;
+    if (a >= s.length) return undefined;
     e = lineEnd(s, a);
   }
   const x = firstNonBlank(s, a, e);
   const y = lastNonBlank(s, x, e);
-  if (y === x || y - x > MAX_VALUE) return undefined;
+  if (y <= x || y - x > MAX_VALUE) return undefined;
   for (let k = x; k < y; k++) if (isSpace(s.charCodeAt(k))) return undefined;
   // (A token that ends with `:` is the next label, `secret_key:` then `Password:`.)
   return s.charCodeAt(y - 1) === 58 ? undefined : [x, y];
