@@ -11,7 +11,7 @@ import { loggerOptions } from '../logger.js';
 import { createMetrics, METRICS_MS, type Metrics } from '../metrics.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { registerJsonParser } from '../http/body.js';
-import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling } from '../http/error-handler.js';
+import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, registerHostRequired } from '../http/error-handler.js';
 import { registerBrowserGuard } from '../http/browser.js';
 import { registerPressure } from '../http/pressure.js';
 import { registerRequestTimeout } from '../http/timeout.js';
@@ -78,7 +78,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
     // Node checks request timeouts every 30 s by default; check often enough for the setting to mean what it says.
-    http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))) },
+    // (A request with no Host is answered by registerHostRequired, as a problem.)
+    http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))), requireHostHeader: false },
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two; a decision's own line replaces it.
     logController: new LogController({ disableRequestLogging: true }),
@@ -115,7 +116,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const quotas = createQuotas(config.quotas, config);
   app.addHook('onClose', () => quotas.close());
   app.decorate('trustgate', { config, store, metrics, sessions, core, auth, quotas });
-  // Before every other hook and route (swagger's included): web pages of other origins are refused.
+  // Before every other hook and route (swagger's included): a request with no host, and web pages of other origins,
+  // are refused.
+  registerHostRequired(app);
   registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.

@@ -176,6 +176,7 @@ describe('errors the HTTP parser raises', () => {
 
   it.each([
     ['broken framing', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['an HTTP/1.1 request that names no host', 'POST /v1/validate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
     ['oversized headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'TG_ERR_HTTP_HEADERS_TOO_LARGE'],
     ['a body that never finishes arriving', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"result":', 408, 'TG_ERR_REQUEST_TIMEOUT'],
   ])('%s is answered with a problem on the socket', async (_what, text, status, code) => {
