@@ -6,8 +6,10 @@
  * written. Read for credentials, besides the text as written (what either reading finds is masked).
  *
  * An HTML tag (`<` and one of HTML's names, its attributes up to `>`, at most 512 characters, none of them `<`) is
- * removed; the end of a table's or a definition list's cell reads as a blank, a tag that starts or ends a line (`<br>`,
- * `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break. Elements of other names (XML's `<password>`) are
+ * removed; a table's cell reads as a Markdown table's, between `|`s, a row a line (the blanks between a table's tags
+ * left out), a header row of `<th>` followed by a rule, `|-|`; the end of a definition list's cell reads as a blank, a
+ * tag that starts or ends a line (`<br>`, `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break (one for tags
+ * that follow one another). Elements of other names (XML's `<password>`) are
  * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), and its backticks read as
  * blanks (a program's template literal glues to nothing). One pass, each character looked at once or, inside a tag
  * that is none, twice: linear in the text.
@@ -27,8 +29,12 @@ const SPECIAL = /[<`*]/g;
 const TAG_AT = /<(\/?)([A-Za-z][A-Za-z0-9]{0,15})(?:[\s/][^<>]{0,512})?>/y;
 /** HTML's tags that stand inside a line (text's, a form's, a picture's): removed. */
 const INLINE_TAGS = new Set(['a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'button', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'input', 'ins', 'kbd', 'label', 'mark', 'option', 'q', 's', 'samp', 'select', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'textarea', 'time', 'tt', 'u', 'var', 'wbr']);
-/** Tags that end a cell: read as a blank. */
-const CELL_TAGS = new Set(['td', 'th', 'dt', 'dd']);
+/** Tags that end a definition list's cell: read as a blank. */
+const CELL_TAGS = new Set(['dt', 'dd']);
+/** A table's cells: each between `|`s, a header row (of `<th>`) followed by a Markdown rule, `|-|`. */
+const TABLE_CELLS = new Set(['td', 'th']);
+/** Tags between which a table's blanks are layout (read as nothing: a row is one line). */
+const TABLE_TAGS = new Set(['table', 'thead', 'tbody', 'tfoot', 'tr', 'td', 'th']);
 /** Tags that start or end a line: read as a line break. */
 const LINE_TAGS = new Set(['br', 'p', 'div', 'tr', 'li', 'ul', 'ol', 'dl', 'table', 'thead', 'tbody', 'tfoot', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'hr', 'section', 'article', 'header', 'footer', 'blockquote', 'main', 'nav', 'aside', 'form', 'fieldset', 'caption', 'figure', 'figcaption', 'details', 'summary']);
 
@@ -118,11 +124,23 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
       to[n++] = m + 1;
     }
   };
+  const put = (unit: number, a: number, b: number) => {
+    units[n] = unit;
+    from[n] = a;
+    to[n++] = b;
+  };
   let i = 0;
   let steps = 0;
+  // After a table's tag, the blanks before the next text or tag are layout; in a row, whether a `<th>` stood in it.
+  let layout = false;
+  let header = false;
   while (i < s.length) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading a text without its markup');
     const at = nextAt(SPECIAL, s, i);
+    if (layout) {
+      while (i < at && isSpace(s.charCodeAt(i))) i++;
+      if (i < at) layout = false;
+    }
     copy(i, at);
     i = at;
     if (i >= s.length) break;
@@ -157,7 +175,7 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
     const end = i + m[0].length;
     const cell = CELL_TAGS.has(name);
     const line = LINE_TAGS.has(name);
-    if (!cell && !line && !INLINE_TAGS.has(name)) {
+    if (!cell && !line && !INLINE_TAGS.has(name) && !TABLE_CELLS.has(name)) {
       // Another language's element (`<password>...</password>`, `<add key="..." value="..."/>`): its name may name
       // what it holds, kept as written.
       copy(i, end);
@@ -165,12 +183,26 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
       continue;
     }
     changed = true;
-    const as = cell ? (m[1] === '/' ? 32 : -1) : line ? 10 : -1;
-    if (as >= 0) {
-      units[n] = as;
-      from[n] = i;
-      to[n++] = end;
+    if (TABLE_CELLS.has(name)) {
+      // A cell between `|`s, its blanks at either end left out: a table's row reads as a Markdown table's.
+      // (A cell's end always stands, so an empty cell keeps its column; its start only where no `|` ends the cell before.)
+      if (m[1] === '/') {
+        while (n > 0 && isSpace(units[n - 1]!)) n--;
+        put(124, i, end);
+      } else if (n === 0 || units[n - 1] !== 124) put(124, i, end);
+      if (name === 'th') header = true;
+    } else if (name === 'tr' && m[1] === '/' && header && end - i >= 5) {
+      // A header row's end: a rule under it (`|-|`), as Markdown writes one, so that its columns name the rows' cells.
+      for (const unit of [10, 124, 45, 124, 10]) put(unit, i, end);
+      header = false;
+    } else if (cell) {
+      if (m[1] === '/') put(32, i, end);
+    } else if (line) {
+      // (One line break for tags that follow one another: a table's rows, one a line.)
+      if (n === 0 || units[n - 1] !== 10) put(10, i, end);
+      if (name === 'tr') header = false;
     }
+    layout = TABLE_TAGS.has(name);
     i = end;
   }
   if (!changed) return undefined;

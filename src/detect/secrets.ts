@@ -1515,10 +1515,12 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
     head = pipe < b ? a : -1;
     // A row of a Markdown table alone, `| DB_PASSWORD | ... |` between its `|`s at either end: its first cell names its
     // second, as in a table under a header (a row cut from its header, a table written without one).
+    // (With no header to say it is one, the value is random to look at under a name other than a password's: `| Key |
+    // _xsltStylesheet |` is an index's row.)
     if (head >= 0 && codeAt(s, first) === 124 && codeAt(s, lastNonBlank(s, first, b) - 1) === 124) {
       const cells = cellsOf(s, a, b, 124);
       const name = cells.length >= 2 ? nameOfCell(s, cells[0]!, true) : undefined;
-      if (name !== undefined && secretNamed(name)) cell(cells[1]!, name);
+      if (name !== undefined && secretNamed(name) && (PASSWORD_NAME.test(name) || randomToLook(s.slice(...cells[1]!).replace(/^(["'`])(.*)\1$/, '$2')))) cell(cells[1]!, name);
     }
     // A CSV or TSV header: its columns, then the rows.
     tab = nextOf(s, '\t', a, tab);

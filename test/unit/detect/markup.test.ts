@@ -19,7 +19,9 @@ const V = 'Xk9mQ2vL7pR4tW8zHq3N';
 describe('withoutMarkup', () => {
   it("removes HTML's tags and Markdown's bold, reads cells' ends as blanks, lines' tags as line breaks, backticks as blanks", () => {
     expect(withoutMarkup('<dt>API key</dt><dd>X</dd>')?.text).toBe('API key X ');
-    expect(withoutMarkup('<tr><td>password</td><td>X</td></tr>')?.text).toBe('\npassword X \n');
+    expect(withoutMarkup('<tr><td>password</td><td>X</td></tr>')?.text).toBe('\n|password|X|\n');
+    // A table's rows one a line, its header's under a rule, an empty cell kept, the blanks between its tags left out.
+    expect(withoutMarkup('<table>\n <tr><th>a</th> <th>b</th></tr>\n <tr><td> x </td><td></td></tr>\n</table>')?.text).toBe('\n|a|b|\n|-|\n|x||\n');
     expect(withoutMarkup('**password**: `X`')?.text).toBe('password:  X ');
     expect(withoutMarkup('ghp_Ab3<wbr>dE9<span class="x">f</span>')?.text).toBe('ghp_Ab3dE9f');
     // Another language's elements are kept (their names say what they hold); a tag cut short, a `<` of a comparison
@@ -72,6 +74,27 @@ describe('credentials in markup', () => {
         const placed = wrap(c.value.slice(0, i) + br + c.value.slice(i));
         const text = `<p>here it is:</p>\n<pre>${c.text.replace(c.value, () => placed)}</pre>`;
         expect(leaks(mask(text, found(text)), c.value), text).toBe(false);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  it("masks a value in an HTML table's column whose header names a secret, at any row, laid out in any way, and nothing under a header that names none or in a cell of words", () => {
+    const header = fc.constantFrom('token', 'API Key', 'Password', 'client_secret', 'Access Token');
+    const other = fc.constantFrom('Service', 'Owner', 'Region', 'Created');
+    const layout = fc.constantFrom('', '\n', '\n  ', ' ');
+    const table = (head: string[], rows: string[][], l: string, th: boolean) =>
+      `<table>${l}<thead><tr>${head.map((h) => `${l}<${th ? 'th' : 'td'}>${h}</${th ? 'th' : 'td'}>`).join('')}${l}</tr></thead>${l}<tbody>${rows.map((r) => `${l}<tr>${r.map((c) => `${l}<td>${c}</td>`).join('')}${l}</tr>`).join('')}${l}</tbody></table>`;
+    fc.assert(
+      fc.property(header, fc.array(other, { minLength: 1, maxLength: 3 }), fc.nat(), fc.integer({ min: 1, max: 4 }), fc.nat(), layout, fc.constantFrom('not set', 'rotated monthly', ''), (h, others, col, n, row, l, words) => {
+        const at = col % (others.length + 1);
+        const head = [...others.slice(0, at), h, ...others.slice(at)];
+        const rows = (cell: string) => Array.from({ length: n }, (_, r) => head.map((_, c) => (c === at ? (r === row % n ? cell : words) : 'ops')));
+        const text = `<p>Keys:</p>${table(head, rows(V), l, true)}`;
+        expect(leaks(mask(text, found(text)), V), text).toBe(false);
+        expect(found(table(head, rows(words), l, true)), table(head, rows(words), l, true)).toEqual([]);
+        const none = table(head.map((x, c) => (c === at ? 'Commit' : x)), rows(V), l, true);
+        expect(found(none), none).toEqual([]);
       }),
       { numRuns: 600 },
     );
