@@ -11,7 +11,7 @@ import { loggerOptions } from '../logger.js';
 import { createMetrics, METRICS_MS, type Metrics } from '../metrics.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { registerJsonParser } from '../http/body.js';
-import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, registerHostRequired } from '../http/error-handler.js';
+import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, registerHostRequired, registerServerAnswers } from '../http/error-handler.js';
 import { registerBrowserGuard } from '../http/browser.js';
 import { registerPressure } from '../http/pressure.js';
 import { registerRequestTimeout } from '../http/timeout.js';
@@ -119,6 +119,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Before every other hook and route (swagger's included): a request with no host, and web pages of other origins,
   // are refused.
   registerHostRequired(app);
+  registerServerAnswers(app.server);
   registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
   // up front so that every request object has one shape from its constructor.

@@ -3,7 +3,9 @@
  * (docs/behaviour/limits.md). Fastify's own errors are mapped onto the registry;
  * anything unexpected is a 500 that is logged without request content.
  */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, TrustgateError, type ErrorCode, type ProblemItem } from '../errors.js';
 import { SessionStoreFull, SessionStoreUnavailable } from '../session/store.js';
@@ -53,6 +55,9 @@ export interface Mapped {
 }
 
 /** Map any thrown error onto the registry. */
+/** The problems of a request's body and its media type (what the 404 of a target that names no route answers instead). */
+const BODY_ERRORS = /^TG_ERR_(?:BODY_|MEDIA_TYPE$)/;
+
 export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (err instanceof TrustgateError) {
     return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
@@ -135,7 +140,10 @@ export function sendProblem(reply: FastifyReply, m: Mapped): FastifyReply {
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const m = mapError(err, bodyLimit);
+    // A target that names no route is answered as one, whatever its body (Fastify reads a body for its 404 too: a
+    // `POST *` with no JSON would get the body's problem, as if a route had read it).
+    let m = mapError(err, bodyLimit);
+    if (request.is404 && BODY_ERRORS.test(m.code)) m = { code: 'TG_ERR_ROUTE_NOT_FOUND', detail: 'no such route' };
     if (m.code === 'TG_ERR_SERVER_INTERNAL') {
       // Name and stack only: an error message may quote request content.
       const e = err as Error;
@@ -160,18 +168,39 @@ const MALFORMED = { code: 'TG_ERR_HTTP_MALFORMED' as ErrorCode, reason: 'Bad Req
 
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const e = (err.code !== undefined ? CLIENT_ERRORS[err.code] : undefined) ?? MALFORMED;
+  answerOnSocket(socket, (err.code !== undefined ? CLIENT_ERRORS[err.code] : undefined) ?? MALFORMED);
+}
+
+/** A problem written on the socket itself, then the socket closed. */
+function answerOnSocket(socket: Duplex, e: { code: ErrorCode; reason: string; detail: string }): void {
   const p = problem(e.code, e.detail);
   const body = JSON.stringify(p);
   // Only when nothing was written yet: a request already being answered
   // (say, its body broke off mid-way) keeps the answer it got.
-  if (socket.writable && socket.bytesWritten === 0) {
+  if (socket.writable && (socket as Socket).bytesWritten === 0) {
     socket.write(
       `HTTP/1.1 ${p.status} ${e.reason}\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy();
+}
+
+/**
+ * What Node answers itself, answered as the service answers: a request
+ * whose `Expect` names something other than `100-continue` is answered as
+ * any other (RFC 9110, section 10.1.1: a server may ignore it; Node's own
+ * answer is an empty 417 of no type), and a CONNECT (a tunnel, which this
+ * service never makes) gets a 404 problem on its socket (Node's own is to
+ * close it with nothing said).
+ */
+export function registerServerAnswers(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    // (The socket is handed over with no listener of the server's: a client that resets it is no error of the process.)
+    socket.on('error', () => undefined);
+    answerOnSocket(socket, { code: 'TG_ERR_ROUTE_NOT_FOUND', reason: 'Not Found', detail: 'this service makes no tunnel (CONNECT)' });
+  });
 }
 
 /**

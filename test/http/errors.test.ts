@@ -88,6 +88,16 @@ describe('errors and limits through the real routes (contract section 8)', () =>
     const r = await t.app.inject({ method: 'GET', url: '/v2/nothing' });
     await expectProblem({ status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) }, 404, 'TG_ERR_ROUTE_NOT_FOUND');
   });
+
+  it('a target that names no route is a 404 problem whatever its JSON body: none, broken, too deep', async () => {
+    // (A form's media types are refused first, on every target: the browser guard's 415.)
+    for (const [type, payload] of [['application/json', ''], ['application/json', '{"result":'], ['application/json', '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[']] as const) {
+      for (const url of ['/v2/nothing', '*']) {
+        const r = await t.app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
+        await expectProblem({ status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) }, 404, 'TG_ERR_ROUTE_NOT_FOUND');
+      }
+    }
+  });
 });
 
 describe('bearer token (TRUSTGATE_TOKEN)', () => {
@@ -176,6 +186,7 @@ describe('errors the HTTP parser raises', () => {
 
   it.each([
     ['broken framing', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['a CONNECT (a tunnel, which the service never makes)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 404, 'TG_ERR_ROUTE_NOT_FOUND'],
     ['an HTTP/1.1 request that names no host', 'POST /v1/validate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
     ['oversized headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'TG_ERR_HTTP_HEADERS_TOO_LARGE'],
     ['a body that never finishes arriving', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"result":', 408, 'TG_ERR_REQUEST_TIMEOUT'],
@@ -185,6 +196,13 @@ describe('errors the HTTP parser raises', () => {
     expect(got.toLowerCase()).toContain('content-type: application/problem+json');
     expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).code).toBe(code);
     expect((await post(t.app, '/v1/evaluate', ok)).status).toBe(200);
+  });
+
+  it('an expectation other than 100-continue is ignored: the request is answered as any other, not with an empty 417', async () => {
+    const body = JSON.stringify(ok);
+    const got = await raw(`POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: something-else\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 5000);
+    expect(got.startsWith('HTTP/1.1 200 '), got).toBe(true);
+    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).outcome).toBeDefined();
   });
 });
 
