@@ -795,6 +795,7 @@ export class DetectionCache {
       // Of those, the ones its piece read alone does not hold (what follows made them, not the piece's cut): its part's.
       for (const q of new Set(before?.map(([, q]) => q))) {
         let alone: readonly Span[];
+        this.scannedInSeams += texts[q]!.length;
         try {
           alone = unpack(SCANNERS[d](texts[q]!, this.#stop));
         } catch (err) {

@@ -54,10 +54,10 @@ export interface Mapped {
   headers?: Record<string, string>;
 }
 
-/** Map any thrown error onto the registry. */
 /** The problems of a request's body and its media type (what the 404 of a target that names no route answers instead). */
 const BODY_ERRORS = /^TG_ERR_(?:BODY_|MEDIA_TYPE$)/;
 
+/** Map any thrown error onto the registry. */
 export function mapError(err: unknown, bodyLimit: number): Mapped {
   if (err instanceof TrustgateError) {
     return { code: err.code, detail: err.message, ...(err.errors ? { errors: err.errors } : {}), ...(err.headers ? { headers: err.headers } : {}) };
@@ -172,12 +172,12 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 }
 
 /** A problem written on the socket itself, then the socket closed. */
-function answerOnSocket(socket: Duplex, e: { code: ErrorCode; reason: string; detail: string }): void {
+function answerOnSocket(socket: Socket, e: { code: ErrorCode; reason: string; detail: string }): void {
   const p = problem(e.code, e.detail);
   const body = JSON.stringify(p);
   // Only when nothing was written yet: a request already being answered
   // (say, its body broke off mid-way) keeps the answer it got.
-  if (socket.writable && (socket as Socket).bytesWritten === 0) {
+  if (socket.writable && socket.bytesWritten === 0) {
     socket.write(
       `HTTP/1.1 ${p.status} ${e.reason}\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -199,7 +199,8 @@ export function registerServerAnswers(server: Server): void {
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     // (The socket is handed over with no listener of the server's: a client that resets it is no error of the process.)
     socket.on('error', () => undefined);
-    answerOnSocket(socket, { code: 'TG_ERR_ROUTE_NOT_FOUND', reason: 'Not Found', detail: 'this service makes no tunnel (CONNECT)' });
+    // (A CONNECT's socket is the connection's own, a net.Socket; Node types it as a Duplex.)
+    answerOnSocket(socket as Socket, { code: 'TG_ERR_ROUTE_NOT_FOUND', reason: 'Not Found', detail: 'this service makes no tunnel (CONNECT)' });
   });
 }
 
