@@ -175,7 +175,8 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
     const end = i + m[0].length;
     const cell = CELL_TAGS.has(name);
     const line = LINE_TAGS.has(name);
-    if (!cell && !line && !INLINE_TAGS.has(name) && !TABLE_CELLS.has(name)) {
+    const tableCell = TABLE_CELLS.has(name);
+    if (!cell && !line && !tableCell && !INLINE_TAGS.has(name)) {
       // Another language's element (`<password>...</password>`, `<add key="..." value="..."/>`): its name may name
       // what it holds, kept as written.
       copy(i, end);
@@ -183,7 +184,7 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
       continue;
     }
     changed = true;
-    if (TABLE_CELLS.has(name)) {
+    if (tableCell) {
       // A cell between `|`s, its blanks at either end left out: a table's row reads as a Markdown table's.
       // (A cell's end always stands, so an empty cell keeps its column; its start only where no `|` ends the cell before.)
       if (m[1] === '/') {
