@@ -11,7 +11,7 @@ import { loggerOptions } from '../logger.js';
 import { createMetrics, METRICS_MS, type Metrics } from '../metrics.js';
 import { PolicyStore, reportReload } from '../policy/reload.js';
 import { registerJsonParser } from '../http/body.js';
-import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, registerHostRequired, registerServerAnswers } from '../http/error-handler.js';
+import { clientErrorHandler, ErrorRenderers, frameworkErrorHandler, registerErrorHandling, registerRequestHead, registerServerAnswers } from '../http/error-handler.js';
 import { registerBrowserGuard } from '../http/browser.js';
 import { registerPressure } from '../http/pressure.js';
 import { registerRequestTimeout } from '../http/timeout.js';
@@ -78,7 +78,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
     // Node checks request timeouts every 30 s by default; check often enough for the setting to mean what it says.
-    // (A request with no Host is answered by registerHostRequired, as a problem.)
+    // (A request with no Host, or two, is answered by registerRequestHead, as a problem.)
     http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))), requireHostHeader: false },
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two; a decision's own line replaces it.
@@ -116,9 +116,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const quotas = createQuotas(config.quotas, config);
   app.addHook('onClose', () => quotas.close());
   app.decorate('trustgate', { config, store, metrics, sessions, core, auth, quotas });
-  // Before every other hook and route (swagger's included): a request with no host, and web pages of other origins,
-  // are refused.
-  registerHostRequired(app);
+  // Before every other hook and route (swagger's included): a request that does not name its host once, a body in a
+  // content coding, and web pages of other origins, are refused.
+  registerRequestHead(app);
   registerServerAnswers(app.server);
   registerBrowserGuard(app, config);
   // Members the body parser and the decision logger set on requests, declared
@@ -146,7 +146,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         title: 'Trustgate',
         version: API_VERSION,
         description:
-          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`, where that `Host` is a loopback name or address: DNS rebinding) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies are 415; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection. Each process admits TRUSTGATE_MAX_INFLIGHT_BYTES (default 32 MiB) of requests being decided and answers not yet sent, counted as request bytes arrive (a declared `content-length` is charged before the body is read); a request that finds no room within 0.5 s gets 503 `TG_ERR_OVERLOADED` with `Retry-After` (its body is read and thrown away). A request that finds nothing else in flight is always admitted.',
+          'Policy decision service for MCP tool results: validates a CallToolResult, reads its trust annotations, re-derives evidence digests, evaluates CEL policies and answers with a decision and the result to forward.\n\nOn every route: a request with an `Origin` other than the service\'s own (`http://` or `https://` followed by its `Host`, where that `Host` is a loopback name or address: DNS rebinding) or with `Sec-Fetch-Site: cross-site`/`same-site` is a 403 `TG_ERR_CROSS_ORIGIN` unless TRUSTGATE_ALLOWED_ORIGINS lists the origin (listed origins get CORS headers); `text/plain`, form and multipart bodies, and a body in a content coding (`Content-Encoding` other than `identity`), are 415; a request that does not name its host once (no `Host` in HTTP/1.1, two, or one that is no host) is a 400 `TG_ERR_HTTP_MALFORMED`; a request target that cannot be decoded is a 400 `TG_ERR_REQUEST_TARGET` that never repeats it. An answer apart from its forwarded `result` stays within 10 times its request plus 64 KiB (its lists together within 8 times plus 48 KiB; what a list leaves out is counted in its `...Omitted` member). An answer the client has not taken within TRUSTGATE_REQUEST_TIMEOUT_MS closes the connection. Each process admits TRUSTGATE_MAX_INFLIGHT_BYTES (default 32 MiB) of requests being decided and answers not yet sent, counted as request bytes arrive (a declared `content-length` is charged before the body is read); a request that finds no room within 0.5 s gets 503 `TG_ERR_OVERLOADED` with `Retry-After` (its body is read and thrown away). A request that finds nothing else in flight is always admitted.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       // Relative: Swagger UI (/docs) targets the server the document is served from, whatever its host and PORT.

@@ -205,22 +205,50 @@ export function registerServerAnswers(server: Server): void {
 }
 
 /**
- * An HTTP/1.1 request that names no host (RFC 9112, section 3.2) gets the
- * 400 problem+json of every other malformed request, and its connection is
- * closed. (Node's own check answers an empty 400 of no type; the server is
- * made with it off, `requireHostHeader: false`, so that this one answers.)
- * HTTP/1.0 needs no host.
+ * What a request's head must say before anything of it is read:
+ *
+ * - its host, once (RFC 9112, section 3.2: an HTTP/1.1 request with no
+ *   `Host`, any request with two, or a `Host` that is no host, is a 400):
+ *   the 400 problem+json of every other malformed request, and its
+ *   connection closed. (Node's own check answers an empty 400 of no type,
+ *   and keeps the first of two hosts; the server is made with it off,
+ *   `requireHostHeader: false`, so that this one answers.) HTTP/1.0 needs
+ *   no host;
+ * - a body in no content coding: a `Content-Encoding` other than
+ *   `identity` is a 415 `TG_ERR_MEDIA_TYPE` with `Accept-Encoding:
+ *   identity` (RFC 9110, section 15.5.16), not compressed bytes read as
+ *   JSON.
  */
-export function registerHostRequired(app: FastifyInstance): void {
+export function registerRequestHead(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     const r = request.raw;
-    if (r.headers.host === undefined && r.httpVersionMajor === 1 && r.httpVersionMinor >= 1) {
+    const host = hostProblem(r);
+    if (host !== undefined) {
       reply.header('connection', 'close');
-      answerError(request, reply, { code: 'TG_ERR_HTTP_MALFORMED', detail: 'an HTTP/1.1 request names its host (a Host header)' });
+      answerError(request, reply, { code: 'TG_ERR_HTTP_MALFORMED', detail: host });
+      return;
+    }
+    const coding = r.headers['content-encoding'];
+    if (coding !== undefined && !coding.split(',').every((c) => c.trim().toLowerCase() === 'identity')) {
+      reply.header('accept-encoding', 'identity');
+      answerError(request, reply, { code: 'TG_ERR_MEDIA_TYPE', detail: 'send the request body with no content coding (Content-Encoding: identity or none)' });
       return;
     }
     done();
   });
+}
+
+/** A host as RFC 9110 section 7.2 writes it: uri-host (an IP literal, or a reg-name, which holds IPv4) and an optional port. */
+const HOST = /^(?:\[[0-9A-Za-z:.%_~-]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]*)?$/;
+
+/** Why a request's head does not name its host as it must, or undefined. */
+function hostProblem(r: IncomingMessage): string | undefined {
+  let count = 0;
+  for (let i = 0; i < r.rawHeaders.length; i += 2) if (r.rawHeaders[i]!.toLowerCase() === 'host') count++;
+  if (count > 1) return 'a request names its host once (one Host header)';
+  const host = r.headers.host;
+  if (host === undefined) return r.httpVersionMajor === 1 && r.httpVersionMinor >= 1 ? 'an HTTP/1.1 request names its host (a Host header)' : undefined;
+  return HOST.test(host) ? undefined : 'the Host header names no host';
 }
 
 /**

@@ -278,7 +278,7 @@ const rawHttpArb = fc
     route: fc.constantFrom<Route>('/v1/evaluate', '/v1/validate', '/v1/digest', INTERCEPTOR),
     target: fc.constantFrom('', '', '', 'absolute', 'star', 'encoded', 'space', 'long'),
     version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x', ''),
-    headers: fc.subarray(['dupCL', 'CLTE', 'badName', 'badValue', 'noHost', 'obsFold', 'bigHeader', 'negCL', 'hexCL', 'teIdentity', 'nul', 'expectOther'], { maxLength: 1 }),
+    headers: fc.subarray(['dupCL', 'CLTE', 'badName', 'badValue', 'noHost', 'obsFold', 'bigHeader', 'negCL', 'hexCL', 'teIdentity', 'nul', 'expectOther', 'dupHost', 'badHost', 'gzip'], { maxLength: 1 }),
     // (CONNECT asks for a tunnel: answered by the server before any route.)
     method: fc.constantFrom('POST', 'POST', 'POST', 'CONNECT'),
     body: fc.constantFrom('good', 'good', 'chunked', 'badChunk', 'shortCL', 'longCL', 'none'),
@@ -292,7 +292,7 @@ const rawHttpArb = fc
     else if (r.target === 'long') target = `${r.route}?q=${'a'.repeat(20_000)}`;
     const lines = [`${r.method} ${r.method === 'CONNECT' ? '127.0.0.1:443' : target} ${r.version}`.trimEnd()];
     const h = new Set(r.headers);
-    if (!h.has('noHost')) lines.push('Host: 127.0.0.1');
+    if (!h.has('noHost')) lines.push(h.has('badHost') ? 'Host: a b' : 'Host: 127.0.0.1');
     lines.push('Content-Type: application/json');
     let body = GOOD_BODY;
     if (r.body === 'chunked' || r.body === 'badChunk') {
@@ -313,8 +313,12 @@ const rawHttpArb = fc
     if (h.has('teIdentity')) lines.push('Transfer-Encoding: identity');
     if (h.has('nul')) lines.push('X-Nul: a\u0000b');
     if (h.has('expectOther')) lines.push('Expect: something-else');
+    if (h.has('dupHost')) lines.push('Host: 127.0.0.2');
+    if (h.has('gzip')) lines.push('Content-Encoding: gzip');
     lines.push('Connection: close');
-    return { route: r.route, text: Buffer.from(lines.join('\r\n') + '\r\n\r\n' + body, 'latin1') };
+    // A head that names its host twice or no host, or a body in a content coding, is never taken.
+    const refused = h.has('dupHost') || h.has('badHost') || h.has('gzip');
+    return { route: r.route, refused, text: Buffer.from(lines.join('\r\n') + '\r\n\r\n' + body, 'latin1') };
   });
 
 /** Write the bytes, half-close, and collect whatever comes back until the server closes (or 5 s pass). */
@@ -509,6 +513,7 @@ describe('hostile input through the real HTTP layer', () => {
           const route = /^TG_ERR_(HTTP_|ROUTE_NOT_FOUND)/.test(code) ? '/v1/evaluate' : raw.route;
           const v = violation(route, a, registry);
           if (v !== undefined) throw new Error(`${where}: ${v}`);
+          if (raw.refused && a.status < 300) throw new Error(`${where}: taken (${a.status})`);
         }
       }),
       { seed, numRuns: 240, endOnFailure: true },

@@ -170,7 +170,7 @@ describe('errors the HTTP parser raises', () => {
   });
   afterAll(() => t.close());
 
-  async function raw(text: string, waitMs = 0): Promise<string> {
+  async function raw(text: string | Buffer, waitMs = 0): Promise<string> {
     const { connect } = await import('node:net');
     return new Promise((resolve) => {
       const sock = connect(port, '127.0.0.1', () => {
@@ -188,6 +188,9 @@ describe('errors the HTTP parser raises', () => {
     ['broken framing', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
     ['a CONNECT (a tunnel, which the service never makes)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 404, 'TG_ERR_ROUTE_NOT_FOUND'],
     ['an HTTP/1.1 request that names no host', 'POST /v1/validate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['a request that names two hosts', 'POST /v1/validate HTTP/1.1\r\nHost: x\r\nHost: y\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['an HTTP/1.0 request that names two hosts', 'POST /v1/validate HTTP/1.0\r\nHost: x\r\nhost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
+    ['a host that is no host', 'POST /v1/validate HTTP/1.1\r\nHost: a b/c\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400, 'TG_ERR_HTTP_MALFORMED'],
     ['oversized headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'TG_ERR_HTTP_HEADERS_TOO_LARGE'],
     ['a body that never finishes arriving', 'POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"result":', 408, 'TG_ERR_REQUEST_TIMEOUT'],
   ])('%s is answered with a problem on the socket', async (_what, text, status, code) => {
@@ -195,6 +198,39 @@ describe('errors the HTTP parser raises', () => {
     expect(got.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
     expect(got.toLowerCase()).toContain('content-type: application/problem+json');
     expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).code).toBe(code);
+    expect((await post(t.app, '/v1/evaluate', ok)).status).toBe(200);
+  });
+
+  it('a host of any valid form is answered: a name, an address, IPv6, a port, empty', async () => {
+    const body = JSON.stringify(ok);
+    for (const host of ['localhost', '127.0.0.1:8080', '[::1]:80', '[fe80::1%25eth0]', 'trustgate.internal', 'xn--bcher-kva.example', '']) {
+      const got = await raw(`POST /v1/evaluate HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 5000);
+      expect(got.startsWith('HTTP/1.1 200 '), `${host}: ${got.slice(0, 300)}`).toBe(true);
+    }
+  });
+
+  it('a body in a content coding (gzip, deflate, br) is a 415 that says which coding is read, not its bytes read as JSON', async () => {
+    const { gzipSync, deflateSync, brotliCompressSync } = await import('node:zlib');
+    const body = Buffer.from(JSON.stringify(ok));
+    for (const [coding, bytes] of [
+      ['gzip', gzipSync(body)],
+      ['deflate', deflateSync(body)],
+      ['br', brotliCompressSync(body)],
+      ['gzip, identity', gzipSync(body)],
+      ['x-unknown', body],
+    ] as const) {
+      const head = `POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: ${coding}\r\nConnection: close\r\nContent-Length: ${bytes.length}\r\n\r\n`;
+      const got = await raw(Buffer.concat([Buffer.from(head, 'latin1'), bytes]), 5000);
+      expect(got.startsWith('HTTP/1.1 415 '), `${coding}: ${got.slice(0, 300)}`).toBe(true);
+      expect(got.toLowerCase()).toContain('accept-encoding: identity');
+      expect(got.toLowerCase()).toContain('content-type: application/problem+json');
+      expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).code).toBe('TG_ERR_MEDIA_TYPE');
+    }
+    for (const coding of ['identity', 'Identity', ' identity , identity ']) {
+      const text = JSON.stringify(ok);
+      const got = await raw(`POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: ${coding}\r\nConnection: close\r\nContent-Length: ${text.length}\r\n\r\n${text}`, 5000);
+      expect(got.startsWith('HTTP/1.1 200 '), `${coding}: ${got.slice(0, 300)}`).toBe(true);
+    }
     expect((await post(t.app, '/v1/evaluate', ok)).status).toBe(200);
   });
 
