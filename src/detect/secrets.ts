@@ -302,15 +302,15 @@ const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?ke
  * A password's, an API key's or a token's name in another language, at the end of what stands before an operator
  * (`Passwort: ...`, `contraseña: ...`, `пароль: ...`, `mot de passe : ...`, `パスワード: ...`, `API-Schlüssel: ...`,
  * `clave de API: ...`, `токен: ...`, `APIキー: ...`, `API 키: ...`): German, Dutch, Portuguese, Czech, Slovak, Slovene,
- * Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, French, Indonesian, Vietnamese, Russian,
- * Ukrainian, Greek, Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Hindi. Read as `password`, `api_key` or `token`
- * (group 1, 2 or 3). (Arabic's alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon
+ * Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, Catalan, Italian, Romanian, Estonian,
+ * Lithuanian, Croatian, Serbian, French, Indonesian, Vietnamese, Russian, Ukrainian, Greek, Chinese, Japanese, Korean,
+ * Thai, Arabic, Hebrew, Hindi. Read as `password`, `api_key` or `token` (group 1, 2 or 3). (Arabic's alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon
  * is read only normalized.)
  */
 const LOCAL_NAME =
-  /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
+  /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|clave|contrasenya|parol[aă](?: d['’]ordine)?|kodeord|parool|lozinka|slapta[žz]odis|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chiave (?:dell['’])?api|api[- ]?kulcs|api[- ]?avain|api[- ]?n[øo]gle|api[- ]?n[øo]kkel|kl[íi][čc] api|api[- ]?kl[íi][čc]|api anahtar[ıi]|kh[óo]a api|kunci api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
 /** The last words of LOCAL_NAME's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
-const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
+const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|clave|contrasenya|parola|kodeord|parool|lozinka|slaptazodis|ordine|kulcs|avain|nogle|nokkel|klic|anahtari|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
 /**
  * LOCAL_NAME's names in scripts some of whose letters the confusables fold to ASCII ones (Cyrillic, Greek, Hebrew,
  * Arabic), as the normalized text writes them in lower case, upper case or capitalized (`Пароль` as `Пapoль`, `ТОКЕН`
@@ -495,8 +495,8 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
-/** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it). */
-const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> ', ' --> ', ' \u21d2 ', ' \u27f6 ', ' \u2794 ', ' \u279c ', ' \u27a1 '];
+/** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it; ` to ` only after a verb that sets). */
+const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> ', ' --> ', ' \u21d2 ', ' \u27f6 ', ' \u2794 ', ' \u279c ', ' \u27a1 ', ' <- ', ' to '];
 
 /** Where the prose verb that the blank at `i` ends starts (PROSE_VERBS), or -1 (the blank ends a command's flag or a password's word). */
 function proseVerbAt(s: string, i: number): number {
@@ -939,6 +939,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op !== 32) v = fallbackLiteral(s, v);
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
+  // (R's and Haskell's `<-` is a program's: a value written out there is quoted, `password <- "..."`; else a variable.)
+  if (!quoted && verb >= 0 && s.startsWith(' <- ', verb)) return undefined;
   if (quoted) v++;
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.
   if (!(v >= run.start && v <= run.end)) {
@@ -1116,13 +1118,14 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
 /**
  * The operators of an assignment besides `=` and `:`, found in one search (one pass over a text that holds none: seven
  * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's verbs
- * (PROSE_VERBS, found with the spaces around them), a secret's word and a blank (BARE_WORD: `and password X`; found
+ * (PROSE_VERBS, found with the spaces around them; R's `<-` among them, and ` to ` only after a verb that sets within
+ * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and a blank (BARE_WORD: `and password X`; found
  * by the blank, tab, line break or `(` before it, so that only those places start a try; or the last word of a name,
  * BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a command's flag (`--`, see
  * flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1) )|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */

@@ -159,6 +159,32 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds and masks a value prose sets a secret to (`set the password to ...`) or R's `<-` assigns, and nothing set to words or a lookup key", () => {
+    const setter = fc.constantFrom('Set', 'set', 'Please change', 'Reset', 'I updated', 'SET', 'Then set');
+    const whose = fc.constantFrom('', 'the ', 'your ', 'our ', 'the new ');
+    const name = fc.constantFrom('password', 'API key', 'admin password', 'access token', 'passphrase', 'DB_PASSWORD', 'secret');
+    const owner = fc.constantFrom('', ' for prod', ' of the deploy bot', ' on db-01');
+    const after = fc.constantFrom('', '.', ' and restart.', ' (rotate it).');
+    const words = fc.constantFrom('something memorable', 'the new one', 'expire in 30 days', 'the value in Vault', 'null', 'your own');
+    fc.assert(
+      fc.property(setter, whose, name, owner, random, after, words, fc.boolean(), (set, w, n, o, value, end, prose, quote) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        const q = quote ? '"' : '';
+        for (const text of [`${set} ${w}${n}${o} to ${q}${value}${q}${end}`, `${n.replace(/ /g, '_')} <- "${value}"`]) {
+          const at = text.indexOf(value);
+          expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+        }
+        expect(detectKinds('secrets', `${set} ${w}${n}${o} to ${prose}${end}`)).toEqual([]);
+        // (Unquoted after `<-`, a program's variable.)
+        expect(detectKinds('secrets', `${n.replace(/ /g, '_')} <- ${prose.replace(/ /g, '_')}`)).toEqual([]);
+        expect(detectKinds('secrets', `${n.replace(/ /g, '_')} <- ${value}`)).toEqual([]);
+        // (The word before the name says what it names: a key that looks a record up.)
+        expect(detectKinds('secrets', `${set} the cache key${o} to ${value}${end}`)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds and masks a value after a name and its type (Python, TypeScript) or a prose name and whose it is before a colon, and no expression, word or other name there', () => {
     const name = fc.constantFrom('api_key', 'DB_PASSWORD', 'secret_key', 'apiKey', 'auth_token');
     const type = fc.constantFrom('str', 'string', 'Optional[str]', 'typing.Optional[str]', 'str | None', 'SecretStr', 'dict[str, str] | None');
@@ -403,8 +429,8 @@ describe('generic assignments: a secret under a secret name, not where a secret 
 });
 
 describe("a password's, an API key's or a token's name in another language", () => {
-  const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड', 'API-Schlüssel', 'clé API', 'clave de API', 'chave de API', 'ключ API', 'токен', 'APIキー', 'トークン', 'API 密钥', 'API 키', '토큰'];
-  const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required', '请输入您的登录密码以继续访问系统', 'パスワードを入力してください今すぐ', 'الرجاءإدخالكلمةالمرورللمتابعة', 'אנאהזןאתהסיסמהשלךכדילהמשיך'];
+  const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड', 'API-Schlüssel', 'clé API', 'clave de API', 'chave de API', 'ключ API', 'токен', 'APIキー', 'トークン', 'API 密钥', 'API 키', '토큰', 'clave', 'Clave', 'contrasenya', 'parola', "parola d'ordine", 'parolă', 'kodeord', 'parool', 'lozinka', 'slaptažodis', 'chiave API', "chiave dell'API", 'API-kulcs', 'API-avain', 'API-nøgle', 'API-nøkkel', 'klíč API', 'API anahtarı', 'khóa API', 'kunci API'];
+  const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required', '请输入您的登录密码以继续访问系统', 'パスワードを入力してください今すぐ', 'الرجاءإدخالكلمةالمرورللمتابعة', 'אנאהזןאתהסיסמהשלךכדילהמשיך', 'obbligatoria', 'requerida', 'dimenticata', 'olvidada', 'obligatorie'];
   // (Random as a key's or a token's value is: 16 characters or more, of many distinct ones.)
   const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12);
   const op = fc.constantFrom(': ', ' : ', '=', ' = ', '：', ': "');
