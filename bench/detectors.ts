@@ -136,6 +136,11 @@ const crafted: Record<string, string> = {
   // A program's fallbacks (each read over the expression before it), Terraform variables' defaults (each read back to
   // its block), aligned names (each read back over its blanks), borrowed and verbatim strings.
   'fallbacks, variables, aligned names': fill('key = os.environ.get("API_KEY") or "Xy9Lm2Pq8Rt5" variable "api_key" {\n  default                        = "x"\n}\napiKey: process.env.A.b.c || \'d\' s = @"Xy9Lm2Pq8Rt5" K: &\'static str = "e"\n'),
+  // SQL INSERTs whose column lists name a secret (each row's values walked, each string under a secret column read),
+  // `insert` that starts none, prose that sets a secret (each ` to ` read back over up to eight words), R's `<-`, and
+  // names in other languages.
+  'SQL INSERTs, setters, R and names in other languages': fill(`INSERT INTO public.users (id, name, password) VALUES (1, 'a', 'Xy9Lm2Pq8Rt5'), (2, now(), 'it''s'); insert a insert into t (x) Set the admin password for prod to Zx9Lm2Pq8 a to b to c api_key <- "Xy9Lm2Pq8Rt5" clave: Xy9Lm2 chiave API: q\n`),
+  'setters and to before every word': fill('set a b c d e f g to x to y to z to '),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.
   // Every word a prose verb or a secret's word: each an operator whose name is looked for up to six words back.

@@ -1057,7 +1057,7 @@ export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
   const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, own, stop);
-  const tables = scanTables(s, stop);
+  const tables = mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop));
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
   const rules = scanRuleset(s, stop);
@@ -1119,10 +1119,10 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * The operators of an assignment besides `=` and `:`, found in one search (one pass over a text that holds none: seven
  * searches for each cost 3.5 times one): an element's `>`, a quoted name's `,` (found with its quote), prose's verbs
  * (PROSE_VERBS, found with the spaces around them; R's `<-` among them, and ` to ` only after a verb that sets within
- * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and a blank (BARE_WORD: `and password X`; found
- * by the blank, tab, line break or `(` before it, so that only those places start a try; or the last word of a name,
- * BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a command's flag (`--`, see
- * flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
+ * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and
+ * a blank (BARE_WORD: `and password X`; found by the blank, tab, line break or `(` before it, so that only those places
+ * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a
+ * command's flag (`--`, see flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
   /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
@@ -1418,6 +1418,86 @@ function tableValue(name: string, v: string): boolean {
     const runs = encodedRuns(v);
     if (runs.length !== 1 || runs[0]!.start !== 0 || runs[0]!.end !== v.length) return false;
     v = runs[0]!.text;
+  }
+}
+
+/**
+ * An SQL `INSERT` whose column list names a secret: `INSERT INTO`, the table's name (one token, a schema's name before
+ * it: bare, or quoted as `"..."`, `` `...` ``, `[...]`), its columns up to `VALUES (`, each written bare or quoted, up to
+ * 2,048 characters in all. (The name is one token, so that a text dense with `insert` reads each stretch a bounded
+ * number of times.)
+ */
+const SQL_NAME = '(?:"[^"\\n]{1,128}"|`[^`\\n]{1,128}`|\\[[^\\]\\n]{1,128}\\]|[\\w$]{1,128})';
+const INSERT = new RegExp(`\\binsert[ \\t\\r\\n]+(?:into[ \\t\\r\\n]+)?${SQL_NAME}(?:\\.${SQL_NAME}){0,2}[ \\t\\r\\n]*\\(([^()]{1,2048})\\)[ \\t\\r\\n]*values[ \\t\\r\\n]*\\(`, 'gi');
+
+/**
+ * The values of an SQL `INSERT`'s rows under a column that names a secret (`INSERT INTO users (name, password) VALUES
+ * ('bob', '...'), (...)`: a seed, a migration, `pg_dump --column-inserts`, a database server's answer): each a string
+ * literal read as the value of `NAME=value` (tableValue), the column's name its name. A row's values are split at its
+ * commas outside strings and brackets, walked once each; a value that is no string literal (a number, `NULL`, a call)
+ * is passed over.
+ */
+function scanInserts(s: string, stop?: () => boolean): Span[] {
+  if (s.length < MIN_TABLE || !SECRET_WORD.test(s) || !/values/i.test(s)) return [];
+  const out: Span[] = [];
+  INSERT.lastIndex = 0;
+  for (let m = INSERT.exec(s); m !== null; m = INSERT.exec(s)) {
+    if (stop !== undefined && stop()) throw stopped('SQL statements');
+    const names = m[1]!.split(',').map((c) => c.trim().replace(/^(?:["`[])(.*)(?:["`\]])$/s, '$1').toLowerCase());
+    const secret = names.map((c) => (c.length <= MAX_NAME && /^[\w.$-]+$/.test(c) && secretNamed(c) ? c : undefined));
+    if (!secret.some((c) => c !== undefined)) continue;
+    // The rows: `(` values `)`, joined by commas.
+    let p = INSERT.lastIndex - 1;
+    while (codeAt(s, p) === 40) {
+      p = insertRow(s, p + 1, secret, out);
+      if (codeAt(s, p) !== 41) break;
+      p = firstNonBlank(s, p + 1, s.length);
+      if (codeAt(s, p) !== 44) break;
+      p = firstNonBlank(s, p + 1, s.length);
+      if (stop !== undefined && stop()) throw stopped('SQL statements');
+    }
+    INSERT.lastIndex = Math.max(INSERT.lastIndex, p);
+  }
+  return out;
+}
+
+/** One row of an `INSERT`'s values from `p` (after its `(`): each string literal under a secret column (`secret`'s names) read; returns where the row ends (its `)`), or where it stopped being one. */
+function insertRow(s: string, p: number, secret: readonly (string | undefined)[], out: Span[]): number {
+  for (let c = 0; ; c++) {
+    p = firstNonBlank(s, p, s.length);
+    // (A string literal, `'...'` with `''` inside, or with a prefix, `E'...'`, `N'...'`: backslash escapes read too.)
+    if (codeAt(s, p) === 39 || ((codeAt(s, p) | 32) === 101 || (codeAt(s, p) | 32) === 110) && codeAt(s, p + 1) === 39) {
+      if (codeAt(s, p) !== 39) p++;
+      const open = ++p;
+      for (; p < s.length; p++) {
+        const ch = s.charCodeAt(p);
+        if (ch === 92) p++;
+        else if (ch === 39) {
+          if (codeAt(s, p + 1) !== 39) break;
+          p++;
+        }
+      }
+      if (p >= s.length) return p;
+      const name = secret[c];
+      if (name !== undefined && p - open <= MAX_VALUE && tableValue(name, s.slice(open, p))) out.push({ kind: 'secret-assignment', start: open, end: p });
+      p++;
+    }
+    // (Else a number, `NULL`, a call: up to its comma or the row's `)`, brackets and strings inside walked over.)
+    let depth = 0;
+    for (; p < s.length; p++) {
+      const ch = s.charCodeAt(p);
+      if (ch === 39) {
+        p++;
+        while (p < s.length && s.charCodeAt(p) !== 39) p += s.charCodeAt(p) === 92 ? 2 : 1;
+      } else if (ch === 40) depth++;
+      else if (ch === 41) {
+        if (depth === 0) break;
+        depth--;
+      } else if (ch === 44 && depth === 0) break;
+      else if (ch === 59 && depth === 0) return p;
+    }
+    if (codeAt(s, p) !== 44) return p;
+    p++;
   }
 }
 

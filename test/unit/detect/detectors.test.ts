@@ -341,6 +341,52 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds and masks a value in an SQL INSERT's column that names a secret, in any row, however its names are quoted and the statement laid out, and nothing in another column or in words there", () => {
+    const secret = fc.constantFrom('password', 'api_key', 'db_password', 'access_token', 'client_secret', 'AuthToken');
+    const other = fc.constantFrom('id', 'email', 'name', 'created_at', 'region', 'note');
+    const cellOf = fc.constantFrom("'alice'", '42', 'NULL', 'now()', "'it''s, (fine)'", "COALESCE(NULL, 'x')", "'2024-01-02 10:00:00'", 'TRUE', "E'a\\'b'", '-1.5');
+    const quote = fc.constantFrom<readonly string[]>(['', ''], ['"', '"'], ['`', '`'], ['[', ']']);
+    const layout = fc.constantFrom('one', 'lines', 'dump');
+    const statement = (table: string, cols: string[], rows: string[][], q: readonly string[], how: string, lower: boolean): string => {
+      const head = `${lower ? 'insert into' : 'INSERT INTO'} ${table} (${cols.map((c) => q[0] + c + q[1]).join(', ')})`;
+      const values = rows.map((r) => `(${r.join(how === 'dump' ? ',' : ', ')})`);
+      const kw = lower ? 'values' : 'VALUES';
+      if (how === 'one') return `${head} ${kw} ${values.join(', ')};`;
+      if (how === 'lines') return `${head}\n${kw}\n  ${values.join(',\n  ')};\n`;
+      return `-- Data for Name: users\n${head} ${kw} ${values.join(',')};\n`;
+    };
+    fc.assert(
+      fc.property(
+        secret,
+        fc.array(other, { minLength: 1, maxLength: 4 }),
+        fc.nat(4),
+        fc.array(fc.tuple(random, fc.array(cellOf, { minLength: 4, maxLength: 4 })), { minLength: 1, maxLength: 4 }),
+        quote,
+        layout,
+        fc.boolean(),
+        fc.constantFrom('users', 'public.accounts', '`svc_keys`', '"Users"'),
+        (n, others, p, rows, q, how, lower, table) => {
+          fc.pre(rows.every(([v]) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && new Set(v).size >= 12));
+          const at = Math.min(p, others.length);
+          const cols = [...others.slice(0, at), n, ...others.slice(at)];
+          const cells = rows.map(([v, o]) => [...o.slice(0, at), `'${v}'`, ...o.slice(at, others.length)]);
+          const text = statement(table, cols, cells, q, how, lower);
+          const spans = spansOf(new DetectionCache(), text, ALL);
+          for (const [v] of rows) {
+            const i = text.indexOf(v);
+            expect(spans.some((x) => x.start <= i && i + v.length <= x.end), `${v} in ${JSON.stringify(text)}`).toBe(true);
+          }
+          // (Under a column that names no secret, or as words, nothing.)
+          const renamed = [...others.slice(0, at), 'label', ...others.slice(at)];
+          expect(detectKinds('secrets', statement(table, renamed, cells, q, how, lower)), 'renamed').toEqual([]);
+          const worded = rows.map(([, o]) => [...o.slice(0, at), "'not set'", ...o.slice(at, others.length)]);
+          expect(detectKinds('secrets', statement(table, cols, worded, q, how, lower)), 'words').toEqual([]);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it("finds and masks a random value in a Markdown table's row alone, on the line after its label, or in an element an attribute names, and nothing under another name or in words there", () => {
     const name = fc.constantFrom('password', 'API key', 'api_key', 'DB_PASSWORD', 'Access Token', 'client_secret', 'spring.datasource.password');
     const other = fc.constantFrom('commit', 'Region', 'request id', 'app_name', 'build.number');

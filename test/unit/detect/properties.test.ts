@@ -421,6 +421,15 @@ describe('detection is linear in the text', () => {
     expect(growth(unit, wholeReading)).toBeLessThan(10);
   });
 
+  it("so is the whole reading, on text dense with SQL INSERTs, prose that sets a secret, R's `<-` and names in other languages", () => {
+    // Every `insert` a try (a table's name, a column list that names a secret, rows of strings, calls and brackets, a
+    // string left open), every ` to ` a look back over the words before it, every `<-` and `clave` an operator.
+    const unit = `insert insert into a.b.c (password, api_key) values ('Xk9mQ2vL7pR4tW8zHq', 'it''s'), (now(), (1, (2))), (E'a\\'b', 'x' insert into t (token) values ('${'y'.repeat(30)}'); Set the new admin password for prod to x to ${'w'.repeat(60)} to pw <- "v" clave: z chiave API: q `;
+    expect(growth(unit, wholeReading)).toBeLessThan(10);
+    // (A string left open in a row reads to the text's end once.)
+    expect(growth(`INSERT INTO t (password) VALUES ('x', '${'z'.repeat(50)} insert into u (api_key) values (`, wholeReading)).toBeLessThan(10);
+  });
+
   it('so is the whole reading, on text dense with markup, terminal sequences and escapes', () => {
     // Every secret's word followed by markup (each a stretch read again without it), tags cut short and glued inside
     // tokens, terminal sequences whole and cut short, escapes after runs of backslashes.
