@@ -223,21 +223,34 @@ function connection(s: string, i: number): [number, number] | undefined {
   let pos = u0;
   const stop = (c: number) => c === 58 || c === 47 || c === 64 || c === 63 || c === 35 || isSpace(c) || c < 0;
   while (pos - u0 <= 100 && !stop(codeAt(s, pos))) pos++;
-  // The user may be empty (`redis://:password@host`): the password is one all the same.
-  if (pos - u0 > 100 || codeAt(s, pos) !== 58) return undefined;
-  const p0 = pos + 1;
-  pos = p0;
-  const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
-  while (pos - p0 <= 200 && !pstop(codeAt(s, pos))) pos++;
-  // (Three characters or fewer are a guide's stand-in, `user:abc@`, `u:p@`, not a password.)
-  if (pos - p0 < 4 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
-  if (placeholderPassword(s.slice(p0, pos))) return undefined;
+  if (pos - u0 > 100) return undefined;
+  // (A user with no password that is a token, `https://<token>@github.com/...`: as git takes one.)
+  if (codeAt(s, pos) !== 64 || !userToken(s.slice(u0, pos))) {
+    // The user may be empty (`redis://:password@host`): the password is one all the same.
+    if (codeAt(s, pos) !== 58) return undefined;
+    const p0 = pos + 1;
+    pos = p0;
+    const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
+    while (pos - p0 <= 200 && !pstop(codeAt(s, pos))) pos++;
+    // (Three characters or fewer are a guide's stand-in, `user:abc@`, `u:p@`, not a password.)
+    if (pos - p0 < 4 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
+    if (placeholderPassword(s.slice(p0, pos))) return undefined;
+  }
   const h0 = pos + 1;
   pos = h0;
   const hstop = (c: number) => c === 47 || c === 63 || c === 35 || c === 64 || isSpace(c) || c < 0 || c === 34 || c === 39 || c === 96 || c === 62 || c === 41;
   while (pos - h0 <= 255 && !hstop(codeAt(s, pos))) pos++;
   if (pos === h0) return undefined;
   return [a, pos];
+}
+
+/**
+ * A URL's user that is a token: 20 characters or more of a token's (`[A-Za-z0-9_-]`), random to look at, or 40 hex
+ * digits at 3.3 bits each (GitHub's tokens before their prefixes). A name, a word, an AWS SSH key's id (capitals and
+ * digits) is none.
+ */
+function userToken(user: string): boolean {
+  return user.length >= 20 && /^[\w-]+$/.test(user) && (randomToLook(user) || (/^[0-9a-f]{40}$/.test(user) && shannonEntropy(user) >= 3.3));
 }
 
 /** A host name's characters in a password file line (and `*`, any host). */

@@ -474,6 +474,38 @@ describe('generic assignments: a secret under a secret name, not where a secret 
   });
 });
 
+describe("a URL's user that is a token", () => {
+  // (As random as a token is: letters of both cases and digits, 3.8 bits a character or more.)
+  const TOKEN = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-';
+  const random = fc
+    .array(fc.constantFrom(...TOKEN), { minLength: 20, maxLength: 48 })
+    .map((cs) => cs.join(''))
+    .filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && shannonEntropy(v) >= 3.8);
+  // (As random as a token's 40 hex digits are: 3.5 bits a digit or more.)
+  const hex40 = fc.array(fc.constantFrom(...'0123456789abcdef'), { minLength: 40, maxLength: 40 }).map((cs) => cs.join('')).filter((v) => shannonEntropy(v) >= 3.5);
+  const url = fc.constantFrom('https://@github.com/acme/app.git', 'http://@gitlab.internal:8080/g/r', 'git+https://@bitbucket.org/a/b', 'https://@api.example.com/v1/items?page=2', 'ssh://@git.example.com/repo');
+
+  it('finds and masks a token written as a URL\'s user with no password (`https://<token>@github.com/...`), in prose, a command or a config', () => {
+    fc.assert(
+      fc.property(fc.oneof(random, hex40), url, fc.constantFrom('git clone ', 'url = ', '"', 'remote: ', ''), (token, u, before) => {
+        const text = `${before}${u.replace('//@', `//${token}@`)}${before === '"' ? '"' : ''}\n`;
+        const at = text.indexOf(token);
+        expect(spansOf(new DetectionCache(), text, new Set(SECRET_KINDS)).some((x) => x.start <= at && at + token.length <= x.end), text).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('finds nothing where the user is a name, a word, a key id or an email, or the host holds the token', () => {
+    for (const user of ['git', 'x-access-token', 'oauth2', 'bob.smith', 'APKAEIBAERJR2EXAMPLE', 'deploy-bot-2024', 'ci_runner_staging_01', 'anonymous', 'svc-account-readonly']) {
+      for (const u of ['https://@github.com/acme/app.git', 'ssh://@git-codecommit.us-east-2.amazonaws.com/v1/repos/r', 'ftp://@ftp.example.com/pub']) {
+        const text = u.replace('//@', `//${user}@`);
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }
+    }
+  });
+});
+
 describe("a password's, an API key's or a token's name in another language", () => {
   const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड', 'API-Schlüssel', 'clé API', 'clave de API', 'chave de API', 'ключ API', 'токен', 'APIキー', 'トークン', 'API 密钥', 'API 키', '토큰', 'clave', 'Clave', 'contrasenya', 'parola', "parola d'ordine", 'parolă', 'kodeord', 'parool', 'lozinka', 'slaptažodis', 'chiave API', "chiave dell'API", 'API-kulcs', 'API-avain', 'API-nøgle', 'API-nøkkel', 'klíč API', 'API anahtarı', 'khóa API', 'kunci API'];
   const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required', '请输入您的登录密码以继续访问系统', 'パスワードを入力してください今すぐ', 'الرجاءإدخالكلمةالمرورللمتابعة', 'אנאהזןאתהסיסמהשלךכדילהמשיך', 'obbligatoria', 'requerida', 'dimenticata', 'olvidada', 'obligatorie'];
