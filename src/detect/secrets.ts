@@ -1451,7 +1451,9 @@ const INSERT = new RegExp(`\\binsert[ \\t\\r\\n]+(?:into[ \\t\\r\\n]+)?${SQL_NAM
  * is passed over.
  */
 function scanInserts(s: string, stop?: () => boolean): Span[] {
-  if (s.length < MIN_TABLE || !SECRET_WORD.test(s) || !/values/i.test(s)) return [];
+  // (`VALUES`, `values` or `Values` found as a literal first: most texts hold none, and a literal search is some
+  // times faster than a regex's.)
+  if (s.length < MIN_TABLE || !(s.includes('alues') || s.includes('ALUES')) || !SECRET_WORD.test(s)) return [];
   const out: Span[] = [];
   INSERT.lastIndex = 0;
   for (let m = INSERT.exec(s); m !== null; m = INSERT.exec(s)) {

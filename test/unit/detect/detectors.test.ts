@@ -366,7 +366,8 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         fc.boolean(),
         fc.constantFrom('users', 'public.accounts', '`svc_keys`', '"Users"'),
         (n, others, p, rows, q, how, lower, table) => {
-          fc.pre(rows.every(([v]) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && new Set(v).size >= 12));
+          // (Each a value read as a secret where it stands as written under the name: not one that reads as a path.)
+          fc.pre(rows.every(([v]) => detectKinds('secrets', `${n}=${v}`).length > 0));
           const at = Math.min(p, others.length);
           const cols = [...others.slice(0, at), n, ...others.slice(at)];
           const cells = rows.map(([v, o]) => [...o.slice(0, at), `'${v}'`, ...o.slice(at, others.length)]);
@@ -509,8 +510,9 @@ describe("a URL's user that is a token", () => {
 describe("a password's, an API key's or a token's name in another language", () => {
   const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड', 'API-Schlüssel', 'clé API', 'clave de API', 'chave de API', 'ключ API', 'токен', 'APIキー', 'トークン', 'API 密钥', 'API 키', '토큰', 'clave', 'Clave', 'contrasenya', 'parola', "parola d'ordine", 'parolă', 'kodeord', 'parool', 'lozinka', 'slaptažodis', 'chiave API', "chiave dell'API", 'API-kulcs', 'API-avain', 'API-nøgle', 'API-nøkkel', 'klíč API', 'API anahtarı', 'khóa API', 'kunci API'];
   const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required', '请输入您的登录密码以继续访问系统', 'パスワードを入力してください今すぐ', 'الرجاءإدخالكلمةالمرورللمتابعة', 'אנאהזןאתהסיסמהשלךכדילהמשיך', 'obbligatoria', 'requerida', 'dimenticata', 'olvidada', 'obligatorie'];
-  // (Random as a key's or a token's value is: 16 characters or more, of many distinct ones.)
-  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12);
+  // (Random as a key's or a token's value is: 16 characters or more, of many distinct ones, 3.3 bits a character or
+  // more: a drawn `aaaaAab01Bfgehij` is none.)
+  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12 && shannonEntropy(v) >= 3.3);
   const op = fc.constantFrom(': ', ' : ', '=', ' = ', '：', ': "');
 
   it("finds and masks a random value after it, in any case, after any operator, at a line start, after a word, or as an environment variable's last word", () => {
