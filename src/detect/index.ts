@@ -268,7 +268,7 @@ const SEAM_AFTER = 48;
 const ASK_EVERY = 4096;
 /** ...counting each scan's fixed cost as this many more. */
 const SCAN_COST = 64;
-/** The shortest token across a seam worth reading: no credential is shorter. */
+/** The shortest token across a seam read whatever stands around it (a shorter one is read where that names or takes a secret). */
 const MIN_SEAM_TOKEN = 12;
 /** Most characters of token one run across seams reads (it is read again from SEAM before where it was cut). */
 const SEAM_RUN = 2 * SEAM;
@@ -312,6 +312,9 @@ const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 
+/** Marks that may stand between a seam and a value after it: quotes, a field's separator, an opening bracket. */
+const OPENS_VALUE = new Set([...`'"\`,;([{`].map((c) => c.charCodeAt(0)));
+
 /** A value's place across a seam (valueAcross). */
 interface ValueAcross {
   /** Where `left` ends past its trailing blanks. */
@@ -332,13 +335,17 @@ interface ValueAcross {
  * characters or more and starts with what may be a value: no plain word (PLAIN_WORD), unless `left` ends with `=`,
  * `:` or an opening quote (a passphrase of words) or that word names a secret. And what names it stands next to the
  * seam: `left`, past its trailing blanks, ends with `=` or `:` (`AZURE_DEVOPS_PAT=`, `sessionid=`), or a secret's
- * name, a flag (NAMES_A_SECRET) or a pair's `value` stands in the last NAME_REACH characters of its last line; or
+ * name, a flag (NAMES_A_SECRET) or a pair's `value` stands in the last NAME_REACH characters of its last line (of the
+ * parts before it, `before`, where `left` is shorter and holds no line break); or
  * `right`'s first word names a secret or a pair's `value`; or a command that takes a secret (TAKES_A_SECRET) follows
  * that word within SEAM_AFTER. Else undefined: a seam of prose is not read.
  */
-function valueAcross(left: string, right: string): ValueAcross | undefined {
+function valueAcross(left: string, right: string, before: () => string = () => ''): ValueAcross | undefined {
   let b = 0;
   while (b < right.length && b < MAX_SEAM_BLANKS && isBlank(right.charCodeAt(b))) b++;
+  // (A mark that opens the value or ends the field before it may start `right`: `... PASSWORD ` | `'Xk9...'`, a CSV's
+  // `...,AKIA...` | `,Xk9...,`.)
+  for (let m = 0; m < 2 && b < right.length && OPENS_VALUE.has(right.charCodeAt(b)); m++) b++;
   if (b >= right.length || !isTokenChar(right.charCodeAt(b))) return undefined;
   let a = left.length;
   while (a > 0 && left.length - a < MAX_SEAM_BLANKS && isBlank(left.charCodeAt(a - 1))) a--;
@@ -354,8 +361,16 @@ function valueAcross(left: string, right: string): ValueAcross | undefined {
   let e = t;
   while (e < right.length && e - b < VALUE_REACH && right.charCodeAt(e) !== 10) e++;
   if (e - b < MIN_SEAM_VALUE) return undefined;
-  const tail = left.slice(Math.max(left.lastIndexOf('\n', a - 1) + 1, a - NAME_REACH), a);
-  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) return undefined;
+  const line = left.lastIndexOf('\n', a - 1);
+  const tail = left.slice(Math.max(line + 1, a - NAME_REACH), a);
+  if (!(op === 61 || op === 58 || NAMES_A_SECRET.test(tail) || PAIR_VALUE.test(tail) || NAMES_A_SECRET.test(first) || PAIR_VALUE_START.test(head) || TAKES_A_SECRET.test(right.slice(t, t + SEAM_AFTER)))) {
+    // (`before`: what the parts before `left` end with, asked only where `left` is short of NAME_REACH and of a line
+    // break: a name cut into parts of its own, `... PAS` | `SWORD '` | `Xk9...`.)
+    if (line >= 0 || a >= NAME_REACH) return undefined;
+    const more = before();
+    const named = more.slice(Math.max(0, more.lastIndexOf('\n') + 1, more.length - (NAME_REACH - a))) + tail;
+    if (!(NAMES_A_SECRET.test(named) || PAIR_VALUE.test(named))) return undefined;
+  }
   const broken = left.slice(a).includes('\n') || right.slice(0, b).includes('\n');
   return { nameEnd: a, valueStart: b, end: e, broken };
 }
@@ -483,6 +498,49 @@ function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): numbe
     seen += pieces[q]!.to - pieces[q]!.from;
   }
   return pieces[q]!.part;
+}
+
+/** The words of the rules that know a credential by what stands around it: a cookie's, a command's that is given one. */
+const SETS_A_SECRET = /cookie|session|redis-cli|mysql|psql|curl|machine|echo|sig=/i;
+
+/** Whether `text` names a secret (NAMES_A_SECRET, a pair's `value`), holds a command that takes one (TAKES_A_SECRET) or a rule's word that knows one by where it stands (SETS_A_SECRET). */
+function namesOrTakes(text: string): boolean {
+  return NAMES_A_SECRET.test(text) || PAIR_VALUE.test(text) || TAKES_A_SECRET.test(text) || SETS_A_SECRET.test(text);
+}
+
+/** The text of `pieces`, joined as shown. */
+function textOf(parts: readonly string[], pieces: readonly Piece[]): string {
+  return pieces.map((pc) => parts[pc.part]!.slice(pc.from, pc.to)).join('');
+}
+
+/** `lead` where it and what it leads to (`after`) name a secret or stand around one (namesOrTakes), or none: a lead read with what names nothing makes no find. */
+function namingLead(parts: readonly string[], lead: readonly Piece[], after: string): readonly Piece[] {
+  return lead.length === 0 || namesOrTakes(textOf(parts, lead) + after) ? lead : NO_PIECES;
+}
+
+/** A pair's `value` ahead (`"Value": "`, `value: `). */
+const PAIR_VALUE_AHEAD = /value["']?[ \t]*[:=]/i;
+
+/** Most parts read back for what names a token that starts its part (leadBefore). */
+const LEAD_PARTS = 16;
+const NO_PIECES: readonly Piece[] = [];
+
+/**
+ * The ends of the parts before part `k`, `need` characters of them at most, as one piece each, in order: what stands
+ * before a token that starts its part (a name, its `=`), read with it. Up to LEAD_PARTS parts back, so that a seam
+ * reads a bounded number of characters before it however many parts there are.
+ */
+function leadBefore(parts: readonly string[], k: number, need: number): readonly Piece[] {
+  if (need <= 0) return NO_PIECES;
+  const out: Piece[] = [];
+  for (let j = k - 1; j >= 0 && need > 0 && k - j <= LEAD_PARTS; j--) {
+    const n = parts[j]!.length;
+    if (n === 0) continue;
+    const from = Math.max(0, n - need);
+    out.push({ part: j, from, to: n });
+    need -= n - from;
+  }
+  return out.reverse();
 }
 
 function isBlank(c: number): boolean {
@@ -635,7 +693,7 @@ export class DetectionCache {
     for (let k = 0; k + 1 < parts.length; k++) {
       // The seams are read before the rules, under the same deadline: past it, no scan starts again and what is not
       // known is withheld whole (spans), so a result of many blocks cannot hold the process by its seams.
-      if ((k & 63) === 63 && this.#stop?.() === true) {
+      if ((k & 15) === 15 && this.#stop?.() === true) {
         this.stopped = true;
         return;
       }
@@ -659,8 +717,20 @@ export class DetectionCache {
       // What names a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the
       // blanks, and as the two blocks are shown, one under the other.
       const joined = joins(left, right);
-      const value = valueAcross(left, right);
-      if (value !== undefined && !this.#readValueAcross(parts, k, value, joined)) return;
+      // (A short part: what names a value may stand in the parts before it.)
+      let short: readonly Piece[] = NO_PIECES;
+      const value = valueAcross(left, right, () => {
+        short = k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
+        return textOf(parts, short);
+      });
+      if (value !== undefined && !this.#readValueAcross(parts, k, value, joined, short)) return;
+      // A seam no read above took, where what stands around it names or takes a secret: a value whole on one side, made
+      // one by what stands on the other (`mysql` | ` -h db -u root -pXk9...`, `echo 'Xk9...` | `' | sudo -S`).
+      if (!joined && value === undefined) {
+        const f = Math.max(0, left.length - SEAM_CONTEXT);
+        const t = Math.min(right.length, SEAM_AFTER);
+        if (namesOrTakes(left.slice(f) + right.slice(0, t)) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
+      }
       // A value split in two has a piece on each side of the seam: only then is there anything to join.
       if (!joined) continue;
       // The token that crosses the seam (non-blank on both sides), with some of what stands before it (a name and `=`).
@@ -672,9 +742,21 @@ export class DetectionCache {
       // (A token that starts its line is read with the line before it, up to PAIR_CONTEXT characters: a command that
       // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`.)
       const startsLine = t0 > 0 && left.charCodeAt(t0 - 1) === 10;
-      const from = Math.max(0, t0 - (startsLine || PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT));
-      const to = Math.min(right.length, t1 + SEAM_AFTER);
-      if (left.length - t0 + t1 >= MIN_SEAM_TOKEN && !this.#readRun(parts, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
+      const context = startsLine || PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT;
+      const from = Math.max(0, t0 - context);
+      // (A pair's `value` after the token, its name cut by the seam, `"N` | `ame": "/prod/api_key", ... "Value": "...`:
+      // read on to the value.)
+      const to = Math.min(right.length, t1 + (PAIR_VALUE_AHEAD.test(right.slice(t1, t1 + PAIR_CONTEXT)) ? PAIR_CONTEXT + SEAM_AFTER : SEAM_AFTER));
+      // (Where the token starts at or near its part's start, what names it stands in the parts before: `password: ` |
+      // `Xk9` | `mQ2...`, a value cut into blocks of a few characters. Those parts' ends are read before it, as shown.
+      // Not where the token began in the part before, `x` | `A` | `KIA...`: the seam before reads that token.)
+      // (Only where they name one: else the read is as before, no longer.)
+      const lead = from === 0 && k > 0 && !(t0 === 0 && joins(parts[k - 1]!, left)) ? namingLead(parts, leadBefore(parts, k, t0 === 0 ? PAIR_CONTEXT : context - t0), left.slice(from) + right.slice(0, to)) : NO_PIECES;
+      // (A shorter token is read where what stands around it names or takes a secret: `echo '...` cut as `"e` | `cho '...'
+      // | sudo -S`, a short password's `k` | `7Rw2qa`.)
+      const crossing = left.length - t0 + t1;
+      const read = crossing >= 2;
+      if (read && !this.#readRun(parts, [...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
       // The run through parts that are all token, from this seam on.
       const pieces: Piece[] = [{ part: k, from, to: left.length }];
@@ -698,6 +780,8 @@ export class DetectionCache {
       for (const [a, b] of [[0, pieces.length], [1, pieces.length], [0, pieces.length - 1], [1, pieces.length - 1]] as const) {
         if (b - a >= 3 && !this.#readRun(parts, pieces.slice(a, b), RUN_DETECTORS)) return;
       }
+      // (And with what names it in the parts before, where the run starts its part: `API_KEY=` | `Xk9` | `mQ2` | `...`.)
+      if (lead.length > 0) for (const b of [pieces.length, pieces.length - 1]) if (!this.#readRun(parts, [...lead, ...pieces.slice(0, b)], RUN_DETECTORS)) return;
       // Cut short: the next run starts SEAM characters of token before the cut (a value up to SEAM long across a later
       // seam is whole in one of the two). Else the next run starts after this one's last part.
       runUntil = cut ? Math.max(k + 1, pieceOf(pieces, token - SEAM, left.length - t0)) : j;
@@ -712,21 +796,24 @@ export class DetectionCache {
    * rows, a PuTTY key's `Private-Lines: 3` | its lines). A span found in the next part's first line is that part's.
    * False when the deadline stopped a read.
    */
-  #readValueAcross(parts: readonly string[], k: number, value: ValueAcross, joined: boolean): boolean {
+  #readValueAcross(parts: readonly string[], k: number, value: ValueAcross, joined: boolean, short: readonly Piece[]): boolean {
     const left = parts[k]!;
     const right = parts[k + 1]!;
     const { nameEnd: a, valueStart: b, end } = value;
     let t0 = a;
     while (t0 > 0 && a - t0 < SEAM && !isBlank(left.charCodeAt(t0 - 1))) t0--;
-    // (A pair's name may stand on a line before: `- name: DB_PASSWORD` | `  value: ...`.)
+    // (A pair's name may stand on a line before: `- name: DB_PASSWORD` | `  value: ...`; or in the parts before a short
+    // part, `short`.)
     const from = Math.max(0, t0 - PAIR_CONTEXT);
+    // (What the parts before end with, a command's word cut, `e` | `cho '` | `Xk9...' | sudo -S`, as valueAcross read it.)
+    const lead = from === 0 && k > 0 ? (short.length > 0 ? short : leadBefore(parts, k, PAIR_CONTEXT - t0)) : NO_PIECES;
     const to = Math.min(right.length, end + SEAM_AFTER);
     // The lines after the value's are read with it where the two are read one under the other: a value of some lines,
     // a PuTTY key's private lines.
     const under = Math.max(to, linesAfter(right, end));
     const reads: [Piece[], string, number][] = [];
     // As written (side by side, or, with a line break at the seam, one under the other).
-    if (!joined) reads.push([[{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? under : to }], '', end]);
+    if (!joined) reads.push([[...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? under : to }], '', end]);
     if (value.broken) {
       // Side by side: the blanks at the seam gone. No space after a mark, `API_KEY=`, `sig=`, `admin:`, or a quote that
       // opens the value, `"client_secret": "`; after a word both, `-p` as `mysql -p...` and as `sshpass -p ...`.
@@ -765,22 +852,25 @@ export class DetectionCache {
         this.stopped = true;
         return false;
       }
-      // Spans inside a piece before the last that end within SEAM_AFTER of its end: found by what follows the seam, or
-      // by the piece's cut before them (read below).
+      // Spans inside a piece before the last that end within SEAM_AFTER of its end, and inside the last past `valueEnd`:
+      // found by what stands on the seam's other side, or by the piece's cut (read below).
       let before: [Span, number][] | undefined;
       for (const sp of unpack(found)) {
         for (let q = 0; q < pieces.length; q++) {
           const pc = pieces[q]!;
           const a = Math.max(sp.start, at[q]!);
           const b = Math.min(sp.end, at[q]! + (pc.to - pc.from));
+          const whole = a === sp.start && b === sp.end;
           // Only what crosses a seam: a span inside one piece is its part's own scan's to find. But for a value in the
-          // last piece, up to `valueEnd`, named by what stands before the seam (`password: ` | `Xk9...`); and for one
-          // that ends just before a seam, which what follows it may make one (`<password>Xk9...</passw` | `ord>`).
-          if (a === sp.start && b === sp.end && q < pieces.length - 1 && at[q]! + (pc.to - pc.from) - b <= SEAM_AFTER) {
+          // last piece, up to `valueEnd`, named by what stands before the seam (`password: ` | `Xk9...`); for one
+          // that ends just before a seam, which what follows it may make one (`<password>Xk9...</passw` | `ord>`); and
+          // for a credential in the last piece named by a name the seam cut (`aws_session_t` | `oken = ...`).
+          const named = valueEnd >= 0 && q === pieces.length - 1 && q > 0 && a - at[q]! < valueEnd;
+          if (whole && !named && ((q < pieces.length - 1 && at[q]! + (pc.to - pc.from) - b <= SEAM_AFTER) || (d === 'secrets' && q > 0 && q === pieces.length - 1))) {
             (before ??= []).push([sp, q]);
             break;
           }
-          if (a === sp.start && b === sp.end && !(valueEnd >= 0 && q === pieces.length - 1 && q > 0 && a - at[q]! < valueEnd)) break;
+          if (whole && !named) break;
           if (a >= b) continue;
           const p = parts[pc.part]!;
           let start = pc.from + (a - at[q]!);
@@ -792,7 +882,8 @@ export class DetectionCache {
           this.#addSeam(d, p, { kind: sp.kind, start, end });
         }
       }
-      // Of those, the ones its piece read alone does not hold (what follows made them, not the piece's cut): its part's.
+      // Of those, the ones its piece read alone does not hold (what stands across the seam made them, not the piece's
+      // cut): its part's.
       for (const q of new Set(before?.map(([, q]) => q))) {
         let alone: readonly Span[];
         this.scannedInSeams += texts[q]!.length;
@@ -804,11 +895,16 @@ export class DetectionCache {
           return false;
         }
         const pc = pieces[q]!;
+        const p = parts[pc.part]!;
         for (const [sp, r] of before!) {
           if (r !== q) continue;
           const a = sp.start - at[q]!;
           const b = sp.end - at[q]!;
-          if (!alone.some((x) => x.start === a && x.end === b && x.kind === sp.kind)) this.#addSeam(d, parts[pc.part]!, { kind: sp.kind, start: pc.from + a, end: pc.from + b });
+          if (alone.some((x) => x.start === a && x.end === b && x.kind === sp.kind)) continue;
+          // (In the last piece, cut short of its token, it goes on to the token's end, as below.)
+          let end = pc.from + b;
+          if (q === pieces.length - 1 && end === pc.to) while (end < p.length && !isBlank(p.charCodeAt(end))) end++;
+          this.#addSeam(d, p, { kind: sp.kind, start: pc.from + a, end });
         }
       }
     }

@@ -1,6 +1,6 @@
 /**
  * Generated: a credential placed anywhere in a result a host will see (a text block, in a sentence, markup, brackets or a
- * query string, split over two or three blocks, a
+ * query string, split over two or three blocks or cut anywhere into up to thirteen, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, marks drawn on its characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
@@ -229,6 +229,46 @@ describe('a credential anywhere in a result never reaches the host', () => {
         expect(reaches(r.json.result, c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
       }),
       { numRuns: 700 },
+    );
+  }, 120_000);
+});
+
+describe('a credential cut into any number of blocks never reaches the host', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LOG_LEVEL: 'warn', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0' });
+  });
+  afterAll(() => t.close());
+  /** A block's text as the host is shown it: inside the fence an untrusted result gets, if it got one. */
+  const shown = (text: string): string => text.replace(/^<untrusted-content boundary="[0-9a-f]+">\n[^\n]*\n/, '').replace(/\n<\/untrusted-content boundary="[0-9a-f]+">$/, '');
+
+  it('cut anywhere in its line, up to twelve times, into blocks of one character or more: the blocks read one after the other hold none of it', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...creds), fc.array(fc.nat(), { minLength: 1, maxLength: 12 }), fc.boolean(), fc.constantFrom('', 'here it is:\n'), async (c, cuts, nameApart, before) => {
+        const v0 = c.text.indexOf(c.value);
+        // Cut points anywhere in its line: inside the value, its name, what stands between (and, where the name stands
+        // apart, at the value's start).
+        const at = [...new Set(cuts.map((n) => 1 + (n % (c.text.length - 1))))].sort((a, b) => a - b);
+        const points = [...new Set(nameApart ? [v0, ...at] : at)].sort((a, b) => a - b);
+        const pieces: string[] = [];
+        let p = 0;
+        for (const q of points) {
+          pieces.push(c.text.slice(p, q));
+          p = q;
+        }
+        pieces.push(c.text.slice(p));
+        pieces[0] = before + pieces[0]!;
+        pieces[pieces.length - 1] += '\nok';
+        const r = await post(t.app, '/v1/evaluate', { result: { content: pieces.map((text) => ({ type: 'text', text })) }, protocolVersion: '2025-06-18' });
+        expect(r.status, r.body).toBe(200);
+        if (r.json.outcome === 'deny') return;
+        const host = (r.json.result.content as { text: string }[]).map((b) => shown(b.text)).join('');
+        const where = `${c.provider} cut at ${JSON.stringify(points.map((q) => q - v0))}: ${JSON.stringify(host)}`;
+        expect(host.includes(c.value), where).toBe(false);
+        // (Nor 8 characters of it past its first 8: what a prefix shares with the text around it is no leak.)
+        for (let i = Math.max(0, Math.min(8, c.value.length - 8)); i + 8 <= c.value.length; i++) expect(host.includes(c.value.slice(i, i + 8)), where).toBe(false);
+      }),
+      { numRuns: 400 },
     );
   }, 120_000);
 });
