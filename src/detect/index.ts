@@ -268,8 +268,6 @@ const SEAM_AFTER = 48;
 const ASK_EVERY = 4096;
 /** ...counting each scan's fixed cost as this many more. */
 const SCAN_COST = 64;
-/** The shortest token across a seam read whatever stands around it (a shorter one is read where that names or takes a secret). */
-const MIN_SEAM_TOKEN = 12;
 /** Most characters of token one run across seams reads (it is read again from SEAM before where it was cut). */
 const SEAM_RUN = 2 * SEAM;
 /**
@@ -752,11 +750,8 @@ export class DetectionCache {
       // Not where the token began in the part before, `x` | `A` | `KIA...`: the seam before reads that token.)
       // (Only where they name one: else the read is as before, no longer.)
       const lead = from === 0 && k > 0 && !(t0 === 0 && joins(parts[k - 1]!, left)) ? namingLead(parts, leadBefore(parts, k, t0 === 0 ? PAIR_CONTEXT : context - t0), left.slice(from) + right.slice(0, to)) : NO_PIECES;
-      // (A shorter token is read where what stands around it names or takes a secret: `echo '...` cut as `"e` | `cho '...'
-      // | sudo -S`, a short password's `k` | `7Rw2qa`.)
-      const crossing = left.length - t0 + t1;
-      const read = crossing >= 2;
-      if (read && !this.#readRun(parts, [...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
+      // (However short the token: a word cut anywhere, `"e` | `cho '...' | sudo -S`, a short password's `k` | `7Rw2qa`.)
+      if (!this.#readRun(parts, [...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
       // The run through parts that are all token, from this seam on.
       const pieces: Piece[] = [{ part: k, from, to: left.length }];

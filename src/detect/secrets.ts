@@ -317,8 +317,8 @@ const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?ke
  * `clave de API: ...`, `токен: ...`, `APIキー: ...`, `API 키: ...`): German, Dutch, Portuguese, Czech, Slovak, Slovene,
  * Finnish, Norwegian, Danish, Swedish, Polish, Turkish, Hungarian, Spanish, Catalan, Italian, Romanian, Estonian,
  * Lithuanian, Croatian, Serbian, French, Indonesian, Vietnamese, Russian, Ukrainian, Greek, Chinese, Japanese, Korean,
- * Thai, Arabic, Hebrew, Hindi. Read as `password`, `api_key` or `token` (group 1, 2 or 3). (Arabic's alef is read as `l` too: normalized, the confusables fold it so, and a fullwidth colon
- * is read only normalized.)
+ * Thai, Arabic, Hebrew, Hindi. Read as `password`, `api_key` or `token` (group 1, 2 or 3). (Arabic's alef is read as
+ * `l` too: normalized, the confusables fold it so, and a fullwidth colon is read only normalized.)
  */
 const LOCAL_NAME =
   /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|clave|contrasenya|parol[aă](?: d['’]ordine)?|kodeord|parool|lozinka|slapta[žz]odis|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chiave (?:dell['’])?api|api[- ]?kulcs|api[- ]?avain|api[- ]?n[øo]gle|api[- ]?n[øo]kkel|kl[íi][čc] api|api[- ]?kl[íi][čc]|api anahtar[ıi]|kh[óo]a api|kunci api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
