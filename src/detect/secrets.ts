@@ -381,8 +381,8 @@ const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
 const NUMERIC_NAME = /(?:passw(?:or)?d|passphrase|pwd)$/;
 /** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
 const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
-/** Names of keys that are public by design (a public key, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
-const PUBLIC_NAME = /pub(?:lic)?[_.-]?key$|publishable|websocket-(?:key|accept)$/;
+/** Names of keys that are public by design (a public key, a public token, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
+const PUBLIC_NAME = /pub(?:lic)?[_.-]?(?:key|token)$|publishable|websocket-(?:key|accept)$/;
 /**
  * Names of keys and tokens that look a record up or mark a place, not grant access: a database's sort, partition,
  * primary or foreign key, a cache's, a lock's or an object store's key, an idempotency key, a translation key, a hot
@@ -477,14 +477,45 @@ const OPERATOR_CHAR = /[?:!+*%<>=]/;
 const CHAIN_PART = /^[A-Za-z_$#][A-Za-z_$]*[0-9]*$/;
 
 /**
- * Whether an unquoted value is an expression: EXPRESSION, or a member chain (`a.b`) among names and operators, or
- * alone where each of its parts is named as programs name them (a token with a dot, `ya29.a0AfH6SM...`, mixes
- * letters and digits in a part: it is no chain).
+ * Whether a part of a member chain mixes lower and upper case as a random run does, not as words joined in camel case
+ * do: not in words, and 10 characters or more with five switches between the cases or more (`ksSYIvFyGlHPwR0`; not
+ * `getElementsByTagName`, `ExtensionOID`, `PRIVATE_KEY_USAGE`), or a piece no camel case makes.
  */
-function isExpression(v: string): boolean {
+function randomCase(part: string): boolean {
+  if (part.length < 8 || !/[a-z]/.test(part) || !/[A-Z]/.test(part) || wordy(part)) return false;
+  let switches = 0;
+  for (let k = 1; k < part.length; k++) if ((isLower(part.charCodeAt(k)) && isUpper(part.charCodeAt(k - 1))) || (isUpper(part.charCodeAt(k)) && isLower(part.charCodeAt(k - 1)))) switches++;
+  if (switches >= 5 && part.length >= 10) return true;
+  // (Or, of 8 characters or more, one that is no words in camel case: each piece a capital and lower-case letters,
+  // two or more lower-case letters, or capitals, digits after: `IwvqW5Zo`; not `ExtensionOID`, `MyCode`.)
+  if (part.length < 8) return false;
+  for (const piece of part.match(CAMEL_PIECES) ?? []) if (!CAMEL_PIECE.test(piece)) return true;
+  return false;
+}
+const CAMEL_PIECES = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
+const CAMEL_PIECE = /^(?:[A-Z][a-z]+|[a-z]{2,}|[A-Z]{2,})[0-9]*$/;
+
+/** What separates the parts of a member chain with operators: the operators, `.`, `-` and `/`. */
+const CHAIN_SEPARATORS = /[?:!+*%<>=./-]+/;
+
+/**
+ * Whether an unquoted value is an expression: EXPRESSION, or a member chain (`a.b`) among names and operators where
+ * all of its parts but one at most are named as programs name them (`j.isWritable=j.isReadable`, `s?r.C0.ESC+`), or
+ * alone where each of them is (a token with a dot, `ya29.a0AfH6SM...`, mixes letters and digits in a part: it is no
+ * chain; nor is a random run of letters, digits, `.` and `=`, `Jk5xQth=YjhY0D0bX4K.OD5G...`, `K5.tN9nK=WLAcAZDss89`).
+ */
+export function isExpression(v: string): boolean {
   if (EXPRESSION.test(v)) return true;
   if (!MEMBER_CHAIN.test(v) || !MEMBER.test(v)) return false;
-  return OPERATOR_CHAR.test(v) || v.split('.').every((part) => CHAIN_PART.test(part));
+  if (!OPERATOR_CHAR.test(v)) return v.split('.').every((part) => CHAIN_PART.test(part) && !randomCase(part));
+  let other = 0;
+  for (const part of v.split(CHAIN_SEPARATORS)) {
+    if (part === '') continue;
+    if (!CHAIN_PART.test(part) && ++other > 1) return false;
+    // (A part of letters of both cases and digits, in no words, is a random run's: `WLAcAZDss89`, `gbLaDfYqiu`.)
+    if ((part.length >= 8 && classesOf(part) >= 3 && !wordy(part)) || randomCase(part)) return false;
+  }
+  return true;
 }
 
 /**
@@ -494,8 +525,37 @@ function isExpression(v: string): boolean {
  */
 const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
-/** Whether a name (lower case) says its value is a secret: a secret's word, not a reference to one, a public key or a lookup key. */
-function secretNamed(name: string): boolean {
+/**
+ * A word after a secret's name that says which of several it is, not that it is none: a number or a version
+ * (`API_TOKEN_2`, `password2`, `db_password_v2`), an environment (`GITHUB_TOKEN_PROD`, `SLACK_TOKEN_DEV`), an age or
+ * a role (`AUTH_TOKEN_OLD`, `API_TOKEN_RO`), how it is held (`token_value`, `apiTokenValue`, `SECRET_KEY_B64`). Words
+ * that say what a value tells about a secret (`token_type`, `key_size`, `secret_name`) are none of these.
+ */
+const QUALIFIER =
+  /(?:[_.-](?:v?\d{1,4}|prod|production|dev|development|stag(?:e|ing)|test|testing|qa|uat|live|sandbox|local|old|new|prev|previous|next|current|curr|primary|secondary|backup|alt|main|default|ro|rw|readonly|read|write|admin|raw|value|string|str|plain|plaintext|b64|base64|hex|enc|encoded|encrypted)|(?<=[a-z])\d{1,4}|(?<=token|secret|passw(?:or)?d|key)(?:value|string|raw))$/;
+/**
+ * The qualifiers taken after a name whose only secret word is `key` or `auth` (WEAK_NAME): an environment after a
+ * word and a separator (`STRIPE_KEY_LIVE`). Programs number a map's keys (`key1: 'value1'`, `subkey2`,
+ * `..._namespace_key_1540`) and name a pair's (`key_value`, `keyStr`).
+ */
+const ENVIRONMENT = /^[_.-](?:prod|production|dev|development|stag(?:e|ing)|test|testing|qa|uat|live|sandbox)$/;
+
+/** A name (lower case) without the qualifiers after it (QUALIFIER, two at most): `api_token_prod_2` as `api_token`. */
+function nameStem(name: string): string {
+  let n = name;
+  for (let q = 0; q < 2; q++) {
+    const m = QUALIFIER.exec(n);
+    if (m === null || m.index === 0) break;
+    const stem = n.slice(0, m.index);
+    if (WEAK_NAME.test(stem) && !SECRET_NAME_ANY.test(stem) && !(ENVIRONMENT.test(m[0]) && /[a-z0-9][_.-](?:key|auth)$/.test(stem))) break;
+    n = stem;
+  }
+  return n;
+}
+
+/** Whether a name (lower case) says its value is a secret: a secret's word, not a reference to one, a public key or a lookup key; a qualifier after it left out. */
+function secretNamed(full: string): boolean {
+  const name = nameStem(full);
   return (SECRET_NAME_END.test(name) || (SECRET_NAME_ANY.test(name) && !REFERENCE_NAME.test(name))) && !PUBLIC_NAME.test(name) && !LOOKUP_NAME.test(name);
 }
 
@@ -647,6 +707,92 @@ const isSentenceMark = (c: number): boolean => c === 46 || c === 44 || c === 33 
 
 /** `=`, `!`, `<` or `>` before an `=`: a comparison's operator (`==`, `!=`, `<=`, `>=`). */
 const isComparing = (c: number): boolean => c === 61 || c === 33 || c === 60 || c === 62;
+/** The characters of a compound assignment before its `=`: `:`, `?`, `+`, `.`, `|`. */
+const isCompounding = (c: number): boolean => c === 58 || c === 63 || c === 43 || c === 46 || c === 124;
+/** Whether `c` ends a line (or the text). */
+const isLineEnd = (c: number): boolean => c < 0 || c === 10 || c === 13;
+
+/** Past blanks, one line break and the blanks after it from `k`, where a line break stands there (else `k`): an element's content on a line of its own. */
+function afterLineBreak(s: string, k: number): number {
+  let j = k;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, j) === 32 || codeAt(s, j) === 9); b++) j++;
+  if (codeAt(s, j) === 13) j++;
+  if (codeAt(s, j) !== 10) return k;
+  j++;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, j) === 32 || codeAt(s, j) === 9); b++) j++;
+  return j;
+}
+
+/**
+ * Whether a value that starts with `$`, `<` or `@` names what holds the secret rather than writing it: a variable
+ * (`$DB_PASSWORD`, `${VAR}`, `$(cat ...)`, `$HOME/...`), a placeholder or a heredoc (`<your-key>`, `<<EOF`), a
+ * reference (`@secret_name`, `@file.txt`). A password of punctuation may start with one of them
+ * (`@Yeek05fE^0bWMcC!gI1`, `<OwJ<6;yiGQv=wwqs@P7`).
+ */
+function referenceMark(v: string): boolean {
+  const c = v.charCodeAt(0);
+  // (A variable's name is written in one case, or in letters alone: `$HOME`, `$db_pass`, `$apiKey`; a hash's scheme,
+  // `$2b$12$...`, `$argon2id$...`, is the password hash's reading's.)
+  if (c === 36) return /^\$(?:[({\d]|[a-z0-9-]+\$|(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*|[A-Za-z_]+)(?!\w))/.test(v);
+  if (c === 60) return /^<(?:<|[^<>]*>)/.test(v);
+  if (c === 64) return /^@[\w./:-]*$/.test(v) && !randomToLook(v.slice(1));
+  return false;
+}
+
+/**
+ * A value in a row of comma-separated values that is a secret's: random to look at; or 20 characters or more of 3.5
+ * bits each, or 12 or more of 3 bits with punctuation among them (a password's), letters and digits among them, no
+ * blank and no words.
+ */
+function rowValue(v: string): boolean {
+  if (randomToLook(v)) return true;
+  if (!hasDigit(v) || !/[A-Za-z]/.test(v) || /\s/.test(v) || wordy(v)) return false;
+  return (v.length >= 20 && shannonEntropy(v) >= 3.5) || (v.length >= 12 && /[^\w-]/.test(v) && shannonEntropy(v) >= 3);
+}
+
+/**
+ * Whether the value [v, end) read to a mark may go on past it (`may`: the mark is not its end, as its quote or the
+ * element's closing tag would be, or its name starts its line): not past the `]` of an index (`Jobs[-1].JobId`), nor,
+ * unquoted, after words (CAMEL_WORDS, `InstanceIds,Values=...`) or a type's name before `<` (`Map<string,`).
+ */
+function extendsValue(s: string, v: number, end: number, may: boolean, quoted: boolean): boolean {
+  if (!may) return false;
+  const part = s.slice(v, end);
+  if (part.includes('[')) return false;
+  return quoted || !(CAMEL_WORDS.test(part) || wordy(part) || (codeAt(s, end) === 60 && TYPE_NAME.test(part)));
+}
+
+/** A type's name before its `<`: `Map`, `Readonly`, `Uint8Array`. */
+const TYPE_NAME = /^[A-Za-z_]\w*$/;
+/** Words of letters as names join them (`Readonly`, `InstanceIds`): what stands before a type's `<` or a list's `,`. */
+const CAMEL_WORDS = /^(?=.{5})(?:[A-Z]?[a-z]{2,})+$/;
+
+/** Whether [k, …) starts its line, blanks before it at most (an indentation). */
+function startsLine(s: string, k: number): boolean {
+  let j = k - 1;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, j) === 32 || codeAt(s, j) === 9); b++) j--;
+  return j < 0 || s.charCodeAt(j) === 10 || s.charCodeAt(j) === 13;
+}
+
+/**
+ * Go's declaration with a type, `var apiToken string = "..."`, `const secretKey []byte = ...`: where the type read as
+ * a name [typeStart, typeEnd) follows a name that `var` or `const` declares, that name.
+ */
+function declaredName(s: string, typeStart: number, typeEnd: number): [number, number] | undefined {
+  if (typeEnd - typeStart > 16) return undefined;
+  let j = typeStart - 1;
+  // (A slice's, an array's or a pointer's mark before the type: `[]`, `[32]`, `*`.)
+  for (let m = 0; m < 6 && (codeAt(s, j) === 93 || codeAt(s, j) === 91 || codeAt(s, j) === 42 || isDigit(codeAt(s, j))); m++) j--;
+  if (codeAt(s, j) !== 32 && codeAt(s, j) !== 9) return undefined;
+  while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+  const end = j + 1;
+  while (j >= 0 && end - j <= MAX_NAME && isWord(s.charCodeAt(j))) j--;
+  const start = j + 1;
+  if (end - start < 3 || (codeAt(s, j) !== 32 && codeAt(s, j) !== 9)) return undefined;
+  while (codeAt(s, j) === 32 || codeAt(s, j) === 9) j--;
+  return GO_DECLARES.test(s.slice(Math.max(0, j - 5), j + 1)) ? [start, end] : undefined;
+}
+const GO_DECLARES = /(?:^|[^\w$])(?:var|const)$/;
 
 /** `n`, `r`, `t` or a quote after a backslash: an escaped line break, tab or quote. */
 const isEscapedStop = (c: number): boolean => c === 110 || c === 114 || c === 116 || c === 34 || c === 39;
@@ -747,6 +893,7 @@ const MAX_TAG = 256;
 /** Whether `</name>` of the element named [nameStart, nameEnd) stands at `end`. */
 function closesElement(s: string, end: number, nameStart: number, nameEnd: number): boolean {
   const n = nameEnd - nameStart;
+  end = afterLineBreak(s, end);
   return codeAt(s, end) === 60 && codeAt(s, end + 1) === 47 && s.startsWith(s.slice(nameStart, nameEnd), end + 2) && codeAt(s, end + 2 + n) === 62;
 }
 
@@ -859,7 +1006,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // The name: back over `"`/`'` and blanks, then name characters.
   const op = s.charCodeAt(i);
   let e = i;
-  if (op === 61 && (codeAt(s, i - 1) === 58 || codeAt(s, i - 1) === 63)) e--; // := ?=
+  // (A compound assignment's `=`: `:=`, `?=`, Make's `::=`, `:::=` and `+=`, PHP's `.=` and `??=`, Ruby's `||=`.)
+  if (op === 61) while (e > i - 3 && isCompounding(codeAt(s, e - 1))) e--;
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
   // (A command's flag, `--password VALUE`: `i` is the blank after the flag's name.)
   const verb = op === 32 ? proseVerbAt(s, i) : -1;
@@ -879,7 +1027,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let nameStart = k + 1;
   // (A name then its type, Python's or TypeScript's: `api_key: str = "..."`, `password: Optional[str] = "..."`.)
   if (op === 61 && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
-    const typed = typedName(s, nameEnd - 1);
+    const typed = typedName(s, nameEnd - 1) ?? declaredName(s, nameStart, nameEnd);
     if (typed !== undefined) [nameStart, nameEnd] = typed;
   }
   // (In prose, a name then whose it is: `the root password for the staging box is ...`, `The API key for prod: ...`.)
@@ -909,7 +1057,10 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // list, `define('DB_PASSWORD', 'value')`, `("api_key", "value")`.
   // (Or an element named by an attribute, `<string name="api_key">value</string>`: `element` its tag's name.)
   const element = op === 62 && codeAt(s, nameStart - 1) !== 60 ? attributeElement(s, nameStart, nameEnd, i) : undefined;
-  if (op === 62 ? codeAt(s, nameStart - 1) !== 60 && element === undefined : op === 44 && !opensPair(s, nameStart, nameEnd)) return undefined;
+  // (Or a row of comma-separated values, `api_token,Xk9...,`: a name unquoted at its line's start, then a value random
+  // to look at up to the next `,` or the line's end.)
+  const row = op === 44 && nameEnd === i && startsLine(s, nameStart);
+  if (op === 62 ? codeAt(s, nameStart - 1) !== 60 && element === undefined : op === 44 && !row && !opensPair(s, nameStart, nameEnd)) return undefined;
   const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
@@ -937,6 +1088,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     name = named[1]!.toLowerCase();
   }
   if (!secretNamed(name)) return undefined;
+  name = nameStem(name);
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
   if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
@@ -944,6 +1096,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let v = i + 1;
   if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < MAX_BLANKS && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
+  // (An element's value on a line of its own, `<apiToken>` then the value indented, then `</apiToken>`.)
+  if (op === 62) v = afterLineBreak(s, v);
   // (A YAML block scalar, `password: >-` or `api_key: |`, then the value indented on the next line.)
   if (op === 58) v = blockScalarValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
@@ -965,9 +1119,23 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     run.end = e;
   }
   let end = run.end;
+  // (A row's cell ends at the next `,` or the line's end, whatever it holds.)
+  if (row) for (end = v; end - v < MAX_VALUE && !isLineEnd(codeAt(s, end)) && codeAt(s, end) !== 44; end++);
+  // (A value quoted goes on past `;`, `,`, `}`, `)`, `]`, `<` or `>` to its closing quote through printable ASCII (no
+  // blank, no character a decoding made): a password of punctuation, `"aB3:k;9<@x}..."`; an element's to its closing
+  // tag; an unquoted one whose name starts its line, a config's or an `.env` file's, to its token's end, a `;` or `,`
+  // there left out. See extendsValue for where none does.)
+  if ((op === 61 || op === 58 || op === 62) && end < s.length && !isSpace(codeAt(s, end)) && extendsValue(s, v, end, op === 62 ? !closesElement(s, end, ...(element ?? [nameStart, nameEnd])) : quoted ? codeAt(s, end) !== q : startsLine(s, nameStart), quoted)) {
+    let k = end;
+    for (let c = codeAt(s, k); k - v < MAX_VALUE && !(c < 33 || c > 126 || c === 34 || c === 39 || c === 96 || (c === 92 && isEscapedStop(codeAt(s, k + 1))) || (op === 62 && c === 60 && codeAt(s, k + 1) === 47)); c = codeAt(s, ++k));
+    if (op === 62 ? closesElement(s, k, ...(element ?? [nameStart, nameEnd])) : quoted ? codeAt(s, k) === q : k > end) {
+      end = k;
+      while (!quoted && op !== 62 && end > v && (codeAt(s, end - 1) === 59 || codeAt(s, end - 1) === 44)) end--;
+    }
+  }
   // (In prose a sentence's mark after the value is no part of it: `The password is cN4WtMSw4svl.`)
   if (op === 32 && !flag && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
-  if (op === 44 && !(quoted && codeAt(s, end) === q)) return undefined;
+  if (op === 44 && (row ? quoted || !(isLineEnd(codeAt(s, end)) || codeAt(s, end) === 44) || !rowValue(s.slice(v, end)) : !(quoted && codeAt(s, end) === q))) return undefined;
   if (op === 62 && !closesElement(s, end, ...(element ?? [nameStart, nameEnd]))) return undefined;
   const len = end - v;
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
@@ -985,7 +1153,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (flag && value.charCodeAt(0) === 45) return undefined;
   // (Nor a version, a decimal or an address of dotted numbers: `'Test2::Event::Pass'    => '1.302138'`, `v2.14.0`.)
   if (!numeric && DOTTED_NUMBER.test(value)) return undefined;
-  if (placeholderPassword(value) || /^(?:https?:|\$|%|\{|<|\(|\[|@|arn:|urn:|#\/)/i.test(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  if (placeholderPassword(value) || /^(?:https?:|%|\{|\(|\[|arn:|urn:|#\/)/i.test(value) || referenceMark(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
   // `[Redacted]`, or a value cut short or shown in part, REDACTED.) A template's expression in the value
   // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
@@ -1135,12 +1303,15 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and
  * a blank (BARE_WORD: `and password X`; found by the blank, tab, line break or `(` before it, so that only those places
  * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a
- * command's flag (`--`, see flagOperator). The operator's place is its last character (the flag's and the word's: the blank after the name).
+ * command's flag (`--`, see flagOperator), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
+ * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
+/** A row's name and its `,` at the text's start, where no line break before it is found. */
+const ROW_AT_START = /^[ \t]*[A-Za-z_][\w.-]{2,63},/;
 /** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */
 const BARE_AT_START = /^(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)(?=[ \t]{1,32}\S)/;
 
@@ -1149,6 +1320,10 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
   if (from === 0 && BARE_FIRST.has(s.charCodeAt(0))) {
     const m = BARE_AT_START.exec(s);
     if (m !== null) return m[0].length;
+  }
+  if (from === 0) {
+    const m = ROW_AT_START.exec(s);
+    if (m !== null) return m[0].length - 1;
   }
   // (Where the last search stopped: the operators are taken in order, and none found there is found again.)
   OTHER_OPERATORS.lastIndex = Math.max(cursor.at, from - 24);

@@ -430,6 +430,16 @@ describe('detection is linear in the text', () => {
     expect(growth(`INSERT INTO t (password) VALUES ('x', '${'z'.repeat(50)} insert into u (api_key) values (`, wholeReading)).toBeLessThan(10);
   });
 
+  it("so is the whole reading, on text dense with values of punctuation, rows of names, qualified names and gitleaks' placements", () => {
+    // Every quoted value read on past its marks to a quote a line away or none, every line's unquoted value read to
+    // its token's end, every line a row's name and its cell, names with qualifiers, compound operators, Go's
+    // declarations, elements on lines of their own.
+    const unit = `API_TOKEN_PROD_2 = "x;${';a'.repeat(40)}\nDB_PASSWORD=a;b<c}${',d'.repeat(30)}\napi_token,${'k;'.repeat(20)}\nvar apiToken string = \"v\" $secretToken .= 'w' make_TOKEN :::= z <apiToken>\n  q;r\n</apiToken> token_v2: ${'}'.repeat(40)} `.replace(/\\n/g, '\n');
+    expect(growth(unit, wholeReading)).toBeLessThan(10);
+    // (A quoted value left open reads to the line's end once, however many marks it holds.)
+    expect(growth(`password="${'a;'.repeat(200)}`, wholeReading)).toBeLessThan(10);
+  });
+
   it('so is the whole reading, on text dense with markup, terminal sequences and escapes', () => {
     // Every secret's word followed by markup (each a stretch read again without it), tags cut short and glued inside
     // tokens, terminal sequences whole and cut short, escapes after runs of backslashes.

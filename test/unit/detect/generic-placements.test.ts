@@ -1,0 +1,160 @@
+/**
+ * Generic assignments as gitleaks writes its own tests of them (test/fixtures/secrets/gitleaks-generic.json, with its
+ * source): every placement of its sample generator, with values of every class its rules draw from; the true and the
+ * false positives of its generic rule; and names with a qualifier after the secret's word (`API_TOKEN_2`,
+ * `GITHUB_TOKEN_PROD`), which it reads anywhere in a name.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { detectKinds, DetectionCache, SECRET_KINDS, spansOf } from '../../../src/detect/index.js';
+import { shannonEntropy, wordy } from '../../../src/detect/chars.js';
+import { isExpression } from '../../../src/detect/secrets.js';
+
+interface Fixture {
+  placements: Record<string, string>;
+  placementsNotRead: Record<string, string>;
+  tps: { text: string; secret?: string; class?: string }[];
+  fps: string[];
+  fpsWithDrawnValue: string[];
+  fpsFound: { text: string; why: string }[];
+}
+const fixture = JSON.parse(readFileSync(new URL('../../fixtures/secrets/gitleaks-generic.json', import.meta.url), 'utf8')) as Fixture;
+const SECRETS = new Set(SECRET_KINDS);
+
+const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+/** The classes gitleaks' rules draw a secret from: letters and digits, hex, base64, a token's `-_.=`, a database password's punctuation. */
+const CLASSES: Record<string, { chars: string; min: number; max: number }> = {
+  alnum: { chars: ALNUM, min: 20, max: 64 },
+  hex: { chars: '0123456789abcdef', min: 32, max: 64 },
+  base64: { chars: `${ALNUM}+/`, min: 24, max: 60 },
+  token: { chars: `${ALNUM}-_.=`, min: 20, max: 100 },
+  punctuation: { chars: `${ALNUM}:;<@=},!$?^`, min: 12, max: 50 },
+};
+const drawn = (chars: string, min: number, max: number) => fc.string({ unit: fc.constantFrom(...chars.split('')), minLength: min, maxLength: max });
+
+/** Whether [at, at + length) lies inside one span of what the detectors find in `text`. */
+function masked(text: string, value: string): boolean {
+  const at = text.indexOf(value);
+  return at >= 0 && spansOf(new DetectionCache(), text, SECRETS).some((s) => s.start <= at && at + value.length <= s.end);
+}
+
+describe("gitleaks' sample placements", () => {
+  const placement = fc.constantFrom(...Object.entries(fixture.placements));
+  const identifier = fc.constantFrom('generic', 'DB_PASSWORD', 'my', 'stripe', 'aws_secret', 'Slack');
+  const klass = fc.constantFrom(...Object.keys(CLASSES));
+  const value = klass.chain((k) => drawn(CLASSES[k]!.chars, CLASSES[k]!.min, CLASSES[k]!.max).map((v) => [k, v] as const));
+
+  it('masks a value of every class in every placement, whole, past the punctuation a password may hold', () => {
+    fc.assert(
+      fc.property(placement, identifier, value, ([where, template], i, [k, s]) => {
+        // A secret, not a word: letters and digits among it, and as random as a drawn value of its length is.
+        fc.pre(/[0-9]/.test(s) && /[A-Za-z]/.test(s) && shannonEntropy(s) >= Math.min(3.5, 0.8 * Math.log2(s.length)));
+        // What a value of punctuation starts or ends with a reader cannot tell from what stands around it: a variable
+        // (`$DB_PASSWORD`), a placeholder (`<key>`), a reference (`@name`), a sentence's or a row's mark.
+        fc.pre(/^[A-Za-z0-9]/.test(s) && /[A-Za-z0-9]$/.test(s));
+        // An ellipsis says a value is shown cut short.
+        fc.pre(!s.includes('...'));
+        // Unquoted, words before a mark are a list's or a type's (`InstanceIds,Values=...`, `Map<string, ...>`), and
+        // `??` is an operator.
+        const first = s.split(/[;,}<>)\]]/)[0]!;
+        fc.pre(/["'`]\{s\}/.test(template) || !(/^(?=[a-zA-Z]{5})(?:[A-Z]?[a-z]{2,})+$/.test(first) || wordy(first) || /^[A-Za-z_]\w*</.test(s) || s.includes('??')));
+        // A row of comma-separated values ends its cell at a `,`; letters and digits alone there are read from 16 on.
+        fc.pre(!(where.startsWith('csv') && (s.includes(',') || (/^\w+$/.test(s) && s.length < 16))));
+        // A program's string in words is a name (`"aaaacalaStaing;62propert"` reads so).
+        fc.pre(!wordy(s));
+        // Unquoted, a run of names between `.`, `=` and `-` is a program's expression (`j.isWritable=j.isReadable`).
+        fc.pre(/["'`]\{s\}/.test(template) || !isExpression(s));
+        const text = template.replaceAll('{i}', () => i).replaceAll('{s}', () => s);
+        expect(masked(text, s), JSON.stringify(text)).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('reads no value before its name (the placements gitleaks keeps as to do): a comment that says what a value is', () => {
+    for (const template of Object.values(fixture.placementsNotRead)) {
+      const text = template.replaceAll('{s}', 'Xk9wQ2mZ7pL4vN8r');
+      expect(detectKinds('secrets', text), text).toEqual([]);
+    }
+  });
+});
+
+describe("gitleaks' generic rule's own cases", () => {
+  it('finds every true positive, the drawn ones at any draw', () => {
+    for (const tp of fixture.tps.filter((t) => t.secret !== undefined)) expect(masked(tp.text, tp.secret!), tp.text).toBe(true);
+    const drawnTps = fixture.tps.filter((t) => t.class !== undefined);
+    expect(drawnTps.length).toBeGreaterThan(0);
+    for (const tp of drawnTps) {
+      const [, chars, n] = /^\[(.+)\]\{(\d+)\}$/.exec(tp.class!)!;
+      const unit = chars!.replace('a-zA-Z0-9', ALNUM).replace('\\-', '-');
+      fc.assert(
+        fc.property(drawn(unit, Number(n), Number(n)), (s) => {
+          // gitleaks' own draw: a digit among it, as its newPlausibleSecret retries until one is.
+          // (An ellipsis says a value is shown cut short: none is written out.)
+          fc.pre(/[1-9]/.test(s) && /[A-Za-z]/.test(s) && shannonEntropy(s) >= 3.5 && !s.includes('...'));
+          // (Unquoted, a run of names between `.`, `=` and `-` is a program's expression.)
+          fc.pre(/["'`]\{s\}/.test(tp.text) || !isExpression(s));
+          const text = tp.text.replace('{s}', () => s);
+          expect(masked(text, s), text).toBe(true);
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+
+  it('finds nothing in its false positives, but for the one value it allows by name and that reads as a key here', () => {
+    for (const text of fixture.fps) expect(detectKinds('secrets', text), text).toEqual([]);
+    fc.assert(
+      fc.property(drawn(`${ALNUM}-_.=`, 30, 30), fc.constantFrom(...fixture.fpsWithDrawnValue), (s, template) => {
+        const text = template.replace('{s}', () => s);
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    for (const { text } of fixture.fpsFound) expect(detectKinds('secrets', text), text).not.toEqual([]);
+  });
+});
+
+describe("a qualifier after a secret's name", () => {
+  const stem = fc.constantFrom('API_TOKEN', 'GITHUB_TOKEN', 'db_password', 'authToken', 'STRIPE_SECRET', 'client_secret', 'api_key', 'SLACK_BOT_TOKEN', 'STRIPE_KEY');
+  const qualifier = fc.constantFrom('_2', '_v2', '1', '_PROD', '_dev', '_STAGING', '_live', '_OLD', '_new', '_RO', '_readonly', '_backup', '_B64', '_hex', '_value', 'Value', '_PROD_2');
+  const random = drawn(ALNUM, 24, 48).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 3.8);
+  const form = fc.constantFrom('env', 'json', 'yaml', 'python');
+  const write = (how: string, n: string, v: string) =>
+    how === 'env' ? `${n}=${v}` : how === 'json' ? `{"${n}": "${v}"}` : how === 'yaml' ? `  ${n}: ${v}` : `${n} = "${v}"`;
+
+  it('finds and masks the value: a number, a version, an environment, an age, a role or how it is held says which secret, not that it is none', () => {
+    fc.assert(
+      fc.property(stem, qualifier, random, form, (s, q, v, how) => {
+        // (`key` alone takes an environment only: `STRIPE_KEY_LIVE`.)
+        fc.pre(!(s === 'STRIPE_KEY' && !/^_(?:PROD|dev|STAGING|live)$/.test(q)));
+        // (Written glued, a qualifier follows a name in camel case: `authTokenValue`.)
+        fc.pre(!(q === 'Value' && /_/.test(s)));
+        const text = write(how, s + q, v);
+        expect(masked(text, v), text).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("finds nothing where the word after the name says what the value tells (a type, a size, a name), where a map's keys are numbered, or where a key's pair is named", () => {
+    const texts = [
+      'token_type = "Bearer"',
+      'key_size=2048',
+      'secret_name_2 = "prod-db-credentials"',
+      "const source = { key1: 'value1', key3: 'value3' }",
+      "  key1: {\n    subkey1: 'subvalue1',\n    subkey2: 'subvalue2'\n  }",
+      '--tags "tagkey1=tagvalue1, tagkey2=tagvalue2"',
+      '"examplekey1": "examplevalue1",',
+      'var _keyStr = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";',
+      '  "A_namespace_declaration_should_not_be_declared_using_the_module_keyword_Please_use_the_namespace_key_1540": "Объявление пространства имен",',
+      '"key_value": "Hk29aLq0Zx81mWp4"',
+      '"output_token": "Jobs[-1].JobId",',
+      '        privateKeyEncoding: BasePrivateKeyEncodingOptions<PrivF> & {',
+      'Key=InstanceIds,Values=i-028ea792daEXAMPLE',
+      '"result_key": "CustomVerificationEmailTemplates",',
+    ];
+    for (const text of texts) expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+});
