@@ -1237,13 +1237,14 @@ function mayHoldAnchor(s: string): boolean {
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
-  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, own, stop);
-  const tables = mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop));
+  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop);
+  const tables = mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop));
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
   const rules = scanRuleset(s, stop);
-  // A provider's rule names the value better than a generic assignment: rules first, assignments where none found.
-  return reachTokenEnds(s, mergeSpans(mergeSpans(own, rules), more));
+  // A provider's rule names the value better than a generic assignment: rules first, assignments where none found, and
+  // widened to the rest of an assignment's value they stand in (`private-key: aaaa=fw_...A.aaaa...`).
+  return reachTokenEnds(s, mergeWidened(s, mergeSpans(own, rules), more));
 }
 
 /**
@@ -1278,6 +1279,42 @@ export function scanFormats(s: string, stop?: () => boolean): Span[] {
 
 function stopped(what: string): DetectionStopped {
   return new DetectionStopped(`the time for this decision ran out inside the ${what}`);
+}
+
+/**
+ * `a` with every span of `b` that overlaps none of `a`, and each span of `a` that overlaps one of `b` widened to the
+ * rest of it: a provider's find inside a generic value (`private-key: aaaa=fw_...A.aaaa...`) masks the whole value
+ * under the provider's kind, but for a word glued after its end (a string joined at a seam, `token=ghp_...` then
+ * `nothing here`). Both sorted, each non-overlapping: one pass.
+ */
+function mergeWidened(s: string, a: Span[], b: Span[]): Span[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: Span[] = [];
+  let i = 0;
+  let lastEnd = 0;
+  const push = (sp: Span) => {
+    out.push(sp);
+    lastEnd = sp.end;
+  };
+  for (const sp of b) {
+    while (i < a.length && a[i]!.end <= sp.start) push(a[i++]!);
+    if (sp.start < lastEnd) continue;
+    if (!(i < a.length && a[i]!.start < sp.end)) {
+      push(sp);
+      continue;
+    }
+    for (let first = true; i < a.length && a[i]!.start < sp.end; first = false) {
+      const cur = a[i++]!;
+      const start = first && sp.start < cur.start ? sp.start : cur.start;
+      const next = i < a.length && a[i]!.start < sp.end ? a[i]!.start : sp.end;
+      const end = cur.end < next && !(next === sp.end && GLUED_WORD.test(s.slice(cur.end, next))) ? next : cur.end;
+      push(start === cur.start && end === cur.end ? cur : { kind: cur.kind, start, end });
+      if (cur.end >= sp.end) break;
+    }
+  }
+  while (i < a.length) push(a[i++]!);
+  return out;
 }
 
 /** `a` with every span of `b` that overlaps none of `a`, in order; both sorted, each non-overlapping: one pass. */
@@ -1341,11 +1378,10 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
   return -1;
 }
 
-/** The generic assignments of `s` (see assignment) outside the spans already found. */
-function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean): Span[] {
+/** The generic assignments of `s` (see assignment). */
+function scanAssignments(s: string, stop?: () => boolean): Span[] {
   const out: Span[] = [];
   let from = 0;
-  let f = 0;
   let eq = s.indexOf('=');
   let colon = s.indexOf(':');
   const cursor = { at: 0 };
@@ -1362,8 +1398,8 @@ function scanAssignments(s: string, found: readonly Span[], stop?: () => boolean
     if (i < 0) break;
     const m = assignment(s, i, run);
     if (m !== undefined) {
-      while (f < found.length && found[f]!.end <= m[0]) f++;
-      if (!(f < found.length && found[f]!.start < m[1])) out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
+      // (One that holds a format's find is the value that find is widened to: mergeWidened.)
+      out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
       from = m[1];
     } else from = i + 1;
   }
@@ -1649,6 +1685,98 @@ function scanInserts(s: string, stop?: () => boolean): Span[] {
     INSERT.lastIndex = Math.max(INSERT.lastIndex, p);
   }
   return out;
+}
+
+/**
+ * A Kubernetes Secret as `kubectl get secret -o yaml` or `-o json` prints it, or a manifest: `kind: Secret` (not
+ * `ExternalSecret`, `SopsSecret`), and its `data:` (base64) or `stringData:` (plain) entries, whatever their names
+ * (`.dockerconfigjson`, `extra`, `tls.key`): every value there is a secret the Secret holds. In YAML, the data blocks of
+ * a document (between `---` lines) that holds the kind's line; in JSON, a `"data": {...}` object with `"kind":
+ * "Secret"` right after it, as kubectl orders the members, or in a text whose every kind is a Secret or a list.
+ */
+const K8S_KIND = /^[ \t]*(?:- )?[ \t]*kind:[ \t]*["']?[Ss]ecret["']?[ \t]*\r?$/gm;
+const K8S_DATA = /^([ \t]*)((?:- )?[ \t]*)(?:data|stringData):[ \t]*\r?$/gm;
+const K8S_SEPARATOR = /^---[ \t]*\r?$/gm;
+/** One entry of a data block: its indentation, its name (bare or quoted), its value to the line's end. */
+const K8S_ENTRY = /^([ \t]*)(?:"[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s:#"'][^:\n]{0,255}?):(?:[ \t]+(.*?))?[ \t]*\r?$/;
+const K8S_JSON_KIND = /"kind"[ \t]*:[ \t]*"([A-Za-z]+)"/g;
+const K8S_JSON_DATA = /"(?:data|stringData)"[ \t]*:[ \t]*\{/g;
+const K8S_JSON_PAIR = /[\s,]*"(?:[^"\\\n]|\\.){1,256}"[ \t]*:[ \t]*"((?:[^"\\\n]|\\.){0,65536})"/y;
+const K8S_JSON_AFTER = /^[\s,]*"kind"[ \t]*:[ \t]*"[Ss]ecret"/;
+/** The shortest value read as a Secret's (`YWRtaW4=` is `admin`). */
+const MIN_K8S_VALUE = 4;
+
+function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
+  if (!s.includes('ecret') || !(s.includes('ata:') || s.includes('ata"'))) return [];
+  const out: Span[] = [];
+  const value = (a: number, b: number) => {
+    let [x, y] = [a, b];
+    if (y - x >= 2 && (s.charCodeAt(x) === 34 || s.charCodeAt(x) === 39) && s.charCodeAt(y - 1) === s.charCodeAt(x)) [x, y] = [x + 1, y - 1];
+    if (y - x >= MIN_K8S_VALUE && !s.startsWith('{{', x)) out.push({ kind: 'secret-assignment', start: x, end: y });
+  };
+  // YAML: the kinds' lines and the documents' separators, each found once, walked with the data blocks in order.
+  const kinds = [...s.matchAll(K8S_KIND)].map((m) => m.index);
+  if (kinds.length > 0) {
+    const separators = [...s.matchAll(K8S_SEPARATOR)].map((m) => m.index);
+    let k = 0;
+    let d = 0;
+    let readTo = 0;
+    for (const m of s.matchAll(K8S_DATA)) {
+      if (m.index < readTo) continue;
+      if (stop !== undefined && stop()) throw stopped('Kubernetes secrets');
+      while (d < separators.length && separators[d]! < m.index) d++;
+      const docStart = d > 0 ? separators[d - 1]! : 0;
+      const docEnd = d < separators.length ? separators[d]! : s.length;
+      while (k < kinds.length && kinds[k]! < docStart) k++;
+      if (!(k < kinds.length && kinds[k]! < docEnd)) continue;
+      // The block: the lines after it indented deeper than its name.
+      const indent = m[1]!.length + m[2]!.length;
+      let p = m.index + m[0].length + 1;
+      let block = -1;
+      while (p < docEnd) {
+        let e = s.indexOf('\n', p);
+        if (e < 0 || e > docEnd) e = docEnd;
+        const line = s.slice(p, e);
+        const blank = /^[ \t]*(?:#.*)?\r?$/.test(line);
+        const depth = /^[ \t]*/.exec(line)![0].length;
+        if (!blank && depth <= indent) break;
+        if (block >= 0 && (blank || depth > block)) {
+          // (A line of a block scalar's value, `.dockercfg: |` then the base64 indented.)
+          if (!blank) value(p + depth, p + line.replace(/[ \t]*\r?$/, '').length);
+        } else if (!blank) {
+          block = -1;
+          const entry = K8S_ENTRY.exec(line);
+          if (entry !== null && entry[2] !== undefined) {
+            if (/^[|>][-+0-9]*$/.test(entry[2])) block = entry[1]!.length;
+            else value(p + line.length - line.replace(/^.*?:[ \t]+/, '').length, p + line.replace(/[ \t]*\r?$/, '').length);
+          }
+        }
+        p = e + 1;
+      }
+      readTo = p;
+    }
+  }
+  // JSON: each data object's string values, where a Secret is its kind.
+  if (s.includes('"kind"')) {
+    const named = [...s.matchAll(K8S_JSON_KIND)].map((m) => m[1]!);
+    const allSecrets = named.length > 0 && named.every((n) => /^(?:[Ss]ecret|List|SecretList)$/.test(n)) && named.some((n) => /^[Ss]ecret$/.test(n));
+    if (named.some((n) => /^[Ss]ecret$/.test(n))) {
+      for (const m of s.matchAll(K8S_JSON_DATA)) {
+        if (stop !== undefined && stop()) throw stopped('Kubernetes secrets');
+        const found: [number, number][] = [];
+        let end = m.index + m[0].length;
+        K8S_JSON_PAIR.lastIndex = end;
+        for (let pair = K8S_JSON_PAIR.exec(s); pair !== null; pair = K8S_JSON_PAIR.exec(s)) {
+          end = K8S_JSON_PAIR.lastIndex;
+          found.push([end - 1 - pair[1]!.length, end - 1]);
+        }
+        const close = firstNonBlank(s, end, s.length);
+        if (codeAt(s, close) !== 125) continue;
+        if (allSecrets || K8S_JSON_AFTER.test(s.slice(close + 1, close + 65))) for (const [a, b] of found) value(a, b);
+      }
+    }
+  }
+  return out.sort((a, b) => a.start - b.start);
 }
 
 /** One row of an `INSERT`'s values from `p` (after its `(`): each string literal under a secret column (`secret`'s names) read; returns where the row ends (its `)`), or where it stopped being one. */

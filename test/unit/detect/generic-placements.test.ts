@@ -158,3 +158,65 @@ describe("a qualifier after a secret's name", () => {
     for (const text of texts) expect(detectKinds('secrets', text), text).toEqual([]);
   });
 });
+
+describe('a Kubernetes Secret', () => {
+  const k8s = JSON.parse(readFileSync(new URL('../../fixtures/secrets/gitleaks-kubernetes.json', import.meta.url), 'utf8')) as {
+    tps: { name: string; text: string; values: string[] }[];
+    fps: { name: string; text: string }[];
+  };
+
+  it("masks every value of its data in gitleaks' own cases, and nothing in theirs that hold none", () => {
+    for (const tp of k8s.tps) for (const v of tp.values) expect(masked(tp.text, v), tp.name).toBe(true);
+    for (const fp of k8s.fps) expect(detectKinds('secrets', fp.text), fp.name).toEqual([]);
+  });
+
+  it('masks every value of its data or stringData, whatever its name, as kubectl prints it in YAML or JSON or a manifest writes it, and nothing of a ConfigMap or another kind', () => {
+    const name = fc.constantFrom('password', 'extra', '.dockerconfigjson', 'tls.key', 'app-config', 'ca.crt', 'DATABASE_URL');
+    const b64 = drawn(`${ALNUM}+/`, 8, 60).map((v) => `${v}${'='.repeat((4 - (v.length % 4)) % 4)}`);
+    const layout = fc.constantFrom('yaml-kind-first', 'yaml-data-first', 'yaml-list', 'yaml-quoted', 'yaml-block', 'json', 'yaml-documents');
+    const kind = fc.constantFrom('Secret', 'secret', 'ConfigMap', 'ExternalSecret', 'SopsSecret');
+    const write = (how: string, k: string, entries: [string, string][]): string => {
+      const yaml = (indent: string, quote = '') => entries.map(([n, v]) => `${indent}${n}: ${quote}${v}${quote}`).join('\n');
+      if (how === 'yaml-kind-first') return `apiVersion: v1\nkind: ${k}\nmetadata:\n  name: app\ntype: Opaque\ndata:\n${yaml('  ')}\n`;
+      if (how === 'yaml-data-first') return `apiVersion: v1\ndata:\n${yaml('  ')}\nkind: ${k}\nmetadata:\n  creationTimestamp: "2024-05-01T10:00:00Z"\n  name: app\ntype: Opaque\n`;
+      if (how === 'yaml-list') return `apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n${yaml('    ')}\n  kind: ${k}\n  metadata:\n    name: app\nkind: List\nmetadata:\n  resourceVersion: ""\n`;
+      if (how === 'yaml-quoted') return `apiVersion: "v1"\nkind: "${k}"\nstringData:\n${yaml('\t', '"')}\n`;
+      if (how === 'yaml-block') return `apiVersion: v1\nkind: ${k}\ndata:\n${entries.map(([n, v]) => `  ${n}: |\n    ${v}`).join('\n')}\n`;
+      if (how === 'yaml-documents') return `apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: v1\nkind: ${k}\ndata:\n${yaml('  ')}\n---\napiVersion: apps/v1\nkind: Deployment\n`;
+      return `{\n    "apiVersion": "v1",\n    "data": {\n${entries.map(([n, v]) => `        "${n}": "${v}"`).join(',\n')}\n    },\n    "kind": "${k}",\n    "metadata": {\n        "name": "app"\n    },\n    "type": "Opaque"\n}\n`;
+    };
+    fc.assert(
+      fc.property(layout, kind, fc.uniqueArray(fc.tuple(name, b64), { minLength: 1, maxLength: 4, selector: ([n]) => n }), (how, k, entries) => {
+        const text = write(how, k, entries);
+        if (/^[Ss]ecret$/.test(k)) for (const [, v] of entries) expect(masked(text, v), text).toBe(true);
+        else {
+          // (Under a name that says secret, a value is read as any assignment's: `password: ...`.)
+          const neutral = entries.filter(([n]) => ['extra', '.dockerconfigjson', 'app-config', 'ca.crt'].includes(n)).map(([, v]) => v);
+          expect(spansOf(new DetectionCache(), text, SECRETS).filter((s) => neutral.some((v) => text.slice(s.start, s.end).includes(v))), text).toEqual([]);
+        }
+      }),
+      { numRuns: 600 },
+    );
+  });
+});
+
+describe("a provider's credential inside a generic value", () => {
+  const { credentials } = JSON.parse(readFileSync(new URL('../../fixtures/secrets/credentials.json', import.meta.url), 'utf8')) as { credentials: { provider: string; value: string }[] };
+  // The corpus's one-token credentials that a provider's rule or format finds alone.
+  const bare = credentials.filter((c) => /^[\w-]{20,}$/.test(c.value) && detectKinds('secrets', `x ${c.value} y`).some((k) => k !== 'secret-assignment'));
+
+  it('masks the whole value, what stands before and after the credential in it too, under the provider\'s kind', () => {
+    expect(bare.length).toBeGreaterThan(40);
+    const around = drawn(`${ALNUM}=._-`, 12, 40).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 3.5);
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), around, around, fc.constantFrom('"', "'"), (c, before, after, q) => {
+        const value = `${before}=${c.value}.${after}`;
+        const text = `private_key: ${q}${value}${q}\n`;
+        const spans = spansOf(new DetectionCache(), text, SECRETS);
+        const at = text.indexOf(value);
+        expect(spans.some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
