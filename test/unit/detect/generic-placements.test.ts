@@ -211,6 +211,8 @@ describe("a provider's credential inside a generic value", () => {
     fc.assert(
       fc.property(fc.constantFrom(...bare), around, around, fc.constantFrom('"', "'"), (c, before, after, q) => {
         const value = `${before}=${c.value}.${after}`;
+        // (An ellipsis says a value is shown cut short.)
+        fc.pre(!value.includes('...'));
         const text = `private_key: ${q}${value}${q}\n`;
         const spans = spansOf(new DetectionCache(), text, SECRETS);
         const at = text.indexOf(value);
