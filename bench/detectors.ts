@@ -141,8 +141,9 @@ const crafted: Record<string, string> = {
   // names in other languages.
   'SQL INSERTs, setters, R and names in other languages': fill(`INSERT INTO public.users (id, name, password) VALUES (1, 'a', 'Xy9Lm2Pq8Rt5'), (2, now(), 'it''s'); insert a insert into t (x) Set the admin password for prod to Zx9Lm2Pq8 a to b to c api_key <- "Xy9Lm2Pq8Rt5" clave: Xy9Lm2 chiave API: q\n`),
   // gitleaks' sample placements with values of punctuation (each read on past its marks to its quote, its tag or its
-  // token's end), names with qualifiers, rows of names, compound operators, Go's declarations: each line a find.
-  'placements, punctuation and qualified names': fill(`API_TOKEN_PROD_2 = "aB3:k;9<@x}Qz7" DB_PASSWORD=a;b<c}Xy9Lm2Pq8\napi_token,Xy9Lm2Pq8Rt5Vw3Yb7Nc,\nvar apiToken string = "Xy9Lm2Pq8Rt5" $secretToken .= 'w;Xy9Lm2Pq8' make_TOKEN :::= "Zx9Lm2Pq8" <apiToken>\n  q;r9Xy9Lm2\n</apiToken> token_v2: }Xy9Lm2Pq8 password="${'a;'.repeat(40)}\n`),
+  // token's end), names with qualifiers, rows of names, compound operators, Go's declarations, prose that tells what a
+  // value is after it (each read back over its token): each line a find.
+  'placements, punctuation and qualified names': fill(`API_TOKEN_PROD_2 = "aB3:k;9<@x}Qz7" DB_PASSWORD=a;b<c}Xy9Lm2Pq8\napi_token,Xy9Lm2Pq8Rt5Vw3Yb7Nc,\nvar apiToken string = "Xy9Lm2Pq8Rt5" $secretToken .= 'w;Xy9Lm2Pq8' make_TOKEN :::= "Zx9Lm2Pq8" <apiToken>\n  q;r9Xy9Lm2\n</apiToken> token_v2: }Xy9Lm2Pq8 password="${'a;'.repeat(40)}\n# Xy9Lm2Pq8Rt5 is the password, ${'b'.repeat(120)} was my old api key\n`),
   'setters and to before every word': fill('set a b c d e f g to x to y to z to '),
   // Aligned output under a rule of dashes (each row split at its runs of blanks), and the words of a token, a key or a
   // secret before a blank and a value, each an operator of an assignment; YAML block scalars.

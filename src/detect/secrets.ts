@@ -548,6 +548,8 @@ function nameStem(name: string): string {
     if (m === null || m.index === 0) break;
     const stem = n.slice(0, m.index);
     if (WEAK_NAME.test(stem) && !SECRET_NAME_ANY.test(stem) && !(ENVIRONMENT.test(m[0]) && /[a-z0-9][_.-](?:key|auth)$/.test(stem))) break;
+    // (Digits glued to a word of fewer than five letters are a random run's as often: `pSk01=...`, `pin2`.)
+    if (isDigit(m[0].charCodeAt(0)) && stem.length < 5) break;
     n = stem;
   }
   return n;
@@ -1237,7 +1239,7 @@ function mayHoldAnchor(s: string): boolean {
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
-  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop);
+  const assignments = s.length < MIN_ASSIGNMENT ? [] : mergeSpans(scanAssignments(s, stop), scanToldAfter(s, stop));
   const tables = mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop));
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
@@ -1376,6 +1378,38 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
     if (op >= from) return op;
   }
   return -1;
+}
+
+/**
+ * Prose that tells what a value is after it (`Xk9wQ2mZ7pL4 is the password`, a comment's `# ... was my old token`):
+ * ` is ` or ` was `, `the`, `my`, `our`, `your` or `its`, a word that says which at most, and a secret's word. The
+ * value is the token before it (up to 128 characters; a comment's `//`, `#` or `*` and quotes before it left out):
+ * under a password's word 8 characters or more with a letter and a digit at 2.5 bits each, else random to look at; no
+ * words, path or URL. Found by the words after it, so only those places start a try.
+ */
+const TOLD_AFTER =
+  / (?:is|was) (?:the|my|our|your|its) (?:(?:new|current|old|temporary|admin|root|master|db|database|api|access|secret|private|login|wifi|wi-fi) )?(password|passphrase|passcode|pwd|token|api key|secret key|secret|key)(?![\w-])/gi;
+
+function scanToldAfter(s: string, stop?: () => boolean): Span[] {
+  if (!(s.includes(' is ') || s.includes(' was ') || s.includes(' IS ') || s.includes(' WAS '))) return [];
+  const out: Span[] = [];
+  TOLD_AFTER.lastIndex = 0;
+  for (let m = TOLD_AFTER.exec(s); m !== null; m = TOLD_AFTER.exec(s)) {
+    if (stop !== undefined && stop()) throw stopped('generic assignments');
+    let end = m.index;
+    // (Quotes and a sentence's mark after the value: `"Xk9..." is the password`, `(Xk9...) is`.)
+    while (end > 0 && (s.charCodeAt(end - 1) === 34 || s.charCodeAt(end - 1) === 39 || s.charCodeAt(end - 1) === 96 || s.charCodeAt(end - 1) === 41)) end--;
+    let start = end;
+    while (start > 0 && end - start < 128 && !isSpace(s.charCodeAt(start - 1))) start--;
+    // (A comment's mark, quotes or a bracket glued before it: `//Xk9...`, `#Xk9...`, `"Xk9...`.)
+    while (start < end && /["'`(#/*]/.test(s[start]!)) start++;
+    const value = s.slice(start, end);
+    const password = /^pass|^pwd/i.test(m[1]!);
+    if (value.length < 8 || wordy(value) || isPath(value) || value.includes('://') || REDACTED.test(value)) continue;
+    if (password ? !(hasDigit(value) && /[A-Za-z]/.test(value) && shannonEntropy(value) >= 2.5) : !randomToLook(value)) continue;
+    out.push({ kind: 'secret-assignment', start, end });
+  }
+  return out;
 }
 
 /** The generic assignments of `s` (see assignment). */

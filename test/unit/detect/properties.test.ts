@@ -433,11 +433,13 @@ describe('detection is linear in the text', () => {
   it("so is the whole reading, on text dense with values of punctuation, rows of names, qualified names and gitleaks' placements", () => {
     // Every quoted value read on past its marks to a quote a line away or none, every line's unquoted value read to
     // its token's end, every line a row's name and its cell, names with qualifiers, compound operators, Go's
-    // declarations, elements on lines of their own.
-    const unit = `API_TOKEN_PROD_2 = "x;${';a'.repeat(40)}\nDB_PASSWORD=a;b<c}${',d'.repeat(30)}\napi_token,${'k;'.repeat(20)}\nvar apiToken string = \"v\" $secretToken .= 'w' make_TOKEN :::= z <apiToken>\n  q;r\n</apiToken> token_v2: ${'}'.repeat(40)} `.replace(/\\n/g, '\n');
+    // declarations, elements on lines of their own, Kubernetes Secrets' data.
+    const unit = `API_TOKEN_PROD_2 = "x;${';a'.repeat(40)}\nDB_PASSWORD=a;b<c}${',d'.repeat(30)}\napi_token,${'k;'.repeat(20)}\nvar apiToken string = \"v\" $secretToken .= 'w' make_TOKEN :::= z <apiToken>\n  q;r\n</apiToken> token_v2: ${'}'.repeat(40)} \nkind: Secret\ndata:\n  a: |\n    b\n  c: ${'d'.repeat(30)}\n---\n{"data": {"e": "f", "g": "h"}, "kind": "Secret"} `.replace(/\\n/g, '\n');
     expect(growth(unit, wholeReading)).toBeLessThan(10);
-    // (A quoted value left open reads to the line's end once, however many marks it holds.)
+    // (A quoted value left open reads to the line's end once, however many marks it holds; a token before prose that
+    // tells what it is, back 128 characters at most.)
     expect(growth(`password="${'a;'.repeat(200)}`, wholeReading)).toBeLessThan(10);
+    expect(growth(`${'x9'.repeat(100)} is the password was my token `, wholeReading)).toBeLessThan(10);
   });
 
   it('so is the whole reading, on text dense with markup, terminal sequences and escapes', () => {
