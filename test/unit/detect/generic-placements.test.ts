@@ -214,3 +214,15 @@ describe("a provider's credential inside a generic value", () => {
     );
   });
 });
+
+describe("curl's --user and headers", () => {
+  const curl = JSON.parse(readFileSync(new URL('../../fixtures/secrets/gitleaks-curl.json', import.meta.url), 'utf8')) as {
+    tps: { name: string; text: string; secret: string }[];
+    fps: string[];
+  };
+
+  it("masks the secret of every one of gitleaks' own cases, and finds nothing in its placeholders and variables", () => {
+    for (const tp of curl.tps) expect(masked(tp.text, tp.secret), tp.name).toBe(true);
+    for (const text of curl.fps) expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+});
