@@ -1239,7 +1239,7 @@ function mayHoldAnchor(s: string): boolean {
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
-  const assignments = s.length < MIN_ASSIGNMENT ? [] : mergeSpans(scanAssignments(s, stop), scanToldAfter(s, stop));
+  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop);
   const tables = mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop));
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
@@ -1382,34 +1382,37 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
 
 /**
  * Prose that tells what a value is after it (`Xk9wQ2mZ7pL4 is the password`, a comment's `# ... was my old token`):
- * ` is ` or ` was `, `the`, `my`, `our`, `your` or `its`, a word that says which at most, and a secret's word. The
- * value is the token before it (up to 128 characters; a comment's `//`, `#` or `*` and quotes before it left out):
- * under a password's word 8 characters or more with a letter and a digit at 2.5 bits each, else random to look at; no
- * words, path or URL. Found by the words after it, so only those places start a try.
+ * ` is ` or ` was ` (found as prose's verbs are, OTHER_OPERATORS), `the`, `my`, `our`, `your` or `its`, a word that
+ * says which at most, and a secret's word. The value is the token before it (up to 128 characters; a comment's `//`,
+ * `#` or `*` and quotes before it left out): under a password's word 8 characters or more with a letter and a digit
+ * at 2.5 bits each, else random to look at; no words, path or URL.
  */
 const TOLD_AFTER =
-  / (?:is|was) (?:the|my|our|your|its) (?:(?:new|current|old|temporary|admin|root|master|db|database|api|access|secret|private|login|wifi|wi-fi) )?(password|passphrase|passcode|pwd|token|api key|secret key|secret|key)(?![\w-])/gi;
+  /(?:the|my|our|your|its) (?:(?:new|current|old|temporary|admin|root|master|db|database|api|access|secret|private|login|wifi|wi-fi) )?(password|passphrase|passcode|pwd|token|api key|secret key|secret|key)(?![\w-])/iy;
 
-function scanToldAfter(s: string, stop?: () => boolean): Span[] {
-  if (!(s.includes(' is ') || s.includes(' was ') || s.includes(' IS ') || s.includes(' WAS '))) return [];
-  const out: Span[] = [];
-  TOLD_AFTER.lastIndex = 0;
-  for (let m = TOLD_AFTER.exec(s); m !== null; m = TOLD_AFTER.exec(s)) {
-    if (stop !== undefined && stop()) throw stopped('generic assignments');
-    let end = m.index;
-    // (Quotes and a sentence's mark after the value: `"Xk9..." is the password`, `(Xk9...) is`.)
-    while (end > 0 && (s.charCodeAt(end - 1) === 34 || s.charCodeAt(end - 1) === 39 || s.charCodeAt(end - 1) === 96 || s.charCodeAt(end - 1) === 41)) end--;
-    let start = end;
-    while (start > 0 && end - start < 128 && !isSpace(s.charCodeAt(start - 1))) start--;
-    // (A comment's mark, quotes or a bracket glued before it: `//Xk9...`, `#Xk9...`, `"Xk9...`.)
-    while (start < end && /["'`(#/*]/.test(s[start]!)) start++;
-    const value = s.slice(start, end);
-    const password = /^pass|^pwd/i.test(m[1]!);
-    if (value.length < 8 || wordy(value) || isPath(value) || value.includes('://') || REDACTED.test(value)) continue;
-    if (password ? !(hasDigit(value) && /[A-Za-z]/.test(value) && shannonEntropy(value) >= 2.5) : !randomToLook(value)) continue;
-    out.push({ kind: 'secret-assignment', start, end });
-  }
-  return out;
+/** The value prose tells a secret of after it (TOLD_AFTER), where `i` is the blank after its ` is ` or ` was `; or undefined. */
+function toldAfter(s: string, i: number): Span | undefined {
+  const at = s.startsWith(' is ', i - 3) ? i - 3 : s.startsWith(' was ', i - 4) ? i - 4 : -1;
+  if (at < 0) return undefined;
+  TOLD_AFTER.lastIndex = i + 1;
+  const m = TOLD_AFTER.exec(s);
+  return m === null ? undefined : toldValue(s, at, m[1]!);
+}
+
+/** The value before ` is ` at `at` that prose tells is a secret of `word`'s kind (TOLD_AFTER), or undefined. */
+function toldValue(s: string, at: number, word: string): Span | undefined {
+  let end = at;
+  // (Quotes and a sentence's mark after the value: `"Xk9..." is the password`, `(Xk9...) is`.)
+  while (end > 0 && (s.charCodeAt(end - 1) === 34 || s.charCodeAt(end - 1) === 39 || s.charCodeAt(end - 1) === 96 || s.charCodeAt(end - 1) === 41)) end--;
+  let start = end;
+  while (start > 0 && end - start < 128 && !isSpace(s.charCodeAt(start - 1))) start--;
+  // (A comment's mark, quotes or a bracket glued before it: `//Xk9...`, `#Xk9...`, `"Xk9...`.)
+  while (start < end && /["'`(#/*]/.test(s[start]!)) start++;
+  const value = s.slice(start, end);
+  const password = /^pass|^pwd/i.test(word);
+  if (value.length < 8 || wordy(value) || isPath(value) || value.includes('://') || REDACTED.test(value)) return undefined;
+  if (password ? !(hasDigit(value) && /[A-Za-z]/.test(value) && shannonEntropy(value) >= 2.5) : !randomToLook(value)) return undefined;
+  return { kind: 'secret-assignment', start, end };
 }
 
 /** The generic assignments of `s` (see assignment). */
@@ -1435,7 +1438,12 @@ function scanAssignments(s: string, stop?: () => boolean): Span[] {
       // (One that holds a format's find is the value that find is widened to: mergeWidened.)
       out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
       from = m[1];
-    } else from = i + 1;
+    } else {
+      // (Or prose that tells after a value what it is: its span before the verb, after what was found before.)
+      const told = s.charCodeAt(i) === 32 ? toldAfter(s, i) : undefined;
+      if (told !== undefined && told.start >= (out.length === 0 ? 0 : out[out.length - 1]!.end)) out.push(told);
+      from = i + 1;
+    }
   }
   return out;
 }
@@ -1741,7 +1749,10 @@ const K8S_JSON_AFTER = /^[\s,]*"kind"[ \t]*:[ \t]*"[Ss]ecret"/;
 const MIN_K8S_VALUE = 4;
 
 function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
-  if (!s.includes('ecret') || !(s.includes('ata:') || s.includes('ata"'))) return [];
+  // (A kind's line found as a literal first: most texts hold none.)
+  const yaml = s.includes('kind:') && s.includes('ata:');
+  const json = s.includes('"kind"') && s.includes('ata"');
+  if (!(yaml || json) || !s.includes('ecret')) return [];
   const out: Span[] = [];
   const value = (a: number, b: number) => {
     let [x, y] = [a, b];
@@ -1749,7 +1760,7 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
     if (y - x >= MIN_K8S_VALUE && !s.startsWith('{{', x)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   // YAML: the kinds' lines and the documents' separators, each found once, walked with the data blocks in order.
-  const kinds = [...s.matchAll(K8S_KIND)].map((m) => m.index);
+  const kinds = yaml ? [...s.matchAll(K8S_KIND)].map((m) => m.index) : [];
   if (kinds.length > 0) {
     const separators = [...s.matchAll(K8S_SEPARATOR)].map((m) => m.index);
     let k = 0;
@@ -1791,7 +1802,7 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
     }
   }
   // JSON: each data object's string values, where a Secret is its kind.
-  if (s.includes('"kind"')) {
+  if (json) {
     const named = [...s.matchAll(K8S_JSON_KIND)].map((m) => m[1]!);
     const allSecrets = named.length > 0 && named.every((n) => /^(?:[Ss]ecret|List|SecretList)$/.test(n)) && named.some((n) => /^[Ss]ecret$/.test(n));
     if (named.some((n) => /^[Ss]ecret$/.test(n))) {
