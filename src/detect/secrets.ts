@@ -486,9 +486,8 @@ function randomCase(part: string): boolean {
   let switches = 0;
   for (let k = 1; k < part.length; k++) if ((isLower(part.charCodeAt(k)) && isUpper(part.charCodeAt(k - 1))) || (isUpper(part.charCodeAt(k)) && isLower(part.charCodeAt(k - 1)))) switches++;
   if (switches >= 5 && part.length >= 10) return true;
-  // (Or, of 8 characters or more, one that is no words in camel case: each piece a capital and lower-case letters,
-  // two or more lower-case letters, or capitals, digits after: `IwvqW5Zo`; not `ExtensionOID`, `MyCode`.)
-  if (part.length < 8) return false;
+  // (Or one that is no words in camel case: each piece a capital and lower-case letters, two or more lower-case
+  // letters, or capitals, digits after: `IwvqW5Zo`; not `ExtensionOID`, `MyCode`.)
   for (const piece of part.match(CAMEL_PIECES) ?? []) if (!CAMEL_PIECE.test(piece)) return true;
   return false;
 }
@@ -766,8 +765,12 @@ function extendsValue(s: string, v: number, end: number, may: boolean, quoted: b
 
 /** A type's name before its `<`: `Map`, `Readonly`, `Uint8Array`. */
 const TYPE_NAME = /^[A-Za-z_]\w*$/;
-/** Words of letters as names join them (`Readonly`, `InstanceIds`): what stands before a type's `<` or a list's `,`. */
-const CAMEL_WORDS = /^(?=.{5})(?:[A-Z]?[a-z]{2,})+$/;
+/**
+ * Words of letters as names join them (`Readonly`, `InstanceIds`): what stands before a type's `<` or a list's `,`.
+ * (Each word after the first starts with its capital, so the expression reads each character once: written as words
+ * each with an optional capital, a run of lower-case letters splits every way and 40 of them took seconds.)
+ */
+const CAMEL_WORDS = /^(?=.{5})[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})*$/;
 
 /** Whether [k, …) starts its line, blanks before it at most (an indentation). */
 function startsLine(s: string, k: number): boolean {
@@ -1736,11 +1739,11 @@ function scanInserts(s: string, stop?: () => boolean): Span[] {
  * a document (between `---` lines) that holds the kind's line; in JSON, a `"data": {...}` object with `"kind":
  * "Secret"` right after it, as kubectl orders the members, or in a text whose every kind is a Secret or a list.
  */
-const K8S_KIND = /^[ \t]*(?:- )?[ \t]*kind:[ \t]*["']?[Ss]ecret["']?[ \t]*\r?$/gm;
-const K8S_DATA = /^([ \t]*)((?:- )?[ \t]*)(?:data|stringData):[ \t]*\r?$/gm;
+const K8S_KIND = /^[ \t]*(?:- [ \t]*)?kind:[ \t]*["']?[Ss]ecret["']?[ \t]*\r?$/gm;
+const K8S_DATA = /^([ \t]*)((?:- [ \t]*)?)(?:data|stringData):[ \t]*\r?$/gm;
 const K8S_SEPARATOR = /^---[ \t]*\r?$/gm;
-/** One entry of a data block: its indentation, its name (bare or quoted), its value to the line's end. */
-const K8S_ENTRY = /^([ \t]*)(?:"[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s:#"'][^:\n]{0,255}?):(?:[ \t]+(.*?))?[ \t]*\r?$/;
+/** One entry of a data block: its indentation, its name (bare or quoted) and its `:`, a blank or the line's end after it. */
+const K8S_ENTRY = /^([ \t]*)(?:"[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s:#"'][^:\n]{0,255}?):(?=[ \t]|\r?$)/;
 const K8S_JSON_KIND = /"kind"[ \t]*:[ \t]*"([A-Za-z]+)"/g;
 const K8S_JSON_DATA = /"(?:data|stringData)"[ \t]*:[ \t]*\{/g;
 const K8S_JSON_PAIR = /[\s,]*"(?:[^"\\\n]|\\.){1,256}"[ \t]*:[ \t]*"((?:[^"\\\n]|\\.){0,65536})"/y;
@@ -1781,19 +1784,26 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
       while (p < docEnd) {
         let e = s.indexOf('\n', p);
         if (e < 0 || e > docEnd) e = docEnd;
-        const line = s.slice(p, e);
-        const blank = /^[ \t]*(?:#.*)?\r?$/.test(line);
-        const depth = /^[ \t]*/.exec(line)![0].length;
+        // (The line's indentation and its end before trailing blanks, walked by hand: a regex for trailing blanks
+        // tries at every blank of a line.)
+        let q = p;
+        while (q < e && (s.charCodeAt(q) === 32 || s.charCodeAt(q) === 9)) q++;
+        let last = e;
+        while (last > q && isSpace(s.charCodeAt(last - 1))) last--;
+        const depth = q - p;
+        const blank = last === q || s.charCodeAt(q) === 35;
         if (!blank && depth <= indent) break;
         if (block >= 0 && (blank || depth > block)) {
           // (A line of a block scalar's value, `.dockercfg: |` then the base64 indented.)
-          if (!blank) value(p + depth, p + line.replace(/[ \t]*\r?$/, '').length);
+          if (!blank) value(q, last);
         } else if (!blank) {
           block = -1;
-          const entry = K8S_ENTRY.exec(line);
-          if (entry !== null && entry[2] !== undefined) {
-            if (/^[|>][-+0-9]*$/.test(entry[2])) block = entry[1]!.length;
-            else value(p + line.length - line.replace(/^.*?:[ \t]+/, '').length, p + line.replace(/[ \t]*\r?$/, '').length);
+          const entry = K8S_ENTRY.exec(s.slice(p, last));
+          if (entry !== null) {
+            let v = p + entry[0].length;
+            while (v < last && (s.charCodeAt(v) === 32 || s.charCodeAt(v) === 9)) v++;
+            if (v < last && /^[|>][-+0-9]*$/.test(s.slice(v, last))) block = depth;
+            else if (v < last) value(v, last);
           }
         }
         p = e + 1;

@@ -442,6 +442,26 @@ describe('detection is linear in the text', () => {
     expect(growth(`${'x9'.repeat(100)} is the password was my token `, wholeReading)).toBeLessThan(10);
   });
 
+  it('no expression of the readings backtracks on runs of one kind of character: any text of such runs and the marks around them is read at once', () => {
+    // (Runs of lower-case letters, capitals, blanks and digits between the marks that start a reading: an expression
+    // with a quantifier inside a quantifier over one class, `(?:[A-Z]?[a-z]{2,})+`, took seconds on 40 letters.)
+    const run = fc.tuple(fc.constantFrom('a', 'A', 'Ab', 'aB', ' ', '\t', '1', 'a1', '_'), fc.integer({ min: 20, max: 70 })).map(([c, k]) => c.repeat(k));
+    const mark = fc.constantFrom(';', '<', ',', '=', ':', '\n', '- ', '.', '$', '@', '"', "'", '[', '}', 'kind: Secret\n', 'data:\n', 'PASSWORD=', 'api_token,', 'password: ', ' is the password', '{"kind": "Secret", "data": {"', '<apiToken>', 'var token string = ');
+    fc.assert(
+      fc.property(fc.array(fc.oneof(run, mark), { minLength: 1, maxLength: 24 }), (parts) => {
+        const text = parts.join('');
+        new DetectionCache().spans('secrets', text);
+        new DetectionCache().spans('secrets', text.replace(/^/gm, '  '));
+      }),
+      { numRuns: 400 },
+    );
+    // And on long runs, twice as many characters cost about twice as much (growth over 4n against n below 10).
+    expect(growth(`PASSWORD=${'a'.repeat(300)}1;x\n`, wholeReading)).toBeLessThan(10);
+    // (One line of blanks as long as the text, before a Secret's kind and inside one of its entries.)
+    expect(growth(' ', (b) => wholeReading(`kind: Secret\ndata:\n${b}x\n`))).toBeLessThan(10);
+    expect(growth(' ', (b) => wholeReading(`kind: Secret\ndata:\n  a: b${b}c\n`))).toBeLessThan(10);
+  }, 120_000);
+
   it('so is the whole reading, on text dense with markup, terminal sequences and escapes', () => {
     // Every secret's word followed by markup (each a stretch read again without it), tags cut short and glued inside
     // tokens, terminal sequences whole and cut short, escapes after runs of backslashes.
