@@ -57,7 +57,7 @@ describe("gitleaks' sample placements", () => {
         // Unquoted, words before a mark are a list's or a type's (`InstanceIds,Values=...`, `Map<string, ...>`), and
         // `??` is an operator.
         const first = s.split(/[;,}<>)\]]/)[0]!;
-        fc.pre(/["'`]\{s\}/.test(template) || !(/^(?=[a-zA-Z]{5})(?:[A-Z]?[a-z]{2,})+$/.test(first) || wordy(first) || /^[A-Za-z_]\w*</.test(s) || s.includes('??')));
+        fc.pre(/["'`]\{s\}/.test(template) || !(/^(?=.{5})[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})*$/.test(first) || wordy(first) || /^[A-Za-z_]\w*</.test(s) || s.includes('??')));
         // A row of comma-separated values ends its cell at a `,`; letters and digits alone there are read from 16 on.
         fc.pre(!(where.startsWith('csv') && (s.includes(',') || (/^\w+$/.test(s) && s.length < 16))));
         // A program's string in words is a name (`"aaaacalaStaing;62propert"` reads so).
