@@ -556,7 +556,11 @@ function nameStem(name: string): string {
 
 /** Whether a name (lower case) says its value is a secret: a secret's word, not a reference to one, a public key or a lookup key; a qualifier after it left out. */
 function secretNamed(full: string): boolean {
-  const name = nameStem(full);
+  return stemNamesSecret(nameStem(full));
+}
+
+/** secretNamed of a name its qualifiers are already left out of (nameStem). */
+function stemNamesSecret(name: string): boolean {
   return (SECRET_NAME_END.test(name) || (SECRET_NAME_ANY.test(name) && !REFERENCE_NAME.test(name))) && !PUBLIC_NAME.test(name) && !LOOKUP_NAME.test(name);
 }
 
@@ -1092,8 +1096,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     if (named === null) return undefined;
     name = named[1]!.toLowerCase();
   }
-  if (!secretNamed(name)) return undefined;
   name = nameStem(name);
+  if (!stemNamesSecret(name)) return undefined;
   // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
   if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
@@ -1814,8 +1818,8 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
   // JSON: each data object's string values, where a Secret is its kind.
   if (json) {
     const named = [...s.matchAll(K8S_JSON_KIND)].map((m) => m[1]!);
-    const allSecrets = named.length > 0 && named.every((n) => /^(?:[Ss]ecret|List|SecretList)$/.test(n)) && named.some((n) => /^[Ss]ecret$/.test(n));
     if (named.some((n) => /^[Ss]ecret$/.test(n))) {
+      const allSecrets = named.every((n) => /^(?:[Ss]ecret|List|SecretList)$/.test(n));
       for (const m of s.matchAll(K8S_JSON_DATA)) {
         if (stop !== undefined && stop()) throw stopped('Kubernetes secrets');
         const found: [number, number][] = [];
