@@ -1446,9 +1446,13 @@ function scanAssignments(s: string, stop?: () => boolean): Span[] {
       out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
       from = m[1];
     } else {
-      // (Or prose that tells after a value what it is: its span before the verb, after what was found before.)
+      // (Or prose that tells after a value what it is: its span before the verb, in place of what was found inside it,
+      // `#pw=... is the password`.)
       const told = s.charCodeAt(i) === 32 ? toldAfter(s, i) : undefined;
-      if (told !== undefined && told.start >= (out.length === 0 ? 0 : out[out.length - 1]!.end)) out.push(told);
+      if (told !== undefined) {
+        while (out.length > 0 && out[out.length - 1]!.start >= told.start) out.pop();
+        if (told.start >= (out.length === 0 ? 0 : out[out.length - 1]!.end)) out.push(told);
+      }
       from = i + 1;
     }
   }
