@@ -6,7 +6,7 @@
  * NFKC form, Unicode's confusables of ASCII letters and digits folded to
  * them (the table of the `unhomoglyph` package, built from Unicode's
  * confusables.txt; only entries whose prototype is one ASCII letter or
- * digit), marks drawn on ASCII characters removed and letters written with
+ * digit, and of those whose NFKC form is one, that form), marks drawn on ASCII characters removed and letters written with
  * marks read as their base letter (where they could hide a credential,
  * mayChange), and one round of percent-decoding (a run of escapes read as
  * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
@@ -36,8 +36,13 @@ for (const [from, to] of Object.entries(CONFUSABLES)) {
   if (!/^[A-Za-z0-9]$/.test(to)) continue;
   const cp = from.codePointAt(0)!;
   if (cp < 0x80 || String.fromCodePoint(cp) !== from) continue;
+  // A character whose compatibility form is one ASCII letter or digit reads as that form: the table's prototype is
+  // the skeleton of a family (`l` for `I`, `l` and `1`; `O` for `O` and `0`), which NFKC tells apart (`𝐈` is `I`,
+  // `𝟎` is `0`, `ſ` is `s`).
+  const compatible = from.normalize('NFKC');
+  if (/^[A-Za-z0-9]$/.test(compatible)) FOLD.set(cp, compatible);
   // The table's prototype of `I`, `l` and `1` is `l`: a capital letter that looks like them reads as `I`.
-  FOLD.set(cp, to === 'l' && from !== from.toLowerCase() ? 'I' : to);
+  else FOLD.set(cp, to === 'l' && from !== from.toLowerCase() ? 'I' : to);
 }
 
 /**

@@ -82,6 +82,42 @@ describe('normalizeForDetection', () => {
     );
   });
 
+  it('reads every letter and digit written in any of its compatibility forms as itself, where the confusables table would give another of its family', () => {
+    // Every code point (planes 0 and 1) whose NFKC form is one ASCII letter or digit: fullwidth, mathematical bold,
+    // script, double-struck and monospace letters and digits, circled letters, the long s. The confusables table's
+    // prototype of `𝐈`, `𝟏` and `l` is `l`, of `𝟎` and `O` is `O`: an AWS key in mathematical bold would read `AKlA`.
+    const forms = new Map<string, string[]>();
+    for (let cp = 0x80; cp < 0x20000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      const k = c.normalize('NFKC');
+      if (/^[A-Za-z0-9]$/.test(k)) forms.set(k, [...(forms.get(k) ?? []), c]);
+    }
+    expect(forms.size).toBe(62);
+    const values = oneLine.map((c) => c.value).filter((v) => normalizeForDetection(v) === undefined && /[A-Za-z0-9]/.test(v));
+    fc.assert(
+      fc.property(fc.constantFrom(...values), fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 12 }), (v, picks) => {
+        const points = Array.from(v);
+        const alnum = points.flatMap((c, i) => (forms.has(c) ? [i] : []));
+        for (const [at, which] of picks) {
+          const i = alnum[at % alnum.length]!;
+          const choices = forms.get(v[i]!)!;
+          points[i] = choices[which % choices.length]!;
+        }
+        const written = points.join('');
+        expect(normalizeForDetection(written)?.text, JSON.stringify(written)).toBe(v);
+      }),
+      { numRuns: 1500 },
+    );
+    // The whole value in mathematical bold is found and masked whole.
+    const bold = (s: string) => Array.from(s, (c) => (/[A-Z]/.test(c) ? String.fromCodePoint(0x1d400 + c.charCodeAt(0) - 65) : /[a-z]/.test(c) ? String.fromCodePoint(0x1d41a + c.charCodeAt(0) - 97) : /[0-9]/.test(c) ? String.fromCodePoint(0x1d7ce + c.charCodeAt(0) - 48) : c)).join('');
+    for (const v of ['AKIAIOSFODNN7EXAMPLE', 'sk-ant-api03-Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5Bc7De9Fg1Hj3Kl5Mn7Pq9Rs1Tu3Vw5Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7-AbCdEfAA']) {
+      const s = `output: ${bold(v)} end`;
+      const spans = found('secrets', s);
+      expect(spans.map((sp) => s.slice(sp.start, sp.end)), v).toEqual([bold(v)]);
+    }
+  });
+
   it('reads a value with marks drawn on its characters as the value, and masks all of it with its marks', () => {
     // Combining marks (an accent, a dot, an overlay) after any character of a credential, as written or composed into
     // the letter where Unicode has one (NFC): a model reads through them.
