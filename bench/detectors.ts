@@ -194,6 +194,12 @@ const crafted: Record<string, string> = {
   'base64 of text': fill(`${Buffer.from('api_key = "Zx9Lm2Pq8Rt5Vw3Yb7Nc" and more text here').toString('base64')} `),
   'base64 of base64 of base64, short runs': fill(`${nestedBase64()} `),
   'base64 wrapped at 76, lines of text and of binary': fill(`${wrappedBase64()}\n`),
+  // Lines a token may run across (wrapped.ts): every line one run of letters and digits, each break read alone and
+  // in chains, with and without their first and last breaks; short chains of two breaks between empty lines; tokens
+  // wrapped at 20, a word line after each.
+  'lines of one run each': fill('a1b2c3d4\n'),
+  'chains of two breaks': fill('a1b2c3d4\ne5f6g7h8\ni9j0k1l2\n\n'),
+  'tokens wrapped at 20': fill('export TOKEN=ghp_aB3\ndE5fG7hJ9kL1mN3pQ5rS\n7tU9vW1xY3zA5\nnext line\n'),
   'base64 and hex glued to a word or a path': fill(gluedEncodings()),
   'long encodings glued to a word or a path': fill(longGluedEncodings()),
   'digits and separators (pii)': fill('4111 1111-1111 1111 +44 20 7946 0958 '),

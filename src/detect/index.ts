@@ -9,10 +9,11 @@
  */
 import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
-import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanSecrets } from './secrets.js';
+import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanProviders, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
 import { normalizeForDetection, type Normalized } from './normalize.js';
 import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
+import { startsAssignment, unwrappedStretches } from './wrapped.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
 
 export type { Span } from './chars.js';
@@ -62,7 +63,7 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found>
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS): Found {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, wraps = true): Found {
   const raw = RAW_SCANNERS[d](s, stop);
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
@@ -73,11 +74,14 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
   }
   const n = normalizeForDetection(s, stop);
   if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
-  if (n === undefined) return found.length === 0 ? raw : mergeOverlaps(unpack(raw).concat(found));
-  for (const sp of unpack(RAW_SCANNERS[d](n.text, stop))) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
-  // Tag characters read as ASCII, and also removed: a model may read them either way.
-  const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
-  if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
+  if (n !== undefined) {
+    for (const sp of unpack(RAW_SCANNERS[d](n.text, stop))) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
+    // Tag characters read as ASCII, and also removed: a model may read them either way.
+    const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
+    if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
+  }
+  // A token a line break cuts, where what the lines' own readings found does not hold it.
+  if (d === 'secrets' && wraps) wrappedFinds(n?.text ?? s, n, found, raw, stop);
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
   return mergeOverlaps(unpack(raw).concat(found));
@@ -96,6 +100,56 @@ function markupFinds(text: string, n: Normalized | undefined, found: Span[], sto
     for (const sp of unpack(scanSecrets(m.text, stop))) {
       const a = from + m.from[sp.start]!;
       const b = from + m.to[sp.end - 1]!;
+      found.push(n === undefined ? { kind: sp.kind, start: a, end: b } : { kind: sp.kind, start: n.from[a]!, end: n.to[b - 1]! });
+    }
+  }
+}
+
+/**
+ * Credentials in `text` (a string, or its normalization `n`) cut by a line break, read with the breaks around them
+ * removed (wrapped.ts): a provider's format found across a break is pushed onto `found` whole, the break with it,
+ * mapped back onto the string's characters.
+ */
+function wrappedFinds(text: string, n: Normalized | undefined, found: Span[], raw: Found, stop: (() => boolean) | undefined): void {
+  const stretches = unwrappedStretches(text, stop);
+  if (stretches.length === 0) return;
+  // What the lines' own readings found (in the string's places, disjoint, by start): a find across a break each of
+  // whose pieces they hold adds nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
+  const held = mergeOverlaps(unpack(raw).concat(found));
+  const covered = (a: number, b: number): boolean => {
+    const from = n === undefined ? a : n.from[a]!;
+    const to = n === undefined ? b : n.to[b - 1]!;
+    let lo = 0;
+    let hi = held.length - 1;
+    if (hi < 0 || held[0]!.start > from) return false;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (held[mid]!.start <= from) lo = mid;
+      else hi = mid - 1;
+    }
+    return to <= held[lo]!.end;
+  };
+  for (const w of stretches) {
+    let k = 0;
+    for (const sp of scanProviders(w.text, stop)) {
+      // Only a find across a break: one inside a line is the line's own scan's.
+      while (k < w.seams.length && w.seams[k]! <= sp.start) k++;
+      if (k >= w.seams.length || w.seams[k]! >= sp.end) continue;
+      // Its pieces between the breaks it crosses: where the lines' readings hold each, or hold one whole and a config's
+      // next entry starts the line after it (`SESSION_TOKEN=ya29...` then `SECRET_VALUE=...`), it is no token cut.
+      let whole = true;
+      let entry = false;
+      let from = sp.start;
+      for (let j = k; from < sp.end; j++) {
+        const to = j < w.seams.length && w.seams[j]! < sp.end ? w.seams[j]! : sp.end;
+        const held = covered(w.sourceOf(from), w.sourceOf(to - 1) + 1);
+        whole &&= held;
+        if (held && to < sp.end && startsAssignment(text, w.sourceOf(to))) entry = true;
+        from = to;
+      }
+      if (whole || entry) continue;
+      const a = w.sourceOf(sp.start);
+      const b = w.sourceOf(sp.end - 1) + 1;
       found.push(n === undefined ? { kind: sp.kind, start: a, end: b } : { kind: sp.kind, start: n.from[a]!, end: n.to[b - 1]! });
     }
   }
@@ -200,6 +254,11 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
 }
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
+/**
+ * The scanners of a text of many strings joined with newlines (DetectionCache.joinShown): its line breaks stand between
+ * strings, not inside a token, so none is read as a wrap (each string is scanned on its own, its breaks read there).
+ */
+const SHOWN_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop, DECODE_ROUNDS, false), pii: SCANNERS.pii };
 
 /**
  * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $ ! ^ * ( ) ?` (a password, a
@@ -578,6 +637,8 @@ export class DetectionCache {
   #joined: string | undefined;
   #joinedParts: readonly string[] | undefined;
   readonly #joins = new Map<string, readonly string[]>();
+  /** Texts joinShown made (scanned with SHOWN_SCANNERS). */
+  readonly #shown: string[] = [];
   /** Spans found only where consecutive strings meet (a value split over two), by detector and string: each string's part of them. */
   readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
   /** Strings scanned, per detector (tests read it). */
@@ -627,7 +688,7 @@ export class DetectionCache {
       this.scans[d]++;
       try {
         this.#askBetweenScans(s.length);
-        spans = SCANNERS[d](s, this.#stop);
+        spans = (this.#shown.length > 0 && this.#shown.includes(s) ? SHOWN_SCANNERS : SCANNERS)[d](s, this.#stop);
       } catch (err) {
         if (!(err instanceof DetectionStopped)) throw err;
         this.stopped = true;
@@ -909,7 +970,14 @@ export class DetectionCache {
   #addSeam(d: Detector, s: string, sp: Span): void {
     const list = this.#seams[d].get(s);
     if (list === undefined) this.#seams[d].set(s, [sp]);
-    else list.push(sp);
+    else {
+      // (One seam is read more than one way, side by side and one under the other: the same find comes once.)
+      for (let k = list.length - 1; k >= 0 && k >= list.length - 4; k--) {
+        const o = list[k]!;
+        if (o.start === sp.start && o.end === sp.end && o.kind === sp.kind) return;
+      }
+      list.push(sp);
+    }
   }
 
   /**
@@ -955,6 +1023,8 @@ export class DetectionCache {
    */
   joinShown(strings: readonly string[], sideBySide: ReadonlyArray<readonly number[]>): string {
     const joined = strings.join('\n');
+    // (Compared by identity, as the scans' keys are: the part is this very string.)
+    if (strings.length > 1 && this.#shown.length < FEW) this.#shown.push(joined);
     if (sideBySide.length === 0) return joined;
     const at: number[] = [];
     let o = 0;

@@ -1281,6 +1281,15 @@ function reachTokenEnds(s: string, spans: Span[]): Span[] {
 /** A word: letters of one case, or capitalized. */
 const GLUED_WORD = new RegExp(`^${CASED_WORD}$`);
 
+/**
+ * A provider's credentials only: the own formats (a `.pgpass` line's password left out: it is read by where it
+ * stands), the shaped ones and the rule set's, to their token's end as scanSecrets gives them; no generic assignment.
+ */
+export function scanProviders(s: string, stop?: () => boolean): Span[] {
+  const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop)).filter((sp) => sp.kind !== 'pgpass-password');
+  return reachTokenEnds(s, mergeSpans(own, scanRuleset(s, stop)));
+}
+
 /** The formats above only: the scan, after a native search for an anchor says there may be one. */
 export function scanFormats(s: string, stop?: () => boolean): Span[] {
   return mayHoldAnchor(s) && ANCHORS.test(s) ? scanSecretsFully(s, stop) : [];

@@ -1,0 +1,265 @@
+/**
+ * A token cut by a line break (docs/behaviour/labels-and-detectors.md#normalization): a terminal's or a tool's
+ * output wrapped at its width, a long value hard-wrapped in a document, a shell's `\` line continuation. A model
+ * reads `ghp_aB3dE5fG7hJ9` then a line break then `kL1mN3pQ5...` as one token; a scan of the text as written finds
+ * neither piece. Here the stretches around such breaks are read with the breaks removed, for a provider's format
+ * (the rule set's and the own formats: their prefixes and lengths make a find across a break the credential);
+ * a generic assignment is not read so, since a line that ends with a value and a line that starts with a word would
+ * join into one.
+ *
+ * A break read: a line feed (after a carriage return or a `\` of a continuation) between two characters a credential
+ * is made of (letters, digits, `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )`), in a chain of such breaks whose runs make
+ * 16 characters or more, a letter and a digit or letters of both cases among them (unwrappedStretches).
+ */
+import { ASK_MASK, isAlnum, isDigit, isLower, isUpper } from './chars.js';
+import { DetectionStopped } from './ruleset.js';
+
+/** Characters of each side of a break read as the token it cuts: a JWT's line of a wrapped document, a PEM's 64. */
+const WRAP_RUN = 1024;
+/** The shortest token two runs make that is read across their break. */
+const MIN_WRAPPED = 16;
+/** Most characters one stretch reads; the breaks after it start another. */
+const WRAP_TEXT = 16 * 1024;
+
+/** Whether a credential may hold `c` where a line break cuts it: a letter, a digit or `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )` (a token, a URL that holds one, a Django key). */
+function isWrapChar(c: number): boolean {
+  return isAlnum(c) || WRAP_MARKS.has(c);
+}
+const WRAP_MARKS = new Set([...'_-+/=.~:@?&%!*$^#()'].map((c) => c.charCodeAt(0)));
+
+/** A text read with some of its line breaks removed: `text`, and for each character of it where it stands in the input. */
+export interface Unwrapped {
+  text: string;
+  /** Places in `text` where a break was removed, in order: a find that crosses one is a token the break cut. */
+  seams: number[];
+  /** Where a character of `text` stands in the input (a separator's: where the character before it stands). */
+  sourceOf(at: number): number;
+}
+
+/** A break that may cut a token: where the run before it starts and ends (`from`, `end`), where the run after it starts and ends (`next`, `to`). */
+interface Break {
+  from: number;
+  end: number;
+  next: number;
+  to: number;
+}
+
+/**
+ * The break at the line feed `i`, or undefined: the carriage return and a continuation's `\\` before it (a blank before
+ * the `\\` or after the break ends the token, as a shell reads it); the two runs it joins.
+ */
+function breakAt(s: string, i: number): Break | undefined {
+  let end = i;
+  if (end > 0 && s.charCodeAt(end - 1) === 13) end--;
+  if (end > 0 && s.charCodeAt(end - 1) === 92) end--;
+  const next = i + 1;
+  if (end === 0 || next >= s.length || !isWrapChar(s.charCodeAt(end - 1)) || !isWrapChar(s.charCodeAt(next))) return undefined;
+  let from = end;
+  while (from > 0 && end - from < WRAP_RUN && isWrapChar(s.charCodeAt(from - 1))) from--;
+  let to = next;
+  while (to < s.length && to - next < WRAP_RUN && isWrapChar(s.charCodeAt(to))) to++;
+  return { from, end, next, to };
+}
+
+/**
+ * Whether the run at `a` starts with a name and its `=` or `:` before a value (`SECRET_VALUE=k8Xq...`,
+ * `client_secret: ...`, `password=...`): a line of its own, a config's next entry, not the rest of a token. A name
+ * here is 64 characters at most and holds `_`, `.` or `-`, or is lower-case letters; a token's piece is neither (`GSQ=89G6...`, base64's `Fg==`), nor
+ * is a URL's scheme (`edis://`, `https:` at a line's end) or a host and its port (`cache.internal:6379`).
+ */
+export function startsAssignment(s: string, a: number): boolean {
+  let b = a;
+  while (b < s.length && b - a <= 65 && isWrapChar(s.charCodeAt(b))) b++;
+  let k = a;
+  let joined = false;
+  let lower = true;
+  for (; k < b; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 95 || c === 46 || c === 45) joined = true;
+    else if (isLower(c)) continue;
+    else if (isAlnum(c)) lower = false;
+    else break;
+  }
+  const op = s.charCodeAt(k);
+  if (k === a || k - a > 64 || k >= b || (op !== 61 && op !== 58) || isDigit(s.charCodeAt(a))) return false;
+  // (A value or a blank after it: `https:` at a line's end is a URL the break cuts.)
+  const after = s.charCodeAt(k + 1);
+  return (joined || (lower && k - a >= 3)) && (after === 32 || after === 9 || (k + 1 < b && after !== 61 && after !== 47 && !(op === 58 && isDigit(after))));
+}
+
+/** The classes of characters s[a, b) holds: bit 1 a digit, 2 a lower-case letter, 4 an upper-case one. */
+function classes(s: string, a: number, b: number): number {
+  let out = 0;
+  for (let k = a; k < b && out !== 7; k++) {
+    const c = s.charCodeAt(k);
+    if (isDigit(c)) out |= 1;
+    else if (isLower(c)) out |= 2;
+    else if (isUpper(c)) out |= 4;
+  }
+  return out;
+}
+
+/** Whether classes of a chain's runs make it read: a letter and a digit, or letters of both cases (a token of letters, `hf_...`). */
+const mayBeToken = (cls: number): boolean => ((cls & 1) !== 0 && (cls & 6) !== 0) || (cls & 6) === 6;
+
+/** Builds one text of pieces of `s`, separators and removed breaks between them, with where each character came from. */
+class Stretch {
+  readonly #texts: string[] = [];
+  /** Per piece, where it starts in the text and in `s`. */
+  readonly #starts: number[] = [];
+  readonly #sources: number[] = [];
+  readonly seams: number[] = [];
+  length = 0;
+  constructor(readonly s: string) {}
+  /** The characters [a, b) of `s`. */
+  piece(a: number, b: number): void {
+    if (b <= a) return;
+    this.#texts.push(this.s.slice(a, b));
+    this.#starts.push(this.length);
+    this.#sources.push(a);
+    this.length += b - a;
+  }
+  /** A removed break: the next piece runs on from the one before. */
+  seam(): void {
+    this.seams.push(this.length);
+  }
+  /** A line break between two readings: a token ends there. */
+  separate(): void {
+    this.#texts.push('\n');
+    this.length++;
+  }
+  done(): Unwrapped {
+    const starts = this.#starts;
+    const sources = this.#sources;
+    return {
+      text: this.#texts.join(''),
+      seams: this.seams,
+      sourceOf: (at) => {
+        // The last piece that starts at or before `at` (a separator after a piece maps past its end; see below).
+        let lo = 0;
+        let hi = starts.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1;
+          if (starts[mid]! <= at) lo = mid;
+          else hi = mid - 1;
+        }
+        return sources[lo]! + (at - starts[lo]!);
+      },
+    };
+  }
+}
+
+const NONE: readonly Unwrapped[] = Object.freeze([]);
+
+/**
+ * Pieces [a, b) of `pieces` read as one token, a seam between each two, then a separator: `limit` characters at most,
+ * the first ones or (`fromEnd`) the last ones.
+ */
+function readPieces(st: Stretch, pieces: readonly (readonly [number, number])[], a: number, b: number, limit: number, fromEnd: boolean): void {
+  if (fromEnd) {
+    // The pieces from k on, the first of them in part: `limit` characters in all.
+    let k = b;
+    let taken = 0;
+    while (k > a && taken < limit) {
+      k--;
+      taken += pieces[k]![1] - pieces[k]![0];
+    }
+    for (let j = k; j < b; j++) {
+      if (j > k) st.seam();
+      const [p, q] = pieces[j]!;
+      st.piece(j === k ? p + Math.max(0, taken - limit) : p, q);
+    }
+  } else {
+    let left = limit;
+    for (let j = a; j < b && left > 0; j++) {
+      if (j > a) st.seam();
+      const [p, q] = pieces[j]!;
+      const end = Math.min(q, p + left);
+      st.piece(p, end);
+      left -= end - p;
+    }
+  }
+  st.separate();
+}
+
+/**
+ * The stretches of `s` around line breaks that may cut a token, read with breaks removed. Breaks follow one another
+ * in a chain where the line between them is one run; a chain whose runs make MIN_WRAPPED characters or more, a letter
+ * and a digit among them, is read (or letters of both cases): each of its breaks alone (its two runs and a character on each side: a token across
+ * one break), and, of two breaks or more, all of them removed (a token across several lines: a JWT wrapped at a
+ * terminal's width), and again without its last break, WRAP_RUN characters before it (a token that ends its line, then
+ * a line that starts with a word the chain runs on into). Readings go into texts of about WRAP_TEXT characters; a chain
+ * is cut at WRAP_TEXT. Linear in `s`: a run is walked from each break next to it, WRAP_RUN characters at most, and read
+ * at most four times.
+ * @throws DetectionStopped when `stop` says the decision's time is spent
+ */
+export function unwrappedStretches(s: string, stop?: () => boolean): readonly Unwrapped[] {
+  // (Most strings hold no line break: nothing is made for them.)
+  const first = s.indexOf('\n');
+  if (first < 0) return NONE;
+  const out: Unwrapped[] = [];
+  let alone = new Stretch(s);
+  let chains = new Stretch(s);
+  /** The chain's breaks, and its pieces of `s` (between them its breaks). */
+  let breaks: Break[] = [];
+  let chain: [number, number][] = [];
+  let chainLength = 0;
+  let cls = 0;
+  const endChain = () => {
+    const last = breaks[breaks.length - 1];
+    if (last !== undefined && chainLength >= MIN_WRAPPED && mayBeToken(cls)) {
+      for (const br of breaks) {
+        alone.piece(Math.max(0, br.from - 1), br.end);
+        alone.seam();
+        alone.piece(br.next, Math.min(s.length, br.to + 1));
+        alone.separate();
+      }
+      if (alone.length >= WRAP_TEXT) {
+        out.push(alone.done());
+        alone = new Stretch(s);
+      }
+    }
+    if (last !== undefined && breaks.length >= 2 && chainLength >= MIN_WRAPPED && mayBeToken(cls)) {
+      // All its breaks removed, the last run and the character after it read too; and without its first break, its
+      // last or both, WRAP_RUN characters of each (the token after a line that starts the chain, `creds` then `AKIA4D`
+      // then `OWM6...`, or before a line that ends it).
+      chain[chain.length - 1]![1] = Math.min(s.length, last.to + 1);
+      const n = chain.length;
+      readPieces(chains, chain, 0, n, Infinity, false);
+      readPieces(chains, chain, 1, n, WRAP_RUN, false);
+      readPieces(chains, chain, 0, n - 1, WRAP_RUN, true);
+      if (n >= 4) readPieces(chains, chain, 1, n - 1, WRAP_RUN, false);
+      if (chains.length >= WRAP_TEXT) {
+        out.push(chains.done());
+        chains = new Stretch(s);
+      }
+    }
+    breaks = [];
+    chain = [];
+    chainLength = 0;
+    cls = 0;
+  };
+  let steps = 0;
+  for (let i = first; i >= 0; i = s.indexOf('\n', i + 1)) {
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading lines a token may run across');
+    const br = breakAt(s, i);
+    if (br === undefined) continue;
+    const last = breaks[breaks.length - 1];
+    // The chain goes on where this break's run before it is the whole line after the last break.
+    if (last !== undefined && br.from === last.next && last.to === br.end && chainLength < WRAP_TEXT) chain[chain.length - 1]![1] = br.end;
+    else {
+      endChain();
+      chain.push([Math.max(0, br.from - 1), br.end]);
+      chainLength = br.end - br.from;
+      cls = classes(s, br.from, br.end);
+    }
+    chain.push([br.next, br.to]);
+    chainLength += br.to - br.next;
+    if (cls !== 7) cls |= classes(s, br.next, br.to);
+    breaks.push(br);
+  }
+  endChain();
+  if (alone.length > 0) out.push(alone.done());
+  if (chains.length > 0) out.push(chains.done());
+  return out;
+}

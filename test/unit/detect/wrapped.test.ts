@@ -1,0 +1,117 @@
+/**
+ * A token cut by a line break (src/detect/wrapped.ts): a terminal's or a tool's output wrapped at its width, a value
+ * hard-wrapped in a document, a shell's `\` continuation. The host shows the lines one under the other and a model
+ * reads the token whole: none of it may stay.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DetectionCache, SECRET_KINDS, spansOf } from '../../../src/detect/index.js';
+import { scanSecrets } from '../../../src/detect/secrets.js';
+import { unwrappedStretches } from '../../../src/detect/wrapped.js';
+import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
+import benign from '../../fixtures/secrets/benign.json' with { type: 'json' };
+
+const KINDS = new Set<string>(SECRET_KINDS);
+/** One-line credentials whose value alone says what it is (a provider's prefix or shape), 16 characters or more. */
+const bare = credentials.credentials.filter((c) => !c.value.includes('\n') && /^[\x21-\x7e]+$/.test(c.value) && c.value.length >= 16 && scanSecrets(c.value).length > 0);
+
+/** `s` with every span found replaced by `#`. */
+function masked(s: string): string {
+  const spans = spansOf(new DetectionCache(), s, KINDS);
+  return spans.reduceRight((t, sp) => t.slice(0, sp.start) + '#'.repeat(sp.end - sp.start) + t.slice(sp.end), s);
+}
+
+/** Whether 8 characters of `value` past its first 8 (a provider's prefix) show in the lines of `text` read one after the other. */
+function leaks(text: string, value: string): boolean {
+  const joined = text.replace(/\\?\r?\n/g, '');
+  for (let i = Math.max(0, Math.min(8, value.length - 8)); i + 8 <= value.length; i += 2) if (joined.includes(value.slice(i, i + 8))) return true;
+  return false;
+}
+
+/** `v` cut at each place of `cuts` (sorted, inside it) by `br`. */
+function cut(v: string, cuts: readonly number[], br: string): string {
+  let out = '';
+  let at = 0;
+  for (const c of cuts) {
+    out += v.slice(at, c) + br;
+    at = c;
+  }
+  return out + v.slice(at);
+}
+
+describe('a token cut by a line break', () => {
+  expect(bare.length).toBeGreaterThan(80);
+
+  it('is masked whole, cut once or more anywhere, by a line feed, a carriage return and a line feed or a continuation, with what names it before and a line after', () => {
+    const before = ['', 'export API_TOKEN=', 'token: ', '$ cat creds\n', '  "key": "'];
+    const after = ['', '\n', '\nnext line', '\n$ ls -la', '\n\nDone.', '"\n}'];
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), fc.uniqueArray(fc.nat(), { minLength: 1, maxLength: 4 }), fc.constantFrom('\n', '\r\n', '\\\n'), fc.constantFrom(...before), fc.constantFrom(...after), (c, at, br, b, a) => {
+        const v = c.value;
+        const cuts = [...new Set(at.map((x) => 1 + (x % (v.length - 1))))].sort((x, y) => x - y);
+        const s = b + cut(v, cuts, br) + a;
+        const m = masked(s);
+        expect(leaks(m, v), `${c.provider}: ${JSON.stringify(s)} -> ${JSON.stringify(m)}`).toBe(false);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('is masked whole, wrapped at any width from 8 to 120, whatever follows its last line', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), fc.integer({ min: 8, max: 120 }), fc.constantFrom('', '\nnext line', '\nok', '\n$ ', '\nAKIA'), (c, width, a) => {
+        const line = `export SECRET=${c.value}`;
+        const lines: string[] = [];
+        for (let i = 0; i < line.length; i += width) lines.push(line.slice(i, i + width));
+        const s = `$ env | grep SECRET\n${lines.join('\n')}${a}`;
+        const m = masked(s);
+        expect(leaks(m, c.value), `${c.provider}: ${JSON.stringify(s)} -> ${JSON.stringify(m)}`).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("finds no provider's credential across the lines of the benign corpus, its items one to a line or wrapped at any width", () => {
+    // UUIDs, SHAs, digests, SRI hashes, base64 images, links, keys of a record: runs of letters and digits a wrap cuts.
+    // (A word cut by the wrap may make another name, `sort_key` as `sor` then `t_key`: the generic assignments read
+    // each line as written, and are not what a wrap is read for. A wrap at a token's prefix inside a longer word, `ta`
+    // then `sk-3f2a...` of `task-3f2a...`, reads as the provider's token a model may read there too: the line after a
+    // word is read without it, for a token that starts its line after a command, `cat creds` then `AKIA4D...`.)
+    const items = benign.items.map((i) => i.text);
+    const providers = new Set([...KINDS].filter((k) => k !== 'secret-assignment' && k !== 'pgpass-password'));
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...items), { minLength: 1, maxLength: 6 }), fc.integer({ min: 6, max: 120 }), fc.boolean(), (picked, width, wrap) => {
+        const text = picked.join(wrap ? ' ' : '\n');
+        const s = wrap ? (text.match(new RegExp(`[^]{1,${width}}`, 'g')) ?? []).join('\n') : text;
+        // (Only the class the reading leaves: a find that starts a line the wrap made, at a prefix inside a word.)
+        const found = spansOf(new DetectionCache(), s, providers).filter((sp) => !(wrap && sp.start > 0 && s[sp.start - 1] === '\n' && /\w/.test(s[sp.start - 2] ?? '')));
+        expect(found, JSON.stringify(s)).toEqual([]);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('reads a line break only between two characters a credential holds, where the two runs make 16 characters or more with a letter and a digit', () => {
+    // A line that ends in a blank, an indented line after a break with no continuation, prose's short words: no read.
+    expect(unwrappedStretches('ghp_aB3dE5fG7hJ9 \nkL1mN3pQ5rS7tU9vW1xY3zA5')).toEqual([]);
+    expect(unwrappedStretches('ghp_aB3dE5fG7hJ9\n  kL1mN3pQ5rS7tU9vW1xY3zA5')).toEqual([]);
+    expect(unwrappedStretches('the service\nis up, and the\nreport follows\n')).toEqual([]);
+    expect(unwrappedStretches('configuration\nmanagement\n')).toEqual([]);
+    // A continuation's `\` is removed with its break; a blank before it or after the break ends the token, as a shell
+    // reads it (`--access-key-id AKIA... \` then `    --status Inactive`).
+    const [w] = unwrappedStretches('curl -H "Authorization: token ghp_aB3dE5fG7h\\\nJ9kL1mN3pQ5rS7tU9vW1xY3zA5" x');
+    expect(w!.text).toContain('ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5');
+    expect(unwrappedStretches('curl -H "Authorization: token ghp_aB3dE5fG7h\\\n    J9kL1mN3pQ5rS7tU9vW1xY3zA5" x')).toEqual([]);
+    const cli = 'aws iam update-access-key \\\n    --access-key-id AKIAIOSFODNN7EXAMPLE \\\n    --status Inactive\n';
+    expect(spansOf(new DetectionCache(), cli, KINDS).map((sp) => cli.slice(sp.start, sp.end))).toEqual(['AKIAIOSFODNN7EXAMPLE']);
+  });
+
+  it('reads each character of a text a bounded number of times, however its lines are made', () => {
+    // Lines that are all one run of letters and digits: every break is read alone, and all of them as chains.
+    for (const line of ['a1b2c3d4', 'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6', 'x'.repeat(2000) + '1', 'a1']) {
+      const s = `${line}\n`.repeat(Math.ceil(200_000 / (line.length + 1)));
+      const read = unwrappedStretches(s).reduce((n, w) => n + w.text.length, 0);
+      expect(read / s.length, line.slice(0, 20)).toBeLessThan(5);
+    }
+  });
+});
