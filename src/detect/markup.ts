@@ -86,6 +86,9 @@ export function markupWindows(s: string): Array<[number, number]> {
       // A broken token is read from its start (back over its characters), a name with the tags before it.
       if (back) while (a > reach && m.index - a < MAX_TOKEN && !isSpace(s.charCodeAt(a - 1))) a--;
       a = Math.max(0, a - before);
+      // (Never inside a token: from where it starts, as far back as the last stretch, which it then joins. A stretch
+      // that started inside `task-3f2a...` read `sk-3f2a...` as a provider's key.)
+      for (let k = 0; a > reach && k < MAX_TOKEN && !isSpace(s.charCodeAt(a - 1)); k++) a--;
       let b = Math.max(reach, Math.min(s.length, m.index + m[0].length + AFTER_NAME));
       const limit = Math.min(s.length, b + MAX_TOKEN);
       while (b < limit && !isSpace(s.charCodeAt(b))) b++;

@@ -1,4 +1,5 @@
 /** Credentials named in HTML or Markdown (src/detect/markup.ts): read with the markup removed, mapped back onto the text as written. */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
@@ -97,6 +98,23 @@ describe('credentials in markup', () => {
         expect(found(none), none).toEqual([]);
       }),
       { numRuns: 600 },
+    );
+  });
+
+  it("never reads from inside a word: a provider's prefix glued inside one, any distance before markup that names a secret, is no key", () => {
+    // A stretch read with its markup removed starts some characters before the name; it once started inside
+    // `task-3f2a...` and read `sk-3f2a...` (DeepSeek's `sk-` and 32 hex digits) as a key.
+    // (Hex digits as an ID's are drawn, uniformly: fast-check's strings lean on repeated characters, whose entropy no
+    // rule takes.)
+    const hex = fc.nat().map((n) => createHash('sha256').update(String(n)).digest('hex').slice(0, 32));
+    const glued = fc.tuple(fc.constantFrom('task-', 'disk-', 'mask-', 'risk-', 'xghp_', 'deskxoxb-'), hex).map(([p, h]) => p + h);
+    const names = ['password: <redacted>', 'token: <b>hidden</b>', '<code>api_key</code>: ${API_KEY}', '**secret**: `none`'];
+    fc.assert(
+      fc.property(glued, fc.nat({ max: 160 }), fc.constantFrom(...names), fc.constantFrom(' ', '\n', ', '), (word, gap, name, sep) => {
+        const s = `id ${word} done${sep}${'x '.repeat(gap).slice(0, gap)}${name}`;
+        expect(found(s), JSON.stringify(s)).toEqual([]);
+      }),
+      { numRuns: 800 },
     );
   });
 
