@@ -81,7 +81,7 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
     if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
   }
   // A token a line break cuts, where what the lines' own readings found does not hold it.
-  if (d === 'secrets' && wraps) wrappedFinds(n?.text ?? s, n, found, raw, stop);
+  if (d === 'secrets' && wraps) wrappedFinds(s, found, raw, stop);
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
   return mergeOverlaps(unpack(raw).concat(found));
@@ -106,19 +106,17 @@ function markupFinds(text: string, n: Normalized | undefined, found: Span[], sto
 }
 
 /**
- * Credentials in `text` (a string, or its normalization `n`) cut by a line break, read with the breaks around them
- * removed (wrapped.ts): a provider's format found across a break is pushed onto `found` whole, the break with it,
- * mapped back onto the string's characters.
+ * Credentials in `s` cut by a line break, read with the breaks around them removed (wrapped.ts), as written and
+ * normalized (an escape, a percent-escape or a confusable the break stands next to, or cuts, reads as itself): a
+ * provider's format found across a removed break is pushed onto `found` whole, the break with it.
  */
-function wrappedFinds(text: string, n: Normalized | undefined, found: Span[], raw: Found, stop: (() => boolean) | undefined): void {
-  const stretches = unwrappedStretches(text, stop);
+function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean) | undefined): void {
+  const stretches = unwrappedStretches(s, stop);
   if (stretches.length === 0) return;
-  // What the lines' own readings found (in the string's places, disjoint, by start): a find across a break each of
-  // whose pieces they hold adds nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
+  // What the lines' own readings found (disjoint, by start): a find across a break each of whose pieces they hold adds
+  // nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
   const held = mergeOverlaps(unpack(raw).concat(found));
-  const covered = (a: number, b: number): boolean => {
-    const from = n === undefined ? a : n.from[a]!;
-    const to = n === undefined ? b : n.to[b - 1]!;
+  const covered = (from: number, to: number): boolean => {
     let lo = 0;
     let hi = held.length - 1;
     if (hi < 0 || held[0]!.start > from) return false;
@@ -130,8 +128,17 @@ function wrappedFinds(text: string, n: Normalized | undefined, found: Span[], ra
     return to <= held[lo]!.end;
   };
   for (const w of stretches) {
+    const finds = scanProviders(w.text, stop);
+    const n = normalizeForDetection(w.text, stop);
+    if (n !== undefined) {
+      for (const sp of scanProviders(n.text, stop)) finds.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
+      // (Tag characters read as ASCII, and also removed, as scanBoth reads them.)
+      const dropped = n.tags ? normalizeForDetection(w.text, stop, 'drop') : undefined;
+      if (dropped !== undefined) for (const sp of scanProviders(dropped.text, stop)) finds.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
+      finds.sort((x, y) => x.start - y.start);
+    }
     let k = 0;
-    for (const sp of scanProviders(w.text, stop)) {
+    for (const sp of finds) {
       // Only a find across a break: one inside a line is the line's own scan's.
       while (k < w.seams.length && w.seams[k]! <= sp.start) k++;
       if (k >= w.seams.length || w.seams[k]! >= sp.end) continue;
@@ -144,13 +151,11 @@ function wrappedFinds(text: string, n: Normalized | undefined, found: Span[], ra
         const to = j < w.seams.length && w.seams[j]! < sp.end ? w.seams[j]! : sp.end;
         const held = covered(w.sourceOf(from), w.sourceOf(to - 1) + 1);
         whole &&= held;
-        if (held && to < sp.end && startsAssignment(text, w.sourceOf(to))) entry = true;
+        if (held && to < sp.end && startsAssignment(s, w.sourceOf(to))) entry = true;
         from = to;
       }
       if (whole || entry) continue;
-      const a = w.sourceOf(sp.start);
-      const b = w.sourceOf(sp.end - 1) + 1;
-      found.push(n === undefined ? { kind: sp.kind, start: a, end: b } : { kind: sp.kind, start: n.from[a]!, end: n.to[b - 1]! });
+      found.push({ kind: sp.kind, start: w.sourceOf(sp.start), end: w.sourceOf(sp.end - 1) + 1 });
     }
   }
 }

@@ -8,7 +8,7 @@
  * join into one.
  *
  * A break read: a line feed (after a carriage return or a `\` of a continuation) between two characters a credential
- * is made of (letters, digits, `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )`), in a chain of such breaks whose runs make
+ * is made of as written (isWrapChar), in a chain of such breaks whose runs make
  * 16 characters or more, a letter and a digit or letters of both cases among them (unwrappedStretches).
  */
 import { ASK_MASK, isAlnum, isDigit, isLower, isUpper } from './chars.js';
@@ -21,11 +21,15 @@ const MIN_WRAPPED = 16;
 /** Most characters one stretch reads; the breaks after it start another. */
 const WRAP_TEXT = 16 * 1024;
 
-/** Whether a credential may hold `c` where a line break cuts it: a letter, a digit or `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )` (a token, a URL that holds one, a Django key). */
+/**
+ * Whether a credential may hold `c` where a line break cuts it, as written: a letter, a digit or
+ * `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )` (a token, a URL that holds one, a Django key), `\\` and `;` (an escape, a
+ * character reference), or any non-ASCII character (a confusable, an invisible character, a mark).
+ */
 function isWrapChar(c: number): boolean {
-  return isAlnum(c) || WRAP_MARKS.has(c);
+  return isAlnum(c) || WRAP_MARKS.has(c) || c >= 0x80;
 }
-const WRAP_MARKS = new Set([...'_-+/=.~:@?&%!*$^#()'].map((c) => c.charCodeAt(0)));
+const WRAP_MARKS = new Set([...'_-+/=.~:@?&%!*$^#();\\'].map((c) => c.charCodeAt(0)));
 
 /** A text read with some of its line breaks removed: `text`, and for each character of it where it stands in the input. */
 export interface Unwrapped {
@@ -49,15 +53,16 @@ interface Break {
  * the `\\` or after the break ends the token, as a shell reads it); the two runs it joins.
  */
 function breakAt(s: string, i: number): Break | undefined {
-  let end = i;
-  if (end > 0 && s.charCodeAt(end - 1) === 13) end--;
-  if (end > 0 && s.charCodeAt(end - 1) === 92) end--;
+  const end = lineEnd(s, i);
   const next = i + 1;
   if (end === 0 || next >= s.length || !isWrapChar(s.charCodeAt(end - 1)) || !isWrapChar(s.charCodeAt(next))) return undefined;
   let from = end;
   while (from > 0 && end - from < WRAP_RUN && isWrapChar(s.charCodeAt(from - 1))) from--;
   let to = next;
   while (to < s.length && to - next < WRAP_RUN && isWrapChar(s.charCodeAt(to))) to++;
+  // (A continuation's `\` at the end of the line after it is the next break's, not the run's.)
+  if (s.charCodeAt(to) === 10) to = Math.max(next, lineEnd(s, to));
+  else if (s.charCodeAt(to) === 13 && s.charCodeAt(to + 1) === 10) to = Math.max(next, lineEnd(s, to + 1));
   return { from, end, next, to };
 }
 
@@ -97,6 +102,17 @@ function classes(s: string, a: number, b: number): number {
     else if (isUpper(c)) out |= 4;
   }
   return out;
+}
+
+/**
+ * Where the line that the line feed `i` ends has its last character: before a carriage return, and before a `\\`
+ * of a continuation (always one: an escape the break cuts, `\\` then `u0033...`, reads so too).
+ */
+function lineEnd(s: string, i: number): number {
+  let end = i;
+  if (end > 0 && s.charCodeAt(end - 1) === 13) end--;
+  if (end > 0 && s.charCodeAt(end - 1) === 92) end--;
+  return end;
 }
 
 /** Whether classes of a chain's runs make it read: a letter and a digit, or letters of both cases (a token of letters, `hf_...`). */

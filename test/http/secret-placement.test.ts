@@ -1,6 +1,6 @@
 /**
  * Generated: a credential placed anywhere in a result a host will see (a text block, in a sentence, markup, brackets or a
- * query string, split over two or three blocks or cut anywhere into up to thirteen, a
+ * query string, wrapped at a terminal's width, split over two or three blocks or cut anywhere into up to thirteen, a
  * structuredContent value or member name, a block's _meta or annotations, a resource link's fields, a resource's text or a blob of a
  * non-text media type, an image's or audio's data that is text), as written or behind one of the normalizations (a zero-width space, a soft hyphen, any other
  * character drawn as nothing, tag characters, marks drawn on its characters, a confusable or fullwidth letter, a percent-escape, an HTML character reference, a
@@ -21,7 +21,13 @@ const creds = credentials.credentials.filter((c) => !c.value.includes('\n') && /
 /** Those whose value alone says what it is (a provider's prefix or shape): what may stand without a name, as a member name or in a URL. */
 const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
 /** Placements where the value stands alone. */
-const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path']);
+/**
+ * Normalizations a wrap is not read through: encodings of the value, and markup (a wrap reads the text's own
+ * characters); a terminal's colours, whose sequences are no cells a terminal wraps (the cut here would split one); and
+ * a JavaScript escape, whose `\` a wrap may leave at a line's end, where it reads as a continuation's.
+ */
+const WRAP_APART = new Set(['base64', 'hex', 'base64-twice', 'hex-of-base64', 'markup', 'terminal', 'escape']);
+const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path', 'wrapped']);
 
 const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
 
@@ -145,6 +151,17 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
       return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }], structuredContent: { rest: line.slice(at), n: 1 } };
     }
+    case 'wrapped': {
+      // Each line cut by line breaks at a terminal's width, from 20 to 79 cells (a character and the marks drawn on it
+      // one cell): the lines the host shows one under the other.
+      const width = 20 + (cut % 60);
+      const lines: string[] = [];
+      for (const l of ['$ echo $TOKEN', text, '$ ']) {
+        const cells = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(l)].map((g) => g.segment);
+        for (let i = 0; i === 0 || i < cells.length; i += width) lines.push(cells.slice(i, i + width).join(''));
+      }
+      return { content: [{ type: 'text', text: lines.join('\n') }] };
+    }
     case 'sentence':
       // Prose and markup end a token with punctuation as often as with a blank.
       return { content: [{ type: 'text', text: `Your new key is ${text}. Keep it safe, ok?` }] };
@@ -215,10 +232,12 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'json-text', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'json-text', 'wrapped', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64', 'terminal', 'markup'];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)))), fc.constantFrom(...hows), fc.nat(), async ([where, c], how, n) => {
+      // (Wrapped: as written or behind the normalizations of its characters; an encoding or markup and a wrap both are
+      // not read together.)
+      fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)), fc.constantFrom(...(w === 'wrapped' ? hows.filter((h) => !WRAP_APART.has(h)) : hows)))), fc.nat(), async ([where, c, how], n) => {
         const placed = obfuscate(c.value, how, n);
         // A function, not a string: a replacement string reads `$&` in a placed value (`$` then an entity) as the match.
         const line = c.text.replace(c.value, () => placed);
@@ -227,6 +246,8 @@ describe('a credential anywhere in a result never reaches the host', () => {
         expect(r.status, r.body).toBe(200);
         if (r.json.outcome === 'deny') return;
         expect(reaches(r.json.result, c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
+        // (Wrapped: its lines read one after the other hold none of it either.)
+        if (where === 'wrapped') expect(reaches(JSON.stringify(r.json.result).replace(/\\n/g, ''), c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
       }),
       { numRuns: 700 },
     );
