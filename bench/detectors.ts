@@ -199,6 +199,7 @@ const crafted: Record<string, string> = {
   // wrapped at 20, a word line after each.
   'lines of one run each': fill('a1b2c3d4\n'),
   'chains of two breaks': fill('a1b2c3d4\ne5f6g7h8\ni9j0k1l2\n\n'),
+  'chains of four short lines': fill('a1b2\nc3d4\ne5f6\ng7h8\n\n'),
   'tokens wrapped at 20': fill('export TOKEN=ghp_aB3\ndE5fG7hJ9kL1mN3pQ5rS\n7tU9vW1xY3zA5\nnext line\n'),
   'base64 and hex glued to a word or a path': fill(gluedEncodings()),
   'long encodings glued to a word or a path': fill(longGluedEncodings()),

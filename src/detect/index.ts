@@ -63,7 +63,7 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found>
  * the latter mapped back onto the characters they came from; sorted, and
  * where both find the same place, the span as written kept.
  */
-function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, wraps = true): Found {
+function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, apart?: readonly number[]): Found {
   const raw = RAW_SCANNERS[d](s, stop);
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
@@ -80,8 +80,9 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
     const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
     if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
   }
-  // A token a line break cuts, where what the lines' own readings found does not hold it.
-  if (d === 'secrets' && wraps) wrappedFinds(s, found, raw, stop);
+  // A token a line break cuts, where what the lines' own readings found does not hold it (not at the line feeds
+  // `apart`, between strings joined to be read at once).
+  if (d === 'secrets') wrappedFinds(s, found, raw, stop, apart);
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
   return mergeOverlaps(unpack(raw).concat(found));
@@ -110,8 +111,8 @@ function markupFinds(text: string, n: Normalized | undefined, found: Span[], sto
  * normalized (an escape, a percent-escape or a confusable the break stands next to, or cuts, reads as itself): a
  * provider's format found across a removed break is pushed onto `found` whole, the break with it.
  */
-function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean) | undefined): void {
-  const stretches = unwrappedStretches(s, stop);
+function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean) | undefined, apart?: readonly number[]): void {
+  const stretches = unwrappedStretches(s, stop, apart);
   if (stretches.length === 0) return;
   // What the lines' own readings found (disjoint, by start): a find across a break each of whose pieces they hold adds
   // nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
@@ -149,9 +150,9 @@ function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean
       let from = sp.start;
       for (let j = k; from < sp.end; j++) {
         const to = j < w.seams.length && w.seams[j]! < sp.end ? w.seams[j]! : sp.end;
-        const held = covered(w.sourceOf(from), w.sourceOf(to - 1) + 1);
-        whole &&= held;
-        if (held && to < sp.end && startsAssignment(s, w.sourceOf(to))) entry = true;
+        const heldHere = covered(w.sourceOf(from), w.sourceOf(to - 1) + 1);
+        whole &&= heldHere;
+        if (heldHere && to < sp.end && startsAssignment(s, w.sourceOf(to))) entry = true;
         from = to;
       }
       if (whole || entry) continue;
@@ -259,11 +260,6 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
 }
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
-/**
- * The scanners of a text of many strings joined with newlines (DetectionCache.joinShown): its line breaks stand between
- * strings, not inside a token, so none is read as a wrap (each string is scanned on its own, its breaks read there).
- */
-const SHOWN_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop, DECODE_ROUNDS, false), pii: SCANNERS.pii };
 
 /**
  * What a credential may hold at a seam: letters, digits and `_ - + / = . ~ % : @ $ ! ^ * ( ) ?` (a password, a
@@ -642,8 +638,13 @@ export class DetectionCache {
   #joined: string | undefined;
   #joinedParts: readonly string[] | undefined;
   readonly #joins = new Map<string, readonly string[]>();
-  /** Texts joinShown made (scanned with SHOWN_SCANNERS). */
+  /**
+   * Texts joinShown made, the line feeds it put between their strings (no place a token runs across: each is read
+   * as no line break), and what the rules' reading of them found.
+   */
   readonly #shown: string[] = [];
+  readonly #shownApart: number[][] = [];
+  readonly #shownSpans: Scans = { keys: [], spans: [], more: undefined };
   /** Spans found only where consecutive strings meet (a value split over two), by detector and string: each string's part of them. */
   readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
   /** Strings scanned, per detector (tests read it). */
@@ -679,11 +680,14 @@ export class DetectionCache {
   }
 
   /** What a scan of `s` found, packed where the detector packs it (a policy asking for kinds makes no span). */
-  #found(d: Detector, s: string): Found {
+  #found(d: Detector, s: string, asShown = false): Found {
     if (s.length === 0) return NONE;
     const seam = this.#seams[d].size === 0 ? undefined : this.#seams[d].get(s);
     if (seam !== undefined) return this.#withSeams(d, s, seam);
-    const scans = this.#spans[d];
+    // A text joinShown made, read for the rules' kinds: its own scans (a string of the same characters elsewhere, a
+    // block's text, is read with its line breaks as a string's are).
+    const shown = asShown && d === 'secrets';
+    const scans = shown ? this.#shownSpans : this.#spans[d];
     const keys = scans.keys;
     for (let i = 0; i < keys.length; i++) if (keys[i] === s) return scans.spans[i]!;
     let spans = scans.more?.get(s);
@@ -693,7 +697,7 @@ export class DetectionCache {
       this.scans[d]++;
       try {
         this.#askBetweenScans(s.length);
-        spans = (this.#shown.length > 0 && this.#shown.includes(s) ? SHOWN_SCANNERS : SCANNERS)[d](s, this.#stop);
+        spans = shown ? scanBoth('secrets', s, this.#stop, DECODE_ROUNDS, this.#shownApart[this.#shown.indexOf(s)]) : SCANNERS[d](s, this.#stop);
       } catch (err) {
         if (!(err instanceof DetectionStopped)) throw err;
         this.stopped = true;
@@ -1028,15 +1032,18 @@ export class DetectionCache {
    */
   joinShown(strings: readonly string[], sideBySide: ReadonlyArray<readonly number[]>): string {
     const joined = strings.join('\n');
-    // (Compared by identity, as the scans' keys are: the part is this very string.)
-    if (strings.length > 1 && this.#shown.length < FEW) this.#shown.push(joined);
-    if (sideBySide.length === 0) return joined;
     const at: number[] = [];
     let o = 0;
     for (const s of strings) {
       at.push(o);
       o += s.length + 1;
     }
+    // (Up to FEW; a text past them is read as one string, its every line break.)
+    if (strings.length > 1 && this.#shown.length < FEW) {
+      this.#shown.push(joined);
+      this.#shownApart.push(at.slice(1).map((a) => a - 1));
+    }
+    if (sideBySide.length === 0) return joined;
     let n = 0;
     for (const places of sideBySide) {
       for (let k = 0; k + 1 < places.length; k++) {
@@ -1076,6 +1083,11 @@ export class DetectionCache {
     });
   }
 
+  /** Whether `part` of a joined text is one joinShown made. */
+  #isShown(part: string): boolean {
+    return this.#shown.length > 0 && this.#shown.includes(part);
+  }
+
   /** A joined text made: its kinds are those of its parts. */
   #register(joined: string, parts: readonly string[]): void {
     if (parts.length < 2) return;
@@ -1092,14 +1104,14 @@ export class DetectionCache {
   /** The kinds of a joined text: those of its parts (and of what their seams hold), each part scanned once. */
   kindsOf(d: Detector, joined: JoinedText): string[] {
     const seen = new Set<string>();
-    for (const part of joined.parts) addKinds(this.#found(d, part), seen);
+    for (const part of joined.parts) addKinds(this.#found(d, part, this.#isShown(part)), seen);
     return [...seen];
   }
 
   kinds(d: Detector, s: string): string[] {
     const parts = s === this.#joined ? this.#joinedParts : this.#joins.size === 0 ? undefined : this.#joins.get(s);
     const seen = new Set<string>();
-    for (const part of parts ?? [s]) addKinds(this.#found(d, part), seen);
+    for (const part of parts ?? [s]) addKinds(this.#found(d, part, parts !== undefined && this.#isShown(part)), seen);
     return [...seen];
   }
 }

@@ -8,8 +8,8 @@
  * join into one.
  *
  * A break read: a line feed (after a carriage return or a `\` of a continuation) between two characters a credential
- * is made of as written (isWrapChar), in a chain of such breaks whose runs make
- * 16 characters or more, a letter and a digit or letters of both cases among them (unwrappedStretches).
+ * is made of as written (isWrapChar), in a chain of such breaks whose runs make 16 characters or more, a letter and a
+ * digit or letters of both cases among them (unwrappedStretches).
  */
 import { ASK_MASK, isAlnum, isDigit, isLower, isUpper } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
@@ -69,8 +69,8 @@ function breakAt(s: string, i: number): Break | undefined {
 /**
  * Whether the run at `a` starts with a name and its `=` or `:` before a value (`SECRET_VALUE=k8Xq...`,
  * `client_secret: ...`, `password=...`): a line of its own, a config's next entry, not the rest of a token. A name
- * here is 64 characters at most and holds `_`, `.` or `-`, or is lower-case letters; a token's piece is neither (`GSQ=89G6...`, base64's `Fg==`), nor
- * is a URL's scheme (`edis://`, `https:` at a line's end) or a host and its port (`cache.internal:6379`).
+ * here is 64 characters at most and holds `_`, `.` or `-`, or is lower-case letters; a token's piece is neither
+ * (`GSQ=89G6...`, base64's `Fg==`), nor is a URL's scheme (`edis://`, `https:` at a line's end) or a host and its port (`cache.internal:6379`).
  */
 export function startsAssignment(s: string, a: number): boolean {
   let b = a;
@@ -166,6 +166,7 @@ class Stretch {
 }
 
 const NONE: readonly Unwrapped[] = Object.freeze([]);
+const NO_PLACES: readonly number[] = Object.freeze([]);
 
 /**
  * Pieces [a, b) of `pieces` read as one token, a seam between each two, then a separator: `limit` characters at most,
@@ -200,19 +201,24 @@ function readPieces(st: Stretch, pieces: readonly (readonly [number, number])[],
 
 /**
  * The stretches of `s` around line breaks that may cut a token, read with breaks removed. Breaks follow one another
- * in a chain where the line between them is one run; a chain whose runs make MIN_WRAPPED characters or more, a letter
- * and a digit among them, is read (or letters of both cases): each of its breaks alone (its two runs and a character on each side: a token across
- * one break), and, of two breaks or more, all of them removed (a token across several lines: a JWT wrapped at a
- * terminal's width), and again without its last break, WRAP_RUN characters before it (a token that ends its line, then
- * a line that starts with a word the chain runs on into). Readings go into texts of about WRAP_TEXT characters; a chain
- * is cut at WRAP_TEXT. Linear in `s`: a run is walked from each break next to it, WRAP_RUN characters at most, and read
- * at most four times.
+ * in a chain where the line between them is one run; a chain whose runs make MIN_WRAPPED characters or more, with a
+ * letter and a digit or letters of both cases among them, is read: each of its breaks alone (its two runs and a
+ * character on each side: a token across one break), and, of two breaks or more, all of them removed (a token across
+ * several lines: a JWT wrapped at a terminal's width), and again without its first line, its last or both, WRAP_RUN
+ * characters of each (a token that starts the line after a command, `creds` then `AKIA4D` then `OWM6...`, or ends its
+ * line before a word the chain runs on into). Readings go into texts of about WRAP_TEXT characters; a chain is cut at
+ * WRAP_TEXT. Linear in `s`: a run is walked from each break next to it, WRAP_RUN characters at most (a line feed ends
+ * it, so each character is walked twice at most), and read at most six times (about four and a half on chains of three
+ * or four short lines, the most a text can make it). The line feeds at `apart` (sorted) are read as no break: those
+ * between strings joined to be read at once (DetectionCache.joinShown).
  * @throws DetectionStopped when `stop` says the decision's time is spent
  */
-export function unwrappedStretches(s: string, stop?: () => boolean): readonly Unwrapped[] {
+export function unwrappedStretches(s: string, stop?: () => boolean, apart: readonly number[] = NO_PLACES): readonly Unwrapped[] {
   // (Most strings hold no line break: nothing is made for them.)
   const first = s.indexOf('\n');
   if (first < 0) return NONE;
+  // The next of `apart` (sorted) not before the break at hand.
+  let skip = 0;
   const out: Unwrapped[] = [];
   let alone = new Stretch(s);
   let chains = new Stretch(s);
@@ -236,9 +242,8 @@ export function unwrappedStretches(s: string, stop?: () => boolean): readonly Un
       }
     }
     if (last !== undefined && breaks.length >= 2 && chainLength >= MIN_WRAPPED && mayBeToken(cls)) {
-      // All its breaks removed, the last run and the character after it read too; and without its first break, its
-      // last or both, WRAP_RUN characters of each (the token after a line that starts the chain, `creds` then `AKIA4D`
-      // then `OWM6...`, or before a line that ends it).
+      // All its breaks removed, the last run and the character after it read too; and without its first line, its
+      // last or both, WRAP_RUN characters of each.
       chain[chain.length - 1]![1] = Math.min(s.length, last.to + 1);
       const n = chain.length;
       readPieces(chains, chain, 0, n, Infinity, false);
@@ -258,6 +263,9 @@ export function unwrappedStretches(s: string, stop?: () => boolean): readonly Un
   let steps = 0;
   for (let i = first; i >= 0; i = s.indexOf('\n', i + 1)) {
     if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading lines a token may run across');
+    // (A line break between two strings joined to be read at once is no place a token runs across.)
+    while (skip < apart.length && apart[skip]! < i) skip++;
+    if (skip < apart.length && apart[skip] === i) continue;
     const br = breakAt(s, i);
     if (br === undefined) continue;
     const last = breaks[breaks.length - 1];

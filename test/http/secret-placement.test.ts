@@ -27,7 +27,7 @@ const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
  * a JavaScript escape, whose `\` a wrap may leave at a line's end, where it reads as a continuation's.
  */
 const WRAP_APART = new Set(['base64', 'hex', 'base64-twice', 'hex-of-base64', 'markup', 'terminal', 'escape']);
-const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path', 'wrapped']);
+const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path', 'wrapped', 'wrapped-meta', 'wrapped-link']);
 
 const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
 
@@ -151,17 +151,13 @@ function place(where: string, text: string, line: string, cut: number): Obj {
       const at = v0 + 1 + (cut % Math.max(1, text.length - 1));
       return { content: [{ type: 'text', text: `here it is:\n${line.slice(0, at)}` }], structuredContent: { rest: line.slice(at), n: 1 } };
     }
-    case 'wrapped': {
-      // Each line cut by line breaks at a terminal's width, from 20 to 79 cells (a character and the marks drawn on it
-      // one cell): the lines the host shows one under the other.
-      const width = 20 + (cut % 60);
-      const lines: string[] = [];
-      for (const l of ['$ echo $TOKEN', text, '$ ']) {
-        const cells = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(l)].map((g) => g.segment);
-        for (let i = 0; i === 0 || i < cells.length; i += width) lines.push(cells.slice(i, i + width).join(''));
-      }
-      return { content: [{ type: 'text', text: lines.join('\n') }] };
-    }
+    case 'wrapped':
+      return { content: [{ type: 'text', text: wrappedAt(text, cut) }] };
+    case 'wrapped-meta':
+      // Wrapped in the strings read with the result's other short strings (joined with line breaks of their own).
+      return { content: [{ type: 'text', text: 'ok', _meta: { 'com.example/a': 'x1', 'com.example/log': wrappedAt(text, cut), 'com.example/b': 'y2' } }] };
+    case 'wrapped-link':
+      return { content: [{ type: 'resource_link', uri: 'file:///app/out.txt', name: 'out', description: wrappedAt(text, cut) }] };
     case 'sentence':
       // Prose and markup end a token with punctuation as often as with a blank.
       return { content: [{ type: 'text', text: `Your new key is ${text}. Keep it safe, ok?` }] };
@@ -204,6 +200,20 @@ function place(where: string, text: string, line: string, cut: number): Obj {
 }
 
 /**
+ * `text` shown by a terminal after a command, each line cut by line breaks at its width, from 20 to 79 cells (a
+ * character and the marks drawn on it one cell): the lines the host shows one under the other.
+ */
+function wrappedAt(text: string, cut: number): string {
+  const width = 20 + (cut % 60);
+  const lines: string[] = [];
+  for (const l of ['$ echo $TOKEN', text, '$ ']) {
+    const cells = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(l)].map((g) => g.segment);
+    for (let i = 0; i === 0 || i < cells.length; i += width) lines.push(cells.slice(i, i + width).join(''));
+  }
+  return lines.join('\n');
+}
+
+/**
  * Whether the value, as written or as placed, or 8 characters of it past its prefix, shows in what is forwarded (its
  * text, and its blobs decoded). A blob is read decoded only: its base64 is no text a host shows, and 8 of its
  * characters may spell what 8 of a base64 value's do where both encode the same word at the same offset (the mask's
@@ -232,12 +242,12 @@ describe('a credential anywhere in a result never reaches the host', () => {
   afterAll(() => t.close());
 
   it('for any placement, split or not, under any normalization', async () => {
-    const wheres = ['text', 'json-text', 'wrapped', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
+    const wheres = ['text', 'json-text', 'wrapped', 'wrapped-meta', 'wrapped-link', 'sentence', 'markup', 'brackets', 'query', 'path', 'split', 'split-name', 'split-line', 'split-three', 'split-link', 'split-structured', 'structured-value', 'structured-name', 'meta', 'annotations', 'link-annotations', 'link-description', 'link-uri', 'resource-text', 'blob', 'image-data', 'svg-data', 'audio-data'];
     const hows = ['none', 'zero-width', 'soft-hyphen', 'confusable', 'percent', 'ignorable', 'tags', 'marks', 'entity', 'escape', 'base64', 'hex', 'base64-twice', 'hex-of-base64', 'terminal', 'markup'];
     await fc.assert(
       // (Wrapped: as written or behind the normalizations of its characters; an encoding or markup and a wrap both are
       // not read together.)
-      fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)), fc.constantFrom(...(w === 'wrapped' ? hows.filter((h) => !WRAP_APART.has(h)) : hows)))), fc.nat(), async ([where, c, how], n) => {
+      fc.asyncProperty(fc.constantFrom(...wheres).chain((w) => fc.tuple(fc.constant(w), fc.constantFrom(...(ALONE.has(w) ? bare : creds)), fc.constantFrom(...(w.startsWith('wrapped') ? hows.filter((h) => !WRAP_APART.has(h)) : hows)))), fc.nat(), async ([where, c, how], n) => {
         const placed = obfuscate(c.value, how, n);
         // A function, not a string: a replacement string reads `$&` in a placed value (`$` then an entity) as the match.
         const line = c.text.replace(c.value, () => placed);
@@ -247,7 +257,7 @@ describe('a credential anywhere in a result never reaches the host', () => {
         if (r.json.outcome === 'deny') return;
         expect(reaches(r.json.result, c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
         // (Wrapped: its lines read one after the other hold none of it either.)
-        if (where === 'wrapped') expect(reaches(JSON.stringify(r.json.result).replace(/\\n/g, ''), c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
+        if (where.startsWith('wrapped')) expect(reaches(JSON.stringify(r.json.result).replace(/\\n/g, ''), c.value, placed), `${c.provider} ${where} ${how}: ${JSON.stringify(r.json.result)}`).toBe(false);
       }),
       { numRuns: 700 },
     );
