@@ -6,7 +6,8 @@
  * NFKC form, Unicode's confusables of ASCII letters and digits folded to
  * them (the table of the `unhomoglyph` package, built from Unicode's
  * confusables.txt; only entries whose prototype is one ASCII letter or
- * digit, and of those whose NFKC form is one, that form), marks drawn on ASCII characters removed and letters written with
+ * digit, and of those whose NFKC form is one, that form), marks drawn on
+ * ASCII characters removed and letters written with
  * marks read as their base letter (where they could hide a credential,
  * mayChange), and one round of percent-decoding (a run of escapes read as
  * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
