@@ -20,13 +20,13 @@ type Obj = Record<string, any>;
 const creds = credentials.credentials.filter((c) => !c.value.includes('\n') && /^[\x21-\x7e]+$/.test(c.value));
 /** Those whose value alone says what it is (a provider's prefix or shape): what may stand without a name, as a member name or in a URL. */
 const bare = creds.filter((c) => scanSecrets(c.value).length > 0);
-/** Placements where the value stands alone. */
 /**
  * Normalizations a wrap is not read through: encodings of the value, and markup (a wrap reads the text's own
  * characters); a terminal's colours, whose sequences are no cells a terminal wraps (the cut here would split one); and
  * a JavaScript escape, whose `\` a wrap may leave at a line's end, where it reads as a continuation's.
  */
 const WRAP_APART = new Set(['base64', 'hex', 'base64-twice', 'hex-of-base64', 'markup', 'terminal', 'escape']);
+/** Placements where the value stands alone. */
 const ALONE = new Set(['structured-name', 'link-uri', 'sentence', 'markup', 'brackets', 'query', 'path', 'wrapped', 'wrapped-meta', 'wrapped-link']);
 
 const CONFUSABLE: Record<string, string> = { a: '\u0430', e: '\u0435', o: '\u043e', p: '\u0440', c: '\u0441', x: '\u0445', A: '\u0391', B: '\u0392', E: '\u0395', K: '\uff2b', S: '\u0405' };
