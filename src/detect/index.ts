@@ -74,18 +74,23 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
   }
   const n = normalizeForDetection(s, stop);
   if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
-  if (n !== undefined) {
-    for (const sp of unpack(RAW_SCANNERS[d](n.text, stop))) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
-    // Tag characters read as ASCII, and also removed: a model may read them either way.
-    const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
-    if (dropped !== undefined) for (const sp of unpack(RAW_SCANNERS[d](dropped.text, stop))) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
-  }
+  if (n !== undefined) normalizedFinds(s, n, (t) => unpack(RAW_SCANNERS[d](t, stop)), found, stop);
   // A token a line break cuts, where what the lines' own readings found does not hold it (not at the line feeds
   // `apart`, between strings joined to be read at once).
   if (d === 'secrets') wrappedFinds(s, found, raw, stop, apart);
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
   return mergeOverlaps(unpack(raw).concat(found));
+}
+
+/**
+ * What `scan` finds in `s`'s normalization `n`, pushed onto `found` mapped back onto `s`'s characters; where `s` holds
+ * tag characters, also in its normalization with them removed (a model may read them either way).
+ */
+function normalizedFinds(s: string, n: Normalized, scan: (text: string) => readonly Span[], found: Span[], stop: (() => boolean) | undefined): void {
+  for (const sp of scan(n.text)) found.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
+  const dropped = n.tags ? normalizeForDetection(s, stop, 'drop') : undefined;
+  if (dropped !== undefined) for (const sp of scan(dropped.text)) found.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
 }
 
 /**
@@ -132,10 +137,7 @@ function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean
     const finds = scanProviders(w.text, stop);
     const n = normalizeForDetection(w.text, stop);
     if (n !== undefined) {
-      for (const sp of scanProviders(n.text, stop)) finds.push({ kind: sp.kind, start: n.from[sp.start]!, end: n.to[sp.end - 1]! });
-      // (Tag characters read as ASCII, and also removed, as scanBoth reads them.)
-      const dropped = n.tags ? normalizeForDetection(w.text, stop, 'drop') : undefined;
-      if (dropped !== undefined) for (const sp of scanProviders(dropped.text, stop)) finds.push({ kind: sp.kind, start: dropped.from[sp.start]!, end: dropped.to[sp.end - 1]! });
+      normalizedFinds(w.text, n, (t) => scanProviders(t, stop), finds, stop);
       finds.sort((x, y) => x.start - y.start);
     }
     let k = 0;
@@ -642,8 +644,7 @@ export class DetectionCache {
    * Texts joinShown made, the line feeds it put between their strings (no place a token runs across: each is read
    * as no line break), and what the rules' reading of them found.
    */
-  readonly #shown: string[] = [];
-  readonly #shownApart: number[][] = [];
+  readonly #shown: { text: string; apart: readonly number[] }[] = [];
   readonly #shownSpans: Scans = { keys: [], spans: [], more: undefined };
   /** Spans found only where consecutive strings meet (a value split over two), by detector and string: each string's part of them. */
   readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
@@ -697,7 +698,7 @@ export class DetectionCache {
       this.scans[d]++;
       try {
         this.#askBetweenScans(s.length);
-        spans = shown ? scanBoth('secrets', s, this.#stop, DECODE_ROUNDS, this.#shownApart[this.#shown.indexOf(s)]) : SCANNERS[d](s, this.#stop);
+        spans = shown ? scanBoth('secrets', s, this.#stop, DECODE_ROUNDS, this.#shown.find((j) => j.text === s)?.apart) : SCANNERS[d](s, this.#stop);
       } catch (err) {
         if (!(err instanceof DetectionStopped)) throw err;
         this.stopped = true;
@@ -1039,10 +1040,7 @@ export class DetectionCache {
       o += s.length + 1;
     }
     // (Up to FEW; a text past them is read as one string, its every line break.)
-    if (strings.length > 1 && this.#shown.length < FEW) {
-      this.#shown.push(joined);
-      this.#shownApart.push(at.slice(1).map((a) => a - 1));
-    }
+    if (strings.length > 1 && this.#shown.length < FEW) this.#shown.push({ text: joined, apart: at.slice(1).map((a) => a - 1) });
     if (sideBySide.length === 0) return joined;
     let n = 0;
     for (const places of sideBySide) {
@@ -1085,7 +1083,7 @@ export class DetectionCache {
 
   /** Whether `part` of a joined text is one joinShown made. */
   #isShown(part: string): boolean {
-    return this.#shown.length > 0 && this.#shown.includes(part);
+    return this.#shown.length > 0 && this.#shown.some((j) => j.text === part);
   }
 
   /** A joined text made: its kinds are those of its parts. */
