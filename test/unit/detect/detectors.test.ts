@@ -330,7 +330,9 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     };
     fc.assert(
       fc.property(shape, name, other, words, random, (how, n, o, w, value) => {
-        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3);
+        // (Nor one that reads as words, which a program's literal is read as a name: `/AezhkAoqzAecAA2Avdb`, some 0.003 %
+        // of random base64 ones.)
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3 && !wordy(value));
         const text = write(how, n, value);
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + value.length <= x.end), JSON.stringify(text)).toBe(true);
