@@ -116,6 +116,10 @@ const crafted: Record<string, string> = {
   // The other shapes of an assignment: elements, quoted pairs in a call, a pair's `value` after its name, subscripts;
   // and markup's `>` and `,`, each a candidate that names nothing.
   'elements, pairs and subscripts': fill("<password>Xy9Lm2Pq8</password> define('DB_PASSWORD', 'Xy9Lm2Pq8'); - name: API_KEY\n  value: Xy9Lm2Pq8Rt5Vw3Yb7 env['API_KEY'] = 'Xy9Lm2Pq8Rt5' "),
+  // Literals a generator made of every printable character (WordPress's keys and salts), each read whole to its
+  // quote; and long quoted literals under a secret's name that read as one only at their end, where they fail.
+  'generated literals (WordPress keys)': fill("define( 'AUTH_KEY', '- @C#Q lc&2UvrvlO&f.k2!7$f]EBKz-}ghESQS+$espjqRamL!6{3t^BZS+Y<g}' );\n"),
+  'long quoted literals that fail at their end': fill(`api_key = "${'aB3 (x) [y] {z} '.repeat(15)}Error failed"\n`),
   'prose that tells of passwords and keys': fill('the password is incorrect and the key is Zx9Lm2Pq8 so the token was a1 is is was '),
   'flags, SQL and logins': fill("tool --password Xy9Lm2Pq8Rt --api-key $K --x -- --- CREATE USER a WITH PASSWORD 'Xy9Lm2Pq8' docker login -u a -p Xy9Lm2Pq8 echo x | y --password-stdin "),
   // A password's word and a blank, prose's longer verbs and the words that say whose a secret is.

@@ -922,6 +922,64 @@ function classesOf(v: string): number {
   return l + u + d + o;
 }
 
+/** The fewest characters of a generated literal (below, generatedLiteral). */
+const MIN_GENERATED = 16;
+/** A resource's scheme or a link's at a literal's start: `arn:`, `urn:`, `https:`. */
+const SCHEME = /^(?:https?|arn|urn|s3|gs|file|data|mailto):/i;
+/**
+ * A pattern's marks in a literal: a class that opens with a range from `a`, `A`, `0` or `1` and closes (`[A-Za-z0-9+/]`,
+ * `[^a-f]`), a group's `(?:`, `(?=`, `(?!`, `(?<` or flags, an escape class (`\d`, `\s`), a count (`{40}`, `{2,}`).
+ */
+const PATTERN_MARKS = /\[\^?(?:a-[a-z]|A-[A-Z]|[01]-[0-9])[^\]]{0,40}\]|\(\?(?:[:=!]|<[=!]|<\w+>)|\(\?[imsx]+\)|\\[dswbDSWB]|\{\d+(?:,\d*)?\}/;
+
+/**
+ * Where the quoted literal that starts at `v` closes with its quote `q`: on its line, printable ASCII, `\` escaping
+ * the next character, MAX_QUOTED characters at most (read no further). Else -1.
+ */
+function literalEnd(s: string, v: number, q: number): number {
+  let k = v;
+  for (let c = codeAt(s, k); c !== q; c = codeAt(s, ++k)) {
+    if (k - v > MAX_QUOTED || c < 32 || c > 126) return -1;
+    if (c === 92) k++;
+  }
+  return k;
+}
+
+/**
+ * Whether a quoted literal holds a secret a generator made of every kind of printable character: WordPress's keys and
+ * salts (`define( 'AUTH_KEY', '- @C#Q lc&2U...' )`), a password manager's password with symbols
+ * (`"k#8J]x!v@Lq2(Zr7)"`). Such a literal holds what a value's run stops at and what names an expression or a template
+ * elsewhere (a blank, `(`, `[`, `{`, `$`, `;`, `,`), so it is read whole where it is one: 16 characters or more, a
+ * blank in eight at most; lower- and upper-case letters, digits (below 32 characters) and three other characters at
+ * least; nearly as varied as its length allows (nine tenths of the entropy, or 4.5 bits a character); no words.
+ */
+function generatedLiteral(value: string): boolean {
+  const len = value.length;
+  if (len < MIN_GENERATED) return false;
+  let l = 0;
+  let u = 0;
+  let d = 0;
+  let blanks = 0;
+  const others = new Set<number>();
+  for (let i = 0; i < len; i++) {
+    const c = value.charCodeAt(i);
+    if (isLower(c)) l++;
+    else if (isUpper(c)) u++;
+    else if (isDigit(c)) d++;
+    else if (c === 32) blanks++;
+    else others.add(c);
+  }
+  // (A digit too, but in 32 characters or more: of WordPress's 64, one in some 1,600 holds none.)
+  if (l === 0 || u === 0 || (d === 0 && len < 32) || others.size < 3 || blanks * 8 > len) return false;
+  if (shannonEntropy(value) < Math.min(4.5, 0.9 * Math.log2(len))) return false;
+  // (Words between the marks, `"Error: (%s) failed [retry=%d]"`: no secret. A generator's runs of letters are short.)
+  let inWords = 0;
+  for (const w of value.matchAll(LETTER_RUNS)) if (w[0].length >= 4 && wordLike(w[0])) inWords += w[0].length;
+  return inWords * 2 < l + u;
+}
+/** Runs of letters, a capital first at most (`Error`, `failed`, `retry`). */
+const LETTER_RUNS = /[A-Z]?[a-z]+|[A-Z]+/g;
+
 /** The run of value characters last walked: [start, end). */
 interface ValueRun {
   start: number;
@@ -1118,6 +1176,18 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (R's and Haskell's `<-` is a program's: a value written out there is quoted, `password <- "..."`; else a variable.)
   if (!quoted && verb >= 0 && s.startsWith(' <- ', verb)) return undefined;
   if (quoted) v++;
+  // (A literal a generator made of every kind of printable character, read whole: see generatedLiteral. A pattern
+  // written as a literal, `"^[A-Za-z0-9._~+/-]{20,}$"`, holds no value.)
+  if (quoted && (op === 61 || op === 58 || (op === 44 && !row)) && codeAt(s, v - 2) !== 92) {
+    const close = literalEnd(s, v, q);
+    if (close >= 0) {
+      const literal = s.slice(v, close);
+      if (PATTERN_MARKS.test(literal)) return undefined;
+      // (Not where it is, a resource's name, `"arn:aws:kms:...:key/a1b2c3d4-..."`, a link or a path, nor a value cut
+      // short or a placeholder: as for any value, below.)
+      if (generatedLiteral(literal) && !(SCHEME.test(literal) || literal.includes('://') || REDACTED.test(literal) || placeholderPassword(literal) || isPath(literal) || inArnOrUrn(s, nameStart))) return [v, close];
+    }
+  }
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.
   if (!(v >= run.start && v <= run.end)) {
     let e = v;
