@@ -924,6 +924,8 @@ function classesOf(v: string): number {
 
 /** The fewest characters of a generated literal (below, generatedLiteral). */
 const MIN_GENERATED = 16;
+/** The fewest under a password's name. */
+const MIN_GENERATED_PASSWORD = 8;
 /** A resource's scheme or a link's at a literal's start: `arn:`, `urn:`, `https:`. */
 const SCHEME = /^(?:https?|arn|urn|s3|gs|file|data|mailto):/i;
 /**
@@ -949,13 +951,14 @@ function literalEnd(s: string, v: number, q: number): number {
  * Whether a quoted literal holds a secret a generator made of every kind of printable character: WordPress's keys and
  * salts (`define( 'AUTH_KEY', '- @C#Q lc&2U...' )`), a password manager's password with symbols
  * (`"k#8J]x!v@Lq2(Zr7)"`). Such a literal holds what a value's run stops at and what names an expression or a template
- * elsewhere (a blank, `(`, `[`, `{`, `$`, `;`, `,`), so it is read whole where it is one: 16 characters or more, a
- * blank in eight at most; lower- and upper-case letters, digits (below 32 characters) and three other characters at
- * least; nearly as varied as its length allows (nine tenths of the entropy, or 4.5 bits a character); no words.
+ * elsewhere (a blank, `(`, `[`, `{`, `$`, `;`, `,`), so it is read whole where it is one: 16 characters or more (8
+ * under a password's name), a blank in eight at most; lower- and upper-case letters, digits (below 32 characters)
+ * and three other characters at least (below 16, a letter, a digit and another); nearly as varied as its length
+ * allows (nine tenths of the entropy, or 4.5 bits a character); no words.
  */
-function generatedLiteral(value: string): boolean {
+function generatedLiteral(value: string, password: boolean): boolean {
   const len = value.length;
-  if (len < MIN_GENERATED) return false;
+  if (len < (password ? MIN_GENERATED_PASSWORD : MIN_GENERATED)) return false;
   let l = 0;
   let u = 0;
   let d = 0;
@@ -969,8 +972,10 @@ function generatedLiteral(value: string): boolean {
     else if (c === 32) blanks++;
     else others.add(c);
   }
-  // (A digit too, but in 32 characters or more: of WordPress's 64, one in some 1,600 holds none.)
-  if (l === 0 || u === 0 || (d === 0 && len < 32) || others.size < 3 || blanks * 8 > len) return false;
+  // (A digit too, but in 32 characters or more: of WordPress's 64, one in some 1,600 holds none. Under a password's
+  // name, 8 to 15 characters do with a letter, a digit and another character: `"kX9#mQ(2vL)p"`.)
+  if (blanks * 8 > len || d + l + u === 0) return false;
+  if (len < MIN_GENERATED ? d === 0 || l + u === 0 || others.size === 0 : l === 0 || u === 0 || (d === 0 && len < 32) || others.size < 3) return false;
   if (shannonEntropy(value) < Math.min(4.5, 0.9 * Math.log2(len))) return false;
   // (Words between the marks, `"Error: (%s) failed [retry=%d]"`: no secret. A generator's runs of letters are short.)
   let inWords = 0;
@@ -1185,7 +1190,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
       if (PATTERN_MARKS.test(literal)) return undefined;
       // (Not where it is, a resource's name, `"arn:aws:kms:...:key/a1b2c3d4-..."`, a link or a path, nor a value cut
       // short or a placeholder: as for any value, below.)
-      if (generatedLiteral(literal) && !(SCHEME.test(literal) || literal.includes('://') || REDACTED.test(literal) || placeholderPassword(literal) || isPath(literal) || inArnOrUrn(s, nameStart))) return [v, close];
+      if (generatedLiteral(literal, PASSWORD_NAME.test(name)) && !(SCHEME.test(literal) || literal.includes('://') || REDACTED.test(literal) || placeholderPassword(literal) || isPath(literal) || inArnOrUrn(s, nameStart))) return [v, close];
     }
   }
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.

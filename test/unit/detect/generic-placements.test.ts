@@ -249,8 +249,11 @@ describe('a literal a generator made of every printable character', () => {
       const bytes = createHash('sha512').update(`${chars.length}:${seed}`).digest();
       return Array.from({ length }, (_, i) => chars[bytes[i % 64]! % chars.length]).join('');
     });
-  const drawnSecret = fc.oneof(generated(WORDPRESS, 64), fc.integer({ min: 16, max: 40 }).chain((n) => generated(MANAGER, n)));
-  const name = fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'DB_PASSWORD', 'api_secret', 'clientSecret');
+  // (Under a password's name from 8 characters, a letter, a digit and another among them: `"kX9#mQ(2vL)p"`.)
+  const named = fc.oneof(
+    fc.tuple(fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'api_secret', 'clientSecret'), fc.oneof(generated(WORDPRESS, 64), fc.integer({ min: 16, max: 40 }).chain((n) => generated(MANAGER, n)))),
+    fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'MYSQL_ROOT_PASSWORD', 'passwd'), fc.integer({ min: 8, max: 40 }).chain((n) => generated(MANAGER, n))),
+  );
   const placement = fc.constantFrom('define', 'php', 'env', 'yaml', 'json', 'python');
   const write = (how: string, n: string, v: string): [string, string] => {
     if (how === 'define') return [`define( '${n}', '${v.replace(/[\\']/g, '\\$&')}' );`, v.replace(/[\\']/g, '\\$&')];
@@ -262,15 +265,16 @@ describe('a literal a generator made of every printable character', () => {
     return [`{"${n}": "${json}"}`, json];
   };
 
-  it('masks it whole, blanks, brackets, `$` and `(` in it, in a call, an assignment, an environment line, YAML and JSON', () => {
+  it('masks it whole, blanks, brackets, `$` and `(` in it, in a call, an assignment, an environment line, YAML and JSON, from 8 characters under a password\'s name', () => {
     fc.assert(
-      fc.property(placement, name, drawnSecret, (how, n, v) => {
+      fc.property(placement, named, (how, [n, v]) => {
         // (What the reading asks of one: every class, as varied as its length allows, no pattern's marks, no words,
         // nothing that says a value is cut short. Of WordPress's keys, about one in 4,000 holds what reads as a
         // pattern's count or group, `{5}`, `(?:`, and one in some 2,000 an ellipsis, `...`.)
         fc.pre(!/\.\.\.|\*\*\*/.test(v));
-        fc.pre(/[a-z]/.test(v) && /[A-Z]/.test(v) && (/[0-9]/.test(v) || v.length >= 32) && (v.match(/[^A-Za-z0-9 ]/g) ?? []).length >= 3);
-        fc.pre(new Set(v.replace(/[A-Za-z0-9 ]/g, '')).size >= 3 && shannonEntropy(v) >= Math.min(4.5, 0.9 * Math.log2(v.length)));
+        if (v.length >= 16) fc.pre(/[a-z]/.test(v) && /[A-Z]/.test(v) && (/[0-9]/.test(v) || v.length >= 32) && new Set(v.replace(/[A-Za-z0-9 ]/g, '')).size >= 3);
+        else fc.pre(/[A-Za-z]/.test(v) && /[0-9]/.test(v) && /[^A-Za-z0-9]/.test(v));
+        fc.pre(shannonEntropy(v) >= Math.min(4.5, 0.9 * Math.log2(v.length)));
         fc.pre(!/\{\d+(?:,\d*)?\}|\(\?(?:[:=!]|<[=!]|<\w+>)|\(\?[imsx]+\)|\[\^?(?:a-[a-z]|A-[A-Z]|[01]-[0-9])[^\]]{0,40}\]/.test(v));
         fc.pre(!(v.match(/[A-Z]?[a-z]+|[A-Z]+/g) ?? []).some((w) => w.length >= 4 && /[aeiouy]/i.test(w)));
         const [text, written] = write(how, n, v);
@@ -288,6 +292,11 @@ describe('a literal a generator made of every printable character', () => {
       `SECRET_PATTERN = '(?:secret|token)[=:]\\s*([A-Za-z0-9_]{32,})'`,
       `"client_secret": "^[A-Za-z0-9._~+/-]{20,}={0,2}$"`,
       `token_format = "%(asctime)s [%(levelname)s] %(name)s: %(message)s"`,
+      `password: "(optional)"`,
+      `db_password: "%(db_pass)s"`,
+      `password: "$(pwd)/data1"`,
+      `password: "x1 (see below)"`,
+      `password = "<Your Password 1>"`,
       `auth_token: "Bearer \${{ secrets.API_TOKEN }} (CI only)"`,
     ]) expect(detectKinds('secrets', text), text).toEqual([]);
   });
