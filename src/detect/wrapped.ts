@@ -87,9 +87,11 @@ export function startsAssignment(s: string, a: number): boolean {
   }
   const op = s.charCodeAt(k);
   if (k === a || k - a > 64 || k >= b || (op !== 61 && op !== 58) || isDigit(s.charCodeAt(a))) return false;
-  // (A value or a blank after it: `https:` at a line's end is a URL the break cuts.)
+  // (A value or a blank after it: `https:` at a line's end is a URL the break cuts, and so is `db.internal:` before a
+  // continuation's `\`.)
   const after = s.charCodeAt(k + 1);
-  return (joined || (lower && k - a >= 3)) && (after === 32 || after === 9 || (k + 1 < b && after !== 61 && after !== 47 && !(op === 58 && isDigit(after))));
+  const continued = after === 92 && (k + 2 >= s.length || s.charCodeAt(k + 2) === 10 || s.charCodeAt(k + 2) === 13);
+  return (joined || (lower && k - a >= 3)) && (after === 32 || after === 9 || (k + 1 < b && after !== 61 && after !== 47 && !continued && !(op === 58 && isDigit(after))));
 }
 
 /** The classes of characters s[a, b) holds: bit 1 a digit, 2 a lower-case letter, 4 an upper-case one. */

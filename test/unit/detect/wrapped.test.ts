@@ -57,6 +57,14 @@ describe('a token cut by a line break', () => {
     );
   });
 
+  it("is masked whole where a continuation cuts it after a host's `:`, which reads as no config's next entry", () => {
+    // (A draw of the property above, postgres-url cut after its `@` and its host's `:`: the line `db.internal:\` read
+    // as a YAML entry's name, and the reading across the breaks skipped.)
+    const url = 'postgres://app:quKCZcyBYQjHsWB0@db.internal:5432/app';
+    const at = [url.indexOf('@') + 1, url.indexOf(':5432') + 1];
+    for (const s of [`DATABASE_URL=${cut(url, at, '\\\n')}`, `${cut(url, at, '\\\n')}\nnext line`]) expect(leaks(masked(s), url), JSON.stringify(masked(s))).toBe(false);
+  });
+
   it('is masked whole, wrapped at any width from 8 to 120, whatever follows its last line', () => {
     fc.assert(
       fc.property(fc.constantFrom(...bare), fc.integer({ min: 8, max: 120 }), fc.constantFrom('', '\nnext line', '\nok', '\n$ ', '\nAKIA'), (c, width, a) => {
