@@ -924,10 +924,12 @@ function classesOf(v: string): number {
 
 /** The fewest characters of a generated literal (below, generatedLiteral). */
 const MIN_GENERATED = 16;
+/** A program's call or index written whole: `f(x1,y2)`, `argv[1]`, `cfg.get(k2)`. */
+const CALL_OR_INDEX = /^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/;
 /** The fewest under a password's name. */
 const MIN_GENERATED_PASSWORD = 8;
-/** A resource's scheme or a link's at a literal's start: `arn:`, `urn:`, `https:`. */
-const SCHEME = /^(?:https?|arn|urn|s3|gs|file|data|mailto):/i;
+/** A resource's name or a link without `://` at a literal's start: `arn:`, `urn:`, `data:image/...`, `mailto:`. */
+const SCHEME = /^(?:arn:|urn:|data:[a-z]+\/|mailto:)/;
 /**
  * A pattern's marks in a literal: a class that opens with a range from `a`, `A`, `0` or `1` and closes (`[A-Za-z0-9+/]`,
  * `[^a-f]`), a group's `(?:`, `(?=`, `(?!`, `(?<` or flags, an escape class (`\d`, `\s`), a count (`{40}`, `{2,}`).
@@ -1191,6 +1193,18 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
       // (Not where it is, a resource's name, `"arn:aws:kms:...:key/a1b2c3d4-..."`, a link or a path, nor a value cut
       // short or a placeholder: as for any value, below.)
       if (generatedLiteral(literal, PASSWORD_NAME.test(name)) && !(SCHEME.test(literal) || literal.includes('://') || REDACTED.test(literal) || placeholderPassword(literal) || isPath(literal) || inArnOrUrn(s, nameStart))) return [v, close];
+    }
+  }
+  // (Unquoted on a config's line, an `.env` file's, a properties file's or YAML's, `DB_PASSWORD=kX9#mQ(2vL)p`: the token
+  // to its blank, where it holds what a value's run stops at, read as a generated literal is. A call or an index
+  // written whole is none, `f(x1,y2)`, and one in words fails as words do, `os.urandom(24)`.)
+  if (!quoted && (op === 61 || op === 58) && startsLine(s, nameStart)) {
+    let k = v;
+    for (let c = codeAt(s, k); c > 32 && c < 127 && c !== 34 && c !== 39 && c !== 96 && k - v <= MAX_QUOTED; c = codeAt(s, ++k));
+    while (k > v && (codeAt(s, k - 1) === 59 || codeAt(s, k - 1) === 44)) k--;
+    if (k - v <= MAX_QUOTED && (isSpace(codeAt(s, k)) || k >= s.length || codeAt(s, k) === 59 || codeAt(s, k) === 44)) {
+      const token = s.slice(v, k);
+      if (!CALL_OR_INDEX.test(token) && !PATTERN_MARKS.test(token) && generatedLiteral(token, PASSWORD_NAME.test(name)) && !(SCHEME.test(token) || token.includes('://') || REDACTED.test(token) || placeholderPassword(token) || isPath(token) || inArnOrUrn(s, nameStart))) return [v, k];
     }
   }
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.

@@ -254,11 +254,15 @@ describe('a literal a generator made of every printable character', () => {
     fc.tuple(fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'api_secret', 'clientSecret'), fc.oneof(generated(WORDPRESS, 64), fc.integer({ min: 16, max: 40 }).chain((n) => generated(MANAGER, n)))),
     fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'MYSQL_ROOT_PASSWORD', 'passwd'), fc.integer({ min: 8, max: 40 }).chain((n) => generated(MANAGER, n))),
   );
-  const placement = fc.constantFrom('define', 'php', 'env', 'yaml', 'json', 'python');
+  const placement = fc.constantFrom('define', 'php', 'env', 'yaml', 'json', 'python', 'env-bare', 'yaml-bare', 'properties');
   const write = (how: string, n: string, v: string): [string, string] => {
     if (how === 'define') return [`define( '${n}', '${v.replace(/[\\']/g, '\\$&')}' );`, v.replace(/[\\']/g, '\\$&')];
     if (how === 'php') return [`$${n} = '${v.replace(/[\\']/g, '\\$&')}';`, v.replace(/[\\']/g, '\\$&')];
     if (how === 'env') return [`WORDPRESS_${n}='${v}'`, v];
+    // (Unquoted on a config's line: an `.env` file's, YAML's, a properties file's.)
+    if (how === 'env-bare') return [`${n}=${v}`, v];
+    if (how === 'yaml-bare') return [`db:\n  ${n}: ${v}\n  port: 5432`, v];
+    if (how === 'properties') return [`spring.datasource.${n}=${v}`, v];
     if (how === 'python') return [`${n} = "${v.replace(/[\\"]/g, '\\$&')}"`, v.replace(/[\\"]/g, '\\$&')];
     const json = JSON.stringify(v).slice(1, -1);
     if (how === 'yaml') return [`  WORDPRESS_${n}: "${json}"`, json];
@@ -272,11 +276,19 @@ describe('a literal a generator made of every printable character', () => {
         // nothing that says a value is cut short. Of WordPress's keys, about one in 4,000 holds what reads as a
         // pattern's count or group, `{5}`, `(?:`, and one in some 2,000 an ellipsis, `...`.)
         fc.pre(!/\.\.\.|\*\*\*/.test(v));
+        // (Nor one a pair of brackets holds whole, as a placeholder's are, `<your-api-key-1>`: one in some 10,000.)
+        fc.pre(!/^(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\$\{[^}]*\}|\$\([^)]*\))$/.test(v));
         if (v.length >= 16) fc.pre(/[a-z]/.test(v) && /[A-Z]/.test(v) && (/[0-9]/.test(v) || v.length >= 32) && new Set(v.replace(/[A-Za-z0-9 ]/g, '')).size >= 3);
         else fc.pre(/[A-Za-z]/.test(v) && /[0-9]/.test(v) && /[^A-Za-z0-9]/.test(v));
         fc.pre(shannonEntropy(v) >= Math.min(4.5, 0.9 * Math.log2(v.length)));
         fc.pre(!/\{\d+(?:,\d*)?\}|\(\?(?:[:=!]|<[=!]|<\w+>)|\(\?[imsx]+\)|\[\^?(?:a-[a-z]|A-[A-Z]|[01]-[0-9])[^\]]{0,40}\]/.test(v));
         fc.pre(!(v.match(/[A-Z]?[a-z]+|[A-Z]+/g) ?? []).some((w) => w.length >= 4 && /[aeiouy]/i.test(w)));
+        // (Unquoted, a token: no blank, no quote, no `;` or `,` at its end, no `=` or `>` first (after a name's `=`,
+        // `==` compares and `=>` is an arrow), and not a call or an index written whole.)
+        // (In YAML, not a character that starts something else first: an anchor's `&`, an alias's `*`, a tag's `!`, a
+        // flow's bracket.)
+        if (how === 'yaml-bare') fc.pre(!/^[-?:,[\]{}#&*!|>%@]/.test(v));
+        if (how.endsWith('bare') || how === 'properties') fc.pre(!/[\s'"`]/.test(v) && !/[;,]$/.test(v) && !/^[=>]/.test(v) && !/^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/.test(v));
         const [text, written] = write(how, n, v);
         expect(masked(text, written), text).toBe(true);
       }),
@@ -284,7 +296,7 @@ describe('a literal a generator made of every printable character', () => {
     );
   });
 
-  it('finds nothing in a literal of words, a pattern, a format or a template under a secret name', () => {
+  it('finds nothing in a literal of words, a pattern, a format or a template under a secret name, nor in a call, an index or a reference written bare', () => {
     for (const text of [
       `define( 'AUTH_KEY', 'put your unique phrase here' );`,
       `api_key = "Invalid API key (expected 'sk-...'), see {docs_url} [401]"`,
@@ -297,6 +309,12 @@ describe('a literal a generator made of every printable character', () => {
       `password: "$(pwd)/data1"`,
       `password: "x1 (see below)"`,
       `password = "<Your Password 1>"`,
+      `SECRET_KEY = os.urandom(24)`,
+      `password=getpass()`,
+      `password=argv[1]`,
+      `password=f(x1,y2);`,
+      `PASSWORD=\${DB_PASS}`,
+      `password={{vault_db_password}}`,
       `auth_token: "Bearer \${{ secrets.API_TOKEN }} (CI only)"`,
     ]) expect(detectKinds('secrets', text), text).toEqual([]);
   });
