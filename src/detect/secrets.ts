@@ -954,9 +954,10 @@ function literalEnd(s: string, v: number, q: number): number {
  * salts (`define( 'AUTH_KEY', '- @C#Q lc&2U...' )`), a password manager's password with symbols
  * (`"k#8J]x!v@Lq2(Zr7)"`). Such a literal holds what a value's run stops at and what names an expression or a template
  * elsewhere (a blank, `(`, `[`, `{`, `$`, `;`, `,`), so it is read whole where it is one: 16 characters or more (8
- * under a password's name), a blank in eight at most; lower- and upper-case letters, digits (below 32 characters)
- * and three other characters at least (below 16, a letter, a digit and another); nearly as varied as its length
- * allows (nine tenths of the entropy, or 4.5 bits a character); no words.
+ * under a password's name), a blank in eight at most; three other characters at least, and lower- and upper-case
+ * letters and digits (from 32 characters, two of the three: of WordPress's 64, one in some 1,600 holds no digit;
+ * Django's are lower-case; below 16, a letter, a digit and another character); nearly as varied as its length allows
+ * (nine tenths of the entropy, or 4.5 bits a character); no words.
  */
 function generatedLiteral(value: string, password: boolean): boolean {
   const len = value.length;
@@ -974,10 +975,11 @@ function generatedLiteral(value: string, password: boolean): boolean {
     else if (c === 32) blanks++;
     else others.add(c);
   }
-  // (A digit too, but in 32 characters or more: of WordPress's 64, one in some 1,600 holds none. Under a password's
-  // name, 8 to 15 characters do with a letter, a digit and another character: `"kX9#mQ(2vL)p"`.)
+  // (Under a password's name, 8 to 15 characters do with a letter, a digit and another character: `"kX9#mQ(2vL)p"`.)
   if (blanks * 8 > len || d + l + u === 0) return false;
-  if (len < MIN_GENERATED ? d === 0 || l + u === 0 || others.size === 0 : l === 0 || u === 0 || (d === 0 && len < 32) || others.size < 3) return false;
+  // (Of 32 characters or more, two of lower-case letters, upper-case ones and digits do: Django's keys are lower-case,
+  // `'k#8j(x!v@lq2$zr7%wm^...'`.)
+  if (len < MIN_GENERATED ? d === 0 || l + u === 0 || others.size === 0 : others.size < 3 || (len < 32 ? l === 0 || u === 0 || d === 0 : (l > 0 ? 1 : 0) + (u > 0 ? 1 : 0) + (d > 0 ? 1 : 0) < 2)) return false;
   if (shannonEntropy(value) < Math.min(4.5, 0.9 * Math.log2(len))) return false;
   // (Words between the marks, `"Error: (%s) failed [retry=%d]"`: no secret. A generator's runs of letters are short.)
   let inWords = 0;

@@ -243,6 +243,8 @@ describe('a literal a generator made of every printable character', () => {
   const WORDPRESS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_ []{}<>~`+=,.;:/?|';
   // (A password manager's with symbols: letters, digits and the symbols most of them offer.)
   const MANAGER = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_=+[]{};:,.<>/?~';
+  // Django's (django.core.management.utils.get_random_secret_key): 50 of these, lower-case.
+  const DJANGO = 'abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)';
   // Drawn uniformly from a seed, as a generator draws (fast-check leans on a set's first characters).
   const generated = (chars: string, length: number) =>
     fc.integer().map((seed) => {
@@ -253,6 +255,7 @@ describe('a literal a generator made of every printable character', () => {
   const named = fc.oneof(
     fc.tuple(fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'api_secret', 'clientSecret'), fc.oneof(generated(WORDPRESS, 64), fc.integer({ min: 16, max: 40 }).chain((n) => generated(MANAGER, n)))),
     fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'MYSQL_ROOT_PASSWORD', 'passwd'), fc.integer({ min: 8, max: 40 }).chain((n) => generated(MANAGER, n))),
+    fc.tuple(fc.constantFrom('SECRET_KEY', 'DJANGO_SECRET_KEY'), fc.tuple(fc.constantFrom('', 'django-insecure-'), generated(DJANGO, 50)).map(([p, v]) => p + v)),
   );
   const placement = fc.constantFrom('define', 'php', 'env', 'yaml', 'json', 'python', 'env-bare', 'yaml-bare', 'properties');
   const write = (how: string, n: string, v: string): [string, string] => {
@@ -278,7 +281,8 @@ describe('a literal a generator made of every printable character', () => {
         fc.pre(!/\.\.\.|\*\*\*/.test(v));
         // (Nor one a pair of brackets holds whole, as a placeholder's are, `<your-api-key-1>`: one in some 10,000.)
         fc.pre(!/^(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\$\{[^}]*\}|\$\([^)]*\))$/.test(v));
-        if (v.length >= 16) fc.pre(/[a-z]/.test(v) && /[A-Z]/.test(v) && (/[0-9]/.test(v) || v.length >= 32) && new Set(v.replace(/[A-Za-z0-9 ]/g, '')).size >= 3);
+        const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((k) => k.test(v)).length;
+        if (v.length >= 16) fc.pre((v.length >= 32 ? kinds >= 2 : kinds === 3) && new Set(v.replace(/[A-Za-z0-9 ]/g, '')).size >= 3);
         else fc.pre(/[A-Za-z]/.test(v) && /[0-9]/.test(v) && /[^A-Za-z0-9]/.test(v));
         fc.pre(shannonEntropy(v) >= Math.min(4.5, 0.9 * Math.log2(v.length)));
         fc.pre(!/\{\d+(?:,\d*)?\}|\(\?(?:[:=!]|<[=!]|<\w+>)|\(\?[imsx]+\)|\[\^?(?:a-[a-z]|A-[A-Z]|[01]-[0-9])[^\]]{0,40}\]/.test(v));
@@ -317,5 +321,36 @@ describe('a literal a generator made of every printable character', () => {
       `password={{vault_db_password}}`,
       `auth_token: "Bearer \${{ secrets.API_TOKEN }} (CI only)"`,
     ]) expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+});
+
+describe('a short bearer token in an Authorization header', () => {
+  const ALNUM62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  // (Drawn uniformly from a seed, as a service draws one.)
+  const token = fc.tuple(fc.integer(), fc.integer({ min: 8, max: 19 })).map(([seed, n]) => {
+    const bytes = createHash('sha256').update(`bearer:${seed}`).digest();
+    return Array.from({ length: n }, (_, i) => ALNUM62[bytes[i]! % 62]).join('');
+  });
+  const header = fc.constantFrom(
+    (t: string) => `GET /v1/orders HTTP/1.1\nHost: orders.internal\nAuthorization: Bearer ${t}\nAccept: application/json`,
+    (t: string) => `{"headers": {"Authorization": "Bearer ${t}", "Accept": "application/json"}}`,
+    (t: string) => `headers = {'authorization': 'bearer ${t}'}`,
+    (t: string) => `  authorization: Bearer ${t}\n  timeout: 30`,
+  );
+
+  it('masks one of 8 to 19 characters with a letter and a digit, in a request, a JSON or Python map and YAML', () => {
+    fc.assert(
+      fc.property(header, token, (write, t) => {
+        // (As random as a drawn token is, and not one that says it stands for one: `1234`, `xxxx`.)
+        fc.pre(/[A-Za-z]/.test(t) && /[0-9]/.test(t) && shannonEntropy(t) >= 2.8 && !/token|your|example|placeholder|changeme|redacted|xxxx|1234/i.test(t));
+        expect(masked(write(t), t), write(t)).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('finds nothing in a placeholder, a variable, a template or a token cut short', () => {
+    for (const t of ['YOUR_TOKEN', '$TOKEN', '<token>', '${API_TOKEN}', 'abc12345', '12345678', 'token123', 'eyJhbGciOi', 'xxxxxxxx', 'EXAMPLE_TOKEN'])
+      expect(detectKinds('secrets', `Authorization: Bearer ${t}`), t).toEqual([]);
   });
 });
