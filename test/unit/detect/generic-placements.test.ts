@@ -107,6 +107,8 @@ describe("gitleaks' generic rule's own cases", () => {
     for (const text of fixture.fps) expect(detectKinds('secrets', text), text).toEqual([]);
     fc.assert(
       fc.property(drawn(`${ALNUM}-_.=`, 30, 30), fc.constantFrom(...fixture.fpsWithDrawnValue), (s, template) => {
+        // (Not a value that holds a secret's name and `=` of its own, `pw=aaaaaaaaaaaaaawaTNOEme6Tj2=`: an assignment.)
+        fc.pre(!/(?:^|[-_.=])(?:pw|pin|pat|psk)=|(?:key|pass|pwd|auth|token|secret|bearer|salt)=/i.test(s));
         const text = template.replace('{s}', () => s);
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
@@ -352,5 +354,27 @@ describe('a short bearer token in an Authorization header', () => {
   it('finds nothing in a placeholder, a variable, a template or a token cut short', () => {
     for (const t of ['YOUR_TOKEN', '$TOKEN', '<token>', '${API_TOKEN}', 'abc12345', '12345678', 'token123', 'eyJhbGciOi', 'xxxxxxxx', 'EXAMPLE_TOKEN'])
       expect(detectKinds('secrets', `Authorization: Bearer ${t}`), t).toEqual([]);
+  });
+});
+
+describe('session cookies in a Cookie header', () => {
+  const ALNUM62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  const value = fc.tuple(fc.integer(), fc.integer({ min: 20, max: 40 })).map(([seed, n]) => {
+    const bytes = createHash('sha256').update(`cookie:${seed}`).digest();
+    return Array.from({ length: n }, (_, i) => ALNUM62[bytes[i % 32]! % 62]).join('');
+  });
+  const session = fc.constantFrom('session', 'sessionid', 'sid', 'auth_token', 'connect.sid', 'PHPSESSID', 'jwt');
+  const other = fc.tuple(fc.constantFrom('theme', 'lang', 'cart', '_ga', 'consent'), fc.constantFrom('dark', 'en', '3', 'GA1.2.1', 'yes'));
+
+  it("masks each of one or two session cookies, first, last or between others, the header's first pair too", () => {
+    fc.assert(
+      fc.property(fc.array(other, { maxLength: 3 }), fc.uniqueArray(fc.tuple(session, value), { minLength: 1, maxLength: 2, selector: ([n]) => n }), fc.array(fc.nat(), { minLength: 2, maxLength: 2 }), fc.constantFrom('Cookie', 'cookie', 'Set-Cookie'), (others, sessions, at, header) => {
+        const pairs = others.map(([n, v]) => `${n}=${v}`);
+        sessions.forEach(([n, v], i) => pairs.splice(Math.min(at[i]! % (pairs.length + 1), pairs.length), 0, `${n}=${v}`));
+        const text = `GET / HTTP/1.1\n${header}: ${pairs.join('; ')}\nAccept: */*`;
+        for (const [, v] of sessions) expect(masked(text, v), text).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
   });
 });
