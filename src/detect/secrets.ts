@@ -922,12 +922,11 @@ function classesOf(v: string): number {
   return l + u + d + o;
 }
 
-/** The fewest characters of a generated literal (below, generatedLiteral). */
+/** The fewest characters of a generated literal (below, generatedLiteral), and under a password's name. */
 const MIN_GENERATED = 16;
+const MIN_GENERATED_PASSWORD = 8;
 /** A program's call or index written whole: `f(x1,y2)`, `argv[1]`, `cfg.get(k2)`. */
 const CALL_OR_INDEX = /^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/;
-/** The fewest under a password's name. */
-const MIN_GENERATED_PASSWORD = 8;
 /** A resource's name or a link without `://` at a literal's start: `arn:`, `urn:`, `data:image/...`, `mailto:`. */
 const SCHEME = /^(?:arn:|urn:|data:[a-z]+\/|mailto:)/;
 /**
@@ -975,9 +974,9 @@ function generatedLiteral(value: string, password: boolean): boolean {
     else if (c === 32) blanks++;
     else others.add(c);
   }
-  // (Under a password's name, 8 to 15 characters do with a letter, a digit and another character: `"kX9#mQ(2vL)p"`.)
-  if (blanks * 8 > len || d + l + u === 0) return false;
-  // (Of 32 characters or more, two of lower-case letters, upper-case ones and digits do: Django's keys are lower-case,
+  if (blanks * 8 > len) return false;
+  // (Under a password's name, 8 to 15 characters do with a letter, a digit and another character, `"kX9#mQ(2vL)p"`;
+  // of 32 characters or more, two of lower-case letters, upper-case ones and digits, Django's keys being lower-case,
   // `'k#8j(x!v@lq2$zr7%wm^...'`.)
   if (len < MIN_GENERATED ? d === 0 || l + u === 0 || others.size === 0 : others.size < 3 || (len < 32 ? l === 0 || u === 0 || d === 0 : (l > 0 ? 1 : 0) + (u > 0 ? 1 : 0) + (d > 0 ? 1 : 0) < 2)) return false;
   if (shannonEntropy(value) < Math.min(4.5, 0.9 * Math.log2(len))) return false;
@@ -988,6 +987,15 @@ function generatedLiteral(value: string, password: boolean): boolean {
 }
 /** Runs of letters, a capital first at most (`Error`, `failed`, `retry`). */
 const LETTER_RUNS = /[A-Z]?[a-z]+|[A-Z]+/g;
+
+/**
+ * Whether `value`, assigned to `name` at `nameStart` in `s`, is a generated literal (generatedLiteral) that is not
+ * where a secret is or what stands for one, as any value is read below: a resource's name (`"arn:aws:kms:...:key/
+ * a1b2c3d4-..."`), a link, a path, a value cut short, a placeholder.
+ */
+function generatedValue(s: string, nameStart: number, name: string, value: string): boolean {
+  return generatedLiteral(value, PASSWORD_NAME.test(name)) && !(SCHEME.test(value) || value.includes('://') || REDACTED.test(value) || placeholderPassword(value) || isPath(value) || inArnOrUrn(s, nameStart));
+}
 
 /** The run of value characters last walked: [start, end). */
 interface ValueRun {
@@ -1192,21 +1200,20 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     if (close >= 0) {
       const literal = s.slice(v, close);
       if (PATTERN_MARKS.test(literal)) return undefined;
-      // (Not where it is, a resource's name, `"arn:aws:kms:...:key/a1b2c3d4-..."`, a link or a path, nor a value cut
-      // short or a placeholder: as for any value, below.)
-      if (generatedLiteral(literal, PASSWORD_NAME.test(name)) && !(SCHEME.test(literal) || literal.includes('://') || REDACTED.test(literal) || placeholderPassword(literal) || isPath(literal) || inArnOrUrn(s, nameStart))) return [v, close];
+      if (generatedValue(s, nameStart, name, literal)) return [v, close];
     }
   }
   // (Unquoted on a config's line, an `.env` file's, a properties file's or YAML's, `DB_PASSWORD=kX9#mQ(2vL)p`: the token
-  // to its blank, where it holds what a value's run stops at, read as a generated literal is. A call or an index
-  // written whole is none, `f(x1,y2)`, and one in words fails as words do, `os.urandom(24)`.)
+  // to its blank, a `;` or `,` at its end left out, read as a generated literal is, whatever a value's run would stop
+  // at in it. A call or an index written whole is none, `f(x1,y2)`, and one in words fails as words do,
+  // `os.urandom(24)`.)
   if (!quoted && (op === 61 || op === 58) && startsLine(s, nameStart)) {
     let k = v;
     for (let c = codeAt(s, k); c > 32 && c < 127 && c !== 34 && c !== 39 && c !== 96 && k - v <= MAX_QUOTED; c = codeAt(s, ++k));
     while (k > v && (codeAt(s, k - 1) === 59 || codeAt(s, k - 1) === 44)) k--;
     if (k - v <= MAX_QUOTED && (isSpace(codeAt(s, k)) || k >= s.length || codeAt(s, k) === 59 || codeAt(s, k) === 44)) {
       const token = s.slice(v, k);
-      if (!CALL_OR_INDEX.test(token) && !PATTERN_MARKS.test(token) && generatedLiteral(token, PASSWORD_NAME.test(name)) && !(SCHEME.test(token) || token.includes('://') || REDACTED.test(token) || placeholderPassword(token) || isPath(token) || inArnOrUrn(s, nameStart))) return [v, k];
+      if (!CALL_OR_INDEX.test(token) && !PATTERN_MARKS.test(token) && generatedValue(s, nameStart, name, token)) return [v, k];
     }
   }
   // Where the run of value characters from `v` ends: remembered, so that a run crowded with `=` is walked once.

@@ -33,6 +33,16 @@ const CLASSES: Record<string, { chars: string; min: number; max: number }> = {
 };
 const drawn = (chars: string, min: number, max: number) => fc.string({ unit: fc.constantFrom(...chars.split('')), minLength: min, maxLength: max });
 
+/**
+ * Values of `length` drawn uniformly from `chars` by a seed, as a generator or a service draws them (fast-check leans
+ * on a set's first characters: `AAAAbA...`). `label` keeps the draws of one property apart from another's.
+ */
+const uniform = (chars: string, length: fc.Arbitrary<number> | number, label: string) =>
+  fc.tuple(fc.integer(), typeof length === 'number' ? fc.constant(length) : length).map(([seed, n]) => {
+    const bytes = createHash('sha512').update(`${label}:${seed}`).digest();
+    return Array.from({ length: n }, (_, i) => chars[bytes[i]! % chars.length]).join('');
+  });
+
 /** Whether [at, end) lies inside spans that meet, each masked in its place: nothing of it left between them. */
 function covered(spans: { start: number; end: number }[], at: number, end: number): boolean {
   let reach = at;
@@ -247,17 +257,11 @@ describe('a literal a generator made of every printable character', () => {
   const MANAGER = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_=+[]{};:,.<>/?~';
   // Django's (django.core.management.utils.get_random_secret_key): 50 of these, lower-case.
   const DJANGO = 'abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)';
-  // Drawn uniformly from a seed, as a generator draws (fast-check leans on a set's first characters).
-  const generated = (chars: string, length: number) =>
-    fc.integer().map((seed) => {
-      const bytes = createHash('sha512').update(`${chars.length}:${seed}`).digest();
-      return Array.from({ length }, (_, i) => chars[bytes[i % 64]! % chars.length]).join('');
-    });
   // (Under a password's name from 8 characters, a letter, a digit and another among them: `"kX9#mQ(2vL)p"`.)
   const named = fc.oneof(
-    fc.tuple(fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'api_secret', 'clientSecret'), fc.oneof(generated(WORDPRESS, 64), fc.integer({ min: 16, max: 40 }).chain((n) => generated(MANAGER, n)))),
-    fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'MYSQL_ROOT_PASSWORD', 'passwd'), fc.integer({ min: 8, max: 40 }).chain((n) => generated(MANAGER, n))),
-    fc.tuple(fc.constantFrom('SECRET_KEY', 'DJANGO_SECRET_KEY'), fc.tuple(fc.constantFrom('', 'django-insecure-'), generated(DJANGO, 50)).map(([p, v]) => p + v)),
+    fc.tuple(fc.constantFrom('AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_SALT', 'NONCE_SALT', 'api_secret', 'clientSecret'), fc.oneof(uniform(WORDPRESS, 64, 'wordpress'), uniform(MANAGER, fc.integer({ min: 16, max: 40 }), 'manager'))),
+    fc.tuple(fc.constantFrom('DB_PASSWORD', 'password', 'MYSQL_ROOT_PASSWORD', 'passwd'), uniform(MANAGER, fc.integer({ min: 8, max: 40 }), 'password')),
+    fc.tuple(fc.constantFrom('SECRET_KEY', 'DJANGO_SECRET_KEY'), fc.tuple(fc.constantFrom('', 'django-insecure-'), uniform(DJANGO, 50, 'django')).map(([p, v]) => p + v)),
   );
   const placement = fc.constantFrom('define', 'php', 'env', 'yaml', 'json', 'python', 'env-bare', 'yaml-bare', 'properties');
   const write = (how: string, n: string, v: string): [string, string] => {
@@ -289,11 +293,11 @@ describe('a literal a generator made of every printable character', () => {
         fc.pre(shannonEntropy(v) >= Math.min(4.5, 0.9 * Math.log2(v.length)));
         fc.pre(!/\{\d+(?:,\d*)?\}|\(\?(?:[:=!]|<[=!]|<\w+>)|\(\?[imsx]+\)|\[\^?(?:a-[a-z]|A-[A-Z]|[01]-[0-9])[^\]]{0,40}\]/.test(v));
         fc.pre(!(v.match(/[A-Z]?[a-z]+|[A-Z]+/g) ?? []).some((w) => w.length >= 4 && /[aeiouy]/i.test(w)));
-        // (Unquoted, a token: no blank, no quote, no `;` or `,` at its end, no `=` or `>` first (after a name's `=`,
-        // `==` compares and `=>` is an arrow), and not a call or an index written whole.)
         // (In YAML, not a character that starts something else first: an anchor's `&`, an alias's `*`, a tag's `!`, a
         // flow's bracket.)
         if (how === 'yaml-bare') fc.pre(!/^[-?:,[\]{}#&*!|>%@]/.test(v));
+        // (Unquoted, a token: no blank, no quote, no `;` or `,` at its end, no `=` or `>` first (after a name's `=`,
+        // `==` compares and `=>` is an arrow), and not a call or an index written whole.)
         if (how.endsWith('bare') || how === 'properties') fc.pre(!/[\s'"`]/.test(v) && !/[;,]$/.test(v) && !/^[=>]/.test(v) && !/^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/.test(v));
         const [text, written] = write(how, n, v);
         expect(masked(text, written), text).toBe(true);
@@ -327,12 +331,7 @@ describe('a literal a generator made of every printable character', () => {
 });
 
 describe('a short bearer token in an Authorization header', () => {
-  const ALNUM62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  // (Drawn uniformly from a seed, as a service draws one.)
-  const token = fc.tuple(fc.integer(), fc.integer({ min: 8, max: 19 })).map(([seed, n]) => {
-    const bytes = createHash('sha256').update(`bearer:${seed}`).digest();
-    return Array.from({ length: n }, (_, i) => ALNUM62[bytes[i]! % 62]).join('');
-  });
+  const token = uniform(ALNUM, fc.integer({ min: 8, max: 19 }), 'bearer');
   const header = fc.constantFrom(
     (t: string) => `GET /v1/orders HTTP/1.1\nHost: orders.internal\nAuthorization: Bearer ${t}\nAccept: application/json`,
     (t: string) => `{"headers": {"Authorization": "Bearer ${t}", "Accept": "application/json"}}`,
@@ -358,11 +357,7 @@ describe('a short bearer token in an Authorization header', () => {
 });
 
 describe('session cookies in a Cookie header', () => {
-  const ALNUM62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const value = fc.tuple(fc.integer(), fc.integer({ min: 20, max: 40 })).map(([seed, n]) => {
-    const bytes = createHash('sha256').update(`cookie:${seed}`).digest();
-    return Array.from({ length: n }, (_, i) => ALNUM62[bytes[i % 32]! % 62]).join('');
-  });
+  const value = uniform(ALNUM, fc.integer({ min: 20, max: 40 }), 'cookie');
   const session = fc.constantFrom('session', 'sessionid', 'sid', 'auth_token', 'connect.sid', 'PHPSESSID', 'jwt');
   const other = fc.tuple(fc.constantFrom('theme', 'lang', 'cart', '_ga', 'consent'), fc.constantFrom('dark', 'en', '3', 'GA1.2.1', 'yes'));
 
