@@ -117,7 +117,8 @@ const crafted: Record<string, string> = {
   // and markup's `>` and `,`, each a candidate that names nothing.
   'elements, pairs and subscripts': fill("<password>Xy9Lm2Pq8</password> define('DB_PASSWORD', 'Xy9Lm2Pq8'); - name: API_KEY\n  value: Xy9Lm2Pq8Rt5Vw3Yb7 env['API_KEY'] = 'Xy9Lm2Pq8Rt5' "),
   // Literals a generator made of every printable character (WordPress's keys and salts), each read whole to its
-  // quote; and long quoted literals under a secret's name that read as one only at their end, where they fail.
+  // quote; and long quoted literals under a secret's name, each read to its quote (256 characters at most) and found
+  // no generated one there.
   'generated literals (WordPress keys)': fill("define( 'AUTH_KEY', '- @C#Q lc&2UvrvlO&f.k2!7$f]EBKz-}ghESQS+$espjqRamL!6{3t^BZS+Y<g}' );\n"),
   'long quoted literals that fail at their end': fill(`api_key = "${'aB3 (x) [y] {z} '.repeat(15)}Error failed"\n`),
   'prose that tells of passwords and keys': fill('the password is incorrect and the key is Zx9Lm2Pq8 so the token was a1 is is was '),
