@@ -1102,14 +1102,14 @@ export class DetectionCache {
   /** The kinds of a joined text: those of its parts (and of what their seams hold), each part scanned once. */
   kindsOf(d: Detector, joined: JoinedText): string[] {
     const seen = new Set<string>();
-    for (const part of joined.parts) addKinds(this.#found(d, part, this.#isShown(part)), seen);
+    for (const part of joined.parts) addKinds(this.#found(d, part, d === 'secrets' && this.#isShown(part)), seen);
     return [...seen];
   }
 
   kinds(d: Detector, s: string): string[] {
     const parts = s === this.#joined ? this.#joinedParts : this.#joins.size === 0 ? undefined : this.#joins.get(s);
     const seen = new Set<string>();
-    for (const part of parts ?? [s]) addKinds(this.#found(d, part, parts !== undefined && this.#isShown(part)), seen);
+    for (const part of parts ?? [s]) addKinds(this.#found(d, part, d === 'secrets' && parts !== undefined && this.#isShown(part)), seen);
     return [...seen];
   }
 }

@@ -70,7 +70,8 @@ function breakAt(s: string, i: number): Break | undefined {
  * Whether the run at `a` starts with a name and its `=` or `:` before a value (`SECRET_VALUE=k8Xq...`,
  * `client_secret: ...`, `password=...`): a line of its own, a config's next entry, not the rest of a token. A name
  * here is 64 characters at most and holds `_`, `.` or `-`, or is lower-case letters; a token's piece is neither
- * (`GSQ=89G6...`, base64's `Fg==`), nor is a URL's scheme (`edis://`, `https:` at a line's end) or a host and its port (`cache.internal:6379`).
+ * (`GSQ=89G6...`, base64's `Fg==`), nor is a URL's scheme (`edis://`, `https:` at a line's end) or a host and its
+ * port (`cache.internal:6379`).
  */
 export function startsAssignment(s: string, a: number): boolean {
   let b = a;
