@@ -316,6 +316,26 @@ describe('a credential split over any number of consecutive parts', () => {
     );
   });
 
+  it("masks a PuTTY key's private lines cut at a line break, those after the cut read back from the `Private-MAC:` under them", () => {
+    const lines = ['AAABAQLy0IZGUo0YPrsj6PXCe6jNHDn9Hn433g8b4XJ9pw/qBzBSP/7LlpW6g4nn', 'Dxw1KT+Txn8XMpz2c5nOfKbWWwgdTJuPFz2KPXex2oyo8UZjplpTPp8Ms4BkZxuL', 'pStJURiCw/g4W+RdHLtn='];
+    const key = `PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: deploy\nPublic-Lines: 1\nAAAAB3NzaC1yc2EAAAABJQAAAQEAHG3Gb6BPmtDkmh8rAtcF\nPrivate-Lines: 3\n${lines.join('\n')}\nPrivate-MAC: 506a1e2caca5fbd5d1261cc5531bf02b4b255cb6`;
+    for (const line of lines) {
+      // Cut before the line, and after it (the line break on either side of the seam).
+      for (const at of [key.indexOf(line), key.indexOf(line) - 1]) {
+        const parts = [key.slice(0, at), key.slice(at)];
+        const c = new DetectionCache();
+        c.join(parts);
+        for (const l of lines) {
+          const p = parts.find((x) => x.includes(l))!;
+          const from = p.indexOf(l);
+          expect(c.spans('secrets', p).some((sp) => sp.start <= from && from + l.length <= sp.end), `${JSON.stringify(parts)}: ${l}`).toBe(true);
+        }
+      }
+    }
+    // And the tail of such a file alone: `tail -n 3` of it.
+    expect(detectKinds('secrets', `$ tail -n 3 deploy.ppk\n${lines.slice(1).join('\n')}\nPrivate-MAC: 506a1e2caca5fbd5d1261cc5531bf02b4b255cb6`)).toContain('putty-private-key-end');
+  });
+
   it('reads a long run of parts in bounded work: each character a few times', () => {
     // 20,000 one-character parts that all run together: the runs are cut and read again, linear in the parts.
     const parts = Array.from({ length: 20_000 }, (_, i) => 'abcdefghij'[i % 10]!);
