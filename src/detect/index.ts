@@ -526,6 +526,9 @@ function rowsOnly(part: string, sep: string): boolean {
 /** The longest line read as a table's row across a seam. */
 const TABLE_LINE = 512;
 
+/** Characters past a token that crosses a seam its line is read to, where the line names or takes a secret (readTo). */
+const LINE_REACH = 512;
+
 /** Lines after a value's first line read with it where a seam is read as one block under the other, and at most how many characters. */
 const VALUE_LINES = 16;
 const VALUE_LINES_CHARS = 1024;
@@ -567,6 +570,46 @@ const SETS_A_SECRET = /cookie|session|redis-cli|mysql|psql|curl|machine|echo|sig
 function namesOrTakes(text: string): boolean {
   return NAMES_A_SECRET.test(text) || PAIR_VALUE.test(text) || TAKES_A_SECRET.test(text) || SETS_A_SECRET.test(text);
 }
+
+/**
+ * Where the read of `left` starts before `at` (a seam, or the token that crosses it): `context` characters before it,
+ * or, where the seam cuts a line (`far`), its line's start where that is nearer than PAIR_CONTEXT, a value the seam
+ * cuts (in a word, at a blank or a mark) having its name at the line's start: `WALLET_MNEMONIC="legal scene ... useful y` | `ear spoil sausage"`,
+ * `define( 'AUTH_KEY',         '...OhK` | `' );`.
+ */
+function readFrom(left: string, at: number, context: number, far: boolean): number {
+  const back = Math.max(0, at - context);
+  if (!far) return back;
+  const near = Math.max(0, at - PAIR_CONTEXT);
+  let line = at;
+  while (line > near && left.charCodeAt(line - 1) !== 10) line--;
+  return line === near && near > 0 && left.charCodeAt(near - 1) !== 10 ? back : Math.min(back, line);
+}
+
+/**
+ * Where the read of `right` ends after what stands at a seam's start up to `t1` (the token that crosses it, or none):
+ * SEAM_AFTER past it (a credential known by what follows it, `echo PASSWORD | sudo -S`), PAIR_CONTEXT more where a
+ * pair's `value` follows (`"N` | `ame": "/prod/api_key", ... "Value": "...`). Or, where the seam cuts a line (`far`),
+ * further: the line on to its end, LINE_REACH past `t1` at most, and where it ends in the part, the lines after it
+ * (linesAfter), where what stands before the seam (`before`) and what is read after it name a secret or stand around
+ * one (namesOrTakes). A name the seam cut, its value further on its line or below it: `define( 'A` | `UTH_KEY',
+ * '<64 characters>' );`, `e` | `cho "..." | npx wrangler secret put API_KEY`, `WALLET_M` | `NEMONIC="<twelve
+ * words>"`, `P` | `rivate-Lines: 3` and the key's lines, `$ gcloud secrets v` | `ersions access ...` and the value it
+ * printed; or a value cut that what follows it makes one, a PuTTY key's last lines cut and the `Private-MAC:` under
+ * them.
+ */
+function readTo(before: string, right: string, t1: number, far: boolean): number {
+  const near = Math.min(right.length, t1 + (PAIR_VALUE_AHEAD.test(right.slice(t1, t1 + PAIR_CONTEXT)) ? PAIR_CONTEXT + SEAM_AFTER : SEAM_AFTER));
+  if (!far || near >= right.length) return near;
+  const nl = right.indexOf('\n', t1);
+  const lineEnd = nl >= 0 && nl - t1 <= LINE_REACH ? nl : Math.min(right.length, t1 + LINE_REACH);
+  if (lineEnd <= near && lineEnd !== nl) return near;
+  const end = lineEnd === nl ? linesAfter(right, nl) : lineEnd;
+  return namesOrTakes(before + right.slice(0, end)) ? Math.max(near, end) : near;
+}
+
+/** What ends a sentence: `.`, `!`, `?`. */
+const SENTENCE_END = new Set([46, 33, 63]);
 
 /** The text of `pieces`, joined as shown. */
 function textOf(parts: readonly string[], pieces: readonly Piece[]): string {
@@ -796,8 +839,12 @@ export class DetectionCache {
       // A seam no read above took, where what stands around it names or takes a secret: a value whole on one side, made
       // one by what stands on the other (`mysql` | ` -h db -u root -pXk9...`, `echo 'Xk9...` | `' | sudo -S`).
       if (!joined && value === undefined) {
-        const f = Math.max(0, left.length - SEAM_CONTEXT);
-        const t = Math.min(right.length, SEAM_AFTER);
+        // (A pair's `value` at the seam, `"Value` | `": "...`: its name stands up to PAIR_CONTEXT before it. A seam inside
+        // a line, `ngrok` | ` config add-authtoken ...`, is read to the line's ends, readFrom and readTo; one at a line
+        // break, as between paragraphs, is not.)
+        const inLine = left.length > 0 && right.length > 0 && left.charCodeAt(left.length - 1) !== 10 && right.charCodeAt(0) !== 10;
+        const f = readFrom(left, left.length, PAIR_VALUE_AHEAD.test(left.slice(-12) + right.slice(0, 12)) ? PAIR_CONTEXT : SEAM_CONTEXT, inLine);
+        const t = readTo(left.slice(f), right, 0, inLine);
         if (namesOrTakes(left.slice(f) + right.slice(0, t)) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
       }
       // A value split in two has a piece on each side of the seam: only then is there anything to join.
@@ -809,13 +856,19 @@ export class DetectionCache {
       while (t1 < right.length && t1 < SEAM && !isBlank(right.charCodeAt(t1))) t1++;
       // And some of what stands after it: a credential known by what follows it (`echo PASSWORD | sudo -S`).
       // (A token that starts its line is read with the line before it, up to PAIR_CONTEXT characters: a command that
-      // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`.)
+      // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`. So is a pair's
+      // value, or a pair's `value` the seam cut, `"V` | `alue": "...`: its name stands up to PAIR_CONTEXT before it.)
       const startsLine = t0 > 0 && left.charCodeAt(t0 - 1) === 10;
-      const context = startsLine || PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) ? PAIR_CONTEXT : SEAM_CONTEXT;
-      const from = Math.max(0, t0 - context);
+      const pair = PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) || (left.length - t0 < 8 && PAIR_VALUE_START.test(left.slice(t0) + right.slice(0, Math.min(t1, 12))));
+      const context = startsLine || pair ? PAIR_CONTEXT : SEAM_CONTEXT;
+      // (A name or a word the seam cuts, `define( 'A` | `UTH_KEY', ...`, `WALLET_MNEMONIC` | `="legal scene ...`, is read
+      // to its line's ends, readFrom and readTo; a seam after a sentence's end, `... the account keys.` | `Naïve ...`,
+      // is not.)
+      const inWord = !SENTENCE_END.has(left.charCodeAt(left.length - 1));
+      const from = readFrom(left, t0, context, inWord);
       // (A pair's `value` after the token, its name cut by the seam, `"N` | `ame": "/prod/api_key", ... "Value": "...`:
       // read on to the value.)
-      const to = Math.min(right.length, t1 + (PAIR_VALUE_AHEAD.test(right.slice(t1, t1 + PAIR_CONTEXT)) ? PAIR_CONTEXT + SEAM_AFTER : SEAM_AFTER));
+      const to = readTo(left.slice(from), right, t1, inWord);
       // (Where the token starts at or near its part's start, what names it stands in the parts before: `password: ` |
       // `Xk9` | `mQ2...`, a value cut into blocks of a few characters. Those parts' ends are read before it, as shown.
       // Not where the token began in the part before, `x` | `A` | `KIA...`: the seam before reads that token.)
@@ -873,7 +926,9 @@ export class DetectionCache {
     const from = Math.max(0, t0 - PAIR_CONTEXT);
     // (What the parts before end with, a command's word cut, `e` | `cho '` | `Xk9...' | sudo -S`, as valueAcross read it.)
     const lead = from === 0 && k > 0 ? (short.length > 0 ? short : leadBefore(parts, k, PAIR_CONTEXT - t0)) : NO_PIECES;
-    const to = Math.min(right.length, end + SEAM_AFTER);
+    // (And on, where the line names a secret, as after a token across a seam: `"Name": ` | `"/prod/api_key",` and the
+    // pair's `"Value"` lines below.)
+    const to = Math.max(Math.min(right.length, end + SEAM_AFTER), readTo(left.slice(from), right, b, true));
     // The lines after the value's are read with it where the two are read one under the other: a value of some lines,
     // a PuTTY key's private lines.
     const under = Math.max(to, linesAfter(right, end));

@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import credentials from '../fixtures/secrets/credentials.json' with { type: 'json' };
 import benign from '../fixtures/secrets/benign.json' with { type: 'json' };
@@ -34,6 +35,76 @@ describe('the credential corpus', () => {
   });
 });
 
+/** Each of `parts` as masking forwards it, the parts read joined: what a span covers withheld. */
+function maskedParts(parts: readonly string[]): string[] {
+  const cache = new DetectionCache();
+  cache.joinLazily(parts);
+  return parts.map((p) => {
+    let out = '';
+    let from = 0;
+    for (const sp of cache.spans('secrets', p)) {
+      out += `${p.slice(from, sp.start)}[withheld]`;
+      from = sp.end;
+    }
+    return out + p.slice(from);
+  });
+}
+
+/** Cyrillic letters that look like Latin ones (in the confusables table), and back. */
+const CYRILLIC: Record<string, string> = { a: 'а', c: 'с', e: 'е', o: 'о', p: 'р', x: 'х', y: 'у', A: 'А', B: 'В', C: 'С', E: 'Е', H: 'Н', K: 'К', M: 'М', O: 'О', P: 'Р', T: 'Т', X: 'Х' };
+const LATIN = Object.fromEntries(Object.entries(CYRILLIC).map(([l, c]) => [c, l]));
+
+/** What a reader makes of `text` past the normalizations below: invisible characters gone, NFKC, look-alikes folded, percent-escapes decoded. */
+function asRead(text: string): string {
+  const folded = [...text.normalize('NFKC').replace(/[\u200b-\u200d\u2060\u00ad]/g, '')].map((ch) => LATIN[ch] ?? ch).join('');
+  return folded.replace(/(?:%[0-9A-Fa-f]{2})+/g, (m) => {
+    try {
+      return decodeURIComponent(m);
+    } catch {
+      return m;
+    }
+  });
+}
+
+describe('a credential cut anywhere into two blocks', () => {
+  it('is masked in whichever block holds it, cut in what names it, in what stands before or after it, or in it', () => {
+    // Every cut of every text of the corpus: a name cut far from its value (`define( 'A` | `UTH_KEY', '...' );`), a command
+    // cut before the value it takes (`e` | `cho "..." | npx wrangler secret put`), a key cut between its lines.
+    const missed: string[] = [];
+    for (const c of creds) {
+      for (let i = 1; i < c.text.length; i++) {
+        const parts = [c.text.slice(0, i), c.text.slice(i)];
+        if (maskedParts(parts).some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${JSON.stringify(parts)}`);
+      }
+    }
+    expect(missed.slice(0, 10)).toEqual([]);
+  });
+
+  it('and so under each normalization: an invisible character, look-alike letters, full-width forms, percent-escapes', () => {
+    const forms: Array<[string, (v: string, at: number) => string]> = [
+      ['a zero-width space', (v, at) => `${v.slice(0, at)}\u200b${v.slice(at)}`],
+      ['a soft hyphen', (v, at) => `${v.slice(0, at)}\u00ad${v.slice(at)}`],
+      ['a zero-width non-joiner between every two characters', (v) => [...v].join('\u200c')],
+      ['Cyrillic look-alikes', (v) => [...v].map((ch) => CYRILLIC[ch] ?? ch).join('')],
+      ['full-width forms', (v) => [...v].map((ch) => (ch >= '!' && ch <= '~' ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch)).join('')],
+      ['percent-escapes of its letters', (v) => v.replace(/[a-z]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`)],
+    ];
+    fc.assert(
+      fc.property(fc.nat({ max: creds.length - 1 }), fc.constantFrom(...forms), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), (n, [, form], where, cutAt) => {
+        const c = creds[n]!;
+        const value = form(c.value, 1 + Math.floor(where * (c.value.length - 1)));
+        const text = c.text.replace(c.value, value);
+        const cut = 1 + Math.floor(cutAt * (text.length - 1));
+        const parts = [text.slice(0, cut), text.slice(cut)];
+        // (Of a key in armour, its lines: the armour's `-----BEGIN RSA PRIVATE KEY-----` tells nothing of it.)
+        const secret = c.value.replace(/-----[A-Za-z0-9 ]+-----/g, '');
+        for (const m of maskedParts(parts)) expect(leaks(asRead(m), secret) || leaks(m, secret), `${c.provider}: ${JSON.stringify(parts)}`).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
 describe('a credential cut from its name at a block boundary', () => {
   it('is masked in the next block: cut where the value starts, before the blanks, with a line break for the blanks after a colon, and at the line break before its line', () => {
     const missed: string[] = [];
@@ -51,19 +122,7 @@ describe('a credential cut from its name at a block boundary', () => {
       if (ls >= 0) cuts.push(['at the line break', line.slice(0, ls), line.slice(ls + 1)]);
       for (const [how, first, second] of cuts) {
         const parts = [`here it is:\n${first}`, `${second}\nok`];
-        const cache = new DetectionCache();
-        cache.joinLazily(parts);
-        // Each part as masking forwards it: what a span covers withheld.
-        const masked = parts.map((p) => {
-          let out = '';
-          let from = 0;
-          for (const sp of cache.spans('secrets', p)) {
-            out += `${p.slice(from, sp.start)}[withheld]`;
-            from = sp.end;
-          }
-          return out + p.slice(from);
-        });
-        if (masked.some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${how}`);
+        if (maskedParts(parts).some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${how}`);
       }
     }
     expect(missed).toEqual([]);
