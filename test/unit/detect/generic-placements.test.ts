@@ -361,6 +361,27 @@ describe('session cookies in a Cookie header', () => {
   const session = fc.constantFrom('session', 'sessionid', 'sid', 'auth_token', 'connect.sid', 'PHPSESSID', 'jwt');
   const other = fc.tuple(fc.constantFrom('theme', 'lang', 'cart', '_ga', 'consent'), fc.constantFrom('dark', 'en', '3', 'GA1.2.1', 'yes'));
 
+  it('masks a session id as servers make it, hex digits or a narrow alphabet of 16 to 40 characters, in a Cookie or Set-Cookie header, and a bearer token of hex digits', () => {
+    // PHP's id is 32 hex digits (or 26 of [0-9a-v]), Django's 32 of [a-z0-9], an opaque bearer token often 32 or 40 hex
+    // digits: four or five bits a character at most, so a random one often falls under an entropy of 3.5.
+    const alphabets = ['0123456789abcdef', '0123456789abcdefghijklmnopqrstuv', 'abcdefghijklmnopqrstuvwxyz0123456789', ALNUM];
+    const drawn = fc.constantFrom(...alphabets).chain((chars) => uniform(chars, fc.integer({ min: 16, max: 40 }), `id:${chars.length}`));
+    const place = fc.constantFrom(
+      (v: string) => `GET / HTTP/1.1\nCookie: PHPSESSID=${v}; lang=en\nAccept: */*`,
+      (v: string) => `HTTP/1.1 200 OK\nSet-Cookie: sessionid=${v}; Path=/; HttpOnly`,
+      (v: string) => `cookie: csrftoken=x; connect.sid=${v}`,
+      (v: string) => `curl -H 'Authorization: Bearer ${v}' https://api.example.com/v1/me`,
+    );
+    fc.assert(
+      fc.property(place, drawn, (write, v) => {
+        // (As random as a drawn id is: not a run of one or two characters.)
+        fc.pre(new Set(v).size > 4);
+        expect(masked(write(v), v), write(v)).toBe(true);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
   it("masks each of one or two session cookies, first, last or between others, the header's first pair too", () => {
     fc.assert(
       fc.property(fc.array(other, { maxLength: 3 }), fc.uniqueArray(fc.tuple(session, value), { minLength: 1, maxLength: 2, selector: ([n]) => n }), fc.array(fc.nat(), { minLength: 2, maxLength: 2 }), fc.constantFrom('Cookie', 'cookie', 'Set-Cookie'), (others, sessions, at, header) => {
