@@ -646,10 +646,39 @@ function leadBefore(parts: readonly string[], k: number, need: number): readonly
   return out.reverse();
 }
 
+/**
+ * The starts of the parts from part `j` on, below `end`, `need` characters of them at most, as one piece each, in
+ * order: what follows a short part, read with it. Up to LEAD_PARTS parts on, as leadBefore.
+ */
+function trailFrom(parts: readonly string[], j: number, end: number, need: number): readonly Piece[] {
+  const out: Piece[] = [];
+  for (let i = j; i < end && need > 0 && i - j < LEAD_PARTS; i++) {
+    const n = parts[i]!.length;
+    if (n === 0) continue;
+    const to = Math.min(n, need);
+    out.push({ part: i, from: 0, to });
+    need -= to;
+  }
+  return out;
+}
+
 function isBlank(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11;
 }
 const NONE: readonly Span[] = Object.freeze([]);
+
+/** Characters after a seam a read around an earlier seam holds for it to be read there alone (readAround). */
+const AROUND_AFTER = PAIR_CONTEXT / 2;
+
+/**
+ * Where the reads of a seam with the parts around it stand (readAround): among the first `runEnd` parts (a result's
+ * blocks), each part's start in them joined (`starts`), and where a seam is next read so (`until`).
+ */
+interface Around {
+  runEnd: number;
+  starts: number[];
+  until: number;
+}
 
 /** The one span of a string whose scan the deadline stopped or never let start: all of it, kind `unchecked`. */
 function uncheckedSpan(s: string): Span[] {
@@ -802,6 +831,8 @@ export class DetectionCache {
     // The last table read across a seam, while every part since holds its rows alone: its header's place.
     let header: { part: number; from: number; to: number; sep: string; named: boolean } | undefined;
     const runEnd = Math.min(parts.length, runParts);
+    const around: Around = { runEnd, starts: [0], until: 0 };
+    for (let i = 0; i < runEnd; i++) around.starts.push(around.starts[i]! + parts[i]!.length);
     for (let k = 0; k + 1 < parts.length; k++) {
       // The seams are read before the rules, under the same deadline: past it, no scan starts again and what is not
       // known is withheld whole (spans), so a result of many blocks cannot hold the process by its seams.
@@ -835,7 +866,7 @@ export class DetectionCache {
         short = k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
         return textOf(parts, short);
       });
-      if (value !== undefined && !this.#readValueAcross(parts, k, value, joined, short)) return;
+      if (value !== undefined && !this.#readValueAcross(parts, k, value, joined, short, around)) return;
       // A seam no read above took, where what stands around it names or takes a secret: a value whole on one side, made
       // one by what stands on the other (`mysql` | ` -h db -u root -pXk9...`, `echo 'Xk9...` | `' | sudo -S`).
       if (!joined && value === undefined) {
@@ -846,6 +877,10 @@ export class DetectionCache {
         const f = readFrom(left, left.length, PAIR_VALUE_AHEAD.test(left.slice(-12) + right.slice(0, 12)) ? PAIR_CONTEXT : SEAM_CONTEXT, inLine);
         const t = readTo(left.slice(f), right, 0, inLine);
         if (namesOrTakes(left.slice(f) + right.slice(0, t)) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
+        // (A short part after the seam, read with the parts around it: `aws_secret_access_key` | ` ` | `= ...`,
+        // `docker login` | ` -u ` | `deploy -p ...`, `... password -a ` | `$USER -s ` | `openai -w` and the value below.)
+        const lead = f === 0 && k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
+        if (!this.#readAround(parts, lead, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], around, -1)) return;
       }
       // A value split in two has a piece on each side of the seam: only then is there anything to join.
       if (!joined) continue;
@@ -876,6 +911,9 @@ export class DetectionCache {
       const lead = from === 0 && k > 0 && !(t0 === 0 && joins(parts[k - 1]!, left)) ? namingLead(parts, leadBefore(parts, k, t0 === 0 ? PAIR_CONTEXT : context - t0), left.slice(from) + right.slice(0, to)) : NO_PIECES;
       // (However short the token: a word cut anywhere, `"e` | `cho '...' | sudo -S`, a short password's `k` | `7Rw2qa`.)
       if (!this.#readRun(parts, [...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to }], detectors, t1)) return;
+      // (A short part after the seam, read with the parts after it where it is no token that runs on into them (read
+      // below): `ech` | `o "..." |` | ` npx wrangler secret put`, `gh sec` | `re` | `t set ... --body "..."`.)
+      if (!(t1 === right.length && k + 2 < runEnd && joins(right, parts[k + 2]!)) && !this.#readAround(parts, lead, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to }], around, t1)) return;
       if (k < runUntil || t1 < right.length || k + 2 >= runEnd || !joins(right, parts[k + 2]!)) continue;
       // The run through parts that are all token, from this seam on.
       const pieces: Piece[] = [{ part: k, from, to: left.length }];
@@ -895,7 +933,9 @@ export class DetectionCache {
       // Where the token ends inside the run's last part, what follows it there is read too, as at a seam
       // (`echo 'PA` | `SS` | `WORD' | sudo -S`: the password is known by what follows it).
       const last = pieces[pieces.length - 1]!;
-      if (!cut && last.to < parts[last.part]!.length) last.to = Math.min(parts[last.part]!.length, last.to + SEAM_AFTER);
+      // (On to its line's end where that names or takes a secret, as at a seam: `gh sec` | `re` | `t set DEPLOY_TOKEN ...
+      // --body "..."`.)
+      if (!cut && last.to < parts[last.part]!.length) last.to = readTo(textOf(parts, pieces.slice(0, -1)), parts[last.part]!, last.to, true);
       for (const [a, b] of [[0, pieces.length], [1, pieces.length], [0, pieces.length - 1], [1, pieces.length - 1]] as const) {
         if (b - a >= 3 && !this.#readRun(parts, pieces.slice(a, b), RUN_DETECTORS)) return;
       }
@@ -915,7 +955,7 @@ export class DetectionCache {
    * rows, a PuTTY key's `Private-Lines: 3` | its lines). A span found in the next part's first line is that part's.
    * False when the deadline stopped a read.
    */
-  #readValueAcross(parts: readonly string[], k: number, value: ValueAcross, joined: boolean, short: readonly Piece[]): boolean {
+  #readValueAcross(parts: readonly string[], k: number, value: ValueAcross, joined: boolean, short: readonly Piece[], around: Around): boolean {
     const left = parts[k]!;
     const right = parts[k + 1]!;
     const { nameEnd: a, valueStart: b, end } = value;
@@ -944,7 +984,30 @@ export class DetectionCache {
       reads.push([[{ part: k, from, to: a }, { part: k + 1, from: 0, to: under }], '\n', end]);
     }
     for (const [pieces, joiner, valueEnd] of reads) if (!this.#readRun(parts, pieces, RUN_DETECTORS, valueEnd, joiner)) return false;
-    return true;
+    // (As written, with a short part after it: `WALLET_MNEMONIC="` | `legal scene` | ` wave ... sausage"`.)
+    return joined || this.#readAround(parts, lead, [{ part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? under : to }], around, end);
+  }
+
+  /**
+   * A seam's read (`pieces`: what stands before it in part `k`, what after it in part `k + 1`) again with the parts
+   * around it, among a result's blocks: `lead` before it, and, where part `k + 1` is read to its end, the starts of
+   * the blocks after it, PAIR_CONTEXT characters of them, LEAD_PARTS parts at most (trailFrom); for credentials,
+   * where what it reads names or stands around a secret. A short part between what names a value and the value, or
+   * between a value and what takes it. A seam AROUND_AFTER characters or more inside the last such read (half its
+   * trail where that is shorter, LEAD_PARTS parts of a few characters) is not read so again (what crosses it within
+   * that many characters was read there), so that many short parts cost each character a few reads. False when the
+   * deadline stopped the read.
+   */
+  #readAround(parts: readonly string[], lead: readonly Piece[], pieces: readonly Piece[], at: Around, valueEnd: number): boolean {
+    const last = pieces[pieces.length - 1]!;
+    if (last.part >= at.runEnd || at.starts[last.part]! < at.until) return true;
+    const trail = last.to === parts[last.part]!.length ? trailFrom(parts, last.part + 1, at.runEnd, PAIR_CONTEXT) : NO_PIECES;
+    if (trail.length === 0) return true;
+    const around = [...lead, ...pieces, ...trail];
+    const end = trail[trail.length - 1]!;
+    const after = at.starts[end.part]! + end.to - at.starts[trail[0]!.part]!;
+    at.until = at.starts[end.part]! + end.to - Math.min(AROUND_AFTER, after >> 1);
+    return !namesOrTakes(textOf(parts, around)) || this.#readRun(parts, around, RUN_DETECTORS, valueEnd);
   }
 
   /** The detectors over one run of `pieces`: a span that crosses a seam gives each part it covers its piece; false when the deadline stopped the read. */

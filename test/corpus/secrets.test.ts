@@ -105,6 +105,25 @@ describe('a credential cut anywhere into two blocks', () => {
   });
 });
 
+describe('a credential cut anywhere into three blocks', () => {
+  it('is masked in whichever blocks hold it: a short block between what names it and the value, or between the value and what takes it', () => {
+    // (`aws_secret_access_key` | ` ` | `= ...`, `ech` | `o "..." |` | ` npx wrangler secret put API_KEY`, `gh sec` |
+    // `re` | `t set ... --body "..."`.) Not a key in armour: the middle block of its lines alone, between the blocks
+    // that hold its `-----BEGIN` and its `-----END`, is not read as the key's.
+    const cut = creds.filter((c) => !c.value.includes('-----'));
+    fc.assert(
+      fc.property(fc.nat({ max: cut.length - 1 }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), (n, x, y) => {
+        const c = cut[n]!;
+        const [i, j] = [1 + Math.floor(x * (c.text.length - 1)), 1 + Math.floor(y * (c.text.length - 1))].sort((a, b) => a - b);
+        fc.pre(i !== j);
+        const parts = [c.text.slice(0, i), c.text.slice(i, j), c.text.slice(j)];
+        for (const m of maskedParts(parts)) expect(leaks(m, c.value), `${c.provider}: ${JSON.stringify(parts)}`).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
 describe('a credential cut from its name at a block boundary', () => {
   it('is masked in the next block: cut where the value starts, before the blanks, with a line break for the blanks after a colon, and at the line break before its line', () => {
     const missed: string[] = [];

@@ -356,6 +356,9 @@ describe('a result cut into many short parts around what names a value', () => {
       (i) => ['key ', 'echo ', '"x', "' | sudo -S "][i % 4]!,
       (i) => ['"N', 'ame": "/a/b/api_key", "Value": "x', '"}, {'][i % 3]!,
       (i) => ['P', 'A', 'S', 'S', 'W', 'O', 'R', 'D', ': ', 'k', '7'][i % 11]!,
+      // Short parts between what names a value and the value, and a line that names one read on to its end.
+      (i) => ['docker login', ' -u ', 'deploy -p Hq7n', ' ', 'x'.repeat(600)][i % 5]!,
+      (i) => ['gh sec', 're', `t set X --body "${'k'.repeat(300)}\n`, 'define( \'A', `UTH_KEY', '${'z'.repeat(500)}`][i % 5]!,
     ];
     for (const shape of shapes) {
       const parts = Array.from({ length: 20_000 }, (_, i) => shape(i));
