@@ -574,8 +574,8 @@ function namesOrTakes(text: string): boolean {
 /**
  * Where the read of `left` starts before `at` (a seam, or the token that crosses it): `context` characters before it,
  * or, where the seam cuts a line (`far`), its line's start where that is nearer than PAIR_CONTEXT, a value the seam
- * cuts (in a word, at a blank or a mark) having its name at the line's start: `WALLET_MNEMONIC="legal scene ... useful y` | `ear spoil sausage"`,
- * `define( 'AUTH_KEY',         '...OhK` | `' );`.
+ * cuts (in a word, at a blank or a mark) having its name at the line's start: `WALLET_MNEMONIC="legal scene ...
+ * useful y` | `ear spoil sausage"`, `define( 'AUTH_KEY',         '...OhK` | `' );`.
  */
 function readFrom(left: string, at: number, context: number, far: boolean): number {
   const back = Math.max(0, at - context);
