@@ -667,6 +667,81 @@ function isBlank(c: number): boolean {
 }
 const NONE: readonly Span[] = Object.freeze([]);
 
+/** Characters of a key in armour read across seams at most, its `-----BEGIN` line to its `-----END` line (a PGP private key block runs to a few kilobytes). */
+const ARMOUR = 16_384;
+/**
+ * Parts a key in armour is read across at most (a file read in chunks of a few characters). Each part is walked by
+ * the one key opened nearest before it: a walk stops at the next `-----BEGIN`.
+ */
+const ARMOUR_PARTS = 1024;
+
+/** The characters of `-----BEGIN`: a part that starts with none of them holds no rest of a marker the seam cut. */
+const MARKER_CHARS = new Set([...'-BEGIN'].map((c) => c.charCodeAt(0)));
+
+/**
+ * Where a key in armour opened in part `k` (its `-----BEGIN` within the last ARMOUR characters, the marker's first
+ * characters in the parts before too, no `-----END` after it there) closes in a part after it, below `runEnd`
+ * (ARMOUR characters and ARMOUR_PARTS parts at most, no other `-----BEGIN` between): the pieces from the `-----BEGIN`
+ * to the end of the `-----END` line (a line break, or 128 characters past the marker), every part between whole, the
+ * markers found where a seam cuts them too. Else undefined.
+ */
+function armourThrough(parts: readonly string[], k: number, runEnd: number): Piece[] | undefined {
+  const left = parts[k]!;
+  const pieces: Piece[] = [];
+  let read: number;
+  const begin = left.lastIndexOf('-----BEGIN');
+  if (begin >= 0) {
+    if (left.length - begin > ARMOUR || left.includes('-----END', begin)) return undefined;
+    pieces.push({ part: k, from: begin, to: left.length });
+    read = left.length - begin;
+  } else {
+    // (The marker's first characters in the parts before, `-----BEG` | `IN RSA PRIVATE KEY-----`.)
+    if (k === 0 || !MARKER_CHARS.has(left.charCodeAt(0))) return undefined;
+    const lead = leadBefore(parts, k, 9);
+    const carry = textOf(parts, lead);
+    const b = (carry + left.slice(0, 10)).indexOf('-----BEGIN');
+    if (b < 0 || b >= carry.length || left.length > ARMOUR || left.includes('-----END')) return undefined;
+    let at = 0;
+    for (const pc of lead) {
+      const n = pc.to - pc.from;
+      if (b < at + n) pieces.push({ part: pc.part, from: pc.from + Math.max(0, b - at), to: pc.to });
+      at += n;
+    }
+    pieces.push({ part: k, from: 0, to: left.length });
+    read = carry.length - b + left.length;
+  }
+  // The last characters read, for a marker a seam cuts (`-----EN` | `D RSA PRIVATE KEY-----`).
+  let tail = textOf(parts, pieces).slice(-7);
+  // Past the `-----END` marker: characters of its line read so far, or -1 before it.
+  let past = -1;
+  for (let j = k + 1; j < runEnd && j - k <= ARMOUR_PARTS && read <= ARMOUR; j++) {
+    const p = parts[j]!;
+    if (p.length === 0) continue;
+    let from = 0;
+    if (past < 0) {
+      const seen = tail + p;
+      const end = seen.indexOf('-----END');
+      if (end < 0) {
+        if (seen.includes('-----BEGIN')) return undefined;
+        pieces.push({ part: j, from: 0, to: p.length });
+        read += p.length;
+        tail = seen.slice(-7);
+        continue;
+      }
+      if (read + end > ARMOUR + tail.length) return undefined;
+      from = Math.max(0, end - tail.length);
+      past = 0;
+    }
+    // On to the end of the `-----END` line.
+    const nl = p.indexOf('\n', from);
+    const to = nl >= 0 ? nl : Math.min(p.length, from + 128 - past);
+    pieces.push({ part: j, from: 0, to });
+    past += to - from;
+    if (nl >= 0 || past >= 128 || to < p.length) break;
+  }
+  return past < 0 ? undefined : pieces;
+}
+
 /** Characters after a seam a read around an earlier seam holds for it to be read there alone (readAround). */
 const AROUND_AFTER = PAIR_CONTEXT / 2;
 
@@ -828,6 +903,8 @@ export class DetectionCache {
    */
   #readSeams(parts: readonly string[], runParts: number, detectors: readonly Detector[] = DETECTORS): void {
     let runUntil = 0;
+    // The last part a key in armour read across seams reached (armourThrough).
+    let armourUntil = 0;
     // The last table read across a seam, while every part since holds its rows alone: its header's place.
     let header: { part: number; from: number; to: number; sep: string; named: boolean } | undefined;
     const runEnd = Math.min(parts.length, runParts);
@@ -855,6 +932,15 @@ export class DetectionCache {
         if (table !== undefined) {
           if (table.read && !this.#readRun(parts, [{ part: k, from: table.from, to: left.length }, { part: k + 1, from: 0, to: right.length }], RUN_DETECTORS, right.length, table.joiner)) return;
           header = { part: k, from: table.from, to: table.headerEnd, sep: table.sep, named: table.named };
+        }
+      }
+      // A key in armour whose lines run on past the next block (a file read in chunks): the blocks from its `-----BEGIN`
+      // to its `-----END` read as one.
+      if (k >= armourUntil && k + 1 < runEnd) {
+        const through = armourThrough(parts, k, runEnd);
+        if (through !== undefined) {
+          if (!this.#readRun(parts, through, RUN_DETECTORS)) return;
+          armourUntil = through[through.length - 1]!.part;
         }
       }
       // What names a value may end one part and the value start the next (`password: ` | `Xk9...`): read across the

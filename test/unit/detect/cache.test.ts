@@ -336,6 +336,32 @@ describe('a credential split over any number of consecutive parts', () => {
     expect(detectKinds('secrets', `$ tail -n 3 deploy.ppk\n${lines.slice(1).join('\n')}\nPrivate-MAC: 506a1e2caca5fbd5d1261cc5531bf02b4b255cb6`)).toContain('putty-private-key-end');
   });
 
+  it('masks every line of a key in armour read in chunks of any size (a file read a few hundred characters to a block)', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const keys = [rsa.export({ type: 'pkcs1', format: 'pem' }), rsa.export({ type: 'pkcs8', format: 'pem' }), ec.export({ type: 'sec1', format: 'pem' })].map(String);
+    fc.assert(
+      fc.property(fc.constantFrom(...keys), fc.integer({ min: 8, max: 900 }), fc.constantFrom('', 'Here is the file:\n', '$ cat deploy.pem\n'), (key, size, before) => {
+        const text = `${before}${key}\nok`;
+        const parts: string[] = [];
+        for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+        const c = new DetectionCache();
+        c.join(parts);
+        // Every character of the key's lines (between its armour's lines) inside a span of the block that holds it.
+        const from = text.indexOf('\n', text.indexOf('-----BEGIN')) + 1;
+        const to = text.indexOf('-----END');
+        parts.forEach((p, n) => {
+          const spans = c.spans('secrets', p);
+          for (let i = Math.max(0, from - n * size); i < Math.min(p.length, to - n * size); i++) {
+            if (p[i] === '\n') continue;
+            expect(spans.some((sp) => sp.start <= i && i < sp.end), `chunks of ${size}, block ${n}, character ${i}`).toBe(true);
+          }
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('reads a long run of parts in bounded work: each character a few times', () => {
     // 20,000 one-character parts that all run together: the runs are cut and read again, linear in the parts.
     const parts = Array.from({ length: 20_000 }, (_, i) => 'abcdefghij'[i % 10]!);
