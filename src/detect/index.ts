@@ -711,7 +711,7 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     read = carry.length - b + left.length;
   }
   // The last characters read, for a marker a seam cuts (`-----EN` | `D RSA PRIVATE KEY-----`).
-  let tail = textOf(parts, pieces).slice(-7);
+  let tail = textOf(parts, pieces).slice(-9);
   // Past the `-----END` marker: characters of its line read so far, or -1 before it.
   let past = -1;
   for (let j = k + 1; j < runEnd && j - k <= ARMOUR_PARTS && read <= ARMOUR; j++) {
@@ -719,17 +719,19 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     if (p.length === 0) continue;
     let from = 0;
     if (past < 0) {
-      const seen = tail + p;
-      const end = seen.indexOf('-----END');
-      if (end < 0) {
-        if (seen.includes('-----BEGIN')) return undefined;
+      // (Searched within what is left of ARMOUR: a part of megabytes is not read for a marker far in it.)
+      const within = p.length + read > ARMOUR ? p.slice(0, ARMOUR - read + 10) : p;
+      const joint = tail + p.slice(0, 10);
+      const cut = joint.indexOf('-----END');
+      const end = cut >= 0 && cut < tail.length ? cut - tail.length : within.indexOf('-----END');
+      if (end < 0 && cut < 0) {
+        if (joint.includes('-----BEGIN') || within.includes('-----BEGIN') || within !== p) return undefined;
         pieces.push({ part: j, from: 0, to: p.length });
         read += p.length;
-        tail = seen.slice(-7);
+        tail = (tail + p.slice(-9)).slice(-9);
         continue;
       }
-      if (read + end > ARMOUR + tail.length) return undefined;
-      from = Math.max(0, end - tail.length);
+      from = Math.max(0, end);
       past = 0;
     }
     // On to the end of the `-----END` line.
