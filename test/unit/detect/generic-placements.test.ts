@@ -343,7 +343,7 @@ describe('a short bearer token in an Authorization header', () => {
     fc.assert(
       fc.property(header, token, (write, t) => {
         // (As random as a drawn token is, and not one that says it stands for one: `1234`, `xxxx`.)
-        fc.pre(/[A-Za-z]/.test(t) && /[0-9]/.test(t) && shannonEntropy(t) >= 2.8 && !/token|your|example|placeholder|changeme|redacted|xxxx|1234/i.test(t));
+        fc.pre(/[A-Za-z]/.test(t) && /[0-9]/.test(t) && shannonEntropy(t) > 2.5 && !/token|your|example|placeholder|changeme|redacted|xxxx|1234/i.test(t));
         expect(masked(write(t), t), write(t)).toBe(true);
       }),
       { numRuns: 400 },
@@ -374,8 +374,9 @@ describe('session cookies in a Cookie header', () => {
     );
     fc.assert(
       fc.property(place, drawn, (write, v) => {
-        // (As random as a drawn id is: not a run of one or two characters.)
-        fc.pre(new Set(v).size > 4);
+        // (As random as a drawn id is, above the header rules' entropy of 2.5 bits a character: of random hex ids of 16
+        // digits, some 0.2 % fall under it.)
+        fc.pre(shannonEntropy(v) > 2.5);
         expect(masked(write(v), v), write(v)).toBe(true);
       }),
       { numRuns: 600 },
