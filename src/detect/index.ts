@@ -599,13 +599,18 @@ function readFrom(left: string, at: number, context: number, far: boolean): numb
  * them.
  */
 function readTo(before: string, right: string, t1: number, far: boolean): number {
+  return readToNaming(before, right, t1, far).to;
+}
+
+/** readTo, and whether the read was taken further for what it names (namesOrTakes holds of `before` and it then). */
+function readToNaming(before: string, right: string, t1: number, far: boolean): { to: number; named: boolean } {
   const near = Math.min(right.length, t1 + (PAIR_VALUE_AHEAD.test(right.slice(t1, t1 + PAIR_CONTEXT)) ? PAIR_CONTEXT + SEAM_AFTER : SEAM_AFTER));
-  if (!far || near >= right.length) return near;
+  if (!far || near >= right.length) return { to: near, named: false };
   const nl = right.indexOf('\n', t1);
   const lineEnd = nl >= 0 && nl - t1 <= LINE_REACH ? nl : Math.min(right.length, t1 + LINE_REACH);
-  if (lineEnd <= near && lineEnd !== nl) return near;
+  if (lineEnd <= near && lineEnd !== nl) return { to: near, named: false };
   const end = lineEnd === nl ? linesAfter(right, nl) : lineEnd;
-  return namesOrTakes(before + right.slice(0, end)) ? Math.max(near, end) : near;
+  return namesOrTakes(before + right.slice(0, end)) ? { to: Math.max(near, end), named: true } : { to: near, named: false };
 }
 
 /** What ends a sentence: `.`, `!`, `?`. */
@@ -963,8 +968,9 @@ export class DetectionCache {
         // break, as between paragraphs, is not.)
         const inLine = left.length > 0 && right.length > 0 && left.charCodeAt(left.length - 1) !== 10 && right.charCodeAt(0) !== 10;
         const f = readFrom(left, left.length, PAIR_VALUE_AHEAD.test(left.slice(-12) + right.slice(0, 12)) ? PAIR_CONTEXT : SEAM_CONTEXT, inLine);
-        const t = readTo(left.slice(f), right, 0, inLine);
-        if (namesOrTakes(left.slice(f) + right.slice(0, t)) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
+        const { to: t, named } = readToNaming(left.slice(f), right, 0, inLine);
+        // (Where the read was taken on for what it names, that is known: its text is not searched again.)
+        if ((named || namesOrTakes(left.slice(f) + right.slice(0, t))) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
         // (A short part after the seam, read with the parts around it: `aws_secret_access_key` | ` ` | `= ...`,
         // `docker login` | ` -u ` | `deploy -p ...`, `... password -a ` | `$USER -s ` | `openai -w` and the value below.)
         const lead = f === 0 && k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
@@ -987,11 +993,11 @@ export class DetectionCache {
       // (A name or a word the seam cuts, `define( 'A` | `UTH_KEY', ...`, `WALLET_MNEMONIC` | `="legal scene ...`, is read
       // to its line's ends, readFrom and readTo; a seam after a sentence's end, `... the account keys.` | `Naïve ...`,
       // is not.)
-      const inWord = !SENTENCE_END.has(left.charCodeAt(left.length - 1));
-      const from = readFrom(left, t0, context, inWord);
+      const midSentence = !SENTENCE_END.has(left.charCodeAt(left.length - 1));
+      const from = readFrom(left, t0, context, midSentence);
       // (A pair's `value` after the token, its name cut by the seam, `"N` | `ame": "/prod/api_key", ... "Value": "...`:
       // read on to the value.)
-      const to = readTo(left.slice(from), right, t1, inWord);
+      const to = readTo(left.slice(from), right, t1, midSentence);
       // (Where the token starts at or near its part's start, what names it stands in the parts before: `password: ` |
       // `Xk9` | `mQ2...`, a value cut into blocks of a few characters. Those parts' ends are read before it, as shown.
       // Not where the token began in the part before, `x` | `A` | `KIA...`: the seam before reads that token.)
