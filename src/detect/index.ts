@@ -969,12 +969,18 @@ export class DetectionCache {
         const inLine = left.length > 0 && right.length > 0 && left.charCodeAt(left.length - 1) !== 10 && right.charCodeAt(0) !== 10;
         const f = readFrom(left, left.length, PAIR_VALUE_AHEAD.test(left.slice(-12) + right.slice(0, 12)) ? PAIR_CONTEXT : SEAM_CONTEXT, inLine);
         const { to: t, named } = readToNaming(left.slice(f), right, 0, inLine);
-        // (Where the read was taken on for what it names, that is known: its text is not searched again.)
-        if ((named || namesOrTakes(left.slice(f) + right.slice(0, t))) && !this.#readRun(parts, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], detectors)) return;
+        const pieces: readonly Piece[] = [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }];
+        // (Where the read starts its part, what stands before it in the parts before is read with it where the read
+        // ends before the next part (else readAround reads them, below): a value cut into blocks before what takes it,
+        // `echo "4krZ` | `L1cn...` | `...RpF" | npx` | ` wrangler secret put API_KEY`, a CSV cell cut and the `,` after
+        // it. Where the read was taken on for what it names, that is known: its text is not searched again.)
+        const lead = f === 0 && k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
+        const after = left.slice(f) + right.slice(0, t);
+        const read = t === right.length && k + 2 < runEnd ? NO_PIECES : named ? lead : namingLead(parts, lead, after);
+        if ((named || read.length > 0 || namesOrTakes(after)) && !this.#readRun(parts, [...read, ...pieces], detectors)) return;
         // (A short part after the seam, read with the parts around it: `aws_secret_access_key` | ` ` | `= ...`,
         // `docker login` | ` -u ` | `deploy -p ...`, `... password -a ` | `$USER -s ` | `openai -w` and the value below.)
-        const lead = f === 0 && k > 0 ? leadBefore(parts, k, PAIR_CONTEXT - left.length) : NO_PIECES;
-        if (!this.#readAround(parts, lead, [{ part: k, from: f, to: left.length }, { part: k + 1, from: 0, to: t }], around, -1)) return;
+        if (!this.#readAround(parts, lead, pieces, around, -1)) return;
       }
       // A value split in two has a piece on each side of the seam: only then is there anything to join.
       if (!joined) continue;
@@ -988,7 +994,8 @@ export class DetectionCache {
       // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`. So is a pair's
       // value, or a pair's `value` the seam cut, `"V` | `alue": "...`: its name stands up to PAIR_CONTEXT before it.)
       const startsLine = t0 > 0 && left.charCodeAt(t0 - 1) === 10;
-      const pair = PAIR_VALUE.test(left.slice(Math.max(0, t0 - 12), t0)) || (left.length - t0 < 8 && PAIR_VALUE_START.test(left.slice(t0) + right.slice(0, Math.min(t1, 12))));
+      // (The pair's `value` may stand in the parts before, `"Val` | `ue"` | `: "K` | `p4w...`.)
+      const pair = PAIR_VALUE.test((t0 < 12 && k > 0 ? textOf(parts, leadBefore(parts, k, 12 - t0)) : '') + left.slice(Math.max(0, t0 - 12), t0)) || (left.length - t0 < 8 && PAIR_VALUE_START.test(left.slice(t0) + right.slice(0, Math.min(t1, 12))));
       const context = startsLine || pair ? PAIR_CONTEXT : SEAM_CONTEXT;
       // (A name or a word the seam cuts, `define( 'A` | `UTH_KEY', ...`, `WALLET_MNEMONIC` | `="legal scene ...`, is read
       // to its line's ends, readFrom and readTo; a seam after a sentence's end, `... the account keys.` | `Naïve ...`,
@@ -1035,6 +1042,9 @@ export class DetectionCache {
       }
       // (And with what names it in the parts before, where the run starts its part: `API_KEY=` | `Xk9` | `mQ2` | `...`.)
       if (lead.length > 0) for (const b of [pieces.length, pieces.length - 1]) if (!this.#readRun(parts, [...lead, ...pieces.slice(0, b)], RUN_DETECTORS)) return;
+      // (Where the read ends at its last part's end, with the parts after it, as at a seam: a value cut into blocks
+      // before what takes it, `echo "4kr` | `Z` | `1cnp` | `...RpF" | npx` | ` wrangler secret put API_KEY`.)
+      if (!cut && !this.#readAround(parts, lead, pieces, around, -1)) return;
       // Cut short: the next run starts SEAM characters of token before the cut (a value up to SEAM long across a later
       // seam is whole in one of the two). Else the next run starts after this one's last part.
       runUntil = cut ? Math.max(k + 1, pieceOf(pieces, token - SEAM, left.length - t0)) : j;
@@ -1083,11 +1093,11 @@ export class DetectionCache {
   }
 
   /**
-   * A seam's read (`pieces`: what stands before it in part `k`, what after it in part `k + 1`) again with the parts
-   * around it, among a result's blocks: `lead` before it, and, where part `k + 1` is read to its end, the starts of
-   * the blocks after it, PAIR_CONTEXT characters of them, LEAD_PARTS parts at most (trailFrom); for credentials,
-   * where what it reads names or stands around a secret. A short part between what names a value and the value, or
-   * between a value and what takes it. A seam AROUND_AFTER characters or more inside the last such read (half its
+   * A seam's read (`pieces`: what stands before it in part `k`, what after it in part `k + 1`, or a token's run through
+   * parts) again with the parts around it, among a result's blocks: `lead` before it, and, where its last part is read
+   * to its end, the starts of the blocks after it, PAIR_CONTEXT characters of them, LEAD_PARTS parts at most
+   * (trailFrom); for credentials, where what it reads names or stands around a secret. A short part between what
+   * names a value and the value, or between a value and what takes it. A seam AROUND_AFTER characters or more inside the last such read (half its
    * trail where that is shorter, LEAD_PARTS parts of a few characters) is not read so again (what crosses it within
    * that many characters was read there), so that many short parts cost each character a few reads. False when the
    * deadline stopped the read.

@@ -125,6 +125,23 @@ describe('a credential cut anywhere into three blocks', () => {
   });
 });
 
+describe('a credential cut anywhere into four to sixteen blocks', () => {
+  it('is masked in whichever blocks hold it: what names it, the value and what takes it each cut, a block holding a piece of one alone', () => {
+    // (`echo "4krZ` | `L1cn` | `...RpF" | npx` | ` wrangler secret put API_KEY`, `prod,e097` | `cd` | `8163...ee4` |
+    // `,2024-01-02` under a header naming an API key, `"Val` | `ue"` | `: "K` | `p4w...`, a PuTTY key's lines and its
+    // `Private-MAC:` cut into many blocks.)
+    fc.assert(
+      fc.property(fc.nat({ max: creds.length - 1 }), fc.array(fc.integer({ min: 0, max: 0x7fffffff }), { minLength: 3, maxLength: 15 }), (n, xs) => {
+        const c = creds[n]!;
+        const cuts = [...new Set(xs.map((x) => 1 + (x % (c.text.length - 1))))].sort((a, b) => a - b);
+        const parts = [0, ...cuts].map((from, i) => c.text.slice(from, cuts[i] ?? c.text.length));
+        for (const m of maskedParts(parts)) expect(leaks(m, c.value), `${c.provider}: ${JSON.stringify(parts)}`).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
 describe('a credential cut from its name at a block boundary', () => {
   it('is masked in the next block: cut where the value starts, before the blanks, with a line break for the blanks after a colon, and at the line break before its line', () => {
     const missed: string[] = [];
