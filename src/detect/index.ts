@@ -680,43 +680,69 @@ const ARMOUR = 16_384;
  */
 const ARMOUR_PARTS = 1024;
 
-/** The characters of `-----BEGIN`: a part that starts with none of them holds no rest of a marker the seam cut. */
+/** The characters of `-----BEGIN`: a part that starts with none of them (as read) holds no rest of a marker the seam cut. */
 const MARKER_CHARS = new Set([...'-BEGIN'].map((c) => c.charCodeAt(0)));
+/** Characters read on each side of a seam for an armour's marker it cuts: `-----BEGIN` with a character hidden between each two of its own, and more. */
+const MARKER_REACH = 48;
+
+/** What a search for an armour's markers reads of `s` from `from` to `to`: its text as the detectors read it, and for a character of that text where it starts (`at`) and ends (`after`) in `s`. */
+interface MarkerRead {
+  text: string;
+  at(i: number): number;
+  after(i: number): number;
+}
+
+/**
+ * `s` from `from` to `to` as the detectors read it (normalizeForDetection: invisible characters gone, full-width forms
+ * and look-alike letters folded, escapes decoded), so that a marker written so (`-‌-‌-‌-‌-‌B‌E‌G‌I‌N`, `－－－－－ＢＥＧＩＮ`,
+ * `-----ВЕGIN` in Cyrillic letters) is found as the key's own read finds it.
+ */
+function markerRead(s: string, from = 0, to = s.length): MarkerRead {
+  const piece = from === 0 && to === s.length ? s : s.slice(from, to);
+  const n = normalizeForDetection(piece);
+  if (n === undefined) return { text: piece, at: (i) => from + i, after: (i) => from + i + 1 };
+  return { text: n.text, at: (i) => from + (i < n.text.length ? n.from[i]! : piece.length), after: (i) => from + n.to[i]! };
+}
 
 /**
  * Where a key in armour opened in part `k` (its `-----BEGIN` within the last ARMOUR characters, the marker's first
  * characters in the parts before too, no `-----END` after it there) closes in a part after it, below `runEnd`
  * (ARMOUR characters and ARMOUR_PARTS parts at most, no other `-----BEGIN` between): the pieces from the `-----BEGIN`
  * to the end of the `-----END` line (a line break, or 128 characters past the marker), every part between whole, the
- * markers found where a seam cuts them too. Else undefined.
+ * markers found where a seam cuts them too, and as the detectors read them (markerRead). Else undefined.
  */
 function armourThrough(parts: readonly string[], k: number, runEnd: number): Piece[] | undefined {
-  const left = parts[k]!;
+  const raw = parts[k]!;
   const pieces: Piece[] = [];
   let read: number;
-  const begin = left.lastIndexOf('-----BEGIN');
-  if (begin >= 0) {
-    if (left.length - begin > ARMOUR || left.includes('-----END', begin)) return undefined;
-    pieces.push({ part: k, from: begin, to: left.length });
-    read = left.length - begin;
+  // (The last ARMOUR characters, and some: a key opened further back is too long to walk.)
+  const left = markerRead(raw, Math.max(0, raw.length - ARMOUR - MARKER_REACH));
+  const opened = left.text.lastIndexOf('-----BEGIN');
+  if (opened >= 0) {
+    const begin = left.at(opened);
+    if (raw.length - begin > ARMOUR || left.text.includes('-----END', opened)) return undefined;
+    pieces.push({ part: k, from: begin, to: raw.length });
+    read = raw.length - begin;
   } else {
     // (The marker's first characters in the parts before, `-----BEG` | `IN RSA PRIVATE KEY-----`.)
-    if (k === 0 || !MARKER_CHARS.has(left.charCodeAt(0))) return undefined;
-    const lead = leadBefore(parts, k, 9);
+    if (k === 0 || raw.length > ARMOUR || !MARKER_CHARS.has(markerRead(raw, 0, Math.min(raw.length, MARKER_REACH)).text.charCodeAt(0))) return undefined;
+    const lead = leadBefore(parts, k, MARKER_REACH);
     const carry = textOf(parts, lead);
-    const b = (carry + left.slice(0, 10)).indexOf('-----BEGIN');
-    if (b < 0 || b >= carry.length || left.length > ARMOUR || left.includes('-----END')) return undefined;
+    const joint = markerRead(carry + raw.slice(0, MARKER_REACH));
+    const found = joint.text.indexOf('-----BEGIN');
+    const b = found < 0 ? -1 : joint.at(found);
+    if (b < 0 || b >= carry.length || markerRead(raw).text.includes('-----END')) return undefined;
     let at = 0;
     for (const pc of lead) {
       const n = pc.to - pc.from;
       if (b < at + n) pieces.push({ part: pc.part, from: pc.from + Math.max(0, b - at), to: pc.to });
       at += n;
     }
-    pieces.push({ part: k, from: 0, to: left.length });
-    read = carry.length - b + left.length;
+    pieces.push({ part: k, from: 0, to: raw.length });
+    read = carry.length - b + raw.length;
   }
   // The last characters read, for a marker a seam cuts (`-----EN` | `D RSA PRIVATE KEY-----`).
-  let tail = textOf(parts, pieces).slice(-9);
+  let tail = textOf(parts, pieces).slice(-MARKER_REACH);
   // Past the `-----END` marker: characters of its line read so far, or -1 before it.
   let past = -1;
   for (let j = k + 1; j < runEnd && j - k <= ARMOUR_PARTS && read <= ARMOUR; j++) {
@@ -725,18 +751,22 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     let from = 0;
     if (past < 0) {
       // (Searched within what is left of ARMOUR: a part of megabytes is not read for a marker far in it.)
-      const within = p.length + read > ARMOUR ? p.slice(0, ARMOUR - read + 10) : p;
-      const joint = tail + p.slice(0, 10);
-      const cut = joint.indexOf('-----END');
-      const end = cut >= 0 && cut < tail.length ? cut - tail.length : within.indexOf('-----END');
-      if (end < 0 && cut < 0) {
-        if (joint.includes('-----BEGIN') || within.includes('-----BEGIN') || within !== p) return undefined;
+      const whole = p.length + read <= ARMOUR;
+      const within = markerRead(p, 0, whole ? p.length : ARMOUR - read + MARKER_REACH);
+      const joint = markerRead(tail + p.slice(0, MARKER_REACH));
+      const cut = joint.text.indexOf('-----END');
+      const across = cut >= 0 && joint.at(cut) < tail.length;
+      const closed = across ? -1 : within.text.indexOf('-----END');
+      if (!across && closed < 0) {
+        // (Another key opened: in this part, or where the seam cuts its marker; the tail may hold this key's own.)
+        const other = joint.text.lastIndexOf('-----BEGIN');
+        if ((other >= 0 && joint.after(other + 9) > tail.length) || within.text.includes('-----BEGIN') || !whole) return undefined;
         pieces.push({ part: j, from: 0, to: p.length });
         read += p.length;
-        tail = (tail + p.slice(-9)).slice(-9);
+        tail = (tail + p.slice(-MARKER_REACH)).slice(-MARKER_REACH);
         continue;
       }
-      from = Math.max(0, end);
+      from = across ? 0 : within.at(closed);
       past = 0;
     }
     // On to the end of the `-----END` line.
@@ -994,8 +1024,9 @@ export class DetectionCache {
       // prints the value, `gcloud secrets versions access ... --project=acme-prod` then `Vb8n` | `Qx3...`. So is a pair's
       // value, or a pair's `value` the seam cut, `"V` | `alue": "...`: its name stands up to PAIR_CONTEXT before it.)
       const startsLine = t0 > 0 && left.charCodeAt(t0 - 1) === 10;
-      // (The pair's `value` may stand in the parts before, `"Val` | `ue"` | `: "K` | `p4w...`.)
-      const pair = PAIR_VALUE.test((t0 < 12 && k > 0 ? textOf(parts, leadBefore(parts, k, 12 - t0)) : '') + left.slice(Math.max(0, t0 - 12), t0)) || (left.length - t0 < 8 && PAIR_VALUE_START.test(left.slice(t0) + right.slice(0, Math.min(t1, 12))));
+      // (The pair's `value` may stand in the parts before, `"Val` | `ue"` | `: "K` | `p4w...`, or run on through the
+      // parts after, `"V` | `a` | `lue": "...`.)
+      const pair = PAIR_VALUE.test((t0 < 12 && k > 0 ? textOf(parts, leadBefore(parts, k, 12 - t0)) : '') + left.slice(Math.max(0, t0 - 12), t0)) || (left.length - t0 < 8 && PAIR_VALUE_START.test(left.slice(t0) + (t1 === right.length ? textOf(parts, trailFrom(parts, k + 1, runEnd, 12)) : right.slice(0, Math.min(t1, 12)))));
       const context = startsLine || pair ? PAIR_CONTEXT : SEAM_CONTEXT;
       // (A name or a word the seam cuts, `define( 'A` | `UTH_KEY', ...`, `WALLET_MNEMONIC` | `="legal scene ...`, is read
       // to its line's ends, readFrom and readTo; a seam after a sentence's end, `... the account keys.` | `Naïve ...`,

@@ -68,6 +68,16 @@ function asRead(text: string): string {
   });
 }
 
+/** The normalizations a value is hidden by: a place in it (`at`) where one character goes in. */
+const FORMS: Array<[string, (v: string, at: number) => string]> = [
+  ['a zero-width space', (v, at) => `${v.slice(0, at)}\u200b${v.slice(at)}`],
+  ['a soft hyphen', (v, at) => `${v.slice(0, at)}\u00ad${v.slice(at)}`],
+  ['a zero-width non-joiner between every two characters', (v) => [...v].join('\u200c')],
+  ['Cyrillic look-alikes', (v) => [...v].map((ch) => CYRILLIC[ch] ?? ch).join('')],
+  ['full-width forms', (v) => [...v].map((ch) => (ch >= '!' && ch <= '~' ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch)).join('')],
+  ['percent-escapes of its letters', (v) => v.replace(/[a-z]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`)],
+];
+
 describe('a credential cut anywhere into two blocks', () => {
   it('is masked in whichever block holds it, cut in what names it, in what stands before or after it, or in it', () => {
     // Every cut of every text of the corpus: a name cut far from its value (`define( 'A` | `UTH_KEY', '...' );`), a command
@@ -83,16 +93,8 @@ describe('a credential cut anywhere into two blocks', () => {
   });
 
   it('and so under each normalization: an invisible character, look-alike letters, full-width forms, percent-escapes', () => {
-    const forms: Array<[string, (v: string, at: number) => string]> = [
-      ['a zero-width space', (v, at) => `${v.slice(0, at)}\u200b${v.slice(at)}`],
-      ['a soft hyphen', (v, at) => `${v.slice(0, at)}\u00ad${v.slice(at)}`],
-      ['a zero-width non-joiner between every two characters', (v) => [...v].join('\u200c')],
-      ['Cyrillic look-alikes', (v) => [...v].map((ch) => CYRILLIC[ch] ?? ch).join('')],
-      ['full-width forms', (v) => [...v].map((ch) => (ch >= '!' && ch <= '~' ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch)).join('')],
-      ['percent-escapes of its letters', (v) => v.replace(/[a-z]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`)],
-    ];
     fc.assert(
-      fc.property(fc.nat({ max: creds.length - 1 }), fc.constantFrom(...forms), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), (n, [, form], where, cutAt) => {
+      fc.property(fc.nat({ max: creds.length - 1 }), fc.constantFrom(...FORMS), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), (n, [, form], where, cutAt) => {
         const c = creds[n]!;
         const value = form(c.value, 1 + Math.floor(where * (c.value.length - 1)));
         const text = c.text.replace(c.value, value);
@@ -136,6 +138,39 @@ describe('a credential cut anywhere into four to sixteen blocks', () => {
         const cuts = [...new Set(xs.map((x) => 1 + (x % (c.text.length - 1))))].sort((a, b) => a - b);
         const parts = [0, ...cuts].map((from, i) => c.text.slice(from, cuts[i] ?? c.text.length));
         for (const m of maskedParts(parts)) expect(leaks(m, c.value), `${c.provider}: ${JSON.stringify(parts)}`).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("is masked where a pair's `value` is cut at two places: every such cut of every pair of the corpus", () => {
+    // (`"V` | `a` | `lue": "Kp4w..."`, its name `"Name": "/prod/payments/api_key"` two lines above.)
+    const missed: string[] = [];
+    for (const c of creds) {
+      const at = c.text.search(/value["']?[ \t]*[:=]/i);
+      if (at < 0) continue;
+      for (let i = at - 1; i < at + 7; i++) {
+        for (let j = i + 1; j <= at + 7; j++) {
+          const parts = [c.text.slice(0, i), c.text.slice(i, j), c.text.slice(j)];
+          if (maskedParts(parts).some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${JSON.stringify(parts)}`);
+        }
+      }
+    }
+    expect(missed.slice(0, 10)).toEqual([]);
+  });
+
+  it('and so under each normalization: a key in armour whose markers are written in look-alike or full-width letters or with invisible characters between theirs', () => {
+    // (`-----ВЕGIN RSА РRIVАТЕ КЕY-----` in Cyrillic letters | its lines | `-----ЕND ...`: the blocks between hold its
+    // lines alone, read as one with the markers as the detectors read them.)
+    const armoured = creds.filter((c) => c.value.includes('-----BEGIN'));
+    fc.assert(
+      fc.property(fc.nat({ max: armoured.length - 1 }), fc.constantFrom(...FORMS), fc.integer({ min: 0, max: 0x7fffffff }), fc.array(fc.integer({ min: 0, max: 0x7fffffff }), { minLength: 3, maxLength: 7 }), (n, [, form], where, xs) => {
+        const c = armoured[n]!;
+        const text = c.text.replace(c.value, form(c.value, 1 + (where % (c.value.length - 1))));
+        const cuts = [...new Set(xs.map((x) => 1 + (x % (text.length - 1))))].sort((a, b) => a - b);
+        const parts = [0, ...cuts].map((from, i) => text.slice(from, cuts[i] ?? text.length));
+        const secret = c.value.replace(/-----[A-Za-z0-9 ]+-----/g, '');
+        for (const m of maskedParts(parts)) expect(leaks(asRead(m), secret) || leaks(m, secret), `${c.provider}: ${JSON.stringify(parts)}`).toBe(false);
       }),
       { numRuns: 3000 },
     );
