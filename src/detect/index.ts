@@ -1128,10 +1128,10 @@ export class DetectionCache {
    * parts) again with the parts around it, among a result's blocks: `lead` before it, and, where its last part is read
    * to its end, the starts of the blocks after it, PAIR_CONTEXT characters of them, LEAD_PARTS parts at most
    * (trailFrom); for credentials, where what it reads names or stands around a secret. A short part between what
-   * names a value and the value, or between a value and what takes it. A seam AROUND_AFTER characters or more inside the last such read (half its
-   * trail where that is shorter, LEAD_PARTS parts of a few characters) is not read so again (what crosses it within
-   * that many characters was read there), so that many short parts cost each character a few reads. False when the
-   * deadline stopped the read.
+   * names a value and the value, or between a value and what takes it. A seam AROUND_AFTER characters or more inside
+   * the last such read (half its trail where that is shorter, LEAD_PARTS parts of a few characters) is not read so
+   * again (what crosses it within that many characters was read there), so that many short parts cost each character
+   * a few reads. False when the deadline stopped the read.
    */
   #readAround(parts: readonly string[], lead: readonly Piece[], pieces: readonly Piece[], at: Around, valueEnd: number): boolean {
     const last = pieces[pieces.length - 1]!;

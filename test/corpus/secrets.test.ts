@@ -149,7 +149,7 @@ describe('a credential cut anywhere into four to sixteen blocks', () => {
     for (const c of creds) {
       const at = c.text.search(/value["']?[ \t]*[:=]/i);
       if (at < 0) continue;
-      for (let i = at - 1; i < at + 7; i++) {
+      for (let i = Math.max(1, at - 1); i < at + 7; i++) {
         for (let j = i + 1; j <= at + 7; j++) {
           const parts = [c.text.slice(0, i), c.text.slice(i, j), c.text.slice(j)];
           if (maskedParts(parts).some((m) => leaks(m, c.value))) missed.push(`${c.provider}: ${JSON.stringify(parts)}`);
