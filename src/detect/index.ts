@@ -682,6 +682,8 @@ const ARMOUR_PARTS = 1024;
 
 /** The characters of `-----BEGIN`: a part that starts with none of them (as read) holds no rest of a marker the seam cut. */
 const MARKER_CHARS = new Set([...'-BEGIN'].map((c) => c.charCodeAt(0)));
+/** The ASCII characters normalizing may read as another (`%` and `&` start escapes, `\\` too, ESC a terminal's colours). */
+const MAY_READ_OTHERWISE = new Set([37, 38, 92, 27]);
 /** Characters read on each side of a seam for an armour's marker it cuts: `-----BEGIN` with a character hidden between each two of its own, and more. */
 const MARKER_REACH = 48;
 
@@ -725,7 +727,10 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     read = raw.length - begin;
   } else {
     // (The marker's first characters in the parts before, `-----BEG` | `IN RSA PRIVATE KEY-----`.)
-    if (k === 0 || raw.length > ARMOUR || !MARKER_CHARS.has(markerRead(raw, 0, Math.min(raw.length, MARKER_REACH)).text.charCodeAt(0))) return undefined;
+    // (A part that starts with a plain character no marker starts with, as most do, is not normalized for it.)
+    const c0 = raw.charCodeAt(0);
+    if (k === 0 || raw.length > ARMOUR || (c0 < 128 && !MARKER_CHARS.has(c0) && !MAY_READ_OTHERWISE.has(c0))) return undefined;
+    if (!MARKER_CHARS.has(markerRead(raw, 0, Math.min(raw.length, MARKER_REACH)).text.charCodeAt(0))) return undefined;
     const lead = leadBefore(parts, k, MARKER_REACH);
     const carry = textOf(parts, lead);
     const joint = markerRead(carry + raw.slice(0, MARKER_REACH));
