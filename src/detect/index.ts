@@ -583,8 +583,24 @@ function readFrom(left: string, at: number, context: number, far: boolean): numb
   const near = Math.max(0, at - PAIR_CONTEXT);
   let line = at;
   while (line > near && left.charCodeAt(line - 1) !== 10) line--;
-  return line === near && near > 0 && left.charCodeAt(near - 1) !== 10 ? back : Math.min(back, line);
+  if (!(line === near && near > 0 && left.charCodeAt(near - 1) !== 10)) return Math.min(back, line);
+  // (Further back, a line that is within PAIR_CONTEXT characters as read: a value written in percent-escapes or with
+  // invisible characters between its own, `WALLET_MNEMONIC="%6c%65%67...` | `...%6f%6` | `9%6c ...`.)
+  const wide = Math.max(0, at - PAIR_CONTEXT * AS_READ);
+  let nl = near - 1;
+  while (nl >= wide && left.charCodeAt(nl) !== 10) nl--;
+  if (nl < wide && wide > 0) return back;
+  const start = nl + 1;
+  const stretch = left.slice(start, at);
+  if (!MAY_READ_SHORTER.test(stretch)) return back;
+  const read = normalizeForDetection(stretch);
+  return read !== undefined && read.text.length <= PAIR_CONTEXT ? Math.min(back, start) : back;
 }
+
+/** How many characters as written one character as read may take at most where readFrom looks for a line's start: a percent-escape's three. */
+const AS_READ = 3;
+/** What normalizing may read shorter: a character beyond ASCII (an invisible one, a compatibility form), an escape's `%`, `&`, `\\` or ESC. */
+const MAY_READ_SHORTER = /[^\x00-\x7f]|[%&\\\x1b]/;
 
 /**
  * Where the read of `right` ends after what stands at a seam's start up to `t1` (the token that crosses it, or none):
