@@ -11,7 +11,7 @@ import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from '.
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanProviders, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
-import { normalizeForDetection, type Normalized } from './normalize.js';
+import { mayBeReadOtherwise, mayChange, normalizeForDetection, type Normalized } from './normalize.js';
 import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
 import { startsAssignment, unwrappedStretches } from './wrapped.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
@@ -592,15 +592,14 @@ function readFrom(left: string, at: number, context: number, far: boolean): numb
   if (nl < wide && wide > 0) return back;
   const start = nl + 1;
   const stretch = left.slice(start, at);
-  if (!MAY_READ_SHORTER.test(stretch)) return back;
+  // (Most lines hold nothing normalizing changes: they are not normalized, nor kept in its table, for this.)
+  if (!mayChange(stretch)) return back;
   const read = normalizeForDetection(stretch);
   return read !== undefined && read.text.length <= PAIR_CONTEXT ? Math.min(back, start) : back;
 }
 
 /** How many characters as written one character as read may take at most where readFrom looks for a line's start: a percent-escape's three. */
 const AS_READ = 3;
-/** What normalizing may read shorter: a character beyond ASCII (an invisible one, a compatibility form), an escape's `%`, `&`, `\\` or ESC. */
-const MAY_READ_SHORTER = /[^\x00-\x7f]|[%&\\\x1b]/;
 
 /**
  * Where the read of `right` ends after what stands at a seam's start up to `t1` (the token that crosses it, or none):
@@ -698,8 +697,6 @@ const ARMOUR_PARTS = 1024;
 
 /** The characters of `-----BEGIN`: a part that starts with none of them (as read) holds no rest of a marker the seam cut. */
 const MARKER_CHARS = new Set([...'-BEGIN'].map((c) => c.charCodeAt(0)));
-/** The ASCII characters normalizing may read as another (`%` and `&` start escapes, `\\` too, ESC a terminal's colours). */
-const MAY_READ_OTHERWISE = new Set([37, 38, 92, 27]);
 /** Characters read on each side of a seam for an armour's marker it cuts: `-----BEGIN` with a character hidden between each two of its own, and more. */
 const MARKER_REACH = 48;
 
@@ -745,7 +742,7 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     // (The marker's first characters in the parts before, `-----BEG` | `IN RSA PRIVATE KEY-----`.)
     // (A part that starts with a plain character no marker starts with, as most do, is not normalized for it.)
     const c0 = raw.charCodeAt(0);
-    if (k === 0 || raw.length > ARMOUR || (c0 < 128 && !MARKER_CHARS.has(c0) && !MAY_READ_OTHERWISE.has(c0))) return undefined;
+    if (k === 0 || raw.length > ARMOUR || (!MARKER_CHARS.has(c0) && !mayBeReadOtherwise(c0))) return undefined;
     if (!MARKER_CHARS.has(markerRead(raw, 0, Math.min(raw.length, MARKER_REACH)).text.charCodeAt(0))) return undefined;
     const lead = leadBefore(parts, k, MARKER_REACH);
     const carry = textOf(parts, lead);

@@ -278,7 +278,7 @@ const endsWord = (u: number): boolean => u <= 32 || u === 127;
  * where a text is normalized for another reason, its marked letters are
  * read as their letters all the same.
  */
-function mayChange(s: string): boolean {
+export function mayChange(s: string): boolean {
   if (!MAY_CHANGE.test(s)) return false;
   if (s.includes('%') && /%[0-9A-Fa-f]{2}/.test(s)) return true;
   if ((s.includes('&') || s.includes('\\') || s.includes('\x1b') || s.includes('\x9b')) && ESCAPE_ANY.test(s)) return true;
@@ -353,6 +353,11 @@ export type TagReading = 'read' | 'drop';
 
 /** Where the next character that normalizing may change is: a non-ASCII one, `%`, `&`, a backslash or ESC. */
 const SPECIAL = /[^\x00-\x7f]|[%&\\\x1b]/g;
+
+/** Whether normalizing may read the character of code unit `c` as another, or as none: SPECIAL's class, one character. */
+export function mayBeReadOtherwise(c: number): boolean {
+  return c >= 128 || c === 37 || c === 38 || c === 92 || c === 27;
+}
 
 /**
  * Normalizations kept for the next detector, by string: both detectors
