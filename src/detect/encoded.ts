@@ -416,9 +416,17 @@ function runOf(bytes: Buffer, start: number, end: number): (EncodedRun & { whole
 /** Shortest stretch of text read among bytes that are not text throughout. */
 const MIN_STRETCH = 8;
 
-/** The stretches of `bytes` that are UTF-8 text with no control character but tab, line breaks, ESC and BEL, `least` bytes or more each, a line each; undefined when none is. One pass. */
+/**
+ * The stretches of `bytes` that are UTF-8 text with no control character but tab, line breaks, ESC and BEL, `least`
+ * bytes or more each, a line each; undefined when none is. One pass.
+ * A stretch is read with what stands before the run only where it starts at the first byte, and with what stands
+ * after it only where it ends at the last: bytes that are no text stand between elsewhere, and a model reads no name
+ * or quote through them (random bytes, `password <- ` then the base64 of `\xf0\t\n\0\0\0\x02'N_5@dm3`, hold no
+ * quoted password). A line break stands there instead.
+ */
 function textStretches(bytes: Uint8Array, least = MIN_STRETCH): string | undefined {
   const parts: string[] = [];
+  let first = -1;
   const n = bytes.length;
   let from = 0;
   let i = 0;
@@ -433,9 +441,17 @@ function textStretches(bytes: Uint8Array, least = MIN_STRETCH): string | undefin
       i += len;
       continue;
     }
-    if (i - from >= least) parts.push(UTF8.decode(bytes.subarray(from, i)));
+    if (i - from >= least) {
+      if (first < 0) first = from;
+      parts.push(UTF8.decode(bytes.subarray(from, i)));
+    }
     from = ++i;
   }
-  if (n - from >= least) parts.push(UTF8.decode(bytes.subarray(from, n)));
-  return parts.length === 0 ? undefined : parts.join('\n');
+  const last = n - from >= least;
+  if (last) {
+    if (first < 0) first = from;
+    parts.push(UTF8.decode(bytes.subarray(from, n)));
+  }
+  if (parts.length === 0) return undefined;
+  return `${first > 0 ? '\n' : ''}${parts.join('\n')}${last ? '' : '\n'}`;
 }

@@ -85,6 +85,36 @@ describe('base64 in a text', () => {
     );
   });
 
+  it('reads a stretch of text after bytes that are none apart from what stands before the run, and before bytes that are none apart from what stands after: no name, quote or operator joins it through them', () => {
+    // A name before the run, then a stretch that would be a value after it were the bytes before it not there (the base64 of random bytes, one value in some thousands after `password <- `: `8AkKAAAAAidOXzVAZG0z`,
+    // `\xf0\t\n\0\0\0\x02'N_5@dm3`).
+    const value = fc.stringMatching(/^[A-Za-z0-9@_!]{8,14}$/).filter((v) => /[0-9]/.test(v) && /[A-Za-z]/.test(v) && new Set(v).size >= 7);
+    // Bytes before it: a few that open text (a run whose first bytes are none is not decoded) and a control that is none.
+    const notText = fc
+      .tuple(fc.uint8Array({ min: 0x20, max: 0x7e, minLength: 3, maxLength: 6 }), fc.constantFrom(0, 1, 2, 6, 0x0b, 0x1a))
+      .map(([b, control]) => Buffer.from([...b, control]));
+    fc.assert(
+      fc.property(
+        // (Where the run as written is no value: R's `<-` unquoted assigns a variable, a path's last segment names a file.)
+        fc.constantFrom('password <- ', 'api_key <- ', '/run/secrets/password ', '/run/secrets/db_password '),
+        fc.constantFrom('', "'", '"', ':', '= '),
+        value,
+        notText,
+        fc.constantFrom<BufferEncoding>('base64', 'hex'),
+        fc.constantFrom(...lines),
+        (before, opens, v, junk, enc, line) => {
+          const bytes = Buffer.concat([junk, Buffer.from(`${opens}${v}`)]);
+          const run = bytes.toString(enc);
+          expect(secrets(`${before}${run}`), `${before}${run}`).toEqual([]);
+          // What a stretch holds whole is read as it stands: a credential's line after the bytes that are none.
+          const named = Buffer.concat([junk, Buffer.from(line)]).toString(enc);
+          expect(secrets(`blob ${named} ok`).length, `${line}: ${named}`).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
   it('reads an encoding glued to what stands before or after it (base64 after a URL path, hex after `bot` or a word ending in hex letters), and masks what it covers', () => {
     // `/` and letters are base64 characters, hex digits letters too: the run read starts before the encoding.
     // Base64 after a path's slash; hex after a word too (its last letters may be hex digits).
