@@ -96,6 +96,20 @@ interface Clean {
   to: number;
 }
 
+/**
+ * File name extensions that are no top-level domain (none is in the Public Suffix List): a name with an `@` and one
+ * of these after its last dot is a file's (`icon@2x.png`, `photo@home.jpg`, a listing of an app's images), not an
+ * address. (`.map`, `.java`, `.zip`, `.mov`, `.py`, `.rs`, `.sh`, `.md`, `.pl` and `.so` are domains, and left out.)
+ */
+const FILE_TYPES = new Set(
+  (
+    'png jpg jpeg gif svg webp bmp tif tiff ico icns heic avif pdf txt json yaml yml xml htm html css scss less js mjs cjs ' +
+    'ts tsx jsx vue lock log csv tsv gz tgz xz zst tar rar exe dll dylib wasm bin dat iso dmg pkg deb rpm apk ipa jar ' +
+    'war class pyc whl wav ogg webm flac mkv avi doc docx xls xlsx ppt pptx odt rtf woff ttf otf eot sql toml ini cfg ' +
+    'conf swift kt php rb cpp hpp'
+  ).split(' '),
+);
+
 /** The email around the `@` at `i`: [start, end], or undefined. Starts no earlier than `from`. */
 function email(s: string, i: number, from: number, clean: Clean = { from: -1, to: -1 }): [number, number] | undefined {
   // The domain first: most at-signs that are no address (`a@`, `@user`) fail there, before any reading back.
@@ -113,7 +127,7 @@ function email(s: string, i: number, from: number, clean: Clean = { from: -1, to
   }
   if (labels < 2 || pos - (i + 1) > 253) return undefined;
   for (let k = lastStart; k < pos; k++) if (!isLetter(s.charCodeAt(k))) return undefined;
-  if (pos - lastStart < 2) return undefined;
+  if (pos - lastStart < 2 || (pos - lastStart <= 5 && FILE_TYPES.has(s.slice(lastStart, pos).toLowerCase()))) return undefined;
   const domainEnd = pos;
   let a = i;
   while (a > from && i - a < 64 && isLocal(s.charCodeAt(a - 1))) a--;

@@ -83,6 +83,28 @@ describe('personal data kept packed', () => {
   });
 });
 
+describe('a file name that holds an at-sign', () => {
+  it("is no email (an app's images at a scale, `icon@2x.png`), where an address at a domain of the same letters and one whose top-level domain is also a file type is one", () => {
+    const word = fc.stringMatching(/^[a-z][a-z0-9_-]{0,11}$/);
+    fc.assert(
+      fc.property(
+        word,
+        fc.oneof(fc.constantFrom('2x', '3x', '1.5x', 'home', 'dark'), fc.stringMatching(/^[a-z][a-z0-9]{0,11}$/)),
+        fc.constantFrom('png', 'JPG', 'svg', 'webp', 'pdf', 'json', 'txt', 'tsx', 'lock', 'docx'),
+        fc.constantFrom('', '/usr/src/app/assets/', '- ', '"', '[FILE] '),
+        (name, middle, ext, before) => {
+          expect(detectKinds('pii', `${before}${name}@${middle}.${ext}`)).toEqual([]);
+          // (A top-level domain that a file type also names, `.zip`, `.mov`, `.py`, `.md`: an address; not after a
+          // path's `/`, where what reads as one is a URL's user info.)
+          const lead = before.endsWith('/') ? '' : before;
+          for (const tld of ['com', 'zip', 'py', 'md']) expect(detectKinds('pii', `${lead}${name}@${middle.replace(/^[0-9.]+x$/, 'mail')}.${tld}`)).toEqual(['email']);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('generic assignments: a secret under a secret name, not where a secret is or what it is called', () => {
   const secretName = fc.constantFrom('API_KEY', 'client_secret', 'DB_PASSWORD', 'auth_token', 'GOOGLE_APPLICATION_CREDENTIALS', 'ssl_key', 'private_key', 'credentials', 'secretKey');
   const written = (name: string, value: string, form: number): string => [`${name}=${value}`, `${name}: ${value}`, `"${name}": "${value}"`][form]!;
