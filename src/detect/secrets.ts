@@ -620,6 +620,24 @@ function proseOwner(s: string, e: number): [number, number] | undefined {
   return undefined;
 }
 
+/** Characters a remark in brackets after a name holds at most (`(temporary)`, `(prod, read-only)`). */
+const REMARK = 40;
+
+/**
+ * A name, then a remark in brackets that ends at `k` (its `)`), before a colon: `Password (temporary): ...`, `API key
+ * (production): ...`; the name's [start, end), or undefined. The remark holds no bracket and no line break.
+ */
+function remarkedName(s: string, k: number): [number, number] | undefined {
+  let j = k - 1;
+  const limit = Math.max(0, k - REMARK);
+  while (j > limit && s.charCodeAt(j) !== 40 && s.charCodeAt(j) !== 41 && s.charCodeAt(j) !== 10) j--;
+  if (s.charCodeAt(j) !== 40 || j === k - 1 || codeAt(s, j - 1) !== 32) return undefined;
+  const nameEnd = j - 1;
+  let nameStart = nameEnd;
+  while (nameStart > 0 && nameEnd - nameStart < MAX_NAME && isNameChar(s.charCodeAt(nameStart - 1))) nameStart--;
+  return nameStart < nameEnd ? [nameStart, nameEnd] : undefined;
+}
+
 /** Characters a type's brackets hold at most (`Optional[str]`, `dict[str, str]`), and the types of a union (`str | None`). */
 const TYPE_BRACKETS = 48;
 const TYPE_UNION = 3;
@@ -1117,7 +1135,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // (In prose, a name then whose it is: `the root password for the staging box is ...`, `The API key for prod: ...`.)
   let told = verb >= 0;
   if ((told || (op === 58 && (codeAt(s, i + 1) === 32 || codeAt(s, i + 1) === 10 || codeAt(s, i + 1) === 13))) && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
-    const owner = proseOwner(s, e);
+    const owner = nameStart === nameEnd && codeAt(s, e - 1) === 41 ? remarkedName(s, e - 1) : proseOwner(s, e);
     if (owner !== undefined) {
       [nameStart, nameEnd] = owner;
       told = true;

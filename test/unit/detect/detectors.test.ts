@@ -207,7 +207,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
-  it('finds and masks a value after a name and its type (Python, TypeScript) or a prose name and whose it is before a colon, and no expression, word or other name there', () => {
+  it('finds and masks a value after a name and its type (Python, TypeScript) or a prose name and whose it is or a remark in brackets before a colon, and no expression, word or other name there', () => {
     const name = fc.constantFrom('api_key', 'DB_PASSWORD', 'secret_key', 'apiKey', 'auth_token');
     const type = fc.constantFrom('str', 'string', 'Optional[str]', 'typing.Optional[str]', 'str | None', 'SecretStr', 'dict[str, str] | None');
     const expression = fc.constantFrom('os.environ["API_KEY"]', 'Field(default=None)', 'None', 'settings.api_key', 'env("API_KEY")', '""');
@@ -215,10 +215,12 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     const prose = fc.constantFrom('password', 'API key', 'access token', 'secret');
     const owner = fc.constantFrom(' for prod', ' for the staging box', ' of the deploy bot', ' on db-01');
     const words = fc.constantFrom('see the dashboard', 'stored in Vault', 'not set', 'rotated monthly');
+    // (A remark in brackets between the name and its colon: `Password (temporary): ...`.)
+    const remark = fc.constantFrom('temporary', 'production', 'prod, read-only', 'expires 2025-01-31', 'str', 'optional');
     fc.assert(
-      fc.property(name, type, expression, random, who, prose, owner, words, (n, t, e, value, w, p, o, said) => {
+      fc.property(name, type, expression, random, who, prose, owner, words, remark, (n, t, e, value, w, p, o, said, r) => {
         fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
-        for (const text of [`${n}: ${t} = "${value}"`, `    ${n}: ${t} = '${value}'  # from the vault`, `${w} ${p}${o}: ${value}`]) {
+        for (const text of [`${n}: ${t} = "${value}"`, `    ${n}: ${t} = '${value}'  # from the vault`, `${w} ${p}${o}: ${value}`, `${p} (${r}): ${value}`, `${n} (${r}): ${value}`]) {
           const at = text.indexOf(value);
           expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
         }
@@ -226,6 +228,9 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         // (The name before the type names the value; a type that names a secret, `SecretStr`, would name it too.)
         expect(detectKinds('secrets', `name: ${t.replace('SecretStr', 'Str')} = "${value}"`)).toEqual([]);
         expect(detectKinds('secrets', `${w} ${p}${o}: ${said}`)).toEqual([]);
+        // (A docstring's argument, its type in brackets, then words.)
+        expect(detectKinds('secrets', `    ${n} (${t}): ${said}.`)).toEqual([]);
+        expect(detectKinds('secrets', `${p} (${r}): ${said}`)).toEqual([]);
       }),
       { numRuns: 1000 },
     );
