@@ -763,13 +763,15 @@ function referenceMark(v: string): boolean {
 }
 
 /**
- * A value in a row of comma-separated values that is a secret's: random to look at; or 20 characters or more of 3.5
- * bits each, or 12 or more of 3 bits with punctuation among them (a password's), letters and digits among them, no
- * blank and no words.
+ * A value in a row of comma-separated values that is a secret's: random to look at, or of both cases and digits with
+ * four fifths of the entropy a value of its length can hold (as an assignment's: 3.2 bits at 16 characters,
+ * `aaayg3IwygaGcmjK`); or 20 characters or more of 3.5 bits each, or 12 or more of 3 bits with punctuation among them
+ * (a password's), letters and digits among them, no blank and no words.
  */
 function rowValue(v: string): boolean {
   if (randomToLook(v)) return true;
   if (!hasDigit(v) || !/[A-Za-z]/.test(v) || /\s/.test(v) || wordy(v)) return false;
+  if (RANDOM_TOKEN.test(v) && shannonEntropy(v) >= 0.8 * Math.log2(v.length)) return true;
   return (v.length >= 20 && shannonEntropy(v) >= 3.5) || (v.length >= 12 && /[^\w-]/.test(v) && shannonEntropy(v) >= 3);
 }
 

@@ -260,6 +260,25 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds and masks a row's value of comma-separated values after a first cell that names a secret, as random as an assignment's value must be (four fifths of the entropy its length allows), and no word or name there", () => {
+    const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    // (Drawn from a few characters, so that many values are near the bar: `aaayg3IwygaGcmjK`, 3.25 bits.)
+    const value = fc
+      .shuffledSubarray([...ALNUM], { minLength: 6, maxLength: 14 })
+      .chain((few) => fc.array(fc.constantFrom(...few), { minLength: 16, maxLength: 19 }))
+      .map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(fc.constantFrom('api_token', 'genericToken', 'password', 'client_secret'), value, fc.constantFrom(',', ',2024-01-02', ''), (name, v, after) => {
+        fc.pre(/[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && !wordy(v));
+        const text = `${name},${v}${after}`;
+        const found = spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= name.length + 1 && name.length + 1 + v.length <= s.end);
+        expect(found, text).toBe(shannonEntropy(v) >= 0.8 * Math.log2(v.length));
+      }),
+      { numRuns: 1000 },
+    );
+    expect(detectKinds('secrets', 'api_token,ReadOnlyAccessKey,')).toEqual([]);
+  });
+
   it('finds and masks a random value in a table column whose header names a secret (Markdown, CSV, TSV, names and values), at any row, and nothing under a header that names none or in a cell of words', () => {
     const header = fc.constantFrom('token', 'API key', 'api_key', 'password', 'Secret', 'client_secret', 'DB_PASSWORD', 'Access Token');
     const other = fc.constantFrom('service', 'owner', 'region', 'created', 'Name', 'status');
