@@ -404,12 +404,23 @@ const REFERENCE_NAME = /(?:file|filename|path|dir|directory|folder|location|name
  */
 const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-]+[A-Z]?[a-z0-9]+)*$/;
 
-/** Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every segment a path's. */
+/**
+ * Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every
+ * segment a path's. A relative one's segments hold no run of letters and digits that switches between them three
+ * times or more (`q3d5`): a random value's `Ayjjaqq3d5/Abvxxwxzv` is none, `k8s/prod` and `certs/ed25519` are paths.
+ */
 function isPath(v: string): boolean {
   if (!v.includes('/')) return false;
-  for (const seg of (v.charCodeAt(0) === 126 /* ~ */ ? v.slice(1) : v).split('/')) if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
+  const c0 = v.charCodeAt(0);
+  const relative = c0 !== 47 && c0 !== 126 && c0 !== 46;
+  for (const seg of (c0 === 126 /* ~ */ ? v.slice(1) : v).split('/')) {
+    if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
+    if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
+  }
   return true;
 }
+/** Letters and digits switching three times in a row (`q3d5`, `3d5q`). */
+const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/;
 
 /** An identifier of a program (`Uint8Array`, `ProgressTokenSchema$1`, `openid4vciIssueCredential`): a type's or a variable's name. */
 const IDENT = /^[A-Za-z_$][\w$]*$/;

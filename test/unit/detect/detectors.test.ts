@@ -124,6 +124,24 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds and masks a random value whose slashes cut it where each piece reads as a path's segment (a capital, then lower-case letters and digits switching between them), and no relative path of words, versions or architectures", () => {
+    const piece = fc
+      .tuple(fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'), fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789'), { minLength: 7, maxLength: 12 }))
+      .map(([c, cs]) => c + cs.join(''));
+    fc.assert(
+      fc.property(secretName, fc.array(piece, { minLength: 2, maxLength: 3 }), fc.integer({ min: 0, max: 2 }), (name, pieces, form) => {
+        const value = pieces.join('/');
+        // (A random value: its pieces switch between letters and digits, as no segment of a path of words does.)
+        fc.pre(pieces.every((p) => /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/.test(p)) && new Set(value).size >= 12 && !wordy(value));
+        const text = written(name, value, form);
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+    for (const path of ['k8s/prod/api-key', 'certs/ed25519', 'secrets/x86_64/key', 'Prod/Db2/credentials-v2']) expect(detectKinds('secrets', `API_KEY=${path}`), path).toEqual([]);
+  });
+
   it('finds and masks a random value of letters alone (a sixteenth of random values of 16 characters hold no digit), in any of the shapes an assignment takes', () => {
     const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
     const letters = (min: number, max: number) => fc.array(fc.constantFrom(...LETTERS), { minLength: min, maxLength: max }).map((cs) => cs.join(''));
