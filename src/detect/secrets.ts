@@ -245,12 +245,18 @@ function connection(s: string, i: number): [number, number] | undefined {
 }
 
 /**
- * A URL's user that is a token: 20 characters or more of a token's (`[A-Za-z0-9_-]`), random to look at, or 40 hex
+ * A URL's user that is a token: 20 characters or more of a token's (`[A-Za-z0-9_-]`), random to look at but for
+ * parts that read as words (a user's name is words and numbers every part, `JenkinsDeployBot2024`; of random runs of 20
+ * letters of both cases and digits, 0.03 % read as words but for one part, `LSW0miclaDvyehtOtnfr`, 0.001 % every part), or 40 hex
  * digits at 3.3 bits each (GitHub's tokens before their prefixes). A name, a word, an AWS SSH key's id (capitals and
  * digits) is none.
  */
 function userToken(user: string): boolean {
-  return user.length >= 20 && /^[\w-]+$/.test(user) && (randomToLook(user) || (/^[0-9a-f]{40}$/.test(user) && shannonEntropy(user) >= 3.3));
+  return (
+    user.length >= 20 &&
+    /^[\w-]+$/.test(user) &&
+    ((RANDOM_TOKEN.test(user) && shannonEntropy(user) >= BARE_RANDOM && !wordy(user, true)) || (/^[0-9a-f]{40}$/.test(user) && shannonEntropy(user) >= 3.3))
+  );
 }
 
 /** A host name's characters in a password file line (and `*`, any host). */
@@ -408,12 +414,14 @@ const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-]+[A-Z]?[a-z0-9]+)*$/;
  * Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every
  * segment a path's. A relative one's segments hold no run of letters and digits that switches between them three
  * times or more (`q3d5`): a random value's `Ayjjaqq3d5/Abvxxwxzv` is none, `k8s/prod` and `certs/ed25519` are paths.
+ * A `.` after its last segment ends the sentence it stands in (`Credentials: aws/iam-role-prod1.`).
  */
 function isPath(v: string): boolean {
   if (!v.includes('/')) return false;
   const c0 = v.charCodeAt(0);
   const relative = c0 !== 47 && c0 !== 126 && c0 !== 46;
-  for (const seg of (c0 === 126 /* ~ */ ? v.slice(1) : v).split('/')) {
+  const path = v.endsWith('.') && !v.endsWith('..') ? v.slice(0, -1) : v;
+  for (const seg of (c0 === 126 /* ~ */ ? path.slice(1) : path).split('/')) {
     if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
     if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
   }
@@ -958,6 +966,12 @@ const MIN_GENERATED = 16;
 const MIN_GENERATED_PASSWORD = 8;
 /** A program's call or index written whole: `f(x1,y2)`, `argv[1]`, `cfg.get(k2)`. */
 const CALL_OR_INDEX = /^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/;
+/** A repository's address as git and scp write it without `://` (`git@github.com:owner/repo.git`): where code is, no secret. */
+const SCP_REMOTE = /^[\w.-]+@[\w-]+(?:\.[\w-]+)+:[\w~.-][\w./~-]*$/;
+/** Whether a value is a link: a URL, or a repository's address as git writes it (SCP_REMOTE). */
+function isLink(value: string): boolean {
+  return value.includes('://') || SCP_REMOTE.test(value);
+}
 /** A resource's name or a link without `://` at a literal's start: `arn:`, `urn:`, `data:image/...`, `mailto:`. */
 const SCHEME = /^(?:arn:|urn:|data:[a-z]+\/|mailto:)/;
 /**
@@ -1025,7 +1039,7 @@ const LETTER_RUNS = /[A-Z]?[a-z]+|[A-Z]+/g;
  * a1b2c3d4-..."`), a link, a path, a value cut short, a placeholder.
  */
 function generatedValue(s: string, nameStart: number, name: string, value: string): boolean {
-  return generatedLiteral(value, PASSWORD_NAME.test(name)) && !(SCHEME.test(value) || value.includes('://') || REDACTED.test(value) || placeholderPassword(value) || isPath(value) || inArnOrUrn(s, nameStart));
+  return generatedLiteral(value, PASSWORD_NAME.test(name)) && !(SCHEME.test(value) || isLink(value) || REDACTED.test(value) || placeholderPassword(value) || isPath(value) || inArnOrUrn(s, nameStart));
 }
 
 /** The run of value characters last walked: [start, end). */
@@ -1291,7 +1305,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (flag && value.charCodeAt(0) === 45) return undefined;
   // (Nor a version, a decimal or an address of dotted numbers: `'Test2::Event::Pass'    => '1.302138'`, `v2.14.0`.)
   if (!numeric && DOTTED_NUMBER.test(value)) return undefined;
-  if (placeholderPassword(value) || /^(?:https?:|%|\{|\(|\[|arn:|urn:|#\/)/i.test(value) || referenceMark(value) || REDACTED.test(value) || value.includes('(') || value.includes('://')) return undefined;
+  if (placeholderPassword(value) || /^(?:https?:|%|\{|\(|\[|arn:|urn:|#\/)/i.test(value) || referenceMark(value) || REDACTED.test(value) || value.includes('(') || isLink(value)) return undefined;
   // (Nor a URN, `urn:uuid:...`, a JSON pointer, `#/components/schemas/password`, a placeholder in brackets,
   // `[Redacted]`, or a value cut short or shown in part, REDACTED.) A template's expression in the value
   // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
@@ -1555,7 +1569,7 @@ function toldValue(s: string, at: number, word: string): Span | undefined {
   while (start < end && /["'`(#/*]/.test(s[start]!)) start++;
   const value = s.slice(start, end);
   const password = /^pass|^pwd/i.test(word);
-  if (value.length < 8 || wordy(value) || isPath(value) || value.includes('://') || REDACTED.test(value)) return undefined;
+  if (value.length < 8 || wordy(value) || isPath(value) || isLink(value) || REDACTED.test(value)) return undefined;
   if (password ? !(hasDigit(value) && /[A-Za-z]/.test(value) && shannonEntropy(value) >= 2.5) : !randomToLook(value)) return undefined;
   return { kind: 'secret-assignment', start, end };
 }

@@ -490,6 +490,18 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it("finds nothing in a repository's address as git writes it, or a path that ends a sentence, under a secret's name", () => {
+    const segment = fc.stringMatching(/^[a-z]{2,10}(?:-[a-z]{2,8})?[0-9]$/);
+    fc.assert(
+      fc.property(secretName, segment, segment, fc.constantFrom('github.com', 'gitlab.example.org', 'bitbucket.org'), (name, a, b, host) => {
+        for (const value of [`git@${host}:${a}/${b}.git`, `deploy@${host}:~/${a}`, `${a}/${b}.`, `~/.config/${a}/${b}.`]) {
+          expect(detectKinds('secrets', `${name}: ${value}`), `${name}: ${value}`).toEqual([]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('finds nothing in a path to a key file, or in a name of a secret under a name that says so', () => {
     const word = fc.tuple(fc.constantFrom('home', 'etc', 'keys', 'secrets', 'run', 'ssl', 'private', 'config', 'prod', 'app', 'db', 'service', 'account', 'id', 'credentials'), fc.constantFrom('', '2', '2025', '_rsa', '-v2', '_ed25519'));
     const path = fc.tuple(fc.constantFrom('/', '~/', './', '../', ''), fc.array(word, { minLength: 2, maxLength: 5 }), fc.constantFrom('', '.json', '.pem', '.key', '.yaml', '.txt')).map(([root, words, ext]) => root + words.map(([w, t]) => w + t).join('/') + ext);
@@ -560,7 +572,8 @@ describe("a URL's user that is a token", () => {
         const at = text.indexOf(token);
         expect(spansOf(new DetectionCache(), text, new Set(SECRET_KINDS)).some((x) => x.start <= at && at + token.length <= x.end), text).toBe(true);
       }),
-      { numRuns: 500 },
+      // (Drawn at ten times the runs: a random token whose parts but one read as words, `mic`, `la`, `Dvyeht`, ...)
+      { numRuns: 500, examples: [['LSW0miclaDvyehtOtnfr', 'https://@github.com/acme/app.git', 'git clone '], ['AguAA8vkzdicsEdtAonr', 'ssh://@git.example.com/repo', 'remote: ']] },
     );
   });
 
