@@ -174,6 +174,7 @@ const crafted: Record<string, string> = {
   'Discord tokens and WIF keys, one after another': fill('MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn 5K2Rak9ZG38JPGxuxLbzdfaX2tSnWythVFzAsrajEz1eQdbFkgx '),
   'shapes of both that fail their checks': fill('KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWo LwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.short MDAwMTIzNDU2Nzg5MDEyMzQ1Ng.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 '),
   // Commands that fetch a secret, each with its output on the next line (a window of the rule around each keyword).
+  'echo into secret files, login pairs, one after another': fill('echo "Zq8Rk2Lm9Xw4" > ~/.vault-token\nlogin:u:Xk9mQ2pLzz Credentials: admin / login a b c d: u : echo "'),
   'commands that fetch a secret, and their output': fill("$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nZq8Rk2Lm9Xw4Tn7Pb3Vc\n$ pass show a/b\nWarning: old\n$ vault kv get -field=x s/y\nNo value\n"),
   // A key's tail whose BEGIN stands elsewhere: each END marker read back over the base64 lines before it.
   'ends of private keys, one after another': fill('QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nWVpBQkNERUZHSElKS0xNTk9QUVJT\n-----END PRIVATE KEY-----\nab\n-----END RSA PRIVATE KEY-----\n'),

@@ -622,3 +622,53 @@ describe("a password's, an API key's or a token's name in another language", () 
     );
   });
 });
+
+describe('a secret written into a file named for one, or the password of a user and password pair prose names a login', () => {
+  const CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+.';
+  const password = fc
+    .array(fc.constantFrom(...CHARS), { minLength: 10, maxLength: 40 })
+    .map((cs) => cs.join(''))
+    .filter((v) => /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v) && /[A-Za-z0-9]$/.test(v) && shannonEntropy(v) > 3 && !/your|xxxx/i.test(v));
+  const at = (text: string, value: string) => {
+    const i = text.lastIndexOf(value);
+    return spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + value.length <= s.end);
+  };
+
+  it('finds and masks a value echo or printf writes into a file whose name says it holds a secret, and no variable, word, number or message, nor a value written elsewhere', () => {
+    const write = fc.constantFrom(
+      (v: string) => `echo "${v}" >`,
+      (v: string) => `echo ${v} >>`,
+      (v: string) => `printf '%s' "${v}" >`,
+      (v: string) => `printf '%s\\n' ${v} >`,
+      (v: string) => `echo -n '${v}' |tee`,
+      (v: string) => `echo ${v} | sudo tee -a`,
+    );
+    const file = fc.constantFrom('~/.vault-token', '/run/secrets/db_password', '~/.config/gh/token', '"$HOME/.credentials"', 'secrets/API_KEY', '.netrc', '/etc/app/private_key');
+    const other = fc.constantFrom('notes.txt', '/tmp/out', '~/.bashrc', 'version.txt', '"$LOG"');
+    const said = fc.constantFrom('"$TOKEN"', '"${{ secrets.NPM_TOKEN }}"', 'done', 'production', '12345678', '"Saved the token"', '$(pass show deploy)', '"<your token>"');
+    fc.assert(
+      fc.property(password, write, file, other, said, fc.constantFrom('', '\n', ' && chmod 600 ~/.vault-token'), (v, w, f, o, s, end) => {
+        const text = `${w(v)} ${f}${end}`;
+        expect(at(text, v), text).toBe(true);
+        expect(detectKinds('secrets', `${w(v)} ${o}${end}`)).toEqual([]);
+        expect(detectKinds('secrets', `${w(s)} ${f}`)).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('finds and masks the password of a pair that prose names credentials or a login, and no name, path, expression, time or placeholder in that place', () => {
+    const named = fc.constantFrom('Credentials:', 'Default credentials:', 'creds', 'Login:', 'login', 'Log in with', 'Sign in as', 'Sign-in:', 'Login credentials are');
+    const user = fc.constantFrom('admin', 'root', 'deploy', 'ops.bot', 'jane@example.com');
+    const sep = fc.constantFrom(' / ', ':', ' : ', '  /  ');
+    const end = fc.constantFrom('', '.', ' on the console', ' (change it after)', '\n');
+    const other = fc.constantFrom('Google / Microsoft365', 'SSO / Okta', 'admin / admin123', 'user:password', '${USER}:${PASS}', 'git@github.com:owner1234/repo.git', 'Mon Dec  6 19:36:13 2026', 'aws/iam-role-prod1', 'root:root', '`include`:e.mode===`x`', '<user>:<password>', 'home/id2025.key');
+    fc.assert(
+      fc.property(named, user, sep, password, end, other, (n, u, s, v, e, o) => {
+        for (const text of [`${n} ${u}${s}${v}${e}`, `"login": "${u}:${v}"`]) expect(at(text, v), text).toBe(true);
+        expect(detectKinds('secrets', `${n} ${o}${e}`)).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
