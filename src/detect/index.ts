@@ -749,12 +749,23 @@ function armourThrough(parts: readonly string[], k: number, runEnd: number): Pie
     const joint = markerRead(carry + raw.slice(0, MARKER_REACH));
     const found = joint.text.indexOf('-----BEGIN');
     const b = found < 0 ? -1 : joint.at(found);
-    if (b < 0 || b >= carry.length || markerRead(raw).text.includes('-----END')) return undefined;
+    if (b < 0 || b >= carry.length) return undefined;
+    // (The key may close in this part: `-` | `‌-‌-‌-‌-‌B‌E‌G‌I‌N ... -‌-‌-‌-‌-‌E‌N‌D` | `‌ ‌R‌S‌A ...`. It is read to the end of
+    // its `-----END` line here, with the marker's first characters before; another key opened before it is none.)
+    const own = markerRead(raw);
+    const closed = own.text.indexOf('-----END');
+    if (closed >= 0 && own.text.lastIndexOf('-----BEGIN', closed) >= 0) return undefined;
     let at = 0;
     for (const pc of lead) {
       const n = pc.to - pc.from;
       if (b < at + n) pieces.push({ part: pc.part, from: pc.from + Math.max(0, b - at), to: pc.to });
       at += n;
+    }
+    if (closed >= 0) {
+      const from = own.at(closed);
+      const nl = raw.indexOf('\n', from);
+      pieces.push({ part: k, from: 0, to: nl >= 0 ? nl : Math.min(raw.length, from + 128) });
+      return pieces;
     }
     pieces.push({ part: k, from: 0, to: raw.length });
     read = carry.length - b + raw.length;

@@ -193,6 +193,29 @@ describe('a credential cut anywhere into four to sixteen blocks', () => {
       { numRuns: 3000 },
     );
   });
+
+  it('and so where the block before holds only the first characters of its `-----BEGIN` and the key closes in the next block, a seam cutting its `-----END` line after', () => {
+    // (`-` | `‌-‌-‌-‌-‌B‌E‌G‌I‌N ... -‌-‌-‌-‌-‌E‌N‌D` | `‌ ‌R‌S‌A ...`: the middle block's own read finds no `-----BEGIN`, and its key
+    // closes in it, so that no walk to a later block reads it with the first dash.)
+    const missed: string[] = [];
+    for (const c of creds.filter((x) => x.value.includes('-----BEGIN'))) {
+      for (const [name, form] of [FORMS[2]!, FORMS[3]!, FORMS[4]!]) {
+        const written = form(c.value, 1);
+        const text = c.text.replace(c.value, written);
+        const secret = c.value.replace(/-----[A-Za-z0-9 ]+-----/g, '');
+        const start = text.indexOf(written);
+        const beginEnd = text.indexOf('\n', start);
+        const endStart = text.lastIndexOf('\n', start + written.length - 1) + 1;
+        for (const a of [1, 2, 4, (beginEnd - start) >> 1, beginEnd - start - 1].map((x) => start + x)) {
+          for (let b = endStart; b < start + written.length; b += 2) {
+            const parts = [text.slice(0, a), text.slice(a, b), text.slice(b)];
+            if (maskedParts(parts).some((m) => leaks(asRead(m), secret) || leaks(m, secret))) missed.push(`${c.provider}, ${name}: ${a} ${b}`);
+          }
+        }
+      }
+    }
+    expect(missed.slice(0, 10)).toEqual([]);
+  });
 });
 
 describe('a credential cut from its name at a block boundary', () => {
