@@ -459,14 +459,18 @@ const DECLARES =
 /**
  * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
  * `private readonly token = …`), or a name written bare after `{`, `(` or `,` and before `:` (`op`; a member of an
- * object literal, a parameter with its type: `{key: "_getString"}`, `(password: Uint8Array, …)`). A JSON member's
- * name is quoted and a config's line starts with its name, so neither is read as a program.
+ * object literal, a parameter with its type: `{key: "_getString"}`, `(password: Uint8Array, …)`), or a variable that
+ * `$` starts before `=` (PowerShell's, PHP's, Perl's). A JSON member's name is quoted and a config's line starts with
+ * its name, so neither is read as a program.
  */
 function inProgram(s: string, nameStart: number, op: number): boolean {
   let k = nameStart - 1;
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
   if (op === 58 && (c === 123 || c === 40 || c === 44)) return true;
+  // (A variable that `$` starts, `$pw = ConvertTo-SecureString ...` in PowerShell, `$password = getenv(...)` in PHP or Perl,
+  // is a program's: a value written out there is quoted.)
+  if (op === 61 && codeAt(s, nameStart - 1) === 36) return true;
   const before = s.slice(Math.max(0, k - 12), k + 1);
   // (A shell's `readonly DB_PASSWORD=...` declares a variable of a script, whose value is written out.)
   return DECLARES.test(before) && !(op === 61 && before.endsWith('readonly'));
@@ -1190,12 +1194,14 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // to look at up to the next `,` or the line's end.)
   const row = op === 44 && nameEnd === i && startsLine(s, nameStart);
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 && element === undefined : op === 44 && !row && !opensPair(s, nameStart, nameEnd)) return undefined;
-  const flag = blank && s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2));
+  // (Or a PowerShell parameter, a `-` and a capital at a token's start: `-ClientSecret VALUE`, `-NuGetApiKey VALUE`.)
+  const dashes = !blank ? 0 : s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2)) ? 2 : codeAt(s, nameStart) === 45 && isUpper(codeAt(s, nameStart + 1)) && startsToken(codeAt(s, nameStart - 1)) ? 1 : 0;
+  const flag = dashes > 0;
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
   const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
   if (blank && !flag && !bare) return undefined;
-  let name = local ?? s.slice(flag ? nameStart + 2 : nameStart, nameEnd).toLowerCase();
+  let name = local ?? s.slice(nameStart + dashes, nameEnd).toLowerCase();
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
@@ -1301,8 +1307,9 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // or more, not one digit repeated. Not in prose or after a password's word alone, where a number is a count.)
   const numeric = password && op !== 32 && NUMERIC_PASSWORD.test(value) && NUMERIC_NAME.test(name);
   if (short && !numeric && (!hasDigit(value) || !/[A-Za-z]/.test(value) || /^0x[0-9a-f]+$/i.test(value) || /[[\].]/.test(value))) return undefined;
-  // (A flag's value is no next flag: `--password-stdin`, `--token -`.)
-  if (flag && value.charCodeAt(0) === 45) return undefined;
+  // (A flag's value unquoted is no next flag: `--password-stdin`, `--token -`; nor is a value after a secret's word alone
+  // a parameter, `Update-Password -NewPassword ...`.)
+  if (!quoted && value.charCodeAt(0) === 45 && (flag || (bare && isLetter(codeAt(s, v + 1))))) return undefined;
   // (Nor a version, a decimal or an address of dotted numbers: `'Test2::Event::Pass'    => '1.302138'`, `v2.14.0`.)
   if (!numeric && DOTTED_NUMBER.test(value)) return undefined;
   if (placeholderPassword(value) || /^(?:https?:|%|\{|\(|\[|arn:|urn:|#\/)/i.test(value) || referenceMark(value) || REDACTED.test(value) || value.includes('(') || isLink(value)) return undefined;
@@ -1505,7 +1512,7 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|(?<=[ \t(])-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */

@@ -623,11 +623,13 @@ describe("a password's, an API key's or a token's name in another language", () 
   });
 });
 
-describe('a secret written into a file named for one, or the password of a user and password pair prose names a login', () => {
+describe('a secret written into a file named for one, given to a PowerShell parameter, or the password of a user and password pair prose names a login', () => {
   const CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+.';
+  // (A value that starts with a mark reads as something else in places, a placeholder `%s`, a flag `-p`, splatted
+  // `@params`: the values here start with a letter or a digit.)
   const password = fc
-    .array(fc.constantFrom(...CHARS), { minLength: 10, maxLength: 40 })
-    .map((cs) => cs.join(''))
+    .tuple(fc.constantFrom(...CHARS.slice(0, 56)), fc.array(fc.constantFrom(...CHARS), { minLength: 9, maxLength: 39 }))
+    .map(([c, cs]) => c + cs.join(''))
     .filter((v) => /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v) && /[A-Za-z0-9]$/.test(v) && shannonEntropy(v) > 3 && !/your|xxxx/i.test(v));
   const at = (text: string, value: string) => {
     const i = text.lastIndexOf(value);
@@ -652,6 +654,31 @@ describe('a secret written into a file named for one, or the password of a user 
         expect(at(text, v), text).toBe(true);
         expect(detectKinds('secrets', `${w(v)} ${o}${end}`)).toEqual([]);
         expect(detectKinds('secrets', `${w(s)} ${f}`)).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('finds and masks a secret given to a PowerShell parameter named for one or made a SecureString from plain text, and no variable, prompt, switch or name there', () => {
+    const cmdlet = fc.constantFrom('Connect-AzAccount -ServicePrincipal', 'Publish-Module -Name Tools', 'New-LocalUser -Name bob', 'Invoke-Deploy', 'nuget push pkg.nupkg', '& ./deploy.ps1 -Env prod');
+    const param = fc.constantFrom('-ClientSecret', '-Password', '-NuGetApiKey', '-ApiKey', '-AccessToken', '-StorageAccountKey', '-Secret', '-Token');
+    const quote = fc.constantFrom('', '"', "'");
+    const securestring = fc.constantFrom(
+      (v: string, q: string) => `$pw = ConvertTo-SecureString ${q || '"'}${v}${q || '"'} -AsPlainText -Force`,
+      (v: string, q: string) => `ConvertTo-SecureString -String ${q}${v}${q} -AsPlainText -Force`,
+      (v: string, q: string) => `(ConvertTo-SecureString -AsPlainText -Force ${q}${v}${q})`,
+    );
+    const other = fc.constantFrom('$value', '$env:CLIENT_SECRET', '(Read-Host -AsSecureString)', '-Force', '$(Get-Secret -Name api -AsPlainText)', '@params');
+    fc.assert(
+      // (Values of 16 characters or more, as a key's or a token's name asks, without `**`, which reads as a value shown in
+      // part, or `%`, a placeholder's mark, to the generic reading.)
+      fc.property(cmdlet, param, quote, password.filter((v) => v.length >= 16 && !/\*\*|%/.test(v)), securestring, other, (c, p, q, v, ss, o) => {
+        // (Unquoted, a value that holds `.` reads as a member of an object, `cfg.Secret`, as any unquoted value does.)
+        fc.pre(q !== '' || !v.includes('.'));
+        for (const text of [`${c} ${p} ${q}${v}${q}`, `${c} ${p} ${q}${v}${q} -Verbose`, ss(v, q)]) expect(at(text, v), text).toBe(true);
+        expect(detectKinds('secrets', `${c} ${p} ${o}`)).toEqual([]);
+        expect(detectKinds('secrets', `${c} -Name ${p.slice(1)} ${o}`)).toEqual([]);
+        expect(detectKinds('secrets', `$s = ConvertTo-SecureString ${o} -AsPlainText -Force`)).toEqual([]);
       }),
       { numRuns: 500 },
     );
