@@ -1508,11 +1508,12 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and
  * a blank (BARE_WORD: `and password X`; found by the blank, tab, line break or `(` before it, so that only those places
  * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a
- * command's flag (`--`, see flagOperator), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
+ * command's flag (`--`, see flagOperator), a PowerShell parameter whose name ends in a secret's word (`-ClientSecret`,
+ * found with the blank before it: a lookbehind there would be tried at every character), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|(?<=[ \t(])-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */
@@ -1536,7 +1537,11 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
     cursor.at = OTHER_OPERATORS.lastIndex;
     let op: number;
     if (m[0] === '--') op = flagOperator(s, m.index);
-    else if (m[0].length === 1 && m[0] !== '>') {
+    else if (m[0].length === 2 && m[0].charCodeAt(1) === 45) {
+      // (A PowerShell parameter, found by the blank before its `-`: its operator is the blank after its name.)
+      op = m.index + 2;
+      while (isLetter(codeAt(s, op))) op++;
+    } else if (m[0].length === 1 && m[0] !== '>') {
       // (A secret's word, found by the blank, tab, line break or `(` before it: its operator is the blank after it.)
       op = m.index + 1;
       while (isLetter(codeAt(s, op))) op++;
