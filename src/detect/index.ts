@@ -70,7 +70,7 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
   // map one to one onto what they encode).
   if (rounds > 0 && d === 'secrets' && s.length >= MIN_RUN) {
     const runs = encodedRuns(s, stop);
-    if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds)) found.push(sp);
+    if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds, unpack(raw))) found.push(sp);
   }
   const n = normalizeForDetection(s, stop);
   if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
@@ -210,7 +210,7 @@ const DECODED_TEXT = 64 * 1024;
  * with short runs costs one more reading of about its length, not one of
  * each run's surroundings, and a text with a few runs only theirs.
  */
-function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boolean) | undefined, rounds: number): Span[] {
+function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boolean) | undefined, rounds: number, written: readonly Span[]): Span[] {
   const out: Span[] = [];
   for (let first = 0; first < runs.length; ) {
     // Between texts the deadline is asked (each text's scans ask it too).
@@ -254,11 +254,35 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
     // Spans come sorted by start: the runs before one are passed over once.
     for (const sp of unpack(scanBoth('secrets', pieces.join(''), stop, rounds - 1))) {
       while (k < at.length && at[k]! + runs[first + k]!.text.length <= sp.start) k++;
-      for (let j = k; j < at.length && at[j]! < sp.end; j++) out.push({ kind: sp.kind, start: runs[first + j]!.start, end: runs[first + j]!.end });
+      for (let j = k; j < at.length && at[j]! < sp.end; j++) {
+        const run = runs[first + j]!;
+        if (!withinWritten(run, Math.max(0, sp.start - at[j]!), Math.min(run.text.length, sp.end - at[j]!), written)) out.push({ kind: sp.kind, start: run.start, end: run.end });
+      }
     }
     first = last;
   }
   return out;
+}
+
+/**
+ * Whether what was found in `run`'s text from `from` to `to` lies in the characters of one find as written (`written`:
+ * sorted, apart): a provider's token is a run of base64's characters too, and a stretch of its bytes that reads as
+ * text (`ghp_N204NX...` decodes to `7m85p<!064`) is its own, masked as written; the run's mask, reaching a word
+ * glued after the token (the next string's, `nothing`), would take more. Each character of a run's text stands for
+ * 4/3 of the run's at most, a line break between stretches included, and a group of four is read whole. One search.
+ */
+function withinWritten(run: EncodedRun, from: number, to: number, written: readonly Span[]): boolean {
+  const a = run.start + Math.floor((from * 4) / 3);
+  const b = run.start + Math.ceil((to * 4) / 3) + 3;
+  // The last find that starts at or before `a`.
+  let lo = 0;
+  let hi = written.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (written[mid]!.start <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && b <= written[lo - 1]!.end;
 }
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };
