@@ -670,9 +670,9 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
     const other = fc.constantFrom('$value', '$env:CLIENT_SECRET', '(Read-Host -AsSecureString)', '-Force', '$(Get-Secret -Name api -AsPlainText)', '@params');
     fc.assert(
-      // (Values of 16 characters or more, as a key's or a token's name asks, without `**`, which reads as a value shown in
-      // part, or `%`, a placeholder's mark, to the generic reading.)
-      fc.property(cmdlet, param, quote, password.filter((v) => v.length >= 16 && !/\*\*|%/.test(v)), securestring, other, (c, p, q, v, ss, o) => {
+      // (Values of 16 characters or more, as a key's or a token's name asks, without `**` or `...`, which read as a value
+      // shown in part or cut short, or `%`, a placeholder's mark, to the generic reading.)
+      fc.property(cmdlet, param, quote, password.filter((v) => v.length >= 16 && !/\*\*|\.\.\.|%/.test(v)), securestring, other, (c, p, q, v, ss, o) => {
         // (Unquoted, a value that holds `.` reads as a member of an object, `cfg.Secret`, as any unquoted value does.)
         fc.pre(q !== '' || !v.includes('.'));
         for (const text of [`${c} ${p} ${q}${v}${q}`, `${c} ${p} ${q}${v}${q} -Verbose`, ss(v, q)]) expect(at(text, v), text).toBe(true);
