@@ -572,7 +572,7 @@ describe("a URL's user that is a token", () => {
         const at = text.indexOf(token);
         expect(spansOf(new DetectionCache(), text, new Set(SECRET_KINDS)).some((x) => x.start <= at && at + token.length <= x.end), text).toBe(true);
       }),
-      // (Drawn at ten times the runs: a random token whose parts but one read as words, `mic`, `la`, `Dvyeht`, ...)
+      // (Drawn at ten times the runs: random tokens whose parts but one read as words, `micla`, `Dvyeht`, `Otnfr`.)
       { numRuns: 500, examples: [['LSW0miclaDvyehtOtnfr', 'https://@github.com/acme/app.git', 'git clone '], ['AguAA8vkzdicsEdtAonr', 'ssh://@git.example.com/repo', 'remote: ']] },
     );
   });
