@@ -256,7 +256,7 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
       while (k < at.length && at[k]! + runs[first + k]!.text.length <= sp.start) k++;
       for (let j = k; j < at.length && at[j]! < sp.end; j++) {
         const run = runs[first + j]!;
-        if (!withinWritten(run, Math.max(0, sp.start - at[j]!), Math.min(run.text.length, sp.end - at[j]!), written)) out.push({ kind: sp.kind, start: run.start, end: run.end });
+        if (!withinWritten(run, Math.min(run.text.length, sp.end - at[j]!), written)) out.push({ kind: sp.kind, start: run.start, end: run.end });
       }
     }
     first = last;
@@ -265,21 +265,21 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
 }
 
 /**
- * Whether what was found in `run`'s text from `from` to `to` lies in the characters of one find as written (`written`:
- * sorted, apart): a provider's token is a run of base64's characters too, and a stretch of its bytes that reads as
- * text (`ghp_N204NX...` decodes to `7m85p<!064`) is its own, masked as written; the run's mask, reaching a word
- * glued after the token (the next string's, `nothing`), would take more. Each character of a run's text stands for
- * 4/3 of the run's at most, a line break between stretches included, and a group of four is read whole. One search.
+ * Whether what was found in `run`'s text up to `to` lies in the characters of one find as written (`written`: sorted,
+ * apart) that starts at or before the run: a provider's token is a run of base64's characters too, and a stretch of
+ * its bytes that reads as text (`ghp_N204NX...` decodes to `7m85p<!064`) is its own, masked as written; the run's
+ * mask, reaching a word glued after the token (the next string's, `nothing`), would take more. A character of a run's
+ * text stands for two of the run's at most (hex; base64's 4/3, a line break between stretches for none), and a group
+ * of four is read whole: where it may reach past that find, the run is masked. One search.
  */
-function withinWritten(run: EncodedRun, from: number, to: number, written: readonly Span[]): boolean {
-  const a = run.start + Math.floor((from * 4) / 3);
-  const b = run.start + Math.ceil((to * 4) / 3) + 3;
-  // The last find that starts at or before `a`.
+function withinWritten(run: EncodedRun, to: number, written: readonly Span[]): boolean {
+  const b = run.start + 2 * to + 3;
+  // The last find that starts at or before the run.
   let lo = 0;
   let hi = written.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (written[mid]!.start <= a) lo = mid + 1;
+    if (written[mid]!.start <= run.start) lo = mid + 1;
     else hi = mid;
   }
   return lo > 0 && b <= written[lo - 1]!.end;
