@@ -65,12 +65,14 @@ const RAW_SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found>
  */
 function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_ROUNDS, apart?: readonly number[]): Found {
   const raw = RAW_SCANNERS[d](s, stop);
+  // (Its spans, once made where a reading below asks for them.)
+  let rawSpans: readonly Span[] | undefined;
   const found: Span[] = [];
   // Credentials written as the base64 of their text: a run that encodes one is masked whole (its characters do not
   // map one to one onto what they encode).
   if (rounds > 0 && d === 'secrets' && s.length >= MIN_RUN) {
     const runs = encodedRuns(s, stop);
-    if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds, unpack(raw))) found.push(sp);
+    if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds, (rawSpans = unpack(raw)))) found.push(sp);
   }
   const n = normalizeForDetection(s, stop);
   if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
@@ -80,7 +82,7 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
   if (d === 'secrets') wrappedFinds(s, found, raw, stop, apart);
   if (found.length === 0) return raw;
   // Where the readings overlap, the union: a value cut short by an invisible character as written is whole normalized.
-  return mergeOverlaps(unpack(raw).concat(found));
+  return mergeOverlaps((rawSpans ?? unpack(raw)).concat(found));
 }
 
 /**
@@ -122,17 +124,7 @@ function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean
   // What the lines' own readings found (disjoint, by start): a find across a break each of whose pieces they hold adds
   // nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
   const held = mergeOverlaps(unpack(raw).concat(found));
-  const covered = (from: number, to: number): boolean => {
-    let lo = 0;
-    let hi = held.length - 1;
-    if (hi < 0 || held[0]!.start > from) return false;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (held[mid]!.start <= from) lo = mid;
-      else hi = mid - 1;
-    }
-    return to <= held[lo]!.end;
-  };
+  const covered = (from: number, to: number): boolean => inOne(held, from, to);
   for (const w of stretches) {
     const finds = scanProviders(w.text, stop);
     const n = normalizeForDetection(w.text, stop);
@@ -270,19 +262,22 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
  * its bytes that reads as text (`ghp_N204NX...` decodes to `7m85p<!064`) is its own, masked as written; the run's
  * mask, reaching a word glued after the token (the next string's, `nothing`), would take more. A character of a run's
  * text stands for two of the run's at most (hex; base64's 4/3, a line break between stretches for none), and a group
- * of four is read whole: where it may reach past that find, the run is masked. One search.
+ * of four is read whole: where it may reach past that find, the run is masked.
  */
 function withinWritten(run: EncodedRun, to: number, written: readonly Span[]): boolean {
-  const b = run.start + 2 * to + 3;
-  // The last find that starts at or before the run.
+  return inOne(written, run.start, run.start + 2 * to + 3);
+}
+
+/** Whether [from, to) lies inside one of `spans` (sorted by start, apart): the last that starts at or before `from`, by one search. */
+function inOne(spans: readonly Span[], from: number, to: number): boolean {
   let lo = 0;
-  let hi = written.length;
+  let hi = spans.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (written[mid]!.start <= run.start) lo = mid + 1;
+    if (spans[mid]!.start <= from) lo = mid + 1;
     else hi = mid;
   }
-  return lo > 0 && b <= written[lo - 1]!.end;
+  return lo > 0 && to <= spans[lo - 1]!.end;
 }
 
 const SCANNERS: Record<Detector, (s: string, stop?: () => boolean) => Found> = { secrets: (s, stop) => scanBoth('secrets', s, stop), pii: (s, stop) => scanBoth('pii', s, stop) };

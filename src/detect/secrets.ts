@@ -252,11 +252,7 @@ function connection(s: string, i: number): [number, number] | undefined {
  * digits) is none.
  */
 function userToken(user: string): boolean {
-  return (
-    user.length >= 20 &&
-    /^[\w-]+$/.test(user) &&
-    ((RANDOM_TOKEN.test(user) && shannonEntropy(user) >= BARE_RANDOM && !wordy(user, true)) || (/^[0-9a-f]{40}$/.test(user) && shannonEntropy(user) >= 3.3))
-  );
+  return user.length >= 20 && /^[\w-]+$/.test(user) && (randomToLook(user, true) || (/^[0-9a-f]{40}$/.test(user) && shannonEntropy(user) >= 3.3));
 }
 
 /** A host name's characters in a password file line (and `*`, any host). */
@@ -476,10 +472,13 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   return DECLARES.test(before) && !(op === 61 && before.endsWith('readonly'));
 }
 
-/** A token random to look at: 16 characters or more of letters of both cases and digits (`_`, `-` among them), 3.5 bits each, not words. */
+/**
+ * A token random to look at: 16 characters or more of letters of both cases and digits (`_`, `-` among them), 3.5 bits
+ * each, not words (`strict`: not words in every part, chars.ts, wordy).
+ */
 const RANDOM_TOKEN = /^(?=[\w-]*[0-9])(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{16,}$/;
-function randomToLook(v: string): boolean {
-  return RANDOM_TOKEN.test(v) && shannonEntropy(v) >= BARE_RANDOM && !wordy(v);
+function randomToLook(v: string, strict = false): boolean {
+  return RANDOM_TOKEN.test(v) && shannonEntropy(v) >= BARE_RANDOM && !wordy(v, strict);
 }
 
 /** A name whose only secret word is `key` or `auth` (`cache_key`, `objectKey`, `key`, `auth`): what programs name a map's keys and options by. */
@@ -738,6 +737,15 @@ function flagOperator(s: string, at: number): number {
   let j = at + 3;
   while (j < s.length && j - at <= MAX_NAME && isNameChar(s.charCodeAt(j))) j++;
   return j - at - 2 >= 3 && (codeAt(s, j) === 32 || codeAt(s, j) === 9) ? j : -1;
+}
+
+/**
+ * The dashes of a command's flag whose name starts at `at`: 2 for `--password`, 1 for a PowerShell parameter (a `-`
+ * and a capital at a token's start: `-ClientSecret`, `-NuGetApiKey`), else 0.
+ */
+function flagDashes(s: string, at: number): number {
+  if (s.startsWith('--', at) && isLetter(codeAt(s, at + 2))) return 2;
+  return codeAt(s, at) === 45 && isUpper(codeAt(s, at + 1)) && startsToken(codeAt(s, at - 1)) ? 1 : 0;
 }
 
 /** A version, a decimal or an address written as numbers between dots (`1.302138`, `v2.14.0`, `10.0.0.1`). */
@@ -1194,8 +1202,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   // to look at up to the next `,` or the line's end.)
   const row = op === 44 && nameEnd === i && startsLine(s, nameStart);
   if (op === 62 ? codeAt(s, nameStart - 1) !== 60 && element === undefined : op === 44 && !row && !opensPair(s, nameStart, nameEnd)) return undefined;
-  // (Or a PowerShell parameter, a `-` and a capital at a token's start: `-ClientSecret VALUE`, `-NuGetApiKey VALUE`.)
-  const dashes = !blank ? 0 : s.startsWith('--', nameStart) && isLetter(codeAt(s, nameStart + 2)) ? 2 : codeAt(s, nameStart) === 45 && isUpper(codeAt(s, nameStart + 1)) && startsToken(codeAt(s, nameStart - 1)) ? 1 : 0;
+  const dashes = blank ? flagDashes(s, nameStart) : 0;
   const flag = dashes > 0;
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
