@@ -877,11 +877,14 @@ const UNCASED_WORDS = /^(?=[^]*\p{Lo})[\p{L}\p{M}]+$/u;
 /** Letters in camel case (`userId`, `accessToken`, `ReadOnly`), each part as NAME_PARTS splits it. */
 const CAMEL = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/;
 const CAMEL_PART = /[A-Z]?[a-z]+/g;
+/** Camel case after an acronym of up to four capitals (`UIKeyInputUpArrow`, `HTMLInputElement`, `URLSearchParams`). */
+const ACRONYM_CAMEL = /^[A-Z]{2,4}(?:[A-Z][a-z]+)+$/;
 
 /**
  * Whether a value of letters only is a name (`created_at`, `userId`, `ReadOnly`, `defaultIDDPrefix`): words of one
  * case, in camel case with every part like a word (chars.ts, wordLike), or, under a name that is not a password's,
- * written in words (wordy: a short run of random letters reads so too often for a password, a tenth of ten-letter
+ * in camel case after an acronym (a keyboard's `UIKeyInputUpArrow` under `key`: of random letters of both cases, 16 to
+ * 40 characters, 326 in a million read as camel case so, against 223 without the acronym) or written in words (wordy: a short run of random letters reads so too often for a password, a tenth of ten-letter
  * ones). Random letters of both cases are neither (`jvURdEdzKzYgTSiV`): a sixteenth of random base62 values of 16
  * characters hold no digit, and each of them under a secret's name went out when any value of letters alone read as
  * words.
@@ -889,7 +892,7 @@ const CAMEL_PART = /[A-Z]?[a-z]+/g;
 function namedInLetters(v: string, password: boolean): boolean {
   if (!LETTERS.test(v)) return LANGUAGE_WORDS.test(v) || UNCASED_WORDS.test(v);
   if (CASED_WORDS.test(v) || (!password && wordy(v))) return true;
-  if (!CAMEL.test(v)) return false;
+  if (!CAMEL.test(v) && (password || !ACRONYM_CAMEL.test(v))) return false;
   for (const m of v.matchAll(CAMEL_PART)) if (!wordLike(m[0])) return false;
   return true;
 }
@@ -1149,6 +1152,14 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   let e = i;
   // (A compound assignment's `=`: `:=`, `?=`, Make's `::=`, `:::=` and `+=`, PHP's `.=` and `??=`, Ruby's `||=`.)
   if (op === 61) while (e > i - 3 && isCompounding(codeAt(s, e - 1))) e--;
+  // (An equality's `==`, `===`, `!=` or `!==` against a quoted literal holds the literal, `if password == "..."`, `apiKey
+  // === '...'`: a secret written into the program that checks it. `i` is its first `=`; `<=` and `>=` compare no secret.)
+  let compared = false;
+  if (op === 61 && e === i && !isComparing(codeAt(s, i - 1)) && codeAt(s, i + 1) === 61) compared = true;
+  else if (op === 61 && e === i && codeAt(s, i - 1) === 33 && !isComparing(codeAt(s, i - 2))) {
+    compared = true;
+    e = i - 1;
+  }
   // (Prose: `The password is cN4WtMSw4svl`, `the admin password was ...`; `i` is the space after the verb.)
   // (A command's flag, `--password VALUE`: `i` is the blank after the flag's name.)
   const verb = op === 32 ? proseVerbAt(s, i) : -1;
@@ -1231,11 +1242,12 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   }
   name = nameStem(name);
   if (!stemNamesSecret(name)) return undefined;
-  // A comparison (`==`, `===`, `!=`, `<=`, `>=`) assigns nothing, nor does a scope (`Form::FORMAT`).
+  // A comparison assigns nothing but an equality's literal (above), nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
-  if (op === 61 && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
-  // The value: after `=`, `:`, `=>`, blanks and one quote.
+  if (op === 61 && !compared && (codeAt(s, i + 1) === 61 || (e === i && isComparing(codeAt(s, i - 1))))) return undefined;
+  // The value: after `=`, `:`, `=>`, an equality's `=`s, blanks and one quote.
   let v = i + 1;
+  if (compared) while (v < i + 3 && codeAt(s, v) === 61) v++;
   if ((op === 61 && codeAt(s, v) === 62) || (op === 58 && codeAt(s, v) === 61)) v++; // => :=
   for (let b = 0; b < MAX_BLANKS && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   // (An element's value on a line of its own, `<apiToken>` then the value indented, then `</apiToken>`.)
@@ -1248,6 +1260,7 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   if (op !== 32) v = fallbackLiteral(s, v);
   const q = codeAt(s, v);
   const quoted = q === 34 || q === 39 || q === 96;
+  if (compared && !quoted) return undefined;
   // (R's and Haskell's `<-` is a program's: a value written out there is quoted, `password <- "..."`; else a variable.)
   if (!quoted && verb >= 0 && s.startsWith(' <- ', verb)) return undefined;
   if (quoted) v++;

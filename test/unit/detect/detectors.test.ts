@@ -168,7 +168,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       fc.property(fc.oneof(keyValue, passwordValue), fc.integer({ min: 0, max: shapes.length - 1 }), ([name, value], shape) => {
         // (Random letters that happen to be words, camel case, capitalized or a run of few letters read as a name: see
         // secrets.ts.)
-        fc.pre(/[a-z]/.test(value) && /.[A-Z]/.test(value) && !wordy(value) && !/^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/.test(value) && new Set(value).size >= value.length * 0.75);
+        fc.pre(/[a-z]/.test(value) && /.[A-Z]/.test(value) && !wordy(value) && !/^[A-Za-z][a-z]*(?:[A-Z][a-z]+)+$/.test(value) && !(!/pass/i.test(name) && /^[A-Z]{2,4}(?:[A-Z][a-z]+)+$/.test(value)) && new Set(value).size >= value.length * 0.75);
         const text = shapes[shape]!(name, value);
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= at && at + value.length <= s.end), text).toBe(true);
@@ -402,6 +402,29 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + value.length <= x.end), JSON.stringify(text)).toBe(true);
         if (!how.startsWith('authorization')) expect(detectKinds('secrets', write(how, o, value)), JSON.stringify(write(how, o, value))).toEqual([]);
         expect(detectKinds('secrets', write(how, n, w)), JSON.stringify(write(how, n, w))).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds and masks a literal an equality compares a secret with, in any language\'s spelling, and nothing compared with a variable or words, ordered, or under another name', () => {
+    const name = fc.constantFrom('password', 'apiKey', 'token', 'API_KEY', 'req.headers["x-api-key"]', 'self.secret', 'client_secret');
+    const other = fc.constantFrom('region', 'e.code', 'user_name', 'mode');
+    const eq = fc.constantFrom('==', '===', '!=', '!==', ' == ', ' === ', ' != ', ' !== ');
+    const quote = fc.constantFrom('"', "'", '`');
+    const shape = fc.constantFrom('if (%) {', 'if %:', 'assert %', 'return %;', 'unless %', 'WHERE % AND x', '  %');
+    // (Camel case after an acronym, a keyboard's `UIKeyInputUpArrow`, names a constant under any name but a password's.)
+    const words = fc.constantFrom('ArrowDown', 'UIKeyInputUpArrow', 'HTMLInputElement', 'URLSearchParams', '', 'changeme', 'Bearer', 'not-set');
+    fc.assert(
+      fc.property(shape, name, other, eq, quote, words, random, (how, n, o, op, q, w, value) => {
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3 && !wordy(value));
+        const write = (left: string, right: string, cmp = op) => how.replace('%', `${left}${cmp}${right}`);
+        const text = write(n, q + value + q);
+        const at = text.indexOf(value);
+        expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + value.length <= x.end), JSON.stringify(text)).toBe(true);
+        const acronym = /^[A-Z]{2}/.test(w) && n === 'password';
+        for (const none of [write(o, q + value + q), ...(acronym ? [] : [write(n, q + w + q)]), write(n, 'expected_value'), write(n, q + value + q, op.replace(/!?==?=?/, '<=')), write(n, q + value + q, op.replace(/!?==?=?/, '>='))])
+          expect(detectKinds('secrets', none), JSON.stringify(none)).toEqual([]);
       }),
       { numRuns: 1000 },
     );
