@@ -264,12 +264,27 @@ function literal(k: string): string {
  * (a word boundary) rather than WINDOW_BEFORE.
  */
 function startKeywords(rule: GitleaksRule): Set<string> {
-  const starts = alternatives(rule.regex.replace(/^(?:\(\?i\)|\\b|\((?:\?:)?)*/, ''));
+  // (Each alternative of the regex's own level, and within one that opens with a group, that group's: `\b(?:a|b)x|\bc`
+  // starts with `a`, `b` or `c`.)
+  const starts = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).flatMap((a) => {
+    const lead = LEAD.exec(a)![0];
+    const rest = a.slice(lead.length);
+    return lead.includes('(') ? alternatives(rest) : [rest];
+  });
   const startsWith = (a: string, k: string) => new RegExp(`^${literal(k)}`, 'i').test(a);
   // A rule with an alternative that starts with none of its keywords (sourcegraph's `...|[a-fA-F0-9]{40}`) matches
   // wherever its keyword is anywhere near, as gitleaks runs it: no keyword of it starts every match.
   if (!starts.every((a) => rule.keywords.some((k) => startsWith(a, k)))) return new Set();
   return new Set(rule.keywords.filter((k) => starts.some((a) => startsWith(a, k))));
+}
+
+/** What a regex's alternative opens with before its first character: `(?i)`, `\b`, opening groups. */
+const LEAD = /^(?:\(\?i\)|\\b|\((?:\?:)?)*/;
+
+/** The alternatives of `re`'s own level, each its own text alone (`a|b(c|d)` is `a` and `b(c|d)`). */
+function ownAlternatives(re: string): string[] {
+  const all = alternatives(re);
+  return all.map((a, i) => (i + 1 < all.length ? a.slice(0, a.length - all[i + 1]!.length - 1) : a));
 }
 
 /** `rest` and what follows each `|` of its own level, up to the `)` that closes it: where a match of it may start. */
@@ -302,7 +317,8 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   const prefixes = prefixKeywords(rule, starts);
   for (const k of named) prefixes.delete(k);
   // The `\b` among what startKeywords passes over before a keyword (`(?i)`, `\b`, `(`, `(?:`).
-  const boundary = /^(?:\(\?i\)|\\b|\((?:\?:)?)*/.exec(rule.regex)![0].includes('\\b');
+  // (Every alternative's: one without it matches where a word goes on before the keyword.)
+  const boundary = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).every((a) => LEAD.exec(a)![0].includes('\\b'));
   // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));

@@ -741,12 +741,16 @@ function flagOperator(s: string, at: number): number {
 
 /**
  * The dashes of a command's flag whose name starts at `at`: 2 for `--password`, 1 for a PowerShell parameter (a `-`
- * and a capital at a token's start: `-ClientSecret`, `-NuGetApiKey`), else 0.
+ * and a capital at a token's start: `-ClientSecret`, `-NuGetApiKey`) or a flag of one dash as Go's and Java's CLIs
+ * write them (`influx -password ...`, `consul kv get -token ...`), else 0.
  */
 function flagDashes(s: string, at: number): number {
   if (s.startsWith('--', at) && isLetter(codeAt(s, at + 2))) return 2;
-  return codeAt(s, at) === 45 && isUpper(codeAt(s, at + 1)) && startsToken(codeAt(s, at - 1)) ? 1 : 0;
+  return codeAt(s, at) === 45 && isLetter(codeAt(s, at + 1)) && startsToken(codeAt(s, at - 1)) ? 1 : 0;
 }
+
+/** A Java tool's flag for a keystore's or a key's password (`keytool -storepass`, `-srcstorepass`, `jarsigner -keypass`). */
+const STORE_PASS = /^(?:src|dest|new)?(?:store|key)pass$/;
 
 /** A version, a decimal or an address written as numbers between dots (`1.302138`, `v2.14.0`, `10.0.0.1`). */
 const DOTTED_NUMBER = /^v?[0-9]{1,12}(?:\.[0-9]{1,12}){1,3}$/;
@@ -1220,6 +1224,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
   const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
   if (blank && !flag && !bare) return undefined;
   let name = local ?? s.slice(nameStart + dashes, nameEnd).toLowerCase();
+  // (A Java tool's flag names a password without a word of its own: `-storepass`, `-srckeypass`.)
+  if (dashes === 1 && STORE_PASS.test(name)) name = `${name.slice(0, -4)}_pass`;
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
   // is ...` is public (LOOKUP_NAME, PUBLIC_NAME), `the admin password is ...` is a password.
   // (Only a name that says secret alone: `the secret sauce is ...` names a sauce.)
@@ -1529,11 +1535,12 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * a blank (BARE_WORD: `and password X`; found by the blank, tab, line break or `(` before it, so that only those places
  * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a
  * command's flag (`--`, see flagOperator), a PowerShell parameter whose name ends in a secret's word (`-ClientSecret`,
- * found with the blank before it: a lookbehind there would be tried at every character), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
+ * found with the blank before it: a lookbehind there would be tried at every character) or a Java tool's store or key
+ * password (`keytool ... -srcstorepass`, `jarsigner -keypass`), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */

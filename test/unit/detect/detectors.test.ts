@@ -707,6 +707,44 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
   });
 
+  it("finds and masks a password given on its command line to a client's own flag or after the user, and no variable, placeholder, prompt or file there", () => {
+    // (What the client is, what stands between it and the flag, and how the value is written there.)
+    const given = fc.constantFrom(
+      (v: string) => `mongosh "mongodb://db.internal:27017/app" -u admin -p ${v}`,
+      (v: string) => `mongodump --host db -u backup -p '${v}' --out /backups`,
+      (v: string) => `sqlcmd -S db-prod -d Billing -U sa -P ${v} -Q "SELECT 1"`,
+      (v: string) => `bcp Sales.dbo.Orders out orders.dat -S db -U loader -P "${v}" -c`,
+      (v: string) => `zip -r -P ${v} backup.zip ./data`,
+      (v: string) => `unzip -o -P ${v} release.zip -d out/`,
+      (v: string) => `7z x archive.7z -p${v} -oout`,
+      (v: string) => `openssl enc -aes-256-cbc -salt -k ${v} -in db.sql -out db.sql.enc`,
+      (v: string) => `ldapsearch -x -H ldap://dc1 -D "cn=admin,dc=corp,dc=io" -w ${v} -b "dc=corp,dc=io"`,
+      (v: string) => `keytool -importkeystore -srckeystore a.jks -destkeystore b.p12 -srcstorepass ${v} -deststorepass changeit`,
+      (v: string) => `jarsigner -keystore release.jks -storepass ${v} -keypass ${v} app.apk release`,
+      (v: string) => `htpasswd -bc /etc/nginx/.htpasswd admin ${v}`,
+      (v: string) => `net user svc_backup ${v} /add /domain`,
+      (v: string) => `influx -host db -username admin -password ${v} -execute 'SHOW DATABASES'`,
+      (v: string) => `consul kv get -token ${v} app/config`,
+      (v: string) => `smbclient //fs01/share -U backup%${v} -c 'ls'`,
+      (v: string) => `lftp -u backup,${v} -e 'mirror; quit' ftp.partner.example`,
+      (v: string) => `http -a bob:${v} GET https://api.example.com/me`,
+      (v: string) => `java -jar jenkins-cli.jar -s https://ci -auth bob:${v} build deploy`,
+      (v: string) => `echo 'deploy:${v}' | sudo chpasswd`,
+    );
+    const other = fc.constantFrom('$DB_PASS', '${MONGO_PASSWORD}', '<password>', 'PASSWORD', '%SA_PASSWORD%', 'secret', '*', 'changeme', '@/run/secrets/pw');
+    fc.assert(
+      fc.property(given, password.filter((v) => !/\*\*|\.\.\.|%/.test(v)), other, (g, v, o) => {
+        // (Unquoted, a value that holds `.` reads as a member of an object, as any unquoted value does.)
+        const quoted = /['"]\$\{/.test(g('${'));
+        fc.pre(quoted || !v.includes('.'));
+        const text = g(v);
+        expect(at(text, v), text).toBe(true);
+        expect(detectKinds('secrets', g(o)), g(o)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds and masks the password of a pair that prose names credentials or a login, and no name, path, expression, time or placeholder in that place', () => {
     const named = fc.constantFrom('Credentials:', 'Default credentials:', 'creds', 'Login:', 'login', 'Log in with', 'Sign in as', 'Sign-in:', 'Login credentials are');
     const user = fc.constantFrom('admin', 'root', 'deploy', 'ops.bot', 'jane@example.com');

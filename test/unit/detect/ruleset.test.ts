@@ -176,6 +176,9 @@ describe('the work the scan saves changes no answer', () => {
     for (const text of [
       'Authorization: Basic YWRtaW46RFFJdlF5elFoaUl5QTNUYzdO/Authorization: Basic YWRtaW46RFFJdlF5elFoaUl5QTNUYzdO = ',
       'sonar_tokenkucoin________    =0000000000000000000000000000000000000000',
+      // (A rule whose first alternative opens with a group of keywords, `\b(?:smbclient|...)...|\blftp...`: its later
+      // alternatives start with keywords of their own, not the group's.)
+      'lftp -u backup,c9TzW4qLm2Xv ftp.partner.example',
     ]) {
       expect(scanRuleset(text), text).toEqual(scanRulesetFully(text));
       expect(scanRuleset(text).length, text).toBe(1);
