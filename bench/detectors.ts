@@ -175,6 +175,13 @@ const crafted: Record<string, string> = {
   'shapes of both that fail their checks': fill('KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWo LwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn MTA4OTcwOTk4NTQyNTY4NTIyOQ.ege9rH.short MDAwMTIzNDU2Nzg5MDEyMzQ1Ng.ege9rH.EdT-0GvND56rd8muGQjv1dmqlSx7wYz2Ab4 '),
   // Commands that fetch a secret, each with its output on the next line (a window of the rule around each keyword).
   'echo into secret files, login pairs, one after another': fill('echo "Zq8Rk2Lm9Xw4" > ~/.vault-token\nlogin:u:Xk9mQ2pLzz Credentials: admin / login a b c d: u : echo "'),
+  // Clients given a password by their own flag or after the user, finds and near misses (a window of a rule around each keyword).
+  'client password flags and user arguments, one after another': fill("sqlcmd -U sa -P Zq8Rk2Lm9Xw4 mongosh -p $PW zip -P x 7z a -pKq2 ldapsearch -w Xk9mQ2pLzz lftp -u a,b smbclient -U u%Xk9mQ2pLzz net user x echo 'a:Xk9mQ2pLzz' | chpasswd keytool -storepass Xk9mQ2pLzz "),
+  // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
+  // glued to itself, one match that reads on past its window.
+  'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
+  'curl alone, one after another': fill('curl '),
+  'a prefix glued to itself': fill('fm2_'),
   'commands that fetch a secret, and their output': fill("$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nZq8Rk2Lm9Xw4Tn7Pb3Vc\n$ pass show a/b\nWarning: old\n$ vault kv get -field=x s/y\nNo value\n"),
   // A key's tail whose BEGIN stands elsewhere: each END marker read back over the base64 lines before it.
   'ends of private keys, one after another': fill('QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nWVpBQkNERUZHSElKS0xNTk9QUVJT\n-----END PRIVATE KEY-----\nab\n-----END RSA PRIVATE KEY-----\n'),

@@ -43,6 +43,11 @@ const REACH_AT_START = 8;
 /** Characters of a window after a keyword: past every rule's assignment and secret but the unbounded ones' tails (a private key of 512 characters). */
 const WINDOW_AFTER = 512;
 /**
+ * Longest piece a match that runs to its window's end is read on (findAt): a token of a rule with no end to it glued
+ * to more (a Fly.io macaroon and a path after it), eight windows; a match longer still is taken as far as it was read.
+ */
+const MAX_READ_ON = 8 * WINDOW_AFTER;
+/**
  * Longest stretch the windows of one rule merge into before it is read: a
  * text dense with a rule's keyword would otherwise be one window as long as
  * the text, read in one call that no deadline can stop (7 MiB of
@@ -96,6 +101,12 @@ interface Compiled {
   atStart: boolean;
   /** The regex starts with `\b`. */
   boundary: boolean;
+  /**
+   * A try anchored at one of `starts` reads what a search over a longer stretch reads from the same place: the regex
+   * asserts nothing of what stands before a match (no `^`, `\A`, `\B`; a leading `\b` only where `boundary` has the
+   * places read it: keywordHits). Where it does, a crowd of such places is asked first with one search (triedWhereMatching).
+   */
+  forward: boolean;
   /** The rule has gitleaks' keyword-assignment shape (`[\w.-]{0,50}?(?:keyword)... = value`): a value written in words under it is a name. */
   assignment: boolean;
   /** The groups that may hold the secret, first one matched wins (see secretGroupsOf); none: the whole match. */
@@ -280,6 +291,8 @@ function startKeywords(rule: GitleaksRule): Set<string> {
 
 /** What a regex's alternative opens with before its first character: `(?i)`, `\b`, opening groups. */
 const LEAD = /^(?:\(\?i\)|\\b|\((?:\?:)?)*/;
+/** The same with `\B` among it. */
+const LEAD_ASSERTING = /^(?:\(\?i\)|\\[bB]|\((?:\?:)?)*/;
 
 /** The alternatives of `re`'s own level, each its own text alone (`a|b(c|d)` is `a` and `b(c|d)`). */
 function ownAlternatives(re: string): string[] {
@@ -323,7 +336,10 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));
   const assignment = anchoredAtKeyword(rule.regex) !== undefined;
-  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, assignment, groups: secretGroupsOf(rule) };
+  // (What a match's start may assert: a line's or the text's start anywhere, `\B` or `\b` where an alternative opens.)
+  const leads = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).map((a) => LEAD_ASSERTING.exec(a)![0]);
+  const forward = !/\^|\\A/.test(rule.regex.replace(/\[(?:\\.|[^\]\\])*\]/g, '')) && !leads.some((l) => l.includes('\\B')) && (boundary || !leads.some((l) => l.includes('\\b')));
+  return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, forward, assignment, groups: secretGroupsOf(rule) };
 });
 
 /** What may follow a prefix keyword in a secret: letters, digits, `_ - . + / = ~`. */
@@ -613,14 +629,11 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
       // A keyword inside the rule's last match starts none (a matcher goes on from a match's end, whether or not
       // entropy or an allowlist then drops it): `Basic <base64>/Authorization: ...` is one match.
       const re = regexOf(c);
-      let n = 0;
       let matchEnd = 0;
       starts.sort((a, b) => a - b);
-      for (const p of starts) {
-        if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-        if (p < matchEnd) continue;
-        matchEnd = Math.max(matchEnd, findAt(c, re, s, p, out));
-      }
+      triedWhereMatching(c.forward ? re : undefined, s, starts, stop, (p) => {
+        if (p >= matchEnd) matchEnd = Math.max(matchEnd, findAt(c, re, s, p, out));
+      });
     }
     if (tries.length > 0) {
       // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
@@ -629,7 +642,7 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
       let n = 0;
       for (const p of tries) {
         if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-        findIn(c, re, s, p, Math.min(s.length, p + WINDOW_AFTER), out, true);
+        findAt(c, re, s, p, out);
       }
     }
     if (positions.length === 0) continue;
@@ -641,7 +654,7 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
     const flush = () => {
       if (w0 < 0) return;
       if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
-      findIn(c, re, s, w0, w1, out, false);
+      findIn(c, re, s, w0, w1, out);
     };
     for (const e of positions) {
       const p = Math.floor(e / 2);
@@ -667,6 +680,43 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
   return keepFirst(out);
 }
 
+/** Fewest places within WINDOW_AFTER of each other that one search asks first (triedWhereMatching). */
+const CROWD = 8;
+
+/**
+ * `tryAt` each of `places` (ascending) in turn, a try anchored there that reads WINDOW_AFTER characters at most. Where
+ * CROWD or more stand each within WINDOW_AFTER of the next, `re` (a rule's regex whose tries read what a longer
+ * stretch reads from the same place, Compiled.forward) is asked first whether it matches anywhere in the stretch they
+ * reach, on re2js's DFA: where it does not, no try there can (each reads a piece of that stretch from its start, and a
+ * match its piece's end alone allows is dropped, take); where it does, each half is asked so in turn. A text crowded
+ * with one keyword and no match (`curl curl curl ...`: some 2 µs a try) costs one search of its length; one match
+ * among them, a search of each half down to the crowd that holds it. Without `re`, every place is tried.
+ */
+function triedWhereMatching(re: RE2JS | undefined, s: string, places: readonly number[], stop: (() => boolean) | undefined, tryAt: (p: number) => void): void {
+  let n = 0;
+  const each = (i: number, j: number) => {
+    for (let k = i; k < j; k++) {
+      if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      tryAt(places[k]!);
+    }
+  };
+  const crowd = (i: number, j: number): void => {
+    if (re === undefined || j - i < CROWD) return each(i, j);
+    if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+    if (!re.test(s.slice(places[i]!, Math.min(s.length, places[j - 1]! + WINDOW_AFTER)))) return;
+    const mid = (i + j) >>> 1;
+    crowd(i, mid);
+    crowd(mid, j);
+  };
+  // (A crowd ends where the next place stands past the last one's window, or past MAX_MERGED from its first.)
+  let i = 0;
+  for (let k = 1; k <= places.length; k++) {
+    if (k < places.length && places[k]! - places[k - 1]! <= WINDOW_AFTER && places[k]! - places[i]! <= MAX_MERGED) continue;
+    crowd(i, k);
+    i = k;
+  }
+}
+
 /** Each rule's place in the rule set: of two rules finding the same span, the first names it. */
 const ORDER = new Map(RULES.map((c, i) => [c.rule.id, i]));
 
@@ -689,7 +739,7 @@ function keepFirst(out: Span[]): Span[] {
 export function scanRulesetOneWindow(s: string): Span[] {
   const out: Span[] = [];
   const lower = s.toLowerCase();
-  for (const c of RULES) if (c.rule.keywords.some((k) => lower.includes(k))) findIn(c, regexOf(c), s, 0, s.length, out, false);
+  for (const c of RULES) if (c.rule.keywords.some((k) => lower.includes(k))) findIn(c, regexOf(c), s, 0, s.length, out);
   return keepFirst(out);
 }
 
@@ -718,19 +768,9 @@ export function scanRulesetFully(s: string): Span[] {
   return keepFirst(out);
 }
 
-function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: Span[], anchored: boolean): void {
+function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: Span[]): void {
   const sub = s.slice(w0, w1);
   const cut = w1 < s.length;
-  if (anchored) {
-    // A try at a keyword is anchored: whether it matches, on re2js's DFA (no groups, several times cheaper than the search
-    // with groups, and it stops where the match can no longer go on, not at the window's end); where it does, its one
-    // match (`^` holds only at the window's start) is read with its groups in one more call, no matcher built.
-    const r2 = re.re2();
-    if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return;
-    const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
-    if (ok && groups !== null) take(c, sub, w0, cut, groups, out);
-    return;
-  }
   // Whether the rule matches at all in the window, on the DFA; the search with groups runs only where it does.
   if (!re.test(sub)) return;
   // Each match's bounds by a search that tracks no group (what a matcher does), then its groups (groupsAt).
@@ -741,6 +781,11 @@ function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: 
     if (!found || bounds === null) return;
     const b0 = bounds[0]!;
     const b1 = bounds[1]!;
+    // (One that runs to the window's end may go on past it: read from its start as a try is, on longer pieces.)
+    if (cut && b1 === sub.length) {
+      findAt(c, re, s, w0 + b0, out);
+      return;
+    }
     const groups = groupsAt(r2, n, sub, b0, b1);
     if (groups !== undefined) take(c, sub, w0, cut, groups, out);
     // An empty match moves on by one character, as a matcher does.
@@ -781,14 +826,23 @@ function groupsAt(r2: ReturnType<RE2JS['re2']>, n: number, sub: string, b0: numb
  * (whether or not its secret is kept), or -1 without one.
  */
 function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): number {
-  const w1 = Math.min(s.length, p + WINDOW_AFTER);
-  const sub = s.slice(p, w1);
+  // A try is anchored: whether it matches, on re2js's DFA (no groups, several times cheaper than the search with
+  // groups, and it stops where the match can no longer go on, not at the piece's end); where it does, its one match
+  // (`^` holds only at the piece's start) is read with its groups in one more call, no matcher built. A match that
+  // runs to the piece's end (a token the regex gives no end, glued to more: a Fly.io macaroon and a path after it) is
+  // read again on twice the piece, up to MAX_READ_ON, where what it holds is taken as far as it was read.
   const r2 = re.re2();
-  if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return -1;
-  const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
-  if (!ok || groups === null) return -1;
-  take(c, sub, p, w1 < s.length, groups, out);
-  return p + groups[1]!;
+  for (let reach = WINDOW_AFTER; ; reach *= 2) {
+    const w1 = Math.min(s.length, p + reach);
+    const sub = s.slice(p, w1);
+    if (r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 0)[0] !== true) return -1;
+    const [ok, groups] = r2.matchWithGroup(sub, 0, sub.length, RE2Set.ANCHOR_START, 1 + re.groupCount()) as [boolean, number[] | null];
+    if (!ok || groups === null) return -1;
+    const cut = w1 < s.length;
+    if (cut && groups[1] === sub.length && reach < MAX_READ_ON) continue;
+    take(c, sub, p, cut && reach < MAX_READ_ON, groups, out);
+    return p + groups[1]!;
+  }
 }
 
 /** One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret, unless entropy or an allowlist drops it. */

@@ -226,6 +226,38 @@ describe('the work the scan saves changes no answer', () => {
     scanRuleset(unit.repeat(Math.ceil((4 * MAX_MERGED) / unit.length)), () => (asks++, false));
     expect(asks).toBeGreaterThanOrEqual(4);
   });
+  it('a text crowded with a keyword, a credential among its crowd or none, finds what the rules\' own regexes find', () => {
+    // (Eight or more places of a rule's keyword, each within a window of the next, are asked first with one search
+    // over all of them: a crowd holding no match is passed over whole, one holding a match is halved down to it.)
+    const keyword = fc.constantFrom(...rules.flatMap((r) => r.keywords));
+    const sep = fc.constantFrom(' ', '', '\n', ' -u ', ' -H ', '/', ' x ');
+    fc.assert(
+      fc.property(keyword, sep, fc.integer({ min: 8, max: 80 }), fc.option(fc.constantFrom(...creds.map((c) => c.text))), fc.nat(), (k, glue, n, cred, where) => {
+        const crowd = Array.from({ length: n }, () => k);
+        if (cred !== null) crowd.splice(where % (n + 1), 0, cred);
+        const text = crowd.join(glue);
+        expect(scanRuleset(text), JSON.stringify(text.slice(0, 120))).toEqual(scanRulesetFully(text));
+      }),
+      { numRuns: 600 },
+    );
+  });
+  it('a match that runs past its window (a token its rule gives no end, glued to more) is read on, as the rules\' own regexes read it', () => {
+    // (`Authorization: FlyV1 fm2_...` and sixty `/test_` after it: a match of 514 characters, dropped at the window's
+    // end before.)
+    const token = fc.constantFrom(...creds.filter((c) => /^(?:fm2_|fm1[ar]_|sl\.|eyJ)/.test(c.value) && !c.value.includes('\n')).map((c) => c.text));
+    const piece = fc.constantFrom('test_', 'a1b2', 'x-y', 'Zq8R', '_');
+    let found = 0;
+    fc.assert(
+      fc.property(token, piece, fc.integer({ min: 20, max: 160 }), fc.constantFrom('/', '', '-'), (t, p, n, glue) => {
+        const text = [t, ...Array.from({ length: n }, () => p)].join(glue);
+        const full = scanRulesetFully(text);
+        expect(scanRuleset(text), JSON.stringify(text.slice(0, 80))).toEqual(full);
+        if (full.some((f) => f.end - f.start > 512)) found++;
+      }),
+      { numRuns: 300, examples: [[creds.find((c) => c.value.startsWith('fm2_'))!.text, 'test_', 60, '/']] },
+    );
+    expect(found).toBeGreaterThan(0);
+  });
   it('and on every credential of the corpus', () => {
     for (const c of creds) expect(scanRuleset(c.text), c.provider).toEqual(scanRulesetFully(c.text));
   });
