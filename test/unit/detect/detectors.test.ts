@@ -418,7 +418,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     fc.assert(
       fc.property(shape, name, other, eq, quote, words, random, (how, n, o, op, q, w, value) => {
         fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3 && !wordy(value));
-        const write = (left: string, right: string, cmp = op) => how.replace('%', `${left}${cmp}${right}`);
+        const write = (left: string, right: string, cmp: string = op) => how.replace('%', `${left}${cmp}${right}`);
         const text = write(n, q + value + q);
         const at = text.indexOf(value);
         expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + value.length <= x.end), JSON.stringify(text)).toBe(true);
