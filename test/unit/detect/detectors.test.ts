@@ -710,6 +710,7 @@ describe('a secret written into a file named for one, given to a PowerShell para
   it("finds and masks a password given on its command line to a client's own flag or after the user, and no variable, placeholder, prompt or file there", () => {
     // (What the client is, what stands between it and the flag, and how the value is written there.)
     const given = fc.constantFrom(
+      (v: string) => `mysql -h db -u root -p'${v}' shop`,
       (v: string) => `mongosh "mongodb://db.internal:27017/app" -u admin -p ${v}`,
       (v: string) => `mongodump --host db -u backup -p '${v}' --out /backups`,
       (v: string) => `sqlcmd -S db-prod -d Billing -U sa -P ${v} -Q "SELECT 1"`,
