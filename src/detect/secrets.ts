@@ -1735,8 +1735,12 @@ export function scanSecretsFully(s: string, stop?: () => boolean): Span[] {
   return out;
 }
 
-/** The line under a Markdown table's header: `|---|:---:|`, `|:--|--:|`, each cell one `-` or more between optional colons. */
-export const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$/;
+/**
+ * The line under a Markdown table's header: `|---|:---:|`, `|:--|--:|`, each cell one `-` or more between optional
+ * colons; or under a database client's, its cells joined by `+` (psql's `----+------`, the MySQL client's
+ * `+----+------+`).
+ */
+export const TABLE_RULE = /^[ \t]*[|+]?(?:[ \t]*:?-+:?[ \t]*[|+])+(?:[ \t]*:?-+:?[ \t]*)?$/;
 /** A header's cell that names a column: a name of at most three words (a Markdown table's: any words of a name). */
 const HEADER_CELL = /^[A-Za-z][\w.-]*(?: [\w.-]+){0,2}$/;
 const MARKDOWN_HEADER_CELL = /^[A-Za-z][\w .-]*$/;
@@ -2156,7 +2160,8 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
     prev = first < b ? a : -1;
     pipe = nextOf(s, '|', a, pipe);
     // A Markdown table's rule under its header: the header's columns, then the rows.
-    if (head >= 0 && pipe < b && TABLE_RULE.test(s.slice(a, b))) {
+    // (psql's rule holds no `|`: `----+------`.)
+    if (head >= 0 && (pipe < b || f === 45 || f === 43) && TABLE_RULE.test(s.slice(a, b))) {
       const headers = [headerOf(s, head, a - 1, 124)];
       // (What stands before the header's first `|` may be no cell of it where the header ends with one and does not start
       // with one, `blob | service | token |`: a table written as base64 or hex and read decoded in its place, after what
