@@ -755,6 +755,46 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
   });
 
+  it("finds and masks a secret where a system's own file or output keeps it (the registry, a Wi-Fi profile, Redis, LDIF, cookies.txt, HAR), and no placeholder, default or other field there", () => {
+    const kept = fc.constantFrom(
+      (v: string) => `HKEY_LOCAL_MACHINE\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon\r\n    DefaultUserName    REG_SZ    kiosk\r\n    DefaultPassword    REG_SZ    ${v}\r\n`,
+      (v: string) => `    ServiceApiKey    REG_SZ    ${v}`,
+      (v: string) => `Security settings\n    Security key           : Present\n    Key Content            : ${v}\n\nCost settings`,
+      (v: string) => `<sharedKey>\n<keyType>passPhrase</keyType>\n<protected>false</protected>\n<keyMaterial>${v}</keyMaterial>\n</sharedKey>`,
+      (v: string) => `# requirepass foobared\nrequirepass ${v}\nmaxmemory 256mb`,
+      (v: string) => `redis-cli CONFIG SET masterauth "${v}"`,
+      (v: string) => `dn: uid=jdoe,ou=people,dc=corp\nuserPassword:: ${Buffer.from(v).toString('base64')}\n`,
+      (v: string) => `# Netscape HTTP Cookie File\n#HttpOnly_.app.example.com\tTRUE\t/\tTRUE\t1767225600\tsessionid\t${v}\n`,
+      (v: string) => `{"name": "Authorization", "value": "Bearer ${v}"}`,
+      (v: string) => `"headers": [\n  {\n    "name": "X-Api-Key",\n    "value": "${v}"\n  }\n]`,
+      (v: string) => `"cookies": [{"name": "PHPSESSID", "value": "${v}", "path": "/"}]`,
+    );
+    const other = fc.constantFrom(
+      '    DefaultUserName    REG_SZ    kiosk',
+      '    DefaultPassword    REG_SZ    %PASSWORD%',
+      '    Security key           : Absent',
+      '# requirepass foobared',
+      'requirepass ${REDIS_PASSWORD}',
+      '.example.com\tTRUE\t/\tFALSE\t0\ttheme\tdark',
+      '{"name": "Accept", "value": "application/json, text/plain, */*"}',
+      '{"name": "Authorization", "value": "Bearer {{token}}"}',
+      '{"name": "session_timeout", "value": "1800"}',
+      'userPassword: {SSHA}',
+    );
+    fc.assert(
+      // (The value's `.` reads as no member or sentence here; `%` starts no placeholder.)
+      fc.property(kept, password, other, (k, v, o) => {
+        const text = k(v);
+        const at = text.indexOf(v);
+        const b64 = Buffer.from(v).toString('base64');
+        if (at >= 0) expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= at && at + v.length <= x.end), JSON.stringify(text)).toBe(true);
+        else expect(spansOf(new DetectionCache(), text, ALL).some((x) => x.start <= text.indexOf(b64) && text.indexOf(b64) + b64.length <= x.end), JSON.stringify(text)).toBe(true);
+        expect(detectKinds('secrets', o), JSON.stringify(o)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds and masks the password of a pair that prose names credentials or a login, and no name, path, expression, time or placeholder in that place', () => {
     const named = fc.constantFrom('Credentials:', 'Default credentials:', 'creds', 'Login:', 'login', 'Log in with', 'Sign in as', 'Sign-in:', 'Login credentials are');
     const user = fc.constantFrom('admin', 'root', 'deploy', 'ops.bot', 'jane@example.com');
