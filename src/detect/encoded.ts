@@ -409,8 +409,13 @@ function readRun(s: string, start: number, end: number, wrapped: boolean): (Enco
  */
 function runOf(bytes: Buffer, start: number, end: number): (EncodedRun & { whole: boolean }) | undefined {
   const whole = utf8Text(bytes);
-  const text = whole ?? textStretches(bytes);
-  return text === undefined || text.length < MIN_STRETCH ? undefined : { start, end, text, whole: whole !== undefined };
+  let text = whole ?? textStretches(bytes);
+  if (text === undefined || text.length < MIN_STRETCH) return undefined;
+  // (Bytes whose text opens with an assignment's operator make none with the name written before the run: a writer
+  // encodes a value, not its `=`. `password ` then random bytes that decode to `=p%=܀h0` hold no password: a line break
+  // stands there instead, as before a stretch after bytes that are no text.)
+  if (text.charCodeAt(0) === 61 || text.charCodeAt(0) === 58) text = `\n${text}`;
+  return { start, end, text, whole: whole !== undefined };
 }
 
 /** Shortest stretch of text read among bytes that are not text throughout. */

@@ -2182,6 +2182,20 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
       const name = cells.length >= 2 ? nameOfCell(s, cells[0]!, true) : undefined;
       if (name !== undefined && secretNamed(name) && (PASSWORD_NAME.test(name) || randomToLook(s.slice(...cells[1]!).replace(/^(["'`])(.*)\1$/, '$2')))) cell(cells[1]!, name);
     }
+    // Cells between `|`s under a header with no rule under it (sqlite3's output with `-header`, `id|name|api_token`): the
+    // header's columns, then the rows, as a CSV's (a Markdown table's rule, read above, comes next where there is one).
+    if (head >= 0 && codeAt(s, first) !== 124 && b < s.length && SECRET_WORD.test(s.slice(a, b))) {
+      const e = lineEnd(s, b + 1);
+      const bar = s.indexOf('|', b + 1);
+      if (bar >= 0 && bar < e && !TABLE_RULE.test(s.slice(b + 1, e))) {
+        const header = headerOf(s, a, b, 124);
+        if (header.columns.length > 0) {
+          a = rows(b + 1, '|', [header]);
+          head = -1;
+          continue;
+        }
+      }
+    }
     // A CSV or TSV header: its columns, then the rows.
     tab = nextOf(s, '\t', a, tab);
     comma = nextOf(s, ',', a, comma);

@@ -297,14 +297,16 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     expect(detectKinds('secrets', 'api_token,ReadOnlyAccessKey,')).toEqual([]);
   });
 
-  it('finds and masks a random value in a table column whose header names a secret (Markdown, CSV, TSV, psql, the MySQL client, names and values), at any row, and nothing under a header that names none or in a cell of words', () => {
+  it('finds and masks a random value in a table column whose header names a secret (Markdown, CSV, TSV, psql, the MySQL client, sqlite3, names and values), at any row, and nothing under a header that names none or in a cell of words', () => {
     const header = fc.constantFrom('token', 'API key', 'api_key', 'password', 'Secret', 'client_secret', 'DB_PASSWORD', 'Access Token');
     const other = fc.constantFrom('service', 'owner', 'region', 'created', 'Name', 'status');
     const filler = fc.constantFrom('deploy', 'ops', 'eu-west-1', '2024-01-02', 'ok', 'web app');
     const notSecret = fc.constantFrom('not set', '(none)', '${WEB_TOKEN}', 'prod/db/password', 'REDACTED', '********', 'rotated monthly', 'string');
-    const shape = fc.constantFrom('markdown', 'markdown-bare', 'csv', 'tsv', 'pairs', 'psql', 'mysql');
+    const shape = fc.constantFrom('markdown', 'markdown-bare', 'csv', 'tsv', 'pairs', 'psql', 'mysql', 'sqlite');
     const table = (sh: string, head: string[], rows: string[][]): string => {
       if (sh === 'csv') return [head, ...rows].map((r) => r.join(',')).join('\n');
+      // (sqlite3's output with `-header`: cells between `|`s and no rule under the header.)
+      if (sh === 'sqlite') return [head, ...rows].map((r) => r.join('|')).join('\n');
       if (sh === 'tsv') return [head, ...rows].map((r) => r.join('\t')).join('\n');
       // (A database client's: its cells padded to the column's width, the rule's cells joined by `+`.)
       const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));

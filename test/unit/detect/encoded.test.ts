@@ -114,6 +114,26 @@ describe('base64 in a text', () => {
     );
   });
 
+  it("reads bytes whose text opens with an assignment's operator apart from the name before the run: no operator joins it from inside the encoding", () => {
+    // (The base64 of random bytes after `/run/secrets/password `, `PXAlPdyAaDAAAAAAAAAAAZ8AQx`, decodes to `=p%=܀h0` and
+    // NULs: read joined, `password =p%=܀h0`, a password of six characters with a letter and a digit.)
+    const value = fc.stringMatching(/^[A-Za-z0-9@_!%]{6,14}$/).filter((v) => /[0-9]/.test(v) && /[A-Za-z]/.test(v));
+    fc.assert(
+      fc.property(
+        fc.constantFrom('/run/secrets/password ', '/run/secrets/db_password ', 'password <- ', 'api_key <- '),
+        fc.constantFrom('=', ':', '= ', ': '),
+        value,
+        fc.uint8Array({ min: 0, max: 3, minLength: 0, maxLength: 12 }),
+        fc.constantFrom<BufferEncoding>('base64', 'hex'),
+        (before, op, v, tail, enc) => {
+          const run = Buffer.concat([Buffer.from(`${op}${v}`), Buffer.from(tail)]).toString(enc);
+          expect(secrets(`${before}${run}`), `${before}${run}`).toEqual([]);
+        },
+      ),
+      { numRuns: 400, examples: [['/run/secrets/password ', '=', 'p%=\u0700h0', new Uint8Array([0, 0, 0, 0, 0, 0, 0, 1, 0x9f, 0, 0x43]), 'base64']] },
+    );
+  });
+
   it('reads an encoding glued to what stands before or after it (base64 after a URL path, hex after `bot` or a word ending in hex letters), and masks what it covers', () => {
     // `/` and letters are base64 characters, hex digits letters too: the run read starts before the encoding.
     // Base64 after a path's slash; hex after a word too (its last letters may be hex digits).
