@@ -802,7 +802,7 @@ describe('a secret written into a file named for one, given to a PowerShell para
     const user = fc.constantFrom('admin', 'root', 'deploy', 'ops.bot', 'jane@example.com');
     const sep = fc.constantFrom(' / ', ':', ' : ', '  /  ');
     const end = fc.constantFrom('', '.', ' on the console', ' (change it after)', '\n');
-    const other = fc.constantFrom('Google / Microsoft365', 'SSO / Okta', 'admin / admin123', 'user:password', '${USER}:${PASS}', 'git@github.com:owner1234/repo.git', 'Mon Dec  6 19:36:13 2026', 'aws/iam-role-prod1', 'root:root', '`include`:e.mode===`x`', '<user>:<password>', 'home/id2025.key', 'auth: oauth2-client');
+    const other = fc.constantFrom('Google / Microsoft365', 'SSO / Okta', 'admin / admin123', 'user:password', '${USER}:${PASS}', 'git@github.com:owner1234/repo.git', 'Mon Dec  6 19:36:13 2026', 'aws/iam-role-prod1', 'root:root', '`include`:e.mode===`x`', '<user>:<password>', 'home/id2025.key', 'auth: oauth2-client', 'oauth2-client-credentials sha256:442a924d5985323198972e23975804441995cba916485e6eea150b3963d2cb46');
     fc.assert(
       fc.property(named, user, sep, password, end, other, (n, u, s, v, e, o) => {
         for (const text of [`${n} ${u}${s}${v}${e}`, `"login": "${u}:${v}"`]) expect(at(text, v), text).toBe(true);
