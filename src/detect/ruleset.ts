@@ -529,7 +529,7 @@ class KeywordAutomaton {
     // `at` is a state's row in the table (the state times 128): one lookup per character, no multiplication.
     let at = 0;
     for (let i0 = 0; i0 < s.length; i0 += AUTOMATON_STRETCH) {
-      if (i0 > 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      if (i0 > 0 && stop?.()) throw ranOut();
       const i1 = Math.min(s.length, i0 + AUTOMATON_STRETCH);
       for (let i = i0; i < i1; i++) {
         let c = s.charCodeAt(i);
@@ -641,7 +641,7 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
       const re = anchoredOf(c);
       let n = 0;
       for (const p of tries) {
-        if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+        if ((++n & 63) === 0 && stop?.()) throw ranOut();
         findAt(c, re, s, p, out);
       }
     }
@@ -653,7 +653,7 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
     let w1 = -1;
     const flush = () => {
       if (w0 < 0) return;
-      if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      if (stop?.()) throw ranOut();
       findIn(c, re, s, w0, w1, out);
     };
     for (const e of positions) {
@@ -680,6 +680,11 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
   return keepFirst(out);
 }
 
+/** The error a scan throws where `stop` says the decision's time is spent. */
+function ranOut(): DetectionStopped {
+  return new DetectionStopped('the time for this decision ran out inside the secret rules');
+}
+
 /** Fewest places within WINDOW_AFTER of each other that one search asks first (triedWhereMatching). */
 const CROWD = 8;
 
@@ -696,13 +701,13 @@ function triedWhereMatching(re: RE2JS | undefined, s: string, places: readonly n
   let n = 0;
   const each = (i: number, j: number) => {
     for (let k = i; k < j; k++) {
-      if ((++n & 63) === 0 && stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+      if ((++n & 63) === 0 && stop?.()) throw ranOut();
       tryAt(places[k]!);
     }
   };
   const crowd = (i: number, j: number): void => {
     if (re === undefined || j - i < CROWD) return each(i, j);
-    if (stop?.()) throw new DetectionStopped('the time for this decision ran out inside the secret rules');
+    if (stop?.()) throw ranOut();
     if (!re.test(s.slice(places[i]!, Math.min(s.length, places[j - 1]! + WINDOW_AFTER)))) return;
     const mid = (i + j) >>> 1;
     crowd(i, mid);
