@@ -10,10 +10,6 @@
  * interval in which the loop never got to record a sample (it was blocked
  * the whole time) counts as the time it was actually late, not as an
  * infinite delay, so the stall of start-up does not shed the first requests.
- * And the delay asked for is at least how late the sampler's own next tick is
- * now: requests that arrived while the loop was blocked are read in the same
- * pass over the sockets as the blocking one, before any timer runs, and a
- * delay taken from the last tick alone would serve every one of them.
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
@@ -40,8 +36,7 @@ export function eventLoopDelaySampler(intervalMs: number): { delay: () => number
   }, intervalMs);
   timer.unref();
   return {
-    // (The tick that is due and not yet run: how long the loop has gone without one, past its interval.)
-    delay: () => Math.max(delay, performance.now() - last - intervalMs),
+    delay: () => delay,
     stop: () => {
       clearInterval(timer);
       histogram.disable();
