@@ -989,8 +989,14 @@ const CALL_OR_INDEX = /^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/;
 const SCP_REMOTE = /^[\w.-]+@[\w-]+(?:\.[\w-]+)+:[\w~.-][\w./~-]*$/;
 /** Whether a value is a link: a URL, or a repository's address as git writes it (SCP_REMOTE). */
 function isLink(value: string): boolean {
-  return value.includes('://') || SCP_REMOTE.test(value);
+  return LINK.test(value) || SCP_REMOTE.test(value);
 }
+/**
+ * A link's scheme and `://`: the scheme at the value's start or after a mark a link stands after (`<`, a bracket, a
+ * quote, `=`, `:` of `jdbc:mysql://`, `@`, a blank), something after it. A random literal's `://` after letters glued
+ * to other marks (`...%L<TmEtp_n4F://`) is none.
+ */
+const LINK = /(?:^|[<(\['"=:@\s])[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/\S/;
 /** A resource's name or a link without `://` at a literal's start: `arn:`, `urn:`, `data:image/...`, `mailto:`. */
 const SCHEME = /^(?:arn:|urn:|data:[a-z]+\/|mailto:)/;
 /**

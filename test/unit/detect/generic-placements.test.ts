@@ -302,7 +302,8 @@ describe('a literal a generator made of every printable character', () => {
         const [text, written] = write(how, n, v);
         expect(masked(text, written), text).toBe(true);
       }),
-      { numRuns: 600 },
+      // (A `://` among random marks is no link's: `...%L<TmEtp_n4F://`, read as one before.)
+      { numRuns: 600, examples: [['define', ['DB_PASSWORD', '<xMO8cWbM)T4%L<TmEtp_n4F://']]] },
     );
   });
 
