@@ -329,15 +329,17 @@ const RULES: Compiled[] = SECRET_RULES.filter((rule) => !RULES_LEFT_OUT.has(rule
   const starts = startKeywords(rule);
   const prefixes = prefixKeywords(rule, starts);
   for (const k of named) prefixes.delete(k);
-  // The `\b` among what startKeywords passes over before a keyword (`(?i)`, `\b`, `(`, `(?:`).
-  // (Every alternative's: one without it matches where a word goes on before the keyword.)
-  const boundary = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).every((a) => LEAD.exec(a)![0].includes('\\b'));
+  // What each alternative opens with before its first character (`(?i)`, `\b`, `\B`, `(`, `(?:`): what a match's start
+  // may assert.
+  const leads = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).map((a) => LEAD_ASSERTING.exec(a)![0]);
+  // The `\b` among what startKeywords passes over before a keyword, every alternative's: one without it matches where a
+  // word goes on before the keyword.
+  const boundary = leads.every((l) => l.includes('\\b'));
   // A `\b` before a keyword that starts with no word character holds on a character before it, which findAt does not
   // read: such a rule keeps its windows.
   const atStart = named.size === 0 && starts.size > 0 && [...starts].every((k) => isWord(k.charCodeAt(0)));
   const assignment = anchoredAtKeyword(rule.regex) !== undefined;
-  // (What a match's start may assert: a line's or the text's start anywhere, `\B` or `\b` where an alternative opens.)
-  const leads = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).map((a) => LEAD_ASSERTING.exec(a)![0]);
+  // (A line's or the text's start anywhere, `\B` or `\b` where an alternative opens.)
   const forward = !/\^|\\A/.test(rule.regex.replace(/\[(?:\\.|[^\]\\])*\]/g, '')) && !leads.some((l) => l.includes('\\B')) && (boundary || !leads.some((l) => l.includes('\\b')));
   return { rule, re: undefined, anchored: undefined, allow: undefined, named, prefixes, starts, atStart, boundary, forward, assignment, groups: secretGroupsOf(rule) };
 });
@@ -639,11 +641,7 @@ export function scanRuleset(s: string, stop?: () => boolean, maxMerged = MAX_MER
       // The keyword-assignment rules start their match at most 50 name characters before the keyword and their secret
       // a few characters after it: tried anchored at each keyword, each try costs what the match itself holds.
       const re = anchoredOf(c);
-      let n = 0;
-      for (const p of tries) {
-        if ((++n & 63) === 0 && stop?.()) throw ranOut();
-        findAt(c, re, s, p, out);
-      }
+      triedWhereMatching(undefined, s, tries, stop, (p) => findAt(c, re, s, p, out));
     }
     if (positions.length === 0) continue;
     // Keywords inside a longer one are reported with it, ahead of later finds.
