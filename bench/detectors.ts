@@ -182,6 +182,10 @@ const crafted: Record<string, string> = {
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
   'curl alone, one after another': fill('curl '),
   'a prefix glued to itself': fill('fm2_'),
+  // Collections one object below a secret's name: each member read as an assignment; flow collections crowded and cut
+  // short (each read from its bracket forward, the quotes found once).
+  'collections under secrets\' names, one after another': fill('passwords:\n  admin: Xk9#mPq2Lr7vNz4w\n  user: bob\n  prod:\n    db: x1y2z3w4\n{"api_keys": ["h8Kd2Qm9Xr4Lp7Vz3N", {"a": 1}], "tokens": {"b": "c4d5e6f7g8"}}\n'),
+  'flow collections crowded and cut short': fill('pass:["pa1s:[k3y=["'),
   'commands that fetch a secret, and their output': fill("$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nZq8Rk2Lm9Xw4Tn7Pb3Vc\n$ pass show a/b\nWarning: old\n$ vault kv get -field=x s/y\nNo value\n"),
   // A key's tail whose BEGIN stands elsewhere: each END marker read back over the base64 lines before it.
   'ends of private keys, one after another': fill('QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nWVpBQkNERUZHSElKS0xNTk9QUVJT\n-----END PRIVATE KEY-----\nab\n-----END RSA PRIVATE KEY-----\n'),

@@ -204,9 +204,12 @@ const VOWEL = /[aeiouy]/i;
 /** Five consonants in a row: seldom in a word, often in a random run of letters. */
 const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
 
-/** Whether `part` reads as a word: a vowel, and no five consonants in a row. */
+/** Abbreviations without a vowel that programs write as words in camel case (`XMLHttpRequest`, `parseHtml`, `SslContext`, `cmdArgs`). */
+const ABBREVIATION = /^(?:https?|x?html|xhr|css|sql|dns|tcp|udp|rpc|grpc|svg|pdf|csv|tls|ssl|ssh|jwt|rgba?|hsla?|std|src|msg|cmd|ctx|cfg|pkg)$/i;
+
+/** Whether `part` reads as a word: a vowel and no five consonants in a row, or an abbreviation written as one (ABBREVIATION). */
 export function wordLike(part: string): boolean {
-  return VOWEL.test(part) && !CONSONANTS.test(part);
+  return (VOWEL.test(part) && !CONSONANTS.test(part)) || ABBREVIATION.test(part);
 }
 
 /**

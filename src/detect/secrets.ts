@@ -1429,7 +1429,7 @@ export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
   const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop);
-  const tables = mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop));
+  const tables = mergeSpans(mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop)), scanNestedSecrets(s, stop));
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
   const rules = scanRuleset(s, stop);
@@ -2041,6 +2041,210 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
     }
   }
   return out.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * A name of a collection that holds secrets, read from `raw` (a member's name, its quotes left out): the name a value
+ * one object below it is read under (tableValue), a plural read as its singular (`passwords` as `password`, `api_keys`
+ * as `api_key`, `tokens` as `token`); undefined where it names none.
+ */
+function collectionName(raw: string): string | undefined {
+  const name = raw.toLowerCase();
+  if (name.length > 1 && name.endsWith('s') && secretNamed(name.slice(0, -1))) return name.slice(0, -1);
+  return secretNamed(name) ? name : undefined;
+}
+
+/**
+ * A member one object below a secret's name that says what it is rather than whose secret it is: a user, an account,
+ * a host, a place or a description (`credentials:` then `username: ...`, `host: ...`), or a reference (REFERENCE_NAME:
+ * `file`, `path`, `name`, `type`...). A member that names a secret itself is read by the assignments.
+ */
+const FIELD_MEMBER =
+  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant)$|(?:id|name)$/;
+
+function memberRead(member: string | undefined): boolean {
+  if (member === undefined) return true;
+  const name = member.toLowerCase();
+  return !(FIELD_MEMBER.test(name) || REFERENCE_NAME.test(name) || secretNamed(name));
+}
+
+/** Members of a collection read at most, and the longest value read in one (a longer value is no password: the rules find a key's or a token's format). */
+const MAX_MEMBERS = 256;
+const MAX_MEMBER_VALUE = 512;
+/** A flow collection after its name: `:` or `=`, blanks, `{` or `[` (`"passwords": {`, `api_keys = [`, `tokens: [`). */
+const FLOW_OPEN = /[:=][ \t]*[{[]/g;
+/** A block collection's name alone on its line: `passwords:`, `- secrets:`, `"credentials":` (a comment after it). */
+const BLOCK_OPEN = /^([ \t]*)((?:- [ \t]*)?)(?:"([^"\n]{1,64})"|'([^'\n]{1,64})'|([A-Za-z_][\w.-]{0,63}))[ \t]*:[ \t]*(?:#[^\n]*)?\r?$/gm;
+/** A block collection's member: its name (quoted or bare), `:`, then the rest of its line. */
+const BLOCK_MEMBER = /^(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|([^\s:#"'\-[{][^:\n]{0,255}?)):(?=[ \t]|\r?$)/;
+
+/**
+ * Values one object below a name that names secrets: the members of a map, or the items of a list, under `passwords:`,
+ * `secrets:`, `credentials:`, `"password": {...}`, `api_keys = [...]` (`passwords:` then `  postgres: ...` indented,
+ * `{"password": {"postgres": "..."}}`): each read as the value of `NAME=value` (tableValue), the collection's name its
+ * name (collectionName). A member whose name says what it is (FIELD_MEMBER) is passed over, and one that holds an
+ * object or a list ends the reading of a flow collection: one level is read. A block is walked line by line once, the
+ * collections nested in it on a stack; a flow collection from its bracket forward, each from where the one before
+ * stopped at most: the scan reads each character a bounded number of times.
+ */
+function scanNestedSecrets(s: string, stop?: () => boolean): Span[] {
+  const flow = s.includes('{') || s.includes('[');
+  const block = s.includes(':\n') || s.includes(':\r') || s.includes(': #') || s.includes(':\t') || s.includes(': \n');
+  if (!(flow || block) || !SECRET_WORD.test(s)) return NO_SPANS as Span[];
+  const out: Span[] = [];
+  const value = (name: string, member: string | undefined, a: number, b: number) => {
+    if (!memberRead(member)) return;
+    let [x, y] = [a, b];
+    if (y - x >= 2 && (s.charCodeAt(x) === 34 || s.charCodeAt(x) === 39) && s.charCodeAt(y - 1) === s.charCodeAt(x)) [x, y] = [x + 1, y - 1];
+    if (y - x < 6 || y - x > MAX_MEMBER_VALUE) return;
+    const v = s.slice(x, y);
+    // (Stricter than a value under a secret's own name: a pattern or an escape is a program's, `tokens: ["\\bword\\b"]`;
+    // in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`, and elsewhere one
+    // of words alone but under a password's name, where a password may be words.)
+    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program ? wordy(v) : !PASSWORD_NAME.test(name) && wordy(v, true))) return;
+    if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
+  };
+  let program = false;
+  if (block) {
+    let readTo = 0;
+    for (const m of s.matchAll(BLOCK_OPEN)) {
+      if (m.index < readTo) continue;
+      const name = collectionName(m[3] ?? m[4] ?? m[5]!);
+      if (name === undefined) continue;
+      if (stop !== undefined && stop()) throw stopped('nested secrets');
+      readTo = walkBlock(s, m.index + m[0].length + 1, m[1]!.length + m[2]!.length, name, value);
+    }
+  }
+  if (flow) {
+    let readTo = 0;
+    const quotes = { 34: -1, 39: -1 } as Record<number, number>;
+    for (const m of s.matchAll(FLOW_OPEN)) {
+      const open = m.index + m[0].length - 1;
+      if (open < readTo) continue;
+      // The name before the operator: blanks, a closing quote, then the name's characters (MAX_NAME at most).
+      let k = m.index - 1;
+      while (k >= 0 && m.index - k <= MAX_BLANKS && (codeAt(s, k) === 32 || codeAt(s, k) === 9)) k--;
+      const q = codeAt(s, k);
+      if (q === 34 || q === 39) k--;
+      const nameEnd = k + 1;
+      while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
+      if (nameEnd - k - 1 < 3 || ((q === 34 || q === 39) && codeAt(s, k) !== q)) continue;
+      const name = collectionName(s.slice(k + 1, nameEnd));
+      if (name === undefined) continue;
+      if (stop !== undefined && stop()) throw stopped('nested secrets');
+      program = q !== 34 && inProgram(s, k + 1, codeAt(s, m.index));
+      readTo = readFlow(s, open, name, quotes, value);
+      program = false;
+    }
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
+
+type NestedValue = (name: string, member: string | undefined, a: number, b: number) => void;
+
+/**
+ * A block collection's lines from `p` (after its name's line, indented `indent`): its members or items at the depth of
+ * the first, each read under `name`; a member with nothing after its `:` opens a map nested in it (read under its own
+ * name where that names secrets, else passed over), deeper lines are its. Returns where the collection ends.
+ */
+function walkBlock(s: string, p: number, indent: number, name: string, value: NestedValue): number {
+  const open: { indent: number; name: string | undefined; child: number }[] = [{ indent, name, child: -1 }];
+  while (p < s.length) {
+    const e = lineEnd(s, p);
+    const q = firstNonBlank(s, p, e);
+    const last = lastNonBlank(s, q, e);
+    if (last === q || s.charCodeAt(q) === 35) {
+      p = e + 1;
+      continue;
+    }
+    const depth = q - p;
+    const item = s.charCodeAt(q) === 45 && (codeAt(s, q + 1) === 32 || codeAt(s, q + 1) === 9 || q + 1 === last);
+    // (A list may stand at its name's own depth: `secrets:` then `- ...`.)
+    while (open.length > 0 && (depth < open.at(-1)!.indent || (depth === open.at(-1)!.indent && !(item && (open.at(-1)!.child === -1 || open.at(-1)!.child === depth))))) open.pop();
+    if (open.length === 0) return p;
+    const top = open.at(-1)!;
+    if (top.child === -1) top.child = depth;
+    if (depth === top.child) {
+      if (item) {
+        const v = firstNonBlank(s, q + 1, last);
+        if (top.name !== undefined && v < last && !BLOCK_MEMBER.test(s.slice(v, last))) value(top.name, undefined, v, last);
+      } else {
+        const member = BLOCK_MEMBER.exec(s.slice(q, last));
+        if (member !== null) {
+          const memberName = member[1] ?? member[2] ?? member[3]!.trimEnd();
+          const v = firstNonBlank(s, q + member[0].length, last);
+          if (v === last || s.charCodeAt(v) === 35) open.push({ indent: depth, name: collectionName(memberName), child: -1 });
+          else if (top.name !== undefined && !/^[|>[{&*!]/.test(s.slice(v, v + 1))) value(top.name, memberName, v, last);
+        }
+      }
+    }
+    p = e + 1;
+  }
+  return p;
+}
+
+/** The place of the quote `q` that closes a string opened before `from` (a JSON escape, `\"`, walked over), found forward only: `next` keeps each quote's last place found. */
+function closingQuote(s: string, from: number, q: number, next: Record<number, number>): number {
+  let at = next[q]!;
+  for (;;) {
+    if (at < from) at = s.indexOf(String.fromCharCode(q), from);
+    next[q] = at;
+    if (at < 0) {
+      next[q] = s.length;
+      return -1;
+    }
+    if (at >= s.length) return -1;
+    let b = at;
+    while (b > from && s.charCodeAt(b - 1) === 92) b--;
+    if ((at - b) % 2 === 0) return at;
+    from = at + 1;
+  }
+}
+
+/** A flow collection from its bracket at `open`: each member's or item's scalar read under `name` (MAX_MEMBERS at most); returns where the reading stopped. */
+function readFlow(s: string, open: number, name: string, quotes: Record<number, number>, value: NestedValue): number {
+  const list = s.charCodeAt(open) === 91;
+  let p = open + 1;
+  for (let n = 0; n < MAX_MEMBERS; n++) {
+    while (p < s.length && (isSpace(s.charCodeAt(p)) || s.charCodeAt(p) === 44)) p++;
+    let c = codeAt(s, p);
+    if (c === (list ? 93 : 125)) return p + 1;
+    let member: string | undefined;
+    if (!list) {
+      let a = p;
+      let b: number;
+      if (c === 34 || c === 39) {
+        b = closingQuote(s, p + 1, c, quotes);
+        if (b < 0 || b - p > MAX_NAME + 1) return p;
+        a = p + 1;
+        p = b + 1;
+      } else {
+        while (p - a <= MAX_NAME && isNameChar(codeAt(s, p))) p++;
+        b = p;
+        if (b === a || b - a > MAX_NAME) return p;
+      }
+      member = s.slice(a, b);
+      while (codeAt(s, p) === 32 || codeAt(s, p) === 9) p++;
+      c = codeAt(s, p);
+      if (c !== 58 && c !== 61) return p;
+      p++;
+      if (codeAt(s, p) === 62) p++; // =>
+      while (codeAt(s, p) === 32 || codeAt(s, p) === 9) p++;
+      c = codeAt(s, p);
+    }
+    if (c === 34 || c === 39) {
+      const b = closingQuote(s, p + 1, c, quotes);
+      if (b < 0) return p;
+      if (b - p <= MAX_MEMBER_VALUE + 1 && !s.slice(p, b).includes('\n')) value(name, member, p, b + 1);
+      p = b + 1;
+    } else {
+      const a = p;
+      for (c = codeAt(s, p); p - a <= MAX_MEMBER_VALUE && c > 32 && c !== 44 && c !== 125 && c !== 93 && c !== 123 && c !== 91 && c !== 34 && c !== 39; c = codeAt(s, ++p));
+      if (p === a || p - a > MAX_MEMBER_VALUE) return p;
+      value(name, member, a, p);
+    }
+  }
+  return p;
 }
 
 /** One row of an `INSERT`'s values from `p` (after its `(`): each string literal under a secret column (`secret`'s names) read; returns where the row ends (its `)`), or where it stopped being one. */

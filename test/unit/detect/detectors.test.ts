@@ -670,6 +670,50 @@ describe('a secret written into a file named for one, given to a PowerShell para
     return spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + value.length <= s.end);
   };
 
+  it('finds and masks a value one object below a name that names secrets (a map\'s member, a list\'s item; YAML, JSON, HCL), and no field, reference, name, pattern or placeholder there', () => {
+    const parent = fc.constantFrom('passwords', 'password', 'secrets', 'credentials', 'api_keys', 'tokens', 'DB_PASSWORDS', 'apiKeys');
+    const member = fc.constantFrom('postgres', 'admin', 'prod', 'stripe', 'ci-deploy', 'db.main');
+    const quote = fc.constantFrom('', '"', "'");
+    const shape = fc.constantFrom(
+      (p: string, m: string, v: string, q: string) => `${p}:\n  ${m}: ${q}${v}${q}\n  other: 1\n`,
+      (p: string, m: string, v: string, q: string) => `app:\n  ${p}:   # kept here\n\n    ${m}: ${q}${v}${q}\nnext: 2`,
+      (p: string, _m: string, v: string, q: string) => `${p}:\n  - ${q}${v}${q}\n  - x`,
+      (p: string, _m: string, v: string, q: string) => `${p}:\n- ${q}${v}${q}\nother: 1`,
+      (p: string, m: string, v: string) => `{"${p}": {"${m}": "${v}", "note": "rotated"}}`,
+      (p: string, m: string, v: string) => `{"${p}":{"a":"x","${m}":"${v}"}}`,
+      (p: string, _m: string, v: string) => `{"${p}": ["${v}"]}`,
+      (p: string, m: string, v: string) => `${p} = {\n  ${m} = "${v}"\n}`,
+      (p: string, m: string, v: string, q: string) => `${p}: {${m}: ${q}${v}${q}}`,
+      (p: string, _m: string, v: string, q: string) => `${p}: [${q}${v}${q}, other]`,
+    );
+    const other = fc.constantFrom(
+      'secrets:\n  db_password:\n    file: ./secrets/db_password.txt\n',
+      'secrets:\n  - db_password\n  - source: api_key\n    target: api_key_v2\n',
+      '"secrets": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]',
+      '    secrets:\n      NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n',
+      'credentials:\n  username: deploy42\n  host: db-01.internal\n  port: 5432\n  region: eu-west-1\n',
+      'const LIVING_KEYS = ["XMLHttpRequestUpload", "HTMLInputElement", "CSSStyleDeclaration"];',
+      'tokens: ["\\\\bperformant\\\\b", "\\\\butilize\\\\b"]',
+      '"keys": [{"kty": "RSA", "kid": "2024-01-15-rotation"}]',
+      'passwords:\n  minLength: 12\n  requireSymbols: true\n',
+      '"tokens": {"color-primary": "#0a84ff", "spacing-lg": "24px", "font-body": "Inter, sans-serif"}',
+      'passwords:\n  admin: ${ADMIN_PASSWORD}\n  root: <change-me>\n  ops: changeme\n',
+      'api_keys:\n  - name: ci-deploy\n    created: 2024-01-15T10:00:00Z\n',
+      '"credentials": {"type": "service_account", "project_id": "my-proj-123", "client_email": "svc-42@my-proj-123.iam.gserviceaccount.com", "client_id": "112233445566778899001"}',
+      'secrets = ["projects/my-proj/secrets/db-password/versions/3", "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"]',
+    );
+    fc.assert(
+      fc.property(parent, member, password, quote, shape, other, (p, m, v, q, sh, o) => {
+        // (Each value the collection's name finds as a value of its own, its plural read as one: `api_key=...`.)
+        const single = /s$/i.test(p) ? p.slice(0, -1) : p;
+        const text = sh(p, m, v, q);
+        if (at(`${single}=${v}`, v)) expect(at(text, v), JSON.stringify(text)).toBe(true);
+        expect(detectKinds('secrets', o), JSON.stringify(o)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('finds and masks a value echo or printf writes into a file whose name says it holds a secret, and no variable, word, number or message, nor a value written elsewhere', () => {
     const write = fc.constantFrom(
       (v: string) => `echo "${v}" >`,
