@@ -670,6 +670,35 @@ describe('a secret written into a file named for one, given to a PowerShell para
     return spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + value.length <= s.end);
   };
 
+  it('finds and masks an OAuth authorization code in the redirect back to a client, and no other code a query holds', () => {
+    const code = fc
+      .tuple(fc.constantFrom('', '4/0A', 'M.R3_BAY.', '0.AX'), fc.string({ minLength: 20, maxLength: 60, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789-_') }))
+      .map(([p, r]) => p + r)
+      .filter((v) => shannonEntropy(v) > 3.5);
+    const redirect = fc.constantFrom(
+      (c: string) => `GET /auth/github/callback?code=${c}&state=af0ifjsldkj HTTP/1.1`,
+      (c: string) => `https://app.example.com/oauth2/redirect?code=${c}`,
+      (c: string) => `Location: https://client.example.org/cb?state=xyz123&code=${c}`,
+      (c: string) => `Redirected to http://127.0.0.1:8080/?code=${c}&state=12345`,
+      (c: string) => `{"url": "https://app.example.com/login/callback?session_state=s1&state=s2&code=${c}&scope=email"}`,
+    );
+    const other = fc.constantFrom(
+      'https://shop.example.com/checkout?code=SUMMER2024SALE50OFF',
+      'https://example.com/verify?code=123456&email=a%40b.c',
+      'https://github.com/login/oauth/authorize?client_id=Iv1.8a61f9b3a7aba766&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcallback&state=abc',
+      'GET /callback?error=access_denied&state=af0ifjsldkj',
+      '<a href="/docs?lang=en&code=python">code=python</a>',
+    );
+    fc.assert(
+      fc.property(code, redirect, other, (c, r, o) => {
+        const text = r(c);
+        expect(at(text, c), text).toBe(true);
+        expect(detectKinds('secrets', o), o).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('finds and masks a value one object below a name that names secrets (a map\'s member, a list\'s item; YAML, JSON, HCL), and no field, reference, name, pattern or placeholder there', () => {
     const parent = fc.constantFrom('passwords', 'password', 'secrets', 'credentials', 'api_keys', 'tokens', 'DB_PASSWORDS', 'apiKeys');
     const member = fc.constantFrom('postgres', 'admin', 'prod', 'stripe', 'ci-deploy', 'db.main');
