@@ -2099,9 +2099,8 @@ function scanNestedSecrets(s: string, stop?: () => boolean): Span[] {
     if (y - x < 6 || y - x > MAX_MEMBER_VALUE) return;
     const v = s.slice(x, y);
     // (Stricter than a value under a secret's own name: a pattern or an escape is a program's, `tokens: ["\\bword\\b"]`;
-    // in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`, and elsewhere one
-    // of words alone but under a password's name, where a password may be words.)
-    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program ? wordy(v) : !PASSWORD_NAME.test(name) && wordy(v, true))) return;
+    // and in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`.)
+    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && wordy(v))) return;
     if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   let program = false;
