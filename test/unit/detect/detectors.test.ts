@@ -816,6 +816,11 @@ describe('a secret written into a file named for one, given to a PowerShell para
       (v: string) => `http -a bob:${v} GET https://api.example.com/me`,
       (v: string) => `java -jar jenkins-cli.jar -s https://ci -auth bob:${v} build deploy`,
       (v: string) => `echo 'deploy:${v}' | sudo chpasswd`,
+      (v: string) => `ssh-keygen -t ed25519 -C deploy -N '${v}' -f ~/.ssh/id_deploy`,
+      (v: string) => `ssh-keygen -p -f ~/.ssh/id_rsa -P ${v} -N ''`,
+      (v: string) => `rabbitmqctl add_user deploy ${v}`,
+      (v: string) => `rabbitmqctl -n rabbit@mq1 change_password admin '${v}'`,
+      (v: string) => `mc alias set backup https://minio.internal:9000 AKIAIOSFODNN7 ${v}`,
     );
     const other = fc.constantFrom('$DB_PASS', '${MONGO_PASSWORD}', '<password>', 'PASSWORD', '%SA_PASSWORD%', 'secret', '*', 'changeme', '@/run/secrets/pw');
     fc.assert(
