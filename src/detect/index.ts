@@ -387,7 +387,7 @@ const MIN_SEAM_VALUE = 6;
  * `IDENTIFIED BY`, a recovery phrase's words, an AWS key id (its secret follows it on its line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
-const NAMES_A_SECRET = /pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
+const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 

@@ -836,6 +836,43 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
   });
 
+  it('finds and masks a password a script sends or types where one is asked for (expect, pexpect, a browser test) or a connection string holds in braces, and no variable, fixture or placeholder there', () => {
+    const given = fc.constantFrom(
+      (v: string) => `spawn ssh admin@10.0.0.5\nexpect "*assword:"\nsend "${v}\\r"\ninteract`,
+      (v: string) => `expect -exact "Enter passphrase for key '/root/.ssh/id_rsa': "\nsend -- "${v}\\r"`,
+      (v: string) => `expect "Password:" { send "${v}\\r" }`,
+      (v: string) => `expect {\n  "*yes/no*" { send "yes\\r"; exp_continue }\n  "*assword:" { send "${v}\\r" }\n}`,
+      (v: string) => `child = pexpect.spawn("ssh deploy@host")\nchild.expect("Password:")\nchild.sendline("${v}")`,
+      (v: string) => `await page.fill('#password', '${v}');`,
+      (v: string) => `await page.getByLabel('Password').fill('${v}');`,
+      (v: string) => `await page.locator('input[name="password"]').fill("${v}")`,
+      (v: string) => `cy.get('[data-test=password]').type('${v}', { log: false })`,
+      (v: string) => `driver.find_element(By.ID, "password").send_keys("${v}")`,
+      (v: string) => `Server=tcp:db.database.windows.net,1433;Initial Catalog=shop;User ID=app;Password={${v}};Encrypt=True;`,
+      (v: string) => `Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd={${v}};`,
+    );
+    const other = fc.constantFrom(
+      'expect "password:"\nsend "$env(PASSWORD)\\r"',
+      'expect "*assword:" { send "$password\\r" }',
+      'child.expect("Password:")\nchild.sendline(os.environ["PW"])',
+      "await page.fill('#password', process.env.E2E_PASSWORD!);",
+      "await page.getByLabel('Password').fill(user.password);",
+      "cy.get('#password').type(Cypress.env('password'), { log: false })",
+      "await page.fill('#password', 'password123');",
+      "await page.fill('#email', 'jane.doe42@example.com');",
+      'Server=tcp:db.database.windows.net,1433;User ID=app;Password={your_password};Encrypt=True;',
+      'Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd={PASSWORD};',
+    );
+    fc.assert(
+      fc.property(given, password, other, (g, v, o) => {
+        const text = g(v);
+        expect(at(text, v), text).toBe(true);
+        expect(detectKinds('secrets', o), o).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("finds and masks a secret where a system's own file or output keeps it (the registry, a Wi-Fi profile, Redis, LDIF, cookies.txt, HAR), and no placeholder, default or other field there", () => {
     const kept = fc.constantFrom(
       (v: string) => `HKEY_LOCAL_MACHINE\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon\r\n    DefaultUserName    REG_SZ    kiosk\r\n    DefaultPassword    REG_SZ    ${v}\r\n`,
