@@ -1156,7 +1156,7 @@ function blockScalarValue(s: string, v: number): number {
  * placeholder, a reference or a URL. `i` is the `=` or `:`; returns the
  * value's [start, end] or undefined.
  */
-function assignment(s: string, i: number, run: ValueRun): [number, number] | undefined {
+function assignment(s: string, i: number, run: ValueRun, collections?: Collection[]): [number, number] | undefined {
   // The name: back over `"`/`'` and blanks, then name characters.
   const op = s.charCodeAt(i);
   let e = i;
@@ -1253,6 +1253,8 @@ function assignment(s: string, i: number, run: ValueRun): [number, number] | und
     name = named[1]!.toLowerCase();
   }
   name = nameStem(name);
+  // (A collection after the name, `passwords:` at its line's end, `"api_keys": [`: noted for scanNestedSecrets.)
+  if (collections !== undefined && (op === 58 || op === 61) && !compared) noteCollection(s, i, op, nameStart, nameEnd, collections);
   if (!stemNamesSecret(name)) return undefined;
   // A comparison assigns nothing but an equality's literal (above), nor does a scope (`Form::FORMAT`).
   if (op === 58 && (codeAt(s, i + 1) === 58 || codeAt(s, i - 1) === 58)) return undefined;
@@ -1428,8 +1430,10 @@ function mayHoldAnchor(s: string): boolean {
 export function scanSecrets(s: string, stop?: () => boolean): Span[] {
   const own = mergeSpans(scanFormats(s, stop), scanShaped(s, stop));
   // (Shorter than a name of two, an operator and a password of six, a text holds no assignment: most member names.)
-  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop);
-  const tables = mergeSpans(mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop)), scanNestedSecrets(s, stop));
+  const collections: Collection[] = [];
+  const assignments = s.length < MIN_ASSIGNMENT ? [] : scanAssignments(s, stop, collections);
+  const nested = collections.length === 0 ? (NO_SPANS as Span[]) : scanNestedSecrets(s, collections, stop);
+  const tables = mergeSpans(mergeSpans(mergeSpans(scanTables(s, stop) as Span[], scanInserts(s, stop)), scanKubernetesSecrets(s, stop)), nested);
   // (The tables' finds are a fresh array where there are any.)
   const more = tables.length === 0 ? assignments : mergeSpans(assignments, tables as Span[]);
   const rules = scanRuleset(s, stop);
@@ -1620,7 +1624,7 @@ function toldValue(s: string, at: number, word: string): Span | undefined {
 }
 
 /** The generic assignments of `s` (see assignment). */
-function scanAssignments(s: string, stop?: () => boolean): Span[] {
+function scanAssignments(s: string, stop?: () => boolean, collections?: Collection[]): Span[] {
   const out: Span[] = [];
   let from = 0;
   let eq = s.indexOf('=');
@@ -1637,7 +1641,7 @@ function scanAssignments(s: string, stop?: () => boolean): Span[] {
     let i = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
     if (other >= 0 && (i < 0 || other < i)) i = other;
     if (i < 0) break;
-    const m = assignment(s, i, run);
+    const m = assignment(s, i, run, collections);
     if (m !== undefined) {
       // (One that holds a format's find is the value that find is widened to: mergeWidened.)
       out.push({ kind: 'secret-assignment', start: m[0], end: m[1] });
@@ -2046,13 +2050,27 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
 /**
  * A name of a collection that holds secrets, read from `raw` (a member's name, its quotes left out): the name a value
  * one object below it is read under (tableValue), a plural read as its singular (`passwords` as `password`, `api_keys`
- * as `api_key`, `tokens` as `token`); undefined where it names none.
+ * as `api_key`, `tokens` as `token`); undefined where it names none, or only a key or an auth.
  */
 function collectionName(raw: string): string | undefined {
-  const name = raw.toLowerCase();
-  if (name.length > 1 && name.endsWith('s') && secretNamed(name.slice(0, -1))) return name.slice(0, -1);
-  return secretNamed(name) ? name : undefined;
+  // (Its secret's word a word of its own, `db_passwords`, `apiKeys`, `js-tokens`: not the end of another, `minipass`.)
+  const words = raw.split(NAME_WORDS).map((w) => w.toLowerCase());
+  const last = words[words.length - 1]!;
+  if (!(words.some((w) => COLLECTION_WORD.has(w)) || ((last === 'key' || last === 'keys') && words.length > 1 && KEY_KIND.has(words[words.length - 2]!)))) return undefined;
+  const lower = raw.toLowerCase();
+  const name = lower.length > 1 && lower.endsWith('s') && secretNamed(lower.slice(0, -1)) ? lower.slice(0, -1) : lower;
+  // (A collection whose only secret word is `key` or `auth` holds what programs look records up by, `"keys": [...]`
+  // of ids, times and paths, or public keys, `ssh_keys:`; `api_keys:`, `secret_keys:` name secrets.)
+  if (!secretNamed(name) || (WEAK_NAME.test(nameStem(name)) && !SECRET_NAME_ANY.test(name))) return undefined;
+  return name;
 }
+
+/** Where a name's words meet: `_`, `.`, `-`, blanks, and a capital after a lower-case letter or a digit. */
+const NAME_WORDS = /[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])/;
+/** The words that name a collection of secrets. */
+const COLLECTION_WORD = new Set(['password', 'passwords', 'passwd', 'passphrase', 'passphrases', 'pass', 'pwd', 'secret', 'secrets', 'credential', 'credentials', 'creds', 'token', 'tokens', 'apikey', 'apikeys']);
+/** The words before `key` or `keys` that make them a secret's (`api_keys`, `accessKeys`, `signing_keys`). */
+const KEY_KIND = new Set(['api', 'access', 'secret', 'private', 'signing', 'encryption', 'master', 'client', 'auth']);
 
 /**
  * A member one object below a secret's name that says what it is rather than whose secret it is: a user, an account,
@@ -2060,7 +2078,7 @@ function collectionName(raw: string): string | undefined {
  * `file`, `path`, `name`, `type`...). A member that names a secret itself is read by the assignments.
  */
 const FIELD_MEMBER =
-  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant)$|(?:id|name)$/;
+  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant|integrity|checksum|hash|digest|sha\d*|md5|etag|fingerprint|thumbprint|license|resolved|homepage|engines?|dev|optional)$|(?:id|name)$/;
 
 function memberRead(member: string | undefined): boolean {
   if (member === undefined) return true;
@@ -2071,10 +2089,8 @@ function memberRead(member: string | undefined): boolean {
 /** Members of a collection read at most, and the longest value read in one (a longer value is no password: the rules find a key's or a token's format). */
 const MAX_MEMBERS = 256;
 const MAX_MEMBER_VALUE = 512;
-/** A flow collection after its name: `:` or `=`, blanks, `{` or `[` (`"passwords": {`, `api_keys = [`, `tokens: [`). */
-const FLOW_OPEN = /[:=][ \t]*[{[]/g;
-/** A block collection's name alone on its line: `passwords:`, `- secrets:`, `"credentials":` (a comment after it). */
-const BLOCK_OPEN = /^([ \t]*)((?:- [ \t]*)?)(?:"([^"\n]{1,64})"|'([^'\n]{1,64})'|([A-Za-z_][\w.-]{0,63}))[ \t]*:[ \t]*(?:#[^\n]*)?\r?$/gm;
+/** What stands before a block collection's name on its line: its indentation and a list's `- ` at most. */
+const BLOCK_LEAD = /^([ \t]*)((?:- [ \t]*)?)$/;
 /** A block collection's member: its name (quoted or bare), `:`, then the rest of its line. */
 const BLOCK_MEMBER = /^(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|([^\s:#"'\-[{][^:\n]{0,255}?)):(?=[ \t]|\r?$)/;
 
@@ -2083,15 +2099,15 @@ const BLOCK_MEMBER = /^(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|([^\s:#"'\-[{][^:\
  * `secrets:`, `credentials:`, `"password": {...}`, `api_keys = [...]` (`passwords:` then `  postgres: ...` indented,
  * `{"password": {"postgres": "..."}}`): each read as the value of `NAME=value` (tableValue), the collection's name its
  * name (collectionName). A member whose name says what it is (FIELD_MEMBER) is passed over, and one that holds an
- * object or a list ends the reading of a flow collection: one level is read. A block is walked line by line once, the
- * collections nested in it on a stack; a flow collection from its bracket forward, each from where the one before
- * stopped at most: the scan reads each character a bounded number of times.
+ * object or a list ends the reading of a flow collection: one level is read. The collections are those the
+ * assignments' scan noted at the operators it reads after a name anyway (noteCollection): a text holding none costs
+ * nothing more. A block is walked line by line once, the collections nested in it on a stack; a flow collection from
+ * its bracket forward, each from where the one before stopped at most: the scan reads each character a bounded
+ * number of times.
  */
-function scanNestedSecrets(s: string, stop?: () => boolean): Span[] {
-  const flow = s.includes('{') || s.includes('[');
-  const block = s.includes(':\n') || s.includes(':\r') || s.includes(': #') || s.includes(':\t') || s.includes(': \n');
-  if (!(flow || block) || !SECRET_WORD.test(s)) return NO_SPANS as Span[];
+function scanNestedSecrets(s: string, collections: readonly Collection[], stop?: () => boolean): Span[] {
   const out: Span[] = [];
+  let program = false;
   const value = (name: string, member: string | undefined, a: number, b: number) => {
     if (!memberRead(member)) return;
     let [x, y] = [a, b];
@@ -2103,40 +2119,61 @@ function scanNestedSecrets(s: string, stop?: () => boolean): Span[] {
     if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && wordy(v))) return;
     if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
-  let program = false;
-  if (block) {
-    let readTo = 0;
-    for (const m of s.matchAll(BLOCK_OPEN)) {
-      if (m.index < readTo) continue;
-      const name = collectionName(m[3] ?? m[4] ?? m[5]!);
-      if (name === undefined) continue;
-      if (stop !== undefined && stop()) throw stopped('nested secrets');
-      readTo = walkBlock(s, m.index + m[0].length + 1, m[1]!.length + m[2]!.length, name, value);
-    }
-  }
-  if (flow) {
-    let readTo = 0;
-    const quotes = { 34: -1, 39: -1 } as Record<number, number>;
-    for (const m of s.matchAll(FLOW_OPEN)) {
-      const open = m.index + m[0].length - 1;
-      if (open < readTo) continue;
-      // The name before the operator: blanks, a closing quote, then the name's characters (MAX_NAME at most).
-      let k = m.index - 1;
-      while (k >= 0 && m.index - k <= MAX_BLANKS && (codeAt(s, k) === 32 || codeAt(s, k) === 9)) k--;
-      const q = codeAt(s, k);
-      if (q === 34 || q === 39) k--;
-      const nameEnd = k + 1;
-      while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
-      if (nameEnd - k - 1 < 3 || ((q === 34 || q === 39) && codeAt(s, k) !== q)) continue;
-      const name = collectionName(s.slice(k + 1, nameEnd));
-      if (name === undefined) continue;
-      if (stop !== undefined && stop()) throw stopped('nested secrets');
-      program = q !== 34 && inProgram(s, k + 1, codeAt(s, m.index));
-      readTo = readFlow(s, open, name, quotes, value);
+  let readTo = 0;
+  const quotes = { 34: -1, 39: -1 } as Record<number, number>;
+  for (const c of collections) {
+    if (c.at < readTo) continue;
+    if (stop !== undefined && stop()) throw stopped('nested secrets');
+    if (c.flow) {
+      program = !c.quoted && inProgram(s, c.nameStart, c.op);
+      readTo = readFlow(s, c.at, c.name, quotes, value);
       program = false;
+    } else {
+      // (A block's name starts its line, after its indentation and a list's `- ` at most: `passwords:`, `- secrets:`.)
+      const start = s.lastIndexOf('\n', c.nameStart - 1) + 1;
+      const m = BLOCK_LEAD.exec(s.slice(start, c.nameStart - (c.quoted ? 1 : 0)));
+      if (m === null) continue;
+      readTo = walkBlock(s, lineEnd(s, c.at) + 1, m[1]!.length + m[2]!.length, c.name, value);
     }
   }
   return out.sort((a, b) => a.start - b.start);
+}
+
+/** A collection after a name that names secrets (noteCollection): a flow one from its bracket, or a block one after its line. */
+interface Collection {
+  flow: boolean;
+  /** The bracket of a flow collection; the `:` of a block one. */
+  at: number;
+  /** The name a value in it is read under (collectionName). */
+  name: string;
+  nameStart: number;
+  quoted: boolean;
+  op: number;
+}
+
+/**
+ * Notes the collection that follows the operator at `i` (`:` or `=`) after the name [nameStart, nameEnd): a bracket,
+ * `{` or `[`, after it and blanks (a flow collection: JSON's, YAML's, HCL's), or, after `:`, the line's end or a
+ * comment (a YAML block), where the name names secrets (collectionName).
+ */
+function noteCollection(s: string, i: number, op: number, nameStart: number, nameEnd: number, out: Collection[]): void {
+  let v = i + 1;
+  if (op === 61 && codeAt(s, v) === 62) v++; // =>
+  while (v - i <= MAX_BLANKS && (codeAt(s, v) === 32 || codeAt(s, v) === 9)) v++;
+  const c = codeAt(s, v);
+  const flow = c === 123 || c === 91;
+  if (!flow && !(op === 58 && (c === 10 || c === 13 || c < 0 || (c === 35 && v > i + 1)))) return;
+  if (out.length > 0 && out[out.length - 1]!.at >= i) return;
+  const raw = s.slice(nameStart, nameEnd);
+  // (The name whole: quoted, or after what starts a member, not a path's last segment, `"node_modules/js-tokens": {`.)
+  const before = codeAt(s, nameStart - 1);
+  if (!(before < 0 || before === 34 || before === 39 || isSpace(before) || before === 123 || before === 44 || before === 40)) return;
+  if ((before === 34 || before === 39) && !(nameStart < 2 || isSpace(codeAt(s, nameStart - 2)) || codeAt(s, nameStart - 2) === 123 || codeAt(s, nameStart - 2) === 44 || codeAt(s, nameStart - 2) === 91)) return;
+  if (!SECRET_WORD.test(raw)) return;
+  const name = collectionName(raw);
+  if (name === undefined) return;
+  const q = codeAt(s, nameStart - 1);
+  out.push({ flow, at: flow ? v : i, name, nameStart, quoted: q === 34 || q === 39, op });
 }
 
 type NestedValue = (name: string, member: string | undefined, a: number, b: number) => void;

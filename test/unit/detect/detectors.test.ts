@@ -730,6 +730,11 @@ describe('a secret written into a file named for one, given to a PowerShell para
       'api_keys:\n  - name: ci-deploy\n    created: 2024-01-15T10:00:00Z\n',
       '"credentials": {"type": "service_account", "project_id": "my-proj-123", "client_email": "svc-42@my-proj-123.iam.gserviceaccount.com", "client_id": "112233445566778899001"}',
       'secrets = ["projects/my-proj/secrets/db-password/versions/3", "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"]',
+      '"node_modules/js-tokens": {\n  "version": "4.0.0",\n  "integrity": "sha512-RdJUflcE3cUzKiMqQgsCu06FPu9UdIJO0beYbPhHN4k6apgJtifcoCtT9bcxOpYBtpD2kCM6",\n  "license": "BlueOak-1.0.0"\n}',
+      '"js-tokens": {"version": "4.0.0", "resolved": "https://registry.npmjs.org/js-tokens/-/js-tokens-4.0.0.tgz", "integrity": "sha512-RdJUflcE3cUzKiMqQgsCu06FPu9UdIJO0beYbPhHN4k6apgJtifcoCtT9bcxOpYBtpD2kCM6", "dev": true}',
+      'minipass:\n  version: 7.1.3x9\n  sha: 4f9a1c2e8d7b',
+      '{"keys": ["6ba7b810-9dad-11d1-80b4-00c04fd430c8", "2024-01-15T10:00:00Z", "978-3-16-148410-0"]}',
+      'ssh_keys:\n  - AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n',
     );
     fc.assert(
       fc.property(parent, member, password, quote, shape, other, (p, m, v, q, sh, o) => {
