@@ -410,18 +410,22 @@ const PATH_SEGMENT = /^\.?[A-Z]?[a-z0-9]+(?:[_.@-]+[A-Z]?[a-z0-9]+)*$/;
  * Whether `v` is a path (`/run/secrets/db_password`, `~/.ssh/id_ed25519`, `prod/db/credentials-v2`): a `/`, and every
  * segment a path's. A relative one's segments hold no run of letters and digits that switches between them three
  * times or more (`q3d5`): a random value's `Ayjjaqq3d5/Abvxxwxzv` is none, `k8s/prod` and `certs/ed25519` are paths.
- * A `.` after its last segment ends the sentence it stands in (`Credentials: aws/iam-role-prod1.`).
+ * A `.` after its last segment ends the sentence it stands in (`Credentials: aws/iam-role-prod1.`). A relative one
+ * names two segments at least (`Gu42.0m/` is a password).
  */
 function isPath(v: string): boolean {
   if (!v.includes('/')) return false;
   const c0 = v.charCodeAt(0);
   const relative = c0 !== 47 && c0 !== 126 && c0 !== 46;
   const path = v.endsWith('.') && !v.endsWith('..') ? v.slice(0, -1) : v;
+  let named = 0;
   for (const seg of (c0 === 126 /* ~ */ ? path.slice(1) : path).split('/')) {
     if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
     if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
+    if (seg !== '') named++;
   }
-  return true;
+  // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
+  return !relative || named >= 2;
 }
 /** Letters and digits switching three times in a row (`q3d5`, `3d5q`). */
 const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/;
