@@ -2057,6 +2057,16 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
  * as `api_key`, `tokens` as `token`); undefined where it names none, or only a key or an auth.
  */
 function collectionName(raw: string): string | undefined {
+  // (Names repeat: each read once, up to a bound.)
+  const known = COLLECTION_NAMES.get(raw);
+  if (known !== undefined) return known === '' ? undefined : known;
+  const name = readCollectionName(raw);
+  if (COLLECTION_NAMES.size < 1024) COLLECTION_NAMES.set(raw, name ?? '');
+  return name;
+}
+const COLLECTION_NAMES = new Map<string, string>();
+
+function readCollectionName(raw: string): string | undefined {
   // (Its secret's word a word of its own, `db_passwords`, `apiKeys`, `js-tokens`: not the end of another, `minipass`.)
   const words = raw.split(NAME_WORDS).map((w) => w.toLowerCase());
   const last = words[words.length - 1]!;
@@ -2167,6 +2177,12 @@ function noteCollection(s: string, i: number, op: number, nameStart: number, nam
   const c = codeAt(s, v);
   const flow = c === 123 || c === 91;
   if (!flow && !(op === 58 && (c === 10 || c === 13 || c < 0 || (c === 35 && v > i + 1)))) return;
+  // (A block's first line is indented, a list's item, or empty: `password:` then a value at the line's start is a label's.)
+  if (!flow) {
+    const next = lineEnd(s, v) + 1;
+    const n0 = codeAt(s, next);
+    if (!(n0 === 32 || n0 === 9 || n0 === 45 || n0 === 10 || n0 === 13 || n0 === 35)) return;
+  }
   if (out.length > 0 && out[out.length - 1]!.at >= i) return;
   const raw = s.slice(nameStart, nameEnd);
   // (The name whole: quoted, or after what starts a member, not a path's last segment, `"node_modules/js-tokens": {`.)
