@@ -48,10 +48,11 @@ export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s);
  */
 const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user)[^\n]{0,32}?(?:\*\*|`|<\/?[A-Za-z])/gi;
 /**
- * A token of 16 characters or more opened by an inline tag (`<code>Xk9...`): a value whose name may stand on a line
- * before (a table's header), read with VALUE_BEFORE characters before it.
+ * A token of 16 characters or more opened by an inline tag or Markdown's `**` (`<code>Xk9...`, `**Xk9...`): a value
+ * whose name may stand on a line before (a table's header, a collection's name), read with VALUE_BEFORE characters
+ * before it.
  */
-const VALUE_IN_MARKUP = /<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>[^\s<>]{16}/gi;
+const VALUE_IN_MARKUP = /(?:<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>|\*\*)[^\s<>*]{16}/gi;
 const VALUE_BEFORE = 512;
 /** A tag that breaks a token: `<wbr>` or a span, glued to its characters on both sides. */
 const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span)\b[^<>]{0,64}>){1,4}[^\s<>]/gi;
