@@ -1968,6 +1968,12 @@ const K8S_JSON_AFTER = /^[\s,]*"kind"[ \t]*:[ \t]*"[Ss]ecret"/;
 /** The shortest value read as a Secret's (`YWRtaW4=` is `admin`). */
 const MIN_K8S_VALUE = 4;
 
+/** [a, b) without the quotes around it, where a `"` or a `'` opens and closes it. */
+function unquoted(s: string, a: number, b: number): [number, number] {
+  const q = s.charCodeAt(a);
+  return b - a >= 2 && (q === 34 || q === 39) && s.charCodeAt(b - 1) === q ? [a + 1, b - 1] : [a, b];
+}
+
 function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
   // (A kind's line found as a literal first: most texts hold none.)
   const yaml = s.includes('kind:') && s.includes('ata:');
@@ -1975,8 +1981,7 @@ function scanKubernetesSecrets(s: string, stop?: () => boolean): Span[] {
   if (!(yaml || json) || !s.includes('ecret')) return [];
   const out: Span[] = [];
   const value = (a: number, b: number) => {
-    let [x, y] = [a, b];
-    if (y - x >= 2 && (s.charCodeAt(x) === 34 || s.charCodeAt(x) === 39) && s.charCodeAt(y - 1) === s.charCodeAt(x)) [x, y] = [x + 1, y - 1];
+    const [x, y] = unquoted(s, a, b);
     if (y - x >= MIN_K8S_VALUE && !s.startsWith('{{', x)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   // YAML: the kinds' lines and the documents' separators, each found once, walked with the data blocks in order.
@@ -2092,7 +2097,7 @@ const KEY_KIND = new Set(['api', 'access', 'secret', 'private', 'signing', 'encr
  * `file`, `path`, `name`, `type`...). A member that names a secret itself is read by the assignments.
  */
 const FIELD_MEMBER =
-  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant|integrity|checksum|hash|digest|sha\d*|md5|etag|fingerprint|thumbprint|license|resolved|homepage|engines?|dev|optional)$|(?:id|name)$/;
+  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant|integrity|checksum|hash|digest|sha\d*|md5|etag|fingerprint|thumbprint|license|resolved|homepage|engines?|dev|optional)$/;
 
 function memberRead(member: string | undefined): boolean {
   if (member === undefined) return true;
@@ -2124,8 +2129,7 @@ function scanNestedSecrets(s: string, collections: readonly Collection[], stop?:
   let program = false;
   const value = (name: string, member: string | undefined, a: number, b: number) => {
     if (!memberRead(member)) return;
-    let [x, y] = [a, b];
-    if (y - x >= 2 && (s.charCodeAt(x) === 34 || s.charCodeAt(x) === 39) && s.charCodeAt(y - 1) === s.charCodeAt(x)) [x, y] = [x + 1, y - 1];
+    const [x, y] = unquoted(s, a, b);
     if (y - x < 6 || y - x > MAX_MEMBER_VALUE) return;
     const v = s.slice(x, y);
     // (Stricter than a value under a secret's own name: a pattern or an escape is a program's, `tokens: ["\\bword\\b"]`;
@@ -2192,8 +2196,7 @@ function noteCollection(s: string, i: number, op: number, nameStart: number, nam
   if (!SECRET_WORD.test(raw)) return;
   const name = collectionName(raw);
   if (name === undefined) return;
-  const q = codeAt(s, nameStart - 1);
-  out.push({ flow, at: flow ? v : i, name, nameStart, quoted: q === 34 || q === 39, op });
+  out.push({ flow, at: flow ? v : i, name, nameStart, quoted: before === 34 || before === 39, op });
 }
 
 type NestedValue = (name: string, member: string | undefined, a: number, b: number) => void;
