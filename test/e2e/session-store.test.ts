@@ -82,8 +82,11 @@ describe('the memory store with worker processes', () => {
     expect(existsSync(join(dir!, 'sessions.db'))).toBe(true);
     const N = 80;
     await hammer([s], 'conv-shared', N);
-    // Both workers decided for the session.
-    const deciders = new Set(lines(s).filter((l) => l.msg === 'decision').map((l) => l.pid));
+    // Both workers decided for the session. A worker's log lines reach stdout through the primary,
+    // after its answers: wait for every request's decision line before reading whose they are.
+    const decisions = () => lines(s).filter((l) => l.msg === 'decision' && l.session === 'conv-shared');
+    await waitFor(() => decisions().length >= N, 20_000, `${N} decision lines`);
+    const deciders = new Set(decisions().map((l) => l.pid));
     expect(deciders.size).toBe(2);
     for (let i = 0; i < 4; i++) {
       const got = await call(s, 'GET', '/v1/sessions/conv-shared');
