@@ -2097,13 +2097,16 @@ const KEY_KIND = new Set(['api', 'access', 'secret', 'private', 'signing', 'encr
  * `file`, `path`, `name`, `type`...). A member that names a secret itself is read by the assignments.
  */
 const FIELD_MEMBER =
-  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant|integrity|checksum|hash|digest|sha\d*|md5|etag|fingerprint|thumbprint|license|resolved|homepage|engines?|dev|optional)$/;
+  /(?:^|[_.-])(?:user|username|login|email|mail|account|owner|host|hostname|port|region|zone|project|domain|tenant|org|organization|scopes?|description|desc|comment|notes?|label|title|kind|enabled|expires?|expiry|expiration|created|updated|issuer|audience|subject|realm|grant|integrity|checksum|hash|digest|sha\d*|md5|etag|fingerprint|thumbprint|license|resolved|homepage|engines?|dev|optional|at|on|date|time|timestamp|used|seen|ttl|version|revision)$/;
 
 function memberRead(member: string | undefined): boolean {
   if (member === undefined) return true;
   const name = member.toLowerCase();
   return !(FIELD_MEMBER.test(name) || REFERENCE_NAME.test(name) || secretNamed(name));
 }
+
+/** A date and time as ISO 8601 writes it, a record's (`"last_used": "2024-03-02T08:15:00Z"`), quotes left out. */
+const ISO_TIME = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?$/;
 
 /** Members of a collection read at most, and the longest value read in one (a longer value is no password: the rules find a key's or a token's format). */
 const MAX_MEMBERS = 256;
@@ -2134,7 +2137,7 @@ function scanNestedSecrets(s: string, collections: readonly Collection[], stop?:
     const v = s.slice(x, y);
     // (Stricter than a value under a secret's own name: a pattern or an escape is a program's, `tokens: ["\\bword\\b"]`;
     // and in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`.)
-    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && wordy(v))) return;
+    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && wordy(v)) || ISO_TIME.test(v)) return;
     if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   let readTo = 0;
@@ -2151,7 +2154,7 @@ function scanNestedSecrets(s: string, collections: readonly Collection[], stop?:
       const start = s.lastIndexOf('\n', c.nameStart - 1) + 1;
       const m = BLOCK_LEAD.exec(s.slice(start, c.nameStart - (c.quoted ? 1 : 0)));
       if (m === null) continue;
-      readTo = walkBlock(s, lineEnd(s, c.at) + 1, m[1]!.length + m[2]!.length, c.name, value);
+      readTo = walkBlock(s, lineEnd(s, c.at) + 1, m[1]!.length + m[2]!.length, c.name, quotes, value);
     }
   }
   return out.sort((a, b) => a.start - b.start);
@@ -2206,7 +2209,7 @@ type NestedValue = (name: string, member: string | undefined, a: number, b: numb
  * the first, each read under `name`; a member with nothing after its `:` opens a map nested in it (read under its own
  * name where that names secrets, else passed over), deeper lines are its. Returns where the collection ends.
  */
-function walkBlock(s: string, p: number, indent: number, name: string, value: NestedValue): number {
+function walkBlock(s: string, p: number, indent: number, name: string, quotes: Record<number, number>, value: NestedValue): number {
   const open: { indent: number; name: string | undefined; child: number }[] = [{ indent, name, child: -1 }];
   while (p < s.length) {
     const e = lineEnd(s, p);
@@ -2232,8 +2235,18 @@ function walkBlock(s: string, p: number, indent: number, name: string, value: Ne
         if (member !== null) {
           const memberName = member[1] ?? member[2] ?? member[3]!.trimEnd();
           const v = firstNonBlank(s, q + member[0].length, last);
-          if (v === last || s.charCodeAt(v) === 35) open.push({ indent: depth, name: collectionName(memberName), child: -1 });
-          else if (top.name !== undefined && !/^[|>[{&*!]/.test(s.slice(v, v + 1))) value(top.name, memberName, v, last);
+          if (v === last || s.charCodeAt(v) === 35) open.push({ indent: depth, name: memberName_(memberName, top.name), child: -1 });
+          else if (s.charCodeAt(v) === 123 || s.charCodeAt(v) === 91) {
+            // (A flow collection as a member's value, `prod: {db: ...}`: read, and the block walked on after it.)
+            const name = memberName_(memberName, top.name);
+            if (name !== undefined) {
+              const end = readFlow(s, v, name, quotes, value, 1);
+              if (end > e) {
+                p = lineEnd(s, end) + 1;
+                continue;
+              }
+            }
+          } else if (top.name !== undefined && !/^[|>&*!]/.test(s.slice(v, v + 1))) value(top.name, memberName, v, last);
         }
       }
     }
@@ -2260,8 +2273,31 @@ function closingQuote(s: string, from: number, q: number, next: Record<number, n
   }
 }
 
-/** A flow collection from its bracket at `open`: each member's or item's scalar read under `name` (MAX_MEMBERS at most); returns where the reading stopped. */
-function readFlow(s: string, open: number, name: string, quotes: Record<number, number>, value: NestedValue): number {
+/**
+ * The name the values of a collection nested under `member` are read under: its own where it names secrets
+ * (collectionName), else its parent's (`passwords:` then `prod:` then `db: ...`), unless it says what it is
+ * (memberRead: `scopes: {...}` under `credentials`) or its parent is read under none.
+ */
+function memberName_(member: string | undefined, parent: string | undefined): string | undefined {
+  if (member === undefined) return parent;
+  return collectionName(member) ?? (parent !== undefined && memberRead(member) ? parent : undefined);
+}
+
+/** Collections nested in a flow collection read at most (a deeper one ends the reading). */
+const MAX_FLOW_DEPTH = 16;
+
+/**
+ * A flow collection from its bracket at `open`: each member's or item's scalar read under `name` (MAX_MEMBERS at
+ * most), a nested collection read under its member's name (memberName_) or walked over where that is none; returns
+ * where the reading stopped (after the closing bracket when it was read whole).
+ */
+function readFlow(s: string, open: number, name: string | undefined, quotes: Record<number, number>, value: NestedValue, depth = 0): number {
+  const end = flowFrom(s, open, name, quotes, value, depth);
+  return end < 0 ? ~end : end;
+}
+
+/** readFlow's reading: where it stopped, as `~p` (negative) where the collection was not read to its closing bracket. */
+function flowFrom(s: string, open: number, name: string | undefined, quotes: Record<number, number>, value: NestedValue, depth: number): number {
   const list = s.charCodeAt(open) === 91;
   let p = open + 1;
   for (let n = 0; n < MAX_MEMBERS; n++) {
@@ -2274,36 +2310,41 @@ function readFlow(s: string, open: number, name: string, quotes: Record<number, 
       let b: number;
       if (c === 34 || c === 39) {
         b = closingQuote(s, p + 1, c, quotes);
-        if (b < 0 || b - p > MAX_NAME + 1) return p;
+        if (b < 0 || b - p > MAX_NAME + 1) return ~p;
         a = p + 1;
         p = b + 1;
       } else {
         while (p - a <= MAX_NAME && isNameChar(codeAt(s, p))) p++;
         b = p;
-        if (b === a || b - a > MAX_NAME) return p;
+        if (b === a || b - a > MAX_NAME) return ~p;
       }
       member = s.slice(a, b);
       while (codeAt(s, p) === 32 || codeAt(s, p) === 9) p++;
       c = codeAt(s, p);
-      if (c !== 58 && c !== 61) return p;
+      if (c !== 58 && c !== 61) return ~p;
       p++;
       if (codeAt(s, p) === 62) p++; // =>
       while (codeAt(s, p) === 32 || codeAt(s, p) === 9) p++;
       c = codeAt(s, p);
     }
-    if (c === 34 || c === 39) {
+    if (c === 123 || c === 91) {
+      if (depth >= MAX_FLOW_DEPTH) return ~p;
+      const end = flowFrom(s, p, memberName_(member, name), quotes, value, depth + 1);
+      if (end < 0) return end;
+      p = end;
+    } else if (c === 34 || c === 39) {
       const b = closingQuote(s, p + 1, c, quotes);
-      if (b < 0) return p;
-      if (b - p <= MAX_MEMBER_VALUE + 1 && !s.slice(p, b).includes('\n')) value(name, member, p, b + 1);
+      if (b < 0) return ~p;
+      if (name !== undefined && b - p <= MAX_MEMBER_VALUE + 1 && !s.slice(p, b).includes('\n')) value(name, member, p, b + 1);
       p = b + 1;
     } else {
       const a = p;
       for (c = codeAt(s, p); p - a <= MAX_MEMBER_VALUE && c > 32 && c !== 44 && c !== 125 && c !== 93 && c !== 123 && c !== 91 && c !== 34 && c !== 39; c = codeAt(s, ++p));
-      if (p === a || p - a > MAX_MEMBER_VALUE) return p;
-      value(name, member, a, p);
+      if (p === a || p - a > MAX_MEMBER_VALUE) return ~p;
+      if (name !== undefined) value(name, member, a, p);
     }
   }
-  return p;
+  return ~p;
 }
 
 /** One row of an `INSERT`'s values from `p` (after its `(`): each string literal under a secret column (`secret`'s names) read; returns where the row ends (its `)`), or where it stopped being one. */

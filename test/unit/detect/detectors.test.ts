@@ -699,7 +699,7 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
   });
 
-  it('finds and masks a value one object below a name that names secrets (a map\'s member, a list\'s item; YAML, JSON, HCL), and no field, reference, name, pattern or placeholder there', () => {
+  it('finds and masks a value one object or more below a name that names secrets (a map\'s member, a list\'s item; YAML, JSON, HCL), and no field, reference, name, pattern, time or placeholder there', () => {
     const parent = fc.constantFrom('passwords', 'password', 'secrets', 'credentials', 'api_keys', 'tokens', 'DB_PASSWORDS', 'apiKeys');
     const member = fc.constantFrom('postgres', 'admin', 'prod', 'stripe', 'ci-deploy', 'db.main');
     const quote = fc.constantFrom('', '"', "'");
@@ -714,6 +714,13 @@ describe('a secret written into a file named for one, given to a PowerShell para
       (p: string, m: string, v: string) => `${p} = {\n  ${m} = "${v}"\n}`,
       (p: string, m: string, v: string, q: string) => `${p}: {${m}: ${q}${v}${q}}`,
       (p: string, _m: string, v: string, q: string) => `${p}: [${q}${v}${q}, other]`,
+      // (Two objects and more below the name: an environment's map, a flow collection in a block, a list of maps.)
+      (p: string, m: string, v: string, q: string) => `${p}:\n  prod:\n    ${m}: ${q}${v}${q}\n  staging:\n    other: 1\n`,
+      (p: string, m: string, v: string, q: string) => `${p}:\n  eu:\n    prod:\n      ${m}: ${q}${v}${q}\n`,
+      (p: string, m: string, v: string) => `{"${p}": {"prod": {"${m}": "${v}"}, "note": "rotated"}}`,
+      (p: string, m: string, v: string) => `{"${p}": [{"id": 1}, {"${m}": "${v}"}]}`,
+      (p: string, m: string, v: string, q: string) => `${p}:\n  prod: {${m}: ${q}${v}${q}}\n  x: 1\n`,
+      (p: string, m: string, v: string) => `${p} = {\n  prod = {\n    ${m} = "${v}"\n  }\n}`,
     );
     const other = fc.constantFrom(
       'secrets:\n  db_password:\n    file: ./secrets/db_password.txt\n',
@@ -735,6 +742,14 @@ describe('a secret written into a file named for one, given to a PowerShell para
       'minipass:\n  version: 7.1.3x9\n  sha: 4f9a1c2e8d7b',
       '{"keys": ["6ba7b810-9dad-11d1-80b4-00c04fd430c8", "2024-01-15T10:00:00Z", "978-3-16-148410-0"]}',
       'ssh_keys:\n  - AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n',
+      'on:\n  workflow_call:\n    secrets:\n      NPM_TOKEN:\n        required: true\n        description: "The token npm publishes with"\n',
+      '{"tokens": {"color": {"primary": {"value": "#0a84ff", "type": "color"}}, "space": {"lg": {"value": "24px"}}}}',
+      '{"tokens": {"type": "object", "properties": {"access": {"type": "string", "pattern": "^[A-Za-z0-9]+$", "minLength": 32}}}}',
+      '{"passwords": {"reset": {"title": "Reset your password", "sent": "WeHaveEmailedYourPasswordResetLink"}}}',
+      'credentials:\n  github.com:\n    user: octocat\n    protocol: https\n',
+      '{"credentials": [{"id": "cred-7f3a9c2e", "created_at": "2024-01-15T10:00:00Z", "last_used": "2024-03-02T08:15:00Z"}]}',
+      'secrets:\n  app_cert:\n    external: true\n    name: my_cert_v2\n  database:\n    existingSecret: pg-credentials-v2\n    secretKeys:\n      adminPasswordKey: postgres-password\n',
+      '{"credentials": {"type": "service_account", "scopes": {"drive": "https://www.googleapis.com/auth/drive.readonly"}}}',
     );
     fc.assert(
       fc.property(parent, member, password, quote, shape, other, (p, m, v, q, sh, o) => {
