@@ -341,6 +341,8 @@ const SEAM_CONTEXT = 64;
  * pairName).
  */
 const PAIR_CONTEXT = 176;
+/** A line that is a YAML member's name and its `:` alone, indented or not (`    postgres:`, `  "db.main":`). */
+const YAML_MEMBER_LINE = /^[ \t]*(?:- )?(?:"[^"]{1,128}"|'[^']{1,128}'|[\w.$/-]{1,128}):$/;
 /** A pair's `value` and its operator ending what stands before a value, its opening quote too (`"Value": "`). */
 const PAIR_VALUE = /value\\?["']?[ \t]*[:=][ \t]*\\?["']?$/i;
 /** Characters read after it: what a credential is known by when it follows (`' | sudo -u root -S`, `" | npx wrangler secret put`). */
@@ -1160,8 +1162,11 @@ export class DetectionCache {
     if (!joined) reads.push([[...lead, { part: k, from, to: left.length }, { part: k + 1, from: 0, to: value.broken ? under : to }], '', end]);
     if (value.broken) {
       // Side by side: the blanks at the seam gone. No space after a mark, `API_KEY=`, `sig=`, `admin:`, or a quote that
-      // opens the value, `"client_secret": "`; after a word both, `-p` as `mysql -p...` and as `sshpass -p ...`.
-      for (const glue of isAlnum(left.charCodeAt(a - 1)) ? ['', ' '] : ['']) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: b, to }], glue, end - b]);
+      // opens the value, `"client_secret": "`; after a word both, `-p` as `mysql -p...` and as `sshpass -p ...`; and after
+      // a YAML member's name alone on its line both, `admin:` as a pair's and as `  postgres: ...` in a map (a map's
+      // member one object or more below a name that names secrets is read only so).
+      const glues = isAlnum(left.charCodeAt(a - 1)) || (left.charCodeAt(a - 1) === 58 && YAML_MEMBER_LINE.test(left.slice(left.lastIndexOf('\n', a - 1) + 1, a))) ? ['', ' '] : [''];
+      for (const glue of glues) reads.push([[{ part: k, from, to: a }, { part: k + 1, from: b, to }], glue, end - b]);
     } else {
       // One under the other: a line break put at the seam.
       reads.push([[{ part: k, from, to: a }, { part: k + 1, from: 0, to: under }], '\n', end]);
