@@ -442,6 +442,13 @@ function textStretches(bytes: Uint8Array, least = MIN_STRETCH): string | undefin
     for (let k = 1; k < len; k++) {
       if (i + k >= n || (bytes[i + k]! & 0xc0) !== 0x80) len = 0;
     }
+    // (A sequence UTF-8 forbids, though its continuation bytes are such, is none: an overlong form, `F0 81 ...`, a
+    // surrogate's, `ED A0 ...`, one past U+10FFFF. A decoder makes each of its bytes a replacement character, which a
+    // stretch of text never holds.)
+    if (len > 2) {
+      const c = bytes[i + 1]!;
+      if ((b === 0xe0 && c < 0xa0) || (b === 0xed && c > 0x9f) || (b === 0xf0 && c < 0x90) || (b === 0xf4 && c > 0x8f)) len = 0;
+    }
     if (len > 0) {
       i += len;
       continue;

@@ -12,6 +12,25 @@ const lines = credentials.credentials.filter((c) => !c.value.includes('\n')).map
 const oneLine = credentials.credentials.filter((c) => !c.value.includes('\n') && new DetectionCache().spans('secrets', `see ${c.value} ok`).length > 0).map((c) => c.value);
 
 describe('base64 in a text', () => {
+  it('reads no text where the bytes hold a sequence UTF-8 forbids (an overlong form, a surrogate, one past U+10FFFF), whatever stands around it', () => {
+    // (Their continuation bytes are such: a decoder makes each byte a replacement character, and a repository's name read
+    // as base64 under a secret's name, `git@github.com:aiogaibwga6/aaa0.git`, read so, joined with the plain text before it.)
+    const forbidden = fc.oneof(
+      fc.tuple(fc.constant(0xe0), fc.integer({ min: 0x80, max: 0x9f }), fc.integer({ min: 0x80, max: 0xbf })),
+      fc.tuple(fc.constant(0xed), fc.integer({ min: 0xa0, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf })),
+      fc.tuple(fc.constant(0xf0), fc.integer({ min: 0x80, max: 0x8f }), fc.integer({ min: 0x80, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf })),
+      fc.tuple(fc.constant(0xf4), fc.integer({ min: 0x90, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf })),
+    );
+    const ascii = fc.array(fc.integer({ min: 0x20, max: 0x7e }), { maxLength: 24 });
+    fc.assert(
+      fc.property(ascii, forbidden, ascii, fc.constantFrom<BufferEncoding>('base64', 'base64url', 'hex'), (a, f, b, enc) => {
+        const run = Buffer.from([...a, ...f, ...b]).toString(enc);
+        for (const r of encodedRuns(`token: ${run} ok`)) expect(r.text.includes('\ufffd'), JSON.stringify(r)).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('a credential line written as base64, in either alphabet, or as hex, alone, after a name or in a data: URI, is found and the run masked whole', () => {
     fc.assert(
       fc.property(fc.constantFrom(...lines), fc.constantFrom<BufferEncoding>('base64', 'base64url', 'hex'), fc.constantFrom('', 'secret: ', 'icon data:text/plain;base64,', '"blob":"'), (line, enc, before) => {
