@@ -1238,7 +1238,9 @@ export class DetectionCache {
           // that ends just before a seam, which what follows it may make one (`<password>Xk9...</passw` | `ord>`); and
           // for a credential in the last piece named by a name the seam cut (`aws_session_t` | `oken = ...`).
           const named = valueEnd >= 0 && q === pieces.length - 1 && q > 0 && a - at[q]! < valueEnd;
-          if (whole && !named && ((q < pieces.length - 1 && at[q]! + (pc.to - pc.from) - b <= SEAM_AFTER) || (d === 'secrets' && q > 0 && q === pieces.length - 1))) {
+          // (For credentials, any piece's: a rule that knows a value by a line far before it, `e` | `xpect "*assword:"` |
+          // `"` then `send "..."` on the next line, finds it in a piece between others.)
+          if (whole && !named && ((q < pieces.length - 1 && at[q]! + (pc.to - pc.from) - b <= SEAM_AFTER) || (d === 'secrets' && pieces.length > 1))) {
             (before ??= []).push([sp, q]);
             break;
           }

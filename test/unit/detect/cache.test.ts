@@ -381,6 +381,30 @@ describe('a credential split over any number of consecutive parts', () => {
   });
 });
 
+describe('a credential a rule knows by a line in another part', () => {
+  it('is masked in a part between others, wherever the parts before it and after it are cut', () => {
+    // (An expect script: `expect "*assword:"` before the password `send` types. The read that crosses the seams before
+    // the value's part holds it whole inside a piece between others; so cut, `e` | `xpect "*assword:` | `"` then the
+    // `send` line | the rest, it went out.)
+    const value = 'Rt4#kWq9Zm2Lx7Vp';
+    const script = `#!/usr/bin/expect -f\nset timeout 20\nspawn ssh backup@10.20.0.14\nexpect "*assword:"\nsend "${value}\\r"\nexpect "$ "\nsend "tar czf /tmp/etc.tgz /etc\\r"\n`;
+    const v0 = script.indexOf(value);
+    const outside = fc.integer({ min: 1, max: script.length - 1 }).filter((c) => c <= v0 || c >= v0 + value.length);
+    fc.assert(
+      fc.property(fc.uniqueArray(outside, { minLength: 1, maxLength: 5 }), (cuts) => {
+        const at = [0, ...cuts.sort((a, b) => a - b), script.length];
+        const parts = at.slice(1).map((e, i) => script.slice(at[i], e));
+        const c = new DetectionCache();
+        c.join(parts);
+        const k = parts.findIndex((p) => p.includes(value));
+        const i = parts[k]!.indexOf(value);
+        expect(c.spans('secrets', parts[k]!).some((sp) => sp.start <= i && i + value.length <= sp.end), JSON.stringify(parts)).toBe(true);
+      }),
+      { numRuns: 300, examples: [[[1, 65, 81, 154]]] },
+    );
+  });
+});
+
 describe('a result cut into many short parts around what names a value', () => {
   it('is read in bounded work: what stands before each short part is read with it a bounded number of times', () => {
     // Every seam a value's piece after a name, a command's word, a pair's name cut: each read with up to 176 characters
