@@ -721,11 +721,11 @@ function typedName(s: string, k: number): [number, number] | undefined {
  */
 const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
 /**
- * A name that ends in one of BARE_WORD's words after words joined by `_`, `-` or `.`, before its value with a blank
- * alone: a Dockerfile's `ENV API_KEY value`, Windows' `setx API_KEY "value"`, a properties file's
- * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`).
+ * A name that ends in one of BARE_WORD's words after words joined by `_`, `-` or `.`, or in camel case, before its
+ * value with a blank alone: a Dockerfile's `ENV API_KEY value`, Windows' `setx API_KEY "value"`, a properties file's
+ * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`, `ApiKey value`).
  */
-const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|token|key|secret)$/i;
+const BARE_NAME = /^(?:(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:[Pp]assword|[Pp]asswd|[Pp]assphrase|[Tt]oken|[Kk]ey|[Ss]ecret|PASSWORD|PASSWD|PASSPHRASE|TOKEN|KEY|SECRET)|[A-Za-z][A-Za-z0-9]*[a-z0-9](?:Password|Passwd|Passphrase|Token|Key|Secret))$/;
 /** Two words, the second one of BARE_WORD's: `API key`, `Access Token` (a label's). */
 const BARE_PAIR = /^[A-Za-z]+[ \t](?:password|passwd|passphrase|token|key|secret)$/i;
 /** Whether a token may start after `c`: the text's start, a blank, a line break, `(` or a quote. */
@@ -1547,14 +1547,15 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * (PROSE_VERBS, found with the spaces around them; R's `<-` among them, and ` to ` only after a verb that sets within
  * eight words before it, `Set the admin password for prod to ...`, never `send the token to ...`), a secret's word and
  * a blank (BARE_WORD: `and password X`; found by the blank, tab, line break or `(` before it, so that only those places
- * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it), a
+ * start a try; or the last word of a name, BARE_NAME: `ENV API_KEY X`, found by the `_`, `.` or `-` before it, or in camel case by
+ * its capital, `ApiKey X`: a search from each lower-case letter cost 6 % on prose), a
  * command's flag (`--`, see flagOperator), a PowerShell parameter whose name ends in a secret's word (`-ClientSecret`,
  * found with the blank before it: a lookbehind there would be tried at every character) or a Java tool's store or key
  * password (`keytool ... -srcstorepass`, `jarsigner -keypass`), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */

@@ -256,8 +256,9 @@ describe('generic assignments: a secret under a secret name, not where a secret 
 
   it('finds and masks a password, a token or a key after its word and a blank alone, and no word or phrase after it', () => {
     const before = fc.constantFrom('Log in as admin and', 'Use user deploy with', 'machine ci.example.com login bot', 'Then type the', '');
-    // (Also a name that ends in one of those words: a Dockerfile's `ENV API_KEY value`, a properties file's line.)
-    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase', 'token', 'API key', 'secret', 'ENV API_KEY', 'smtp_password', 'spring.datasource.password', 'access-token');
+    // (Also a name that ends in one of those words: a Dockerfile's `ENV API_KEY value`, a properties file's line, a
+    // name in camel case.)
+    const word = fc.constantFrom('password', 'Password', 'PASSWORD', 'passwd', 'passphrase', 'token', 'API key', 'secret', 'ENV API_KEY', 'smtp_password', 'spring.datasource.password', 'access-token', 'ApiKey', 'clientSecret', 'authToken', 'dbPassword');
     const words = fc.constantFrom('reset', 'manager', 'authentication', 'hash is bcrypt', 'field', 'less login', 'policy', '********', '12345678', '$DB_PASSWORD', '<your password>', '%s');
     fc.assert(
       fc.property(before, word, random, words, fc.constantFrom('', '.', ' to sign in.', ', then press enter.'), (b, w, value, prose, end) => {
@@ -276,6 +277,9 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       }),
       { numRuns: 1000 },
     );
+    // (A name in camel case then its type is a declaration's.)
+    for (const code of ['APIKey string `json:"api_key"`', 'ApiKey string `json:"api_key"`', 'func New(apiKey string, secretKey string) *Client', 'public string ApiKey { get; set; }', 'AuthToken *string', 'the monkey business'])
+      expect(detectKinds('secrets', code), code).toEqual([]);
   });
 
   it("finds and masks a row's value of comma-separated values after a first cell that names a secret, as random as an assignment's value must be (four fifths of the entropy its length allows), and no word or name there", () => {
@@ -532,7 +536,8 @@ describe('generic assignments: a secret under a secret name, not where a secret 
           expect(detectKinds('secrets', `${name}: ${value}`), `${name}: ${value}`).toEqual([]);
         }
       }),
-      { numRuns: 300 },
+      // (A repository's name whose base64 reading holds an overlong sequence, read so after the address's `:`.)
+      { numRuns: 300, examples: [['API_KEY', 'aiogaibwga6', 'aaa0', 'github.com']] },
     );
   });
 
@@ -914,6 +919,8 @@ describe('a secret written into a file named for one, given to a PowerShell para
       '# requirepass foobared',
       'requirepass ${REDIS_PASSWORD}',
       '.example.com\tTRUE\t/\tFALSE\t0\ttheme\tdark',
+      // (A table's random values, one of which happens to hold a session's word, are no cookie's name and value.)
+      'owner\tkey_id\tnote\nweb\tHAXiG6QTAm2v76xMYleejdwJEIDJWT\txCkgYx6SsT9gsMN8CiM9',
       '{"name": "Accept", "value": "application/json, text/plain, */*"}',
       '{"name": "Authorization", "value": "Bearer {{token}}"}',
       '{"name": "session_timeout", "value": "1800"}',
