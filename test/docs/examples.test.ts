@@ -82,8 +82,10 @@ async function start(profile: Profile): Promise<{ port: number; env: Record<stri
     started.push(g);
     return { port: g.port, env: { XDG_RUNTIME_DIR: runtime } };
   }
-  // The machine's own settings never decide what the docs' examples meet: no token unless the profile has one.
-  const env: Record<string, string> = { LOG_LEVEL: 'warn', TRUSTGATE_POLICY_DIR: SHIPPED, TRUSTGATE_TOKEN: profile === 'token' ? TOKEN : '', TRUSTGATE_TOKENS_FILE: '', TRUSTGATE_JWKS: '' };
+  // The machine's own settings never decide what the docs' examples meet: no token unless the profile has one. Nor does
+  // its load: a loaded run's requests are not shed (503) nor its decisions cut short by the time budget (the rules left
+  // count as matched), which the pages' answers do not show.
+  const env: Record<string, string> = { LOG_LEVEL: 'warn', TRUSTGATE_POLICY_DIR: SHIPPED, TRUSTGATE_TOKEN: profile === 'token' ? TOKEN : '', TRUSTGATE_TOKENS_FILE: '', TRUSTGATE_JWKS: '', TRUSTGATE_MAX_EVENT_LOOP_DELAY_MS: '0', TRUSTGATE_EVAL_BUDGET_MS: '60000' };
   const s = await startService(env, [process.execPath, CLI, 'serve']);
   if (!('port' in s)) throw new Error(`the service did not start: ${s.stderr}`);
   started.push(s as Running);
