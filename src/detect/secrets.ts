@@ -2118,11 +2118,12 @@ const BLOCK_LEAD = /^([ \t]*)((?:- [ \t]*)?)$/;
 const BLOCK_MEMBER = /^(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|([^\s:#"'\-[{][^:\n]{0,255}?)):(?=[ \t]|\r?$)/;
 
 /**
- * Values one object below a name that names secrets: the members of a map, or the items of a list, under `passwords:`,
- * `secrets:`, `credentials:`, `"password": {...}`, `api_keys = [...]` (`passwords:` then `  postgres: ...` indented,
- * `{"password": {"postgres": "..."}}`): each read as the value of `NAME=value` (tableValue), the collection's name its
- * name (collectionName). A member whose name says what it is (FIELD_MEMBER) is passed over, and one that holds an
- * object or a list ends the reading of a flow collection: one level is read. The collections are those the
+ * Values one object or more below a name that names secrets: the members of a map, or the items of a list, under
+ * `passwords:`, `secrets:`, `credentials:`, `"password": {...}`, `api_keys = [...]` (`passwords:` then `  postgres: ...`
+ * indented, `{"password": {"postgres": "..."}}`, `passwords:` then `prod:` then `db: ...`): each read as the value of
+ * `NAME=value` (tableValue), the collection's name its name (collectionName; a nested collection's, nestedName). A
+ * member whose name says what it is (FIELD_MEMBER) is passed over, and so is a date and time; a flow collection's
+ * nested collections are read MAX_FLOW_DEPTH deep at most. The collections are those the
  * assignments' scan noted at the operators it reads after a name anyway (noteCollection): a text holding none costs
  * nothing more. A block is walked line by line once, the collections nested in it on a stack; a flow collection from
  * its bracket forward, each from where the one before stopped at most: the scan reads each character a bounded
@@ -2207,8 +2208,10 @@ type NestedValue = (name: string, member: string | undefined, a: number, b: numb
 
 /**
  * A block collection's lines from `p` (after its name's line, indented `indent`): its members or items at the depth of
- * the first, each read under `name`; a member with nothing after its `:` opens a map nested in it (read under its own
- * name where that names secrets, else passed over), deeper lines are its. Returns where the collection ends.
+ * the first, each read under `name`; a member with nothing after its `:` opens a map nested in it, read under the name
+ * nestedName gives it (its own where that names secrets, else its parent's, unless it says what it is), deeper lines
+ * are its; a member whose value is a flow collection, `prod: {db: ...}`, has it read so. Returns where the collection
+ * ends.
  */
 function walkBlock(s: string, p: number, indent: number, name: string, quotes: Record<number, number>, value: NestedValue): number {
   const open: { indent: number; name: string | undefined; child: number }[] = [{ indent, name, child: -1 }];
@@ -2236,10 +2239,10 @@ function walkBlock(s: string, p: number, indent: number, name: string, quotes: R
         if (member !== null) {
           const memberName = member[1] ?? member[2] ?? member[3]!.trimEnd();
           const v = firstNonBlank(s, q + member[0].length, last);
-          if (v === last || s.charCodeAt(v) === 35) open.push({ indent: depth, name: memberName_(memberName, top.name), child: -1 });
+          if (v === last || s.charCodeAt(v) === 35) open.push({ indent: depth, name: nestedName(memberName, top.name), child: -1 });
           else if (s.charCodeAt(v) === 123 || s.charCodeAt(v) === 91) {
             // (A flow collection as a member's value, `prod: {db: ...}`: read, and the block walked on after it.)
-            const name = memberName_(memberName, top.name);
+            const name = nestedName(memberName, top.name);
             if (name !== undefined) {
               const end = readFlow(s, v, name, quotes, value, 1);
               if (end > e) {
@@ -2279,7 +2282,7 @@ function closingQuote(s: string, from: number, q: number, next: Record<number, n
  * (collectionName), else its parent's (`passwords:` then `prod:` then `db: ...`), unless it says what it is
  * (memberRead: `scopes: {...}` under `credentials`) or its parent is read under none.
  */
-function memberName_(member: string | undefined, parent: string | undefined): string | undefined {
+function nestedName(member: string | undefined, parent: string | undefined): string | undefined {
   if (member === undefined) return parent;
   return collectionName(member) ?? (parent !== undefined && memberRead(member) ? parent : undefined);
 }
@@ -2330,7 +2333,7 @@ function flowFrom(s: string, open: number, name: string | undefined, quotes: Rec
     }
     if (c === 123 || c === 91) {
       if (depth >= MAX_FLOW_DEPTH) return ~p;
-      const end = flowFrom(s, p, memberName_(member, name), quotes, value, depth + 1);
+      const end = flowFrom(s, p, nestedName(member, name), quotes, value, depth + 1);
       if (end < 0) return end;
       p = end;
     } else if (c === 34 || c === 39) {
