@@ -721,11 +721,17 @@ function typedName(s: string, k: number): [number, number] | undefined {
  */
 const BARE_WORD = /^(?:password|passwd|passphrase|token|key|secret)$/i;
 /**
- * A name that ends in one of BARE_WORD's words after words joined by `_`, `-` or `.`, or in camel case, before its
- * value with a blank alone: a Dockerfile's `ENV API_KEY value`, Windows' `setx API_KEY "value"`, a properties file's
- * `spring.datasource.password value`, a config of `name value` lines (`smtp_password value`, `ApiKey value`).
+ * A name that ends in one of BARE_WORD's words after words joined by `_`, `-` or `.` (or in camel case,
+ * BARE_CAMEL_NAME), before its value with a blank alone: a Dockerfile's `ENV API_KEY value`, Windows' `setx API_KEY
+ * "value"`, a properties file's `spring.datasource.password value`, a config of `name value` lines (`smtp_password
+ * value`, `ApiKey value`).
  */
-const BARE_NAME = /^(?:(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:[Pp]assword|[Pp]asswd|[Pp]assphrase|[Tt]oken|[Kk]ey|[Ss]ecret|PASSWORD|PASSWD|PASSPHRASE|TOKEN|KEY|SECRET)|[A-Za-z][A-Za-z0-9]*[a-z0-9](?:Password|Passwd|Passphrase|Token|Key|Secret))$/;
+const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|token|key|secret)$/i;
+/** The same name in camel case: the secret's word capitalized after a lower-case letter or a digit (`ApiKey`, `clientSecret`). */
+const BARE_CAMEL_NAME = /^[A-Za-z][A-Za-z0-9]*[a-z0-9](?:Password|Passwd|Passphrase|Token|Key|Secret)$/;
+function bareName(n: string): boolean {
+  return BARE_NAME.test(n) || BARE_CAMEL_NAME.test(n);
+}
 /** Two words, the second one of BARE_WORD's: `API key`, `Access Token` (a label's). */
 const BARE_PAIR = /^[A-Za-z]+[ \t](?:password|passwd|passphrase|token|key|secret)$/i;
 /** Whether a token may start after `c`: the text's start, a blank, a line break, `(` or a quote. */
@@ -1231,7 +1237,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   const flag = dashes > 0;
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
-  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || BARE_NAME.test(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
+  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || bareName(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
   if (blank && !flag && !bare) return undefined;
   let name = local ?? s.slice(nameStart + dashes, nameEnd).toLowerCase();
   // (A Java tool's flag names a password without a word of its own: `-storepass`, `-srckeypass`.)
@@ -2460,7 +2466,7 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
       // (Without a colon the label is a secret's word or name alone, BARE_WORD's, BARE_NAME's or two words ending in
       // one, and the value random to look at, as after a word and a blank: `secretary` then a word is a dictionary's,
       // a line of base64 that ends in `KEY` a certificate's.)
-      const told = m !== null && (m[1] !== undefined || BARE_WORD.test(m[2]!) || BARE_NAME.test(m[2]!) || BARE_PAIR.test(m[2]!));
+      const told = m !== null && (m[1] !== undefined || BARE_WORD.test(m[2]!) || bareName(m[2]!) || BARE_PAIR.test(m[2]!));
       const name = told ? (m[1] ?? m[2]!).toLowerCase().replace(/[ \t.-]+/g, '_') : undefined;
       const value = name !== undefined && secretNamed(name) ? labelled(s, b) : undefined;
       if (value !== undefined && (m![1] !== undefined || randomToLook(s.slice(...value)))) cell(value, name!);
