@@ -7,7 +7,7 @@
  */
 import { DetectionStopped } from './ruleset.js';
 import { getCountries, getCountryCallingCode, isValidPhoneNumber } from 'libphonenumber-js/max';
-import { ASK_MASK, PackedSpans, codeAt, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
+import { ASK_MASK, PackedSpans, codeAt, hexValue, isAlnum, isDigit, isLetter, isSpace, isUpper, isUpperDigit, run, b64RunEnd, isB64, type Span } from './chars.js';
 
 /** Every kind `pii()` reports, and `mask: [pii]` covers. */
 export const PII_KINDS = ['email', 'credit-card', 'iban', 'us-ssn', 'phone'] as const;
@@ -505,6 +505,38 @@ function nextHot(s: string, i: number, stop?: () => boolean): number {
   return n;
 }
 
+/** A UUID's groups: 8, 4, 4, 4 and 12 hex digits joined by `-`. */
+const UUID_GROUPS = [8, 4, 4, 4, 12] as const;
+
+/** Where the UUID starting at `at` ends (no letter or digit on either side), or -1. */
+function uuidAt(s: string, at: number): number {
+  if (at < 0 || isAlnum(codeAt(s, at - 1))) return -1;
+  let p = at;
+  for (let k = 0; k < UUID_GROUPS.length; k++) {
+    if (k > 0 && s.charCodeAt(p++) !== 45) return -1;
+    for (let e = p + UUID_GROUPS[k]!; p < e; p++) if (hexValue(codeAt(s, p)) < 0) return -1;
+  }
+  return isAlnum(codeAt(s, p)) ? -1 : p;
+}
+
+/**
+ * Where the UUID that has a group starting at `i` ends, or -1: the UUID
+ * starting at `i`, or, after a `-`, one whose second to fifth group it is.
+ * At most five fixed-length reads: constant time at each number.
+ */
+function uuidAround(s: string, i: number): number {
+  let back = 0;
+  for (let k = 0; k < UUID_GROUPS.length; k++) {
+    if (k > 0) {
+      if (codeAt(s, i - 1) !== 45) return -1;
+      back += UUID_GROUPS[k - 1]! + 1;
+    }
+    const e = uuidAt(s, i - back);
+    if (e > 0) return e;
+  }
+  return -1;
+}
+
 /** Every piece of personal data in `s`, left to right, not overlapping. */
 export function scanPii(s: string, stop?: () => boolean): Span[] {
   return scan(s, true, stop).toSpans();
@@ -604,6 +636,13 @@ function scanInto(s: string, skip: boolean, finds: Finds, stop?: () => boolean):
           i = e - 1;
           continue;
         }
+      }
+      // A number that is a group of a UUID (`00000000-1111-2222-3333-444444444444`: its last two groups pass Luhn's check
+      // as sixteen digits) is an id: the UUID is passed over whole.
+      const u = uuidAround(s, i);
+      if (u > 0) {
+        i = u - 1;
+        continue;
       }
       // The whole number is read: go on after it (an email's local part may still end in it).
       const end = numbers(s, i, finds, stop);

@@ -326,12 +326,29 @@ describe('the card search reads each candidate in constant time', () => {
       fc.property(token, fc.constantFrom('', ' ', '.', 'x', '9x'), (t, after) => {
         // SSN-shaped groups are read as SSNs first: left out of what is compared.
         fc.pre(!/(?:^| )[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])/.test(t));
+        // So is a token that is a UUID (an id, passed over whole: below).
+        fc.pre(!/^[0-9]{8}-[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{12}(?![0-9a-z])/.test(t + after));
         const found = scanPii(t + after).filter((sp) => sp.kind === 'credit-card').map((sp) => [sp.start, sp.end]);
         // A token a letter follows is no number: it holds no card, wherever in it one was read before its end.
         expect(found).toEqual(/[a-z]$/.test(after) ? [] : cardsByDefinition(t + after));
       }),
       { numRuns: 3000 },
     );
+  });
+  it('reads no card, SSN or phone in a UUID, whatever its hex digits (groups of digits alone pass Luhn as well as any)', () => {
+    const hex = (n: number) => fc.oneof(fc.stringMatching(new RegExp(`^[0-9]{${n}}$`)), fc.stringMatching(new RegExp(`^[0-9a-fA-F]{${n}}$`)), fc.constantFrom('3'.repeat(n), '4'.repeat(n)));
+    const uuid = fc.tuple(hex(8), hex(4), hex(4), hex(4), hex(12)).map((g) => g.join('-'));
+    fc.assert(
+      fc.property(uuid, fc.constantFrom('', 'id ', 'x-', '"', '/', 'card '), fc.constantFrom('', ' ', '.', '"', '/', ' and'), (u, before, after) => {
+        expect(scanPii(before + u + after)).toEqual([]);
+      }),
+      { numRuns: 3000 },
+    );
+    // The draw: the last two groups of this one are sixteen digits that pass Luhn's check, read as a card before.
+    expect(scanPii('az login -u 00000000-1111-2222-3333-444444444444 -p x')).toEqual([]);
+    expect(scanPii('id abcdefab-1111-2222-3333-444444444444.')).toEqual([]);
+    // A card alone after a dash and an id that is no UUID is still one.
+    expect(scanPii('card 3333-444444444444 here').map((sp) => sp.kind)).toEqual(['credit-card']);
   });
 });
 
