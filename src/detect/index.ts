@@ -7,7 +7,7 @@
  * and `result.text` (every block's text and every `structuredContent`
  * string, joined with newlines) is answered from the scans of its parts.
  */
-import { addKinds, isAlnum, unpack, PackedSpans, type Found, type Span } from './chars.js';
+import { addKinds, isAlnum, isLower, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanProviders, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
@@ -585,7 +585,7 @@ function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): numbe
 }
 
 /** The words of the rules that know a credential by what stands around it: a cookie's, a command's that is given one. */
-const SETS_A_SECRET = /cookie|session|redis-cli|mysql|psql|curl|machine|echo|sig=/i;
+const SETS_A_SECRET = /cookie|session|redis-cli|mysql|psql|curl|machine|echo|sig=|_connect|getconnection|new\s+pdo|\.login\s*\(|ldap_bind|ftp_login|imap_open|ssh2_auth|@(?:tcp|udp|unix)|-item\b|-signature=/i;
 
 /** Whether `text` names a secret (NAMES_A_SECRET, a pair's `value`), holds a command that takes one (TAKES_A_SECRET) or a rule's word that knows one by where it stands (SETS_A_SECRET). */
 function namesOrTakes(text: string): boolean {
@@ -1081,7 +1081,9 @@ export class DetectionCache {
       // (A name or a word the seam cuts, `define( 'A` | `UTH_KEY', ...`, `WALLET_MNEMONIC` | `="legal scene ...`, is read
       // to its line's ends, readFrom and readTo; a seam after a sentence's end, `... the account keys.` | `Naïve ...`,
       // is not.)
-      const midSentence = !SENTENCE_END.has(left.charCodeAt(left.length - 1));
+      // (Nor is a `.` a lower-case letter follows across the seam: a member, `DriverManager.` | `getConnection(...`; a
+      // sentence starts with a capital.)
+      const midSentence = !SENTENCE_END.has(left.charCodeAt(left.length - 1)) || isLower(right.charCodeAt(0));
       const from = readFrom(left, t0, context, midSentence);
       // (A pair's `value` after the token, its name cut by the seam, `"N` | `ame": "/prod/api_key", ... "Value": "...`:
       // read on to the value.)
