@@ -792,9 +792,9 @@ function afterLineBreak(s: string, k: number): number {
 }
 
 /**
- * Whether a value that starts with `$`, `<` or `@` names what holds the secret rather than writing it: a variable
+ * Whether a value that starts with `$`, `<`, `@` or `*` names what holds the secret rather than writing it: a variable
  * (`$DB_PASSWORD`, `${VAR}`, `$(cat ...)`, `$HOME/...`), a placeholder or a heredoc (`<your-key>`, `<<EOF`), a
- * reference (`@secret_name`, `@file.txt`). A password of punctuation may start with one of them
+ * reference (`@secret_name`, `@file.txt`), a YAML alias (`*db_password`). A password of punctuation may start with one of them
  * (`@Yeek05fE^0bWMcC!gI1`, `<OwJ<6;yiGQv=wwqs@P7`).
  */
 function referenceMark(v: string): boolean {
@@ -804,6 +804,8 @@ function referenceMark(v: string): boolean {
   if (c === 36) return /^\$(?:[({\d]|[a-z0-9-]+\$|(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*|[A-Za-z_]+)(?!\w))/.test(v);
   if (c === 60) return /^<(?:<|[^<>]*>)/.test(v);
   if (c === 64) return /^@[\w./:-]*$/.test(v) && !randomToLook(v.slice(1));
+  // (YAML's alias of an anchored value, `password: *db_password`.)
+  if (c === 42) return /^\*[\w.-]+$/.test(v) && !randomToLook(v.slice(1));
   return false;
 }
 
@@ -954,6 +956,29 @@ function opensPair(s: string, nameStart: number, nameEnd: number): boolean {
 function blanksBack(s: string, k: number): number {
   for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   return k;
+}
+
+/** Python's bytes, raw and Unicode string prefixes (`b'...'`, `rb"..."`, `u'...'`): where the quote after one at `v` stands, or `v`. An f-string is a template, not passed over. */
+function afterStringPrefix(s: string, v: number): number {
+  const isPrefix = (c: number) => c === 98 || c === 66 || c === 114 || c === 82 || c === 117 || c === 85;
+  const isQuote = (c: number) => c === 34 || c === 39;
+  if (!isPrefix(codeAt(s, v)) || isAlnum(codeAt(s, v - 1))) return v;
+  if (isQuote(codeAt(s, v + 1))) return v + 1;
+  return isPrefix(codeAt(s, v + 1)) && isQuote(codeAt(s, v + 2)) ? v + 2 : v;
+}
+
+/** A YAML node's properties at `v`, an anchor (`&name`) and a tag (`!tag`, `!!str`), each at most MAX_NAME long with a blank after it: where the value after them starts, or `v`. */
+function afterYamlProperties(s: string, v: number): number {
+  for (let n = 0; n < 2; n++) {
+    const c = codeAt(s, v);
+    if (c !== 38 && c !== 33) return v;
+    let e = v + 1;
+    while (e - v <= MAX_NAME && codeAt(s, e) > 32 && codeAt(s, e) < 127) e++;
+    if (e === v + 1 || e - v > MAX_NAME || (codeAt(s, e) !== 32 && codeAt(s, e) !== 9)) return v;
+    while (codeAt(s, e) === 32 || codeAt(s, e) === 9) e++;
+    v = e;
+  }
+  return v;
 }
 
 /**
@@ -1297,6 +1322,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (op === 58) v = blockScalarValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
   if (codeAt(s, v) === 64 && codeAt(s, v + 1) === 34) v++; // C#'s verbatim string, @"..."
+  v = afterStringPrefix(s, v);
+  // (A YAML value's anchor or tag, `password: &db_pw ...`, `token: !!str ...`: the value after it.)
+  if (op === 58) v = afterYamlProperties(s, v);
   // (A program's fallback, `os.environ.get("API_KEY") or "..."`, `process.env.API_KEY || "..."`: the literal after it.)
   if (op !== 32) v = fallbackLiteral(s, v);
   const q = codeAt(s, v);
