@@ -1449,7 +1449,36 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (quoted && password && (codeAt(s, end) === 32 || codeAt(s, end) === 9)) {
     for (let k = end + 1; k < s.length && k - v <= MAX_QUOTED && codeAt(s, k) !== 10; k++) if (codeAt(s, k) === q) return [v, k];
   }
-  return [v, end];
+  return [v, quoted && codeAt(s, end) === q ? concatenatedEnd(s, end) : end];
+}
+
+/** Most literals after a value that a concatenation joins to it (concatenatedEnd). */
+const MAX_JOINED = 8;
+
+/**
+ * Where the string literals a concatenation joins to a quoted value end, the value's closing quote at `close`: `"Xr4m" +
+ * "Q9vL"`, PHP's `.`, Lua's `..`, SQL's `||`, VB's `&`, Python's literals side by side: the rest of the secret is the
+ * value's (`password = "Xr4mQ9vL" + "t2Kp7zBn"` went out in part). MAX_JOINED literals of MAX_QUOTED characters at
+ * most, each on the value's line; `close` where none follows.
+ */
+function concatenatedEnd(s: string, close: number): number {
+  let end = close;
+  for (let n = 0; n < MAX_JOINED; n++) {
+    let k = end + 1;
+    while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+    const op = codeAt(s, k);
+    if (op === 43 || op === 38) k++;
+    else if (op === 46) k += codeAt(s, k + 1) === 46 ? 2 : 1;
+    else if (op === 124 && codeAt(s, k + 1) === 124) k += 2;
+    while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+    const q = codeAt(s, k);
+    if ((q !== 34 && q !== 39 && q !== 96) || k === end + 1) return end;
+    let e = k + 1;
+    while (e - k <= MAX_QUOTED && e < s.length && codeAt(s, e) !== q && codeAt(s, e) !== 10 && codeAt(s, e) !== 92) e++;
+    if (codeAt(s, e) !== q) return end;
+    end = e;
+  }
+  return end;
 }
 
 /**
