@@ -1338,9 +1338,11 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (quoted && (op === 61 || op === 58 || (op === 44 && !row)) && codeAt(s, v - 2) !== 92) {
     const close = literalEnd(s, v, q);
     if (close >= 0) {
-      const literal = s.slice(v, close);
+      // (With the literals a concatenation joins to it, below.)
+      const more = concatenated(s, v, close);
+      const literal = more?.value ?? s.slice(v, close);
       if (PATTERN_MARKS.test(literal)) return undefined;
-      if (generatedValue(s, nameStart, name, literal)) return [v, close];
+      if (generatedValue(s, nameStart, name, literal)) return [v, more?.end ?? close];
     }
   }
   // (Unquoted on a config's line, an `.env` file's, a properties file's or YAML's, `DB_PASSWORD=kX9#mQ(2vL)p`: the token
@@ -1384,13 +1386,15 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (op === 32 && !flag && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
   if (op === 44 && (row ? quoted || !(isLineEnd(codeAt(s, end)) || codeAt(s, end) === 44) || !rowValue(s.slice(v, end)) : !(quoted && codeAt(s, end) === q))) return undefined;
   if (op === 62 && !closesElement(s, end, ...(element ?? [nameStart, nameEnd]))) return undefined;
-  const len = end - v;
+  // (Literals a concatenation joins to a quoted value are the value's: judged as one, withheld with it.)
+  const joined = quoted && codeAt(s, end) === q ? concatenated(s, v, end) : undefined;
+  const value = joined?.value ?? s.slice(v, end);
+  const len = value.length;
   // A password may be short (`DB_PASSWORD=hunter2`): under a name that says password, six or seven characters do,
   // with a letter and a digit among them.
   const password = PASSWORD_NAME.test(name);
   const short = len < 8 && len >= 6 && password && !bare;
   if ((len < 8 && !short) || len > MAX_VALUE) return undefined;
-  const value = s.slice(v, end);
   // (Not a number written in hex, `0x0B96`, nor an expression, `parts[1`.)
   // (Digits alone under a password's name in a config are a numeric password, `password = 12345678901234`: 6 digits
   // or more, not one digit repeated. Not in prose or after a password's word alone, where a number is a count.)
@@ -1449,20 +1453,21 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (quoted && password && (codeAt(s, end) === 32 || codeAt(s, end) === 9)) {
     for (let k = end + 1; k < s.length && k - v <= MAX_QUOTED && codeAt(s, k) !== 10; k++) if (codeAt(s, k) === q) return [v, k];
   }
-  return [v, quoted && codeAt(s, end) === q ? concatenatedEnd(s, end) : end];
+  return [v, joined?.end ?? end];
 }
 
-/** Most literals after a value that a concatenation joins to it (concatenatedEnd). */
+/** Most literals after a value that a concatenation joins to it (concatenated). */
 const MAX_JOINED = 8;
 
 /**
- * Where the string literals a concatenation joins to a quoted value end, the value's closing quote at `close`: `"Xr4m" +
- * "Q9vL"`, PHP's `.`, Lua's `..`, SQL's `||`, VB's `&`, Python's literals side by side: the rest of the secret is the
- * value's (`password = "Xr4mQ9vL" + "t2Kp7zBn"` went out in part). MAX_JOINED literals of MAX_QUOTED characters at
- * most, each on the value's line; `close` where none follows.
+ * The string literals a concatenation joins to the quoted value [v, close) (its closing quote at `close`): `"Xr4m" +
+ * "Q9vL"`, PHP's `.`, Lua's `..`, SQL's `||`, VB's `&`, Python's literals side by side. The value they make, and where
+ * the last of them ends; undefined where none follows. (`password = "Xr4mQ9vL" + "t2Kp7zBn"` went out in part.)
+ * MAX_JOINED literals of MAX_QUOTED characters at most, each on the value's line, no escape in them.
  */
-function concatenatedEnd(s: string, close: number): number {
+function concatenated(s: string, v: number, close: number): { value: string; end: number } | undefined {
   let end = close;
+  let value = s.slice(v, close);
   for (let n = 0; n < MAX_JOINED; n++) {
     let k = end + 1;
     while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
@@ -1472,13 +1477,14 @@ function concatenatedEnd(s: string, close: number): number {
     else if (op === 124 && codeAt(s, k + 1) === 124) k += 2;
     while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
     const q = codeAt(s, k);
-    if ((q !== 34 && q !== 39 && q !== 96) || k === end + 1) return end;
+    if ((q !== 34 && q !== 39 && q !== 96) || k === end + 1) break;
     let e = k + 1;
     while (e - k <= MAX_QUOTED && e < s.length && codeAt(s, e) !== q && codeAt(s, e) !== 10 && codeAt(s, e) !== 92) e++;
-    if (codeAt(s, e) !== q) return end;
+    if (codeAt(s, e) !== q) break;
+    value += s.slice(k + 1, e);
     end = e;
   }
-  return end;
+  return end === close ? undefined : { value, end };
 }
 
 /**

@@ -445,6 +445,36 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     );
   });
 
+  it('withholds every literal a concatenation joins to a secret written out, whatever the operator, and nothing past a variable', () => {
+    const name = fc.constantFrom('password', 'api_key', 'DB_PASSWORD', 'client_secret', '$token', 'local secret');
+    const join = fc.constantFrom(' + ', '+', ' . ', '.', ' .. ', ' || ', ' & ', ' ');
+    const quote = fc.constantFrom('"', "'");
+    fc.assert(
+      fc.property(name, join, quote, random, fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 3 }), fc.constantFrom('', ';', ' + suffix', ')'), (n, op, q, value, cuts, end) => {
+        // What is found written whole is found joined: each literal withheld, cut anywhere.
+        fc.pre(spansOf(new DetectionCache(), `${n} = ${q}${value}${q}`, ALL).length > 0);
+        const pieces = [value.slice(0, cuts[0]!)];
+        let at = cuts[0]!;
+        for (const c of cuts.slice(1)) {
+          if (at >= value.length) break;
+          pieces.push(value.slice(at, at + c));
+          at += c;
+        }
+        if (at < value.length) pieces.push(value.slice(at));
+        const text = `${n} = ${pieces.map((p) => q + p + q).join(op)}${end}`;
+        const spans = spansOf(new DetectionCache(), text, ALL);
+        let i = n.length + 3;
+        for (const p of pieces) {
+          expect(spans.some((x) => x.start <= i + 1 && i + 1 + p.length <= x.end), `${JSON.stringify(p)} of ${JSON.stringify(text)}`).toBe(true);
+          i += p.length + 2 + op.length;
+        }
+        // What follows the last literal is no part of the value.
+        if (end === ' + suffix') expect(spans.every((x) => x.end <= text.indexOf(' + suffix')), JSON.stringify(text)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("finds and masks a value in an SQL INSERT's column that names a secret, in any row, however its names are quoted and the statement laid out, and nothing in another column or in words there", () => {
     const secret = fc.constantFrom('password', 'api_key', 'db_password', 'access_token', 'client_secret', 'AuthToken');
     const other = fc.constantFrom('id', 'email', 'name', 'created_at', 'region', 'note');
