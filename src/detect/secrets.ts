@@ -2319,7 +2319,14 @@ function walkBlock(s: string, p: number, indent: number, name: string, quotes: R
     if (depth === top.child) {
       if (item) {
         const v = firstNonBlank(s, q + 1, last);
-        if (top.name !== undefined && v < last && !BLOCK_MEMBER.test(s.slice(v, last))) value(top.name, undefined, v, last);
+        // (A flow collection as an item, `- {db: ...}`: read under the list's name, and the block walked on after it.)
+        if (top.name !== undefined && v < last && (s.charCodeAt(v) === 123 || s.charCodeAt(v) === 91)) {
+          const end = readFlow(s, v, top.name, quotes, value, 1);
+          if (end > e) {
+            p = lineEnd(s, end) + 1;
+            continue;
+          }
+        } else if (top.name !== undefined && v < last && !BLOCK_MEMBER.test(s.slice(v, last))) value(top.name, undefined, v, last);
       } else {
         const member = BLOCK_MEMBER.exec(s.slice(q, last));
         if (member !== null) {

@@ -756,6 +756,9 @@ describe('a secret written into a file named for one, given to a PowerShell para
       (p: string, m: string, v: string) => `{"${p}": [{"id": 1}, {"${m}": "${v}"}]}`,
       (p: string, m: string, v: string, q: string) => `${p}:\n  prod: {${m}: ${q}${v}${q}}\n  x: 1\n`,
       (p: string, m: string, v: string) => `${p} = {\n  prod = {\n    ${m} = "${v}"\n  }\n}`,
+      // (A flow collection as a list's item: `- {db: ...}`, `- [...]`.)
+      (p: string, m: string, v: string, q: string) => `${p}:\n  - {${m}: ${q}${v}${q}}\n  - {other: 1}\n`,
+      (p: string, _m: string, v: string, q: string) => `${p}:\n- [x, ${q}${v}${q}]\nnext: 2`,
     );
     const other = fc.constantFrom(
       'secrets:\n  db_password:\n    file: ./secrets/db_password.txt\n',
@@ -770,6 +773,7 @@ describe('a secret written into a file named for one, given to a PowerShell para
       '"tokens": {"color-primary": "#0a84ff", "spacing-lg": "24px", "font-body": "Inter, sans-serif"}',
       'passwords:\n  admin: ${ADMIN_PASSWORD}\n  root: <change-me>\n  ops: changeme\n',
       'api_keys:\n  - name: ci-deploy\n    created: 2024-01-15T10:00:00Z\n',
+      'secrets:\n  - {name: db_password, created_at: 2024-01-15T10:00:00Z}\n  - [api_key, ${API_KEY}]\n',
       '"credentials": {"type": "service_account", "project_id": "my-proj-123", "client_email": "svc-42@my-proj-123.iam.gserviceaccount.com", "client_id": "112233445566778899001"}',
       'secrets = ["projects/my-proj/secrets/db-password/versions/3", "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"]',
       '"node_modules/js-tokens": {\n  "version": "4.0.0",\n  "integrity": "sha512-RdJUflcE3cUzKiMqQgsCu06FPu9UdIJO0beYbPhHN4k6apgJtifcoCtT9bcxOpYBtpD2kCM6",\n  "license": "BlueOak-1.0.0"\n}',
