@@ -172,6 +172,34 @@ function ssn(s: string, i: number): number {
   return i + 11;
 }
 
+/** What names an SSN just before its digits: `SSN`, `SSN#`, `social security number` or `no.`, and a `:`, `#`, `=` or `is`. */
+const SSN_LABEL = /(?:\bssn|\bsocial[ -]security(?:[ -](?:number|no\.?|#))?)[ \t]*(?:#|:|=|\bis\b)?[ \t]*["']?$/i;
+
+/**
+ * Where the SSN written without dashes at `i` ends (nine digits, or three, two and four with a blank between), where a
+ * label just before it names one (SSN_LABEL, within 40 characters) and the SSA's rules hold; -1 otherwise. Nine digits
+ * alone are an id of any kind: only the label says whose they are.
+ */
+function labelledSsn(s: string, i: number): number {
+  let p = i;
+  let digits = '';
+  const spaced = codeAt(s, i + 3) === 32;
+  for (const n of [3, 2, 4]) {
+    if (digits.length > 0 && spaced) {
+      if (codeAt(s, p) !== 32) return -1;
+      p++;
+    }
+    for (let k = 0; k < n; k++, p++) {
+      if (!isDigit(codeAt(s, p))) return -1;
+      digits += s[p];
+    }
+  }
+  const next = codeAt(s, p);
+  if (isAlnum(next) || ((next === 45 || next === 32 || next === 46) && isDigit(codeAt(s, p + 1)))) return -1;
+  if (digits.startsWith('000') || digits.startsWith('666') || digits[0] === '9' || digits.slice(3, 5) === '00' || digits.slice(5) === '0000') return -1;
+  return SSN_LABEL.test(s.slice(Math.max(0, i - 40), i)) ? p : -1;
+}
+
 /**
  * Groups of the number token being read, in rings of RING (each group is
  * judged once the token has read 20 digits past it, and a card from it
@@ -642,6 +670,14 @@ function scanInto(s: string, skip: boolean, finds: Finds, stop?: () => boolean):
       const u = uuidAround(s, i);
       if (u > 0) {
         i = u - 1;
+        continue;
+      }
+      // Nine digits a label names an SSN (`SSN: 123456789`, `social security number 123 45 6789`): one written without
+      // its dashes.
+      const l = labelledSsn(s, i);
+      if (l > 0) {
+        finds.push(US_SSN, i, l);
+        i = l - 1;
         continue;
       }
       // The whole number is read: go on after it (an email's local part may still end in it).

@@ -352,6 +352,28 @@ describe('the card search reads each candidate in constant time', () => {
   });
 });
 
+describe('an SSN written without its dashes', () => {
+  it('is read where a label just before it names one, nine digits or three, two and four apart; not unlabelled, not where the SSA issues none', () => {
+    const label = fc.constantFrom('SSN: ', 'ssn ', 'SSN#', 'Social Security Number: ', 'social security no. ', 'ssn = "', 'Her SSN is ', 'SSN:\t');
+    const other = fc.constantFrom('Order: ', 'id ', 'ZIP+4 ', 'account ', 'phone: ', '');
+    const ssn = fc.tuple(fc.integer({ min: 1, max: 899 }), fc.integer({ min: 1, max: 99 }), fc.integer({ min: 1, max: 9999 })).filter(([a]) => a !== 666);
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    fc.assert(
+      fc.property(label, other, ssn, fc.boolean(), fc.constantFrom('', '.', ' and', '"', ','), (l, o, [a, g, n], spaced, after) => {
+        const digits = spaced ? `${pad(a, 3)} ${pad(g, 2)} ${pad(n, 4)}` : `${pad(a, 3)}${pad(g, 2)}${pad(n, 4)}`;
+        const found = scanPii(l + digits + after);
+        expect(found.map((sp) => [sp.kind, sp.start, sp.end])).toEqual([['us-ssn', l.length, l.length + digits.length]]);
+        // (Unlabelled, nine digits are an id of any kind.)
+        expect(scanPii(o + digits + after).filter((sp) => sp.kind === 'us-ssn')).toEqual([]);
+        // (Nor where the SSA issues none: area 000, 666 or 9xx, group 00, serial 0000.)
+        for (const bad of [`000${pad(g, 2)}${pad(n, 4)}`, `666${pad(g, 2)}${pad(n, 4)}`, `9${pad(a % 100, 2)}${pad(g, 2)}${pad(n, 4)}`, `${pad(a, 3)}00${pad(n, 4)}`, `${pad(a, 3)}${pad(g, 2)}0000`])
+          expect(scanPii(l + bad + after).filter((sp) => sp.kind === 'us-ssn'), bad).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
 describe('labels never go down', () => {
   it('whatever label rules and claims are combined', () => {
     fc.assert(
