@@ -26,7 +26,7 @@ import { foldMatches } from './outcome.js';
 import type { BlockOut, Decision, EvaluateRequest, EvidenceOut } from './types.js';
 import { DetectionCache, withDetection, type JoinedText } from '../detect/index.js';
 import { addRaise, blockRaised, noRaises, raiseTrust, type LabelRaises } from './labels.js';
-import { blockText, envelopeStrings, memberNames, otherStrings, stringsOf } from './text.js';
+import { blockText, envelopeStrings, memberNames, namedStructures, otherStrings, stringsOf } from './text.js';
 import { ruleKey } from '../policy/load.js';
 import { forward, type Forwarded } from './forward.js';
 import { boundDecision } from './bound.js';
@@ -282,6 +282,8 @@ function evaluate(req: EvaluateRequest, opts: DecideOptions, { result, blocks }:
     // A value split over three or more parts is read whole among the blocks' texts (their first parts).
     // The string is made only if a rule reads it other than through secrets() or pii() (fast.ts, values.ts).
     resultText = detection.joinLazily(stringsOf(structured, parts, false, true), blockTexts.length);
+    // And as the JSON they are sent as, names beside their values: `{"password": "..."}` names a value no string shows.
+    for (const v of namedStructures(result, blocks)) detection.readStructure(v, resultText);
     // The blocks' last text and structuredContent's first string, shown one after the other by a host that shows both.
     const lastText = blockTexts.findLast((t) => t.length > 0);
     if (lastText !== undefined && firstStructured < parts.length) detection.seamBetween(lastText, parts[firstStructured]!);

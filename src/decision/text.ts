@@ -93,6 +93,48 @@ export function envelopeStrings(result: Record<string, unknown>, out: string[] =
 }
 
 /**
+ * The parts of a result read as the JSON they are sent as, member names
+ * beside their values (DetectionCache.readStructure): `structuredContent`,
+ * the envelope's other members (its `_meta` but the trust claim) and each
+ * block's members but what blockText reads (a text block's `text`, an
+ * image's `data`, a resource's `text` or `blob`). A value a name names,
+ * `{"password": "..."}`, is known only there.
+ */
+export function namedStructures(result: Record<string, unknown>, blocks: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  const structured = own(result, 'structuredContent');
+  if (isRecord(structured) || Array.isArray(structured)) out.push(structured);
+  // (Made without a prototype: a member named `__proto__` is data here as everywhere.)
+  const envelope: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(result)) {
+    if (key === 'content' || key === 'structuredContent') continue;
+    const v = result[key];
+    envelope[key] = key === '_meta' && isRecord(v) ? without(v, TRUST_KEY) : v;
+  }
+  out.push(envelope);
+  for (const b of blocks) {
+    if (!isRecord(b)) continue;
+    const type = own(b, 'type');
+    const view: Record<string, unknown> = Object.create(null);
+    for (const key of Object.keys(b)) {
+      if ((key === 'text' && type === 'text') || (key === 'data' && (type === 'image' || type === 'audio'))) continue;
+      const v = b[key];
+      view[key] = key === 'resource' && type === 'resource' && isRecord(v) ? without(without(v, 'text'), 'blob') : key === '_meta' && isRecord(v) ? without(v, TRUST_KEY) : v;
+    }
+    out.push(view);
+  }
+  return out;
+}
+
+/** `o` without its member `key` (a copy where it has one). */
+function without(o: Record<string, unknown>, key: string): Record<string, unknown> {
+  if (!Object.hasOwn(o, key)) return o;
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const k of Object.keys(o)) if (k !== key) copy[k] = o[k];
+  return copy;
+}
+
+/**
  * Whether a JSON number may be personal data or an account a detector reads
  * (a phone, card, SSN or account number written as a number): an integer of
  * 7 digits or more. Smaller ones (counts, sizes, priorities) are not read.

@@ -15,6 +15,7 @@ import { mayBeReadOtherwise, mayChange, normalizeForDetection, type Normalized }
 import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
 import { startsAssignment, unwrappedStretches } from './wrapped.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
+import { rawStretch, writeStructure } from './structure.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -882,6 +883,8 @@ export class DetectionCache {
   readonly #shownSpans: Scans = { keys: [], spans: [], more: undefined };
   /** Spans found only where consecutive strings meet (a value split over two), by detector and string: each string's part of them. */
   readonly #seams: Record<Detector, Map<string, Span[]>> = { secrets: new Map(), pii: new Map() };
+  /** Kinds readStructure found for a joined text, by its parts: each is the text's, wherever its strings stand among the parts. */
+  readonly #structureKinds = new WeakMap<readonly string[], Set<string>>();
   /** Strings scanned, per detector (tests read it). */
   readonly scans: Record<Detector, number> = { secrets: 0, pii: 0 };
   /** Characters the detectors read across the seams of joined parts (each detector counted): linear in the parts. */
@@ -1393,6 +1396,52 @@ export class DetectionCache {
     });
   }
 
+  /**
+   * Reads `value` (a result's structuredContent, a `_meta`, annotations) for credentials as the JSON it is sent as,
+   * member names beside their values: a value a name or a pair names (`{"password": "..."}`, `{"name": "DB_PASSWORD",
+   * "value": "..."}`, `{"secrets": ["..."]}`) is known only there, each string alone naming nothing. A find is each
+   * string's it falls in (spans reads it there: masking and the rules' kinds). One more scan, of the value's text (a copy
+   * as long as the request's part it came from), under the decision's deadline (past it, what is not known is withheld
+   * whole).
+   */
+  readStructure(value: unknown, of?: JoinedText): void {
+    if (this.stopped) return;
+    const written = writeStructure(value);
+    if (written === undefined) return;
+    let found: Found;
+    try {
+      this.#askBetweenScans(written.text.length);
+      this.scannedInSeams += written.text.length;
+      found = SCANNERS.secrets(written.text, this.#stop);
+    } catch (err) {
+      if (!(err instanceof DetectionStopped)) throw err;
+      this.stopped = true;
+      return;
+    }
+    const { leaves, starts, ends } = written;
+    for (const sp of unpack(found)) {
+      // The string the find starts in (the strings stand in order, apart). A find is a string's only where it lies
+      // whole inside it: what a name or a pair names is a value, and a find across the JSON's own marks (`"uri":
+      // "http://a.aa","name":"x@` read as a URL's user and password) is the writing's, none.
+      let lo = 0;
+      let hi = leaves.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (ends[mid]! <= sp.start) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === leaves.length || sp.start < starts[lo]! || sp.end > ends[lo]!) continue;
+      const [start, end] = rawStretch(leaves[lo]!, sp.start - starts[lo]!, sp.end - starts[lo]!);
+      this.#addSeam('secrets', leaves[lo]!, { kind: sp.kind, start, end });
+      // (The text it is read for holds the kind: its parts may hold the string only among others, joinShown's.)
+      if (of !== undefined) {
+        let kinds = this.#structureKinds.get(of.parts);
+        if (kinds === undefined) this.#structureKinds.set(of.parts, (kinds = new Set()));
+        kinds.add(sp.kind);
+      }
+    }
+  }
+
   /** Whether `part` of a joined text is one joinShown made. */
   #isShown(part: string): boolean {
     return this.#shown.length > 0 && this.#shown.some((j) => j.text === part);
@@ -1415,6 +1464,7 @@ export class DetectionCache {
   kindsOf(d: Detector, joined: JoinedText): string[] {
     const seen = new Set<string>();
     for (const part of joined.parts) addKinds(this.#found(d, part, d === 'secrets' && this.#isShown(part)), seen);
+    if (d === 'secrets') for (const k of this.#structureKinds.get(joined.parts) ?? []) seen.add(k);
     return [...seen];
   }
 
@@ -1422,6 +1472,7 @@ export class DetectionCache {
     const parts = s === this.#joined ? this.#joinedParts : this.#joins.size === 0 ? undefined : this.#joins.get(s);
     const seen = new Set<string>();
     for (const part of parts ?? [s]) addKinds(this.#found(d, part, d === 'secrets' && parts !== undefined && this.#isShown(part)), seen);
+    if (d === 'secrets' && parts !== undefined) for (const k of this.#structureKinds.get(parts) ?? []) seen.add(k);
     return [...seen];
   }
 }

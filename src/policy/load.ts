@@ -80,7 +80,12 @@ export interface PolicyIndex {
    * state the response shows.
    */
   resultRulesReadSession: boolean;
-  /** A rule other than a `call` rule may read a `text` member (`block.text`, `result.text`): the texts are built only then. */
+  /**
+   * A rule other than a `call` rule may read a `text` member (`block.text`, `result.text`), or masks: the texts are
+   * built, and read across their seams and as the JSON they are sent as, only then. (A mask whose condition reads no
+   * text, `when: "true"`, masks what is found there too: a credential split over two blocks, a value a member's name
+   * names.)
+   */
   readsText: boolean;
   /** A rule other than a `call` rule has effect `label`: a result decision then takes a second policy pass. */
   labelRules: boolean;
@@ -103,7 +108,7 @@ export function indexPolicies(policies: readonly Policy[]): PolicyIndex {
       rules.set(ruleKey(p.id, r.id), Object.assign(Object.create(null) as object, r, { ordinal: n++ }));
       if ((r.scope === 'block' || r.scope === 'result') && r.compiled.variables.has('session')) resultRulesReadSession = true;
       if (r.scope === 'call') continue;
-      if (r.compiled.members.has('text') || r.compiled.members.has('*')) readsText = true;
+      if (r.compiled.members.has('text') || r.compiled.members.has('*') || r.effect === 'mask') readsText = true;
       if (r.effect === 'label') labelRules = true;
     }
   }
