@@ -391,6 +391,21 @@ const MIN_SEAM_VALUE = 6;
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
 const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
+/** A member's name or a pair's that may name a secret (readStructure reads a structure only where one does): as a seam's, or written in another script (`пароль`). */
+function namesInStructure(name: string): boolean {
+  let named = NAMED.get(name);
+  if (named === undefined) {
+    named = NAMES_A_SECRET.test(name) || NOT_ASCII.test(name);
+    // (Names come back request after request, `type`, `text`, `uri`: each is asked once while NAMED holds it.)
+    if (NAMED.size >= NAMED_MAX) NAMED.clear();
+    NAMED.set(name, named);
+  }
+  return named;
+}
+/** namesInStructure's answers, for NAMED_MAX names at most (cleared when full). */
+const NAMED = new Map<string, boolean>();
+const NAMED_MAX = 4096;
+const NOT_ASCII = /[^\x00-\x7f]/;
 /** What a command a secret is piped to holds, looked for after the value (`' | sudo -S`, `| docker login --password-stdin`, `| vercel env add`). */
 const TAKES_A_SECRET = /sudo|-S\b|stdin|secret|env add|login|pass/i;
 
@@ -1406,7 +1421,7 @@ export class DetectionCache {
    */
   readStructure(value: unknown, of?: JoinedText): void {
     if (this.stopped) return;
-    const written = writeStructure(value);
+    const written = writeStructure(value, namesInStructure);
     if (written === undefined) return;
     let found: Found;
     try {

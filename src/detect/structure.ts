@@ -19,6 +19,9 @@ export interface Written {
   readonly ends: readonly number[];
 }
 
+/** The longest string value read as a pair's name (writeStructure). */
+const SHORT = 64;
+
 /** A character JSON writes escaped inside a string. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
@@ -47,18 +50,19 @@ function longInteger(x: unknown): x is number {
 }
 
 /**
- * `value` written as compact JSON, or undefined where it holds no object
- * with a member (no name to read: its strings are read alone and across
- * their seams already).
+ * `value` written as compact JSON, or undefined where no member's name nor
+ * a short string (a pair's name, `{"name": "DB_PASSWORD", ...}`: 64
+ * characters at most) is one `names` takes for a secret's: there no name
+ * says more than its strings alone, which are read alone and across their
+ * seams already.
  */
-export function writeStructure(value: unknown): Written | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
+export function writeStructure(value: unknown, names: (s: string) => boolean = () => true): Written | undefined {
+  if (typeof value !== 'object' || value === null || !naming(value, names)) return undefined;
   const pieces: string[] = [];
   const leaves: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   let at = 0;
-  let named = false;
   const put = (s: string): void => {
     pieces.push(s);
     at += s.length;
@@ -104,10 +108,33 @@ export function writeStructure(value: unknown): Written | undefined {
         stack.push(new Name(keys[i]!));
         if (i > 0) stack.push(COMMA);
       }
-      if (keys.length > 0) named = true;
     }
   }
-  return named ? { text: pieces.join(''), leaves, starts, ends } : undefined;
+  return { text: pieces.join(''), leaves, starts, ends };
+}
+
+/**
+ * Whether a member's name in `value`, or a string of SHORT characters at most in it, is one `names` takes for a
+ * secret's: asked before anything is written, and answered at the first (most structures name none, and are not
+ * written at all).
+ */
+function naming(value: object, names: (s: string) => boolean): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x === 'string') {
+      if (x.length <= SHORT && names(x)) return true;
+    } else if (Array.isArray(x)) {
+      for (let i = 0; i < x.length; i++) stack.push(x[i]);
+    } else if (typeof x === 'object' && x !== null) {
+      const o = x as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        if (names(k)) return true;
+        stack.push(o[k]);
+      }
+    }
+  }
+  return false;
 }
 
 class Literal {
