@@ -181,23 +181,18 @@ const SSN_LABEL = /(?:\bssn|\bsocial[ -]security(?:[ -](?:number|no\.?|#))?)[ \t
  * alone are an id of any kind: only the label says whose they are.
  */
 function labelledSsn(s: string, i: number): number {
-  let p = i;
-  let digits = '';
+  // Nine digits in a row, or three, two and four with a blank between: read by their codes, no string made.
   const spaced = codeAt(s, i + 3) === 32;
-  for (const n of [3, 2, 4]) {
-    if (digits.length > 0 && spaced) {
-      if (codeAt(s, p) !== 32) return -1;
-      p++;
-    }
-    for (let k = 0; k < n; k++, p++) {
-      if (!isDigit(codeAt(s, p))) return -1;
-      digits += s[p];
-    }
+  const end = spaced ? i + 11 : i + 9;
+  for (let p = i; p < end; p++) {
+    const blank = spaced && (p === i + 3 || p === i + 6);
+    if (blank ? codeAt(s, p) !== 32 : !isDigit(codeAt(s, p))) return -1;
   }
-  const next = codeAt(s, p);
-  if (isAlnum(next) || ((next === 45 || next === 32 || next === 46) && isDigit(codeAt(s, p + 1)))) return -1;
+  const next = codeAt(s, end);
+  if (isAlnum(next) || ((next === 45 || next === 32 || next === 46) && isDigit(codeAt(s, end + 1)))) return -1;
+  const digits = spaced ? s.slice(i, i + 3) + s.slice(i + 4, i + 6) + s.slice(i + 7, i + 11) : s.slice(i, end);
   if (digits.startsWith('000') || digits.startsWith('666') || digits[0] === '9' || digits.slice(3, 5) === '00' || digits.slice(5) === '0000') return -1;
-  return SSN_LABEL.test(s.slice(Math.max(0, i - 40), i)) ? p : -1;
+  return SSN_LABEL.test(s.slice(Math.max(0, i - 40), i)) ? end : -1;
 }
 
 /**
