@@ -15,7 +15,7 @@ import { mayBeReadOtherwise, mayChange, normalizeForDetection, type Normalized }
 import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
 import { startsAssignment, unwrappedStretches } from './wrapped.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
-import { rawStretch, writeStructure } from './structure.js';
+import { leafAt, rawStretch, writeStructure } from './structure.js';
 
 export type { Span } from './chars.js';
 export { DetectionStopped, PII_KINDS, scanPii, scanSecrets };
@@ -1433,21 +1433,22 @@ export class DetectionCache {
       this.stopped = true;
       return;
     }
-    const { leaves, starts, ends } = written;
+    const { starts, ends } = written;
     for (const sp of unpack(found)) {
       // The string the find starts in (the strings stand in order, apart). A find is a string's only where it lies
       // whole inside it: what a name or a pair names is a value, and a find across the JSON's own marks (`"uri":
       // "http://a.aa","name":"x@` read as a URL's user and password) is the writing's, none.
       let lo = 0;
-      let hi = leaves.length;
+      let hi = starts.length;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         if (ends[mid]! <= sp.start) lo = mid + 1;
         else hi = mid;
       }
-      if (lo === leaves.length || sp.start < starts[lo]! || sp.end > ends[lo]!) continue;
-      const [start, end] = rawStretch(leaves[lo]!, sp.start - starts[lo]!, sp.end - starts[lo]!);
-      this.#addSeam('secrets', leaves[lo]!, { kind: sp.kind, start, end });
+      if (lo === starts.length || sp.start < starts[lo]! || sp.end > ends[lo]!) continue;
+      const leaf = leafAt(written, lo);
+      const [start, end] = rawStretch(leaf, sp.start - starts[lo]!, sp.end - starts[lo]!);
+      this.#addSeam('secrets', leaf, { kind: sp.kind, start, end });
       // (The text it is read for holds the kind: its parts may hold the string only among others, joinShown's.)
       if (of !== undefined) {
         let kinds = this.#structureKinds.get(of.parts);

@@ -4,113 +4,80 @@
  * with the place of each string in it: the detectors read a value a name
  * or a pair names there (`{"password": "..."}`, `{"name": "DB_PASSWORD",
  * "value": "..."}`, `{"secrets": ["..."]}`), which no string alone shows,
- * and a find is mapped back to the strings it falls in. Written with an
- * explicit stack (no recursion however deep the value), each string once:
- * linear in the value.
+ * and a find is mapped back to the string it falls in. Written by
+ * JSON.stringify, its strings found by one walk of the text: linear in the
+ * value, no recursion however deep it is.
  */
 
-/** The text and, per string written (member names and values, and integers of 7 digits or more as their digits), where its characters stand in it. */
+/** The text and where each string of it (member names and values, and integers of 7 digits or more as their digits) stands in it. */
 export interface Written {
   readonly text: string;
-  /** The strings, in the order written. */
-  readonly leaves: readonly string[];
-  /** Where each leaf's characters start and end in `text` (inside its quotes). */
+  /** Where each string's characters start and end in `text` (inside its quotes), in the order written. */
   readonly starts: readonly number[];
   readonly ends: readonly number[];
+}
+
+/** The string the `k`th place of `w` holds, as the value held it (its escapes read). */
+export function leafAt(w: Written, k: number): string {
+  const a = w.starts[k]!;
+  const b = w.ends[k]!;
+  return w.text.charCodeAt(a - 1) === 34 ? (JSON.parse(w.text.slice(a - 1, b + 1)) as string) : w.text.slice(a, b);
 }
 
 /** The longest string value read as a pair's name (writeStructure). */
 const SHORT = 64;
 
-/** A character JSON writes escaped inside a string. */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+/** A character JSON.stringify writes escaped inside a string (a surrogate may be one, where it stands alone). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-/** `c` as JSON writes it inside a string. */
-function escaped(c: number): string {
-  if (c === 34) return '\\"';
-  if (c === 92) return '\\\\';
-  if (c === 10) return '\\n';
-  if (c === 13) return '\\r';
-  if (c === 9) return '\\t';
-  if (c < 32) return `\\u${c.toString(16).padStart(4, '0')}`;
-  return String.fromCharCode(c);
+/** How many characters JSON.stringify writes for the character at `i` of `s`. */
+function width(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === 34 || c === 92 || c === 8 || c === 9 || c === 10 || c === 12 || c === 13) return 2;
+  if (c < 32) return 6;
+  // A surrogate alone (not half of a pair) is written as its escape.
+  if (c >= 0xd800 && c <= 0xdbff) return isLow(s.charCodeAt(i + 1)) ? 1 : 6;
+  if (c >= 0xdc00 && c <= 0xdfff) return isHigh(s.charCodeAt(i - 1)) ? 1 : 6;
+  return 1;
 }
-
-/** `s` as JSON writes it inside a string (its quotes left out). */
-function escape(s: string): string {
-  if (!NEEDS_ESCAPE.test(s)) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) out += escaped(s.charCodeAt(i));
-  return out;
-}
-
-/** Whether a JSON number is read as text as a string is: an integer of 7 digits or more (a card or an account written as a number). */
-function longInteger(x: unknown): x is number {
-  return typeof x === 'number' && Number.isInteger(x) && Math.abs(x) >= 1e6;
-}
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
- * `value` written as compact JSON, or undefined where no member's name nor
- * a short string (a pair's name, `{"name": "DB_PASSWORD", ...}`: 64
+ * `value` as JSON.stringify writes it, or undefined where no member's name
+ * nor a short string (a pair's name, `{"name": "DB_PASSWORD", ...}`: 64
  * characters at most) is one `names` takes for a secret's: there no name
  * says more than its strings alone, which are read alone and across their
  * seams already.
  */
 export function writeStructure(value: unknown, names: (s: string) => boolean = () => true): Written | undefined {
   if (typeof value !== 'object' || value === null || !naming(value, names)) return undefined;
-  const pieces: string[] = [];
-  const leaves: string[] = [];
+  const text = JSON.stringify(value);
   const starts: number[] = [];
   const ends: number[] = [];
-  let at = 0;
-  const put = (s: string): void => {
-    pieces.push(s);
-    at += s.length;
-  };
-  const leaf = (s: string): void => {
-    put('"');
-    const e = escape(s);
-    leaves.push(s);
-    starts.push(at);
-    put(e);
-    ends.push(at);
-    put('"');
-  };
-  // The stack holds what is still to write: a value, or a literal (a closing bracket, a comma) as a string marked by a box.
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (x instanceof Literal) put(x.text);
-    else if (typeof x === 'string') leaf(x);
-    else if (longInteger(x)) {
-      leaves.push(String(x));
-      starts.push(at);
-      put(String(x));
-      ends.push(at);
-    } else if (typeof x === 'number' || typeof x === 'boolean' || x === null) put(String(x));
-    else if (Array.isArray(x)) {
-      put('[');
-      stack.push(CLOSE_LIST);
-      for (let i = x.length - 1; i >= 0; i--) {
-        stack.push(x[i]);
-        if (i > 0) stack.push(COMMA);
+  const n = text.length;
+  for (let i = 0; i < n; ) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: to its closing quote, an escape's second character passed over.
+      let e = i + 1;
+      for (let d = text.charCodeAt(e); d !== 34; d = text.charCodeAt(e)) e += d === 92 ? 2 : 1;
+      starts.push(i + 1);
+      ends.push(e);
+      i = e + 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      // A number: an integer of 7 digits or more is read as the text it is written as.
+      let e = i + 1;
+      let integer = true;
+      for (let d = text.charCodeAt(e); (d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45; d = text.charCodeAt(++e)) if (d < 48 || d > 57) integer = false;
+      if (integer && e - i - (c === 45 ? 1 : 0) >= 7) {
+        starts.push(i);
+        ends.push(e);
       }
-    } else if (x instanceof Name) {
-      leaf(x.name);
-      put(':');
-    } else if (typeof x === 'object') {
-      const o = x as Record<string, unknown>;
-      const keys = Object.keys(o);
-      put('{');
-      stack.push(CLOSE_MAP);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push(o[keys[i]!]);
-        stack.push(new Name(keys[i]!));
-        if (i > 0) stack.push(COMMA);
-      }
-    }
+      i = e;
+    } else i++;
   }
-  return { text: pieces.join(''), leaves, starts, ends };
+  return { text, starts, ends };
 }
 
 /**
@@ -137,16 +104,6 @@ function naming(value: object, names: (s: string) => boolean): boolean {
   return false;
 }
 
-class Literal {
-  constructor(readonly text: string) {}
-}
-class Name {
-  constructor(readonly name: string) {}
-}
-const COMMA = new Literal(',');
-const CLOSE_LIST = new Literal(']');
-const CLOSE_MAP = new Literal('}');
-
 /**
  * The stretch of `leaf` itself that [from, to) of it as written (escaped) covers: every character one of whose written
  * characters falls inside. One walk of the leaf where it holds an escape.
@@ -156,7 +113,7 @@ export function rawStretch(leaf: string, from: number, to: number): [number, num
   let written = 0;
   let start = leaf.length;
   for (let i = 0; i < leaf.length; i++) {
-    const next = written + escaped(leaf.charCodeAt(i)).length;
+    const next = written + width(leaf, i);
     if (start === leaf.length && next > from) start = i;
     if (next >= to) return [start, i + 1];
     written = next;

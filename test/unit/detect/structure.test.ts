@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { decideResult } from '../../../src/decision/result.js';
 import type { EvaluateRequest } from '../../../src/decision/types.js';
 import { compilePolicyFiles } from '../../../src/policy/load.js';
-import { rawStretch, writeStructure } from '../../../src/detect/structure.js';
-import { scanSecrets } from '../../../src/detect/index.js';
+import { leafAt, rawStretch, writeStructure } from '../../../src/detect/structure.js';
+import { DetectionCache, scanSecrets } from '../../../src/detect/index.js';
 import { TRUST_KEY } from '../../../src/mcp/meta-key.js';
 
 const enc = new TextEncoder();
@@ -20,19 +20,27 @@ const ALWAYS = compilePolicyFiles([{ name: 'm.yaml', bytes: enc.encode('id: m\nm
 const decide = (policies: typeof SHIPPED, result: Record<string, unknown>) =>
   decideResult({ protocolVersion: '2025-06-18', result } as EvaluateRequest, { policies, decisionId: 'd', boundary: 'b0', maxBlocks: 100, maxEvidence: 10 });
 
+/** The strings of `v` in the order JSON writes them: each member's name before its value; integers of 7 digits or more written in digits, as their digits. */
+function inOrder(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) >= 1e6 && /^-?[0-9]+$/.test(JSON.stringify(v))) out.push(JSON.stringify(v));
+  else if (Array.isArray(v)) for (const x of v) inOrder(x, out);
+  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) (out.push(k), inOrder((v as Record<string, unknown>)[k], out));
+  return out;
+}
+
 describe('a structure written as JSON for the detectors', () => {
   it('is the JSON of the value, and each string stands where it says, escaped as JSON escapes it', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => {
-        const w = writeStructure(v);
-        if (w === undefined) return;
-        expect(JSON.parse(w.text)).toEqual(JSON.parse(JSON.stringify(v)));
-        w.leaves.forEach((leaf, k) => {
-          const written = w.text.slice(w.starts[k], w.ends[k]);
-          if (w.text[w.starts[k]! - 1] === '"') expect(JSON.parse(`"${written}"`)).toBe(leaf);
-          else expect(written).toBe(leaf);
-          // The whole of a string as written is the whole string; a stretch of it, the characters it covers.
-          expect(rawStretch(leaf, 0, written.length)).toEqual([0, leaf.length]);
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\b', '\f', '\u0001', '\ud800', '\udc00', 'é') }), (v, odd) => {
+        const value = { odd, v };
+        const w = writeStructure(value)!;
+        expect(w.text).toBe(JSON.stringify(value));
+        const expected = inOrder(value);
+        expect(w.starts.map((_, k) => leafAt(w, k))).toEqual(expected);
+        w.starts.forEach((start, k) => {
+          // The whole of a string as written is the whole string.
+          expect(rawStretch(leafAt(w, k), 0, w.ends[k]! - start)).toEqual([0, expected[k]!.length]);
         });
       }),
       { numRuns: 500 },
@@ -40,20 +48,24 @@ describe('a structure written as JSON for the detectors', () => {
   });
 
   it('maps a stretch as written back to every character whose escape it touches, and no other', () => {
-    const width = (c: string) => (c === '"' || c === '\\' || c === '\n' || c === '\r' || c === '\t' ? 2 : c < ' ' ? 6 : 1);
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('a', 'b', '"', '\\', '\n', '\u0001', 'é'), minLength: 1, maxLength: 20 }), fc.nat(), fc.nat(), (s, x, y) => {
+      fc.property(fc.string({ unit: fc.constantFrom('a', 'b', '"', '\\', '\n', '\b', '\u0001', 'é', '\ud800', '\udc00', '\ud83d\ude00'), minLength: 1, maxLength: 20 }), fc.nat(), fc.nat(), (s, x, y) => {
         const w = writeStructure({ k: s })!;
-        const at = w.leaves.lastIndexOf(s);
+        const at = w.starts.length - 1;
         const len = w.ends[at]! - w.starts[at]!;
         const from = x % len;
         const to = from + 1 + (y % (len - from));
         const [a, b] = rawStretch(s, from, to);
         let off = 0;
         for (let i = 0; i < s.length; i++) {
-          const touches = off < to && off + width(s[i]!) > from;
+          // (What JSON.stringify writes for this one character where it stands: half of a surrogate pair as itself.)
+          const high = (c: string | undefined) => c !== undefined && c >= '\ud800' && c <= '\udbff';
+          const low = (c: string | undefined) => c !== undefined && c >= '\udc00' && c <= '\udfff';
+          const paired = (high(s[i]) && low(s[i + 1])) || (low(s[i]) && high(s[i - 1]));
+          const own = paired ? 1 : JSON.stringify(s[i]).length - 2;
+          const touches = off < to && off + own > from;
           expect(i >= a && i < b, `${i} of ${JSON.stringify(s)}, [${from}, ${to}) as written`).toBe(touches);
-          off += width(s[i]!);
+          off += own;
         }
       }),
       { numRuns: 500 },
@@ -108,5 +120,15 @@ describe('a credential a name names in the JSON of a result', () => {
     // A name alone, words under a secret's name, a reference: none.
     const none = decide(SHIPPED, { content: [{ type: 'text', text: 'done' }], structuredContent: { password: 'required', secrets: ['db_password', 'api_key'], token_file: '/run/secrets/token' } });
     expect((none.result as { structuredContent: unknown }).structuredContent).toEqual({ password: 'required', secrets: ['db_password', 'api_key'], token_file: '/run/secrets/token' });
+  });
+});
+
+describe('reading a structure under the decision deadline', () => {
+  it('stops where the time is spent, and a string not read since is withheld whole', () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ name: `row${i}`, password_hint: `aB3${i}` }));
+    const cache = new DetectionCache(() => true);
+    cache.readStructure({ rows, api_key: 'Xr4mQ9vLt2Kp7zBnq8Wd' });
+    expect(cache.stopped).toBe(true);
+    expect(cache.spans('secrets', 'row7')).toEqual([{ kind: 'unchecked', start: 0, end: 4 }]);
   });
 });
