@@ -422,6 +422,9 @@ function isPath(v: string): boolean {
   for (const seg of (c0 === 126 /* ~ */ ? path.slice(1) : path).split('/')) {
     if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
     if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
+    // (A relative path's segment of one letter is a password's mark and what follows it: `Av@h94os/d`; one of a digit
+    // is a version's, `secrets/db-password/versions/3`.)
+    if (relative && seg.length === 1 && isLetter(seg.charCodeAt(0))) return false;
     if (seg !== '') named++;
   }
   // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
