@@ -24,7 +24,7 @@ export function leafAt(w: Written, k: number): string {
   return w.text.charCodeAt(a - 1) === 34 ? (JSON.parse(w.text.slice(a - 1, b + 1)) as string) : w.text.slice(a, b);
 }
 
-/** The longest string value read as a pair's name (writeStructure). */
+/** The longest string read as a pair's name (writeStructure). */
 const SHORT = 64;
 
 /** A character JSON.stringify writes escaped inside a string (a surrogate may be one, where it stands alone). */
@@ -45,8 +45,9 @@ const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
  * `value` as JSON.stringify writes it, or undefined where no member's name
- * nor a short string (a pair's name, `{"name": "DB_PASSWORD", ...}`: 64
- * characters at most) is one `names` takes for a secret's: there no name
+ * nor a pair's (a short string under a member named `name` or `key`,
+ * `{"name": "DB_PASSWORD", ...}`: 64 characters at most) is one `names`
+ * takes for a secret's: there no name
  * says more than its strings alone, which are read alone and across their
  * seams already.
  */
@@ -81,28 +82,33 @@ export function writeStructure(value: unknown, names: (s: string) => boolean = (
 }
 
 /**
- * Whether a member's name in `value`, or a string of SHORT characters at most in it, is one `names` takes for a
- * secret's: asked before anything is written, and answered at the first (most structures name none, and are not
+ * Whether a member's name in `value`, or a pair's (PAIR_NAME's string, SHORT characters at most), is one `names` takes
+ * for a secret's: asked before anything is written, and answered at the first (most structures name none, and are not
  * written at all).
  */
 function naming(value: object, names: (s: string) => boolean): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const x = stack.pop();
-    if (typeof x === 'string') {
-      if (x.length <= SHORT && names(x)) return true;
-    } else if (Array.isArray(x)) {
+    if (Array.isArray(x)) {
       for (let i = 0; i < x.length; i++) stack.push(x[i]);
     } else if (typeof x === 'object' && x !== null) {
       const o = x as Record<string, unknown>;
       for (const k of Object.keys(o)) {
         if (names(k)) return true;
-        stack.push(o[k]);
+        const v = o[k];
+        // (A pair's name is a string under its `name` or `key`: other strings are values, read alone.)
+        if (typeof v === 'string') {
+          if (v.length <= SHORT && PAIR_NAME.test(k) && names(v)) return true;
+        } else if (typeof v === 'object' && v !== null) stack.push(v);
       }
     }
   }
   return false;
 }
+
+/** The member that holds a pair's name (`{"name": "DB_PASSWORD", "value": ...}`, `{"Key": ...}`, `{"ParameterKey": ...}`). */
+const PAIR_NAME = /(?:name|key)$/i;
 
 /**
  * The stretch of `leaf` itself that [from, to) of it as written (escaped) covers: every character one of whose written
