@@ -393,6 +393,8 @@ const MIN_SEAM_VALUE = 6;
 const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|A[KS]IA/i;
 /** A member's name or a pair's that may name a secret (readStructure reads a structure only where one does): as a seam's, or written in another script (`пароль`). */
 function namesInStructure(name: string): boolean {
+  // (A long name is asked each time: only short ones are kept, so what NAMED holds stays small whatever comes.)
+  if (name.length > NAMED_LENGTH) return NAMES_A_SECRET.test(name) || NOT_ASCII.test(name);
   let named = NAMED.get(name);
   if (named === undefined) {
     named = NAMES_A_SECRET.test(name) || NOT_ASCII.test(name);
@@ -402,7 +404,8 @@ function namesInStructure(name: string): boolean {
   }
   return named;
 }
-/** namesInStructure's answers, for NAMED_MAX names at most (cleared when full). */
+/** namesInStructure's answers, for NAMED_MAX names of NAMED_LENGTH characters at most (cleared when full): 256 KiB of names. */
+const NAMED_LENGTH = 64;
 const NAMED = new Map<string, boolean>();
 const NAMED_MAX = 4096;
 const NOT_ASCII = /[^\x00-\x7f]/;
