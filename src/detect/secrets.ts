@@ -970,11 +970,16 @@ function afterStringPrefix(s: string, v: number): number {
   return isPrefix(codeAt(s, v + 1)) && isQuote(codeAt(s, v + 2)) ? v + 2 : v;
 }
 
-/** A YAML node's properties at `v`, an anchor (`&name`) and a tag (`!tag`, `!!str`), each at most MAX_NAME long with a blank after it: where the value after them starts, or `v`. */
+/**
+ * A YAML node's properties at `v`, an anchor (`&name`) and a core schema's tag (`!!str`, `!!binary`), each at most
+ * MAX_NAME long with a blank after it: where the value after them starts, or `v`. A local tag is an application's
+ * function or reference (CloudFormation's `!Ref DBPassword`, `!Sub`, Home Assistant's `!secret db_password`,
+ * `!vault`): what follows it is no value written out, and is left where it stands.
+ */
 function afterYamlProperties(s: string, v: number): number {
   for (let n = 0; n < 2; n++) {
     const c = codeAt(s, v);
-    if (c !== 38 && c !== 33) return v;
+    if (c !== 38 && !(c === 33 && codeAt(s, v + 1) === 33)) return v;
     let e = v + 1;
     while (e - v <= MAX_NAME && codeAt(s, e) > 32 && codeAt(s, e) < 127) e++;
     if (e === v + 1 || e - v > MAX_NAME || (codeAt(s, e) !== 32 && codeAt(s, e) !== 9)) return v;
@@ -1168,9 +1173,22 @@ function fallbackLiteral(s: string, v: number): number {
   return (q === 34 || q === 39) && codeAt(s, k + 5) !== q ? k + 4 : v;
 }
 
+/** Whether a local YAML tag stands at `v` with what it applies to after it: `!`, a letter, then letters, digits, `_`, `-` or `:`, then a bracket, or a blank and more on its line (`!Ref DBPassword`, `!GetAtt ...`, `!secret ...`, `!vault |`, `!Join [...]`). */
+function localTag(s: string, v: number): boolean {
+  if (codeAt(s, v) !== 33 || !isLetter(codeAt(s, v + 1))) return false;
+  let k = v + 2;
+  while (k - v <= 32 && (isAlnum(codeAt(s, k)) || codeAt(s, k) === 95 || codeAt(s, k) === 45 || codeAt(s, k) === 58)) k++;
+  const c = codeAt(s, k);
+  if (c === 91 || c === 123) return true;
+  if (c !== 32 && c !== 9) return false;
+  // (With what it applies to after it on its line: a value of its own, `Password: !Xk9mQ2...` alone, is a password.)
+  while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+  return !isLineEnd(codeAt(s, k)) && codeAt(s, k) !== 35;
+}
+
 /** Where the value of a YAML block scalar whose indicator (`|`, `>`, `|-`, `>+2`) is at `v` starts: the next line's first character, where it is indented; the next line's one token where `v` ends its line; else `v`. */
 function blockScalarValue(s: string, v: number): number {
-  // (A YAML tag before the value, `!!binary`, `!!str`, `!secret`: the value after it and a blank.)
+  // (A core schema's YAML tag before the value, `!!binary`, `!!str`: the value after it and a blank.)
   if (codeAt(s, v) === 33) {
     let k = v + 1;
     if (codeAt(s, k) === 33) k++;
@@ -1321,6 +1339,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   for (let b = 0; b < MAX_BLANKS && (codeAt(s, v) === 32 || codeAt(s, v) === 9); b++) v++;
   // (An element's value on a line of its own, `<apiToken>` then the value indented, then `</apiToken>`.)
   if (op === 62) v = afterLineBreak(s, v);
+  // (A local YAML tag is an application's function or reference, `!Ref DBPassword`, `!secret db_password`, `!vault |`:
+  // no value written out. A core schema's, `!!binary`, is read past below.)
+  if (op === 58 && localTag(s, v)) return undefined;
   // (A YAML block scalar, `password: >-` or `api_key: |`, then the value indented on the next line.)
   if (op === 58) v = blockScalarValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
