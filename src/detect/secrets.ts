@@ -939,26 +939,20 @@ function pairName(s: string, nameStart: number): string | undefined {
 function opensPair(s: string, nameStart: number, nameEnd: number): boolean {
   const q = codeAt(s, nameStart - 1);
   if ((q !== 34 && q !== 39) || codeAt(s, nameEnd) !== q) return false;
-  let k = blanksBack(s, nameStart - 2);
+  let k = blanksBefore(s, nameStart - 1, nameStart - 4) - 1;
   if (codeAt(s, k) === 40 || codeAt(s, k) === 91) return true;
   // (Or the pair follows a call's first argument, a string: a section, `config.set('database', 'password', '...')`,
   // `hset("user:1", "api_token", "...")`. Back over one literal of MAX_NAME characters at most.)
   if (codeAt(s, k) !== 44) return false;
-  k = blanksBack(s, k - 1);
+  k = blanksBefore(s, k, k - 3) - 1;
   const p = codeAt(s, k);
   if (p !== 34 && p !== 39) return false;
   const stop = Math.max(-1, k - 1 - MAX_NAME);
   let o = k - 1;
   while (o > stop && codeAt(s, o) !== p && codeAt(s, o) !== 10) o--;
   if (codeAt(s, o) !== p) return false;
-  k = blanksBack(s, o - 1);
+  k = blanksBefore(s, o, o - 3) - 1;
   return codeAt(s, k) === 40;
-}
-
-/** Where the run of at most three blanks (spaces or tabs) that ends at `k` starts, less one: the character before it. */
-function blanksBack(s: string, k: number): number {
-  for (let b = 0; b < 3 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
-  return k;
 }
 
 /** Python's bytes, raw and Unicode string prefixes (`b'...'`, `rb"..."`, `u'...'`): where the quote after one at `v` stands, or `v`. An f-string is a template, not passed over. */
