@@ -10,7 +10,7 @@
  * ASCII characters removed and letters written with
  * marks read as their base letter (where they could hide a credential,
  * mayChange), and one round of percent-decoding (a run of escapes read as
- * UTF-8), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
+ * UTF-8, `%25` before two hex digits read through: `%2541` is `A`), of HTML character references (`&#65;`, `&#x41;`, `&amp;`) and of
  * JavaScript and JSON escapes (`\u0041`, `\x41`, `\"`, `\n`, each after
  * any run of backslashes, so a text escaped twice reads as once); a
  * terminal's escape sequences (colours, cursor moves, hyperlinks: what a
@@ -331,6 +331,10 @@ function nfkc(cp: number): string {
 
 /** The bytes of one run of percent-escapes (64 at most, read as one). */
 const PERCENT_BYTES = new Uint8Array(64);
+/** Where each byte's escape starts in the text, and after the last, where the run ends. */
+const PERCENT_AT = new Uint32Array(65);
+/** Most `25` pairs read through in one escape (`%2525...41`): a text percent-encoded up to this many times over reads as once. */
+const PERCENT_DEPTH = 8;
 
 /** Decodes bytes isUtf8 passed (a decoder that throws on the others costs some 5 µs a throw: `%FF ` again and again). */
 const UTF8 = new TextDecoder('utf-8');
@@ -542,40 +546,53 @@ function normalizeUncached(s: string, stop: (() => boolean) | undefined, tags: T
       continue;
     }
     if (c === 37 /* % */) {
-      // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone).
+      // One round of percent-decoding: a run of escapes, as UTF-8 when it is (else each ASCII byte alone). An escape of
+      // `%` before two hex digits is read through (`%2541` as `%41`, `A`): a text percent-encoded twice, a link put in
+      // another link's query, reads as once.
       let j = i;
       let k = 0;
       while (j + 2 < s.length && s.charCodeAt(j) === 37 && k < PERCENT_BYTES.length) {
-        const hi = hexValue(s.charCodeAt(j + 1));
-        const lo = hexValue(s.charCodeAt(j + 2));
+        let hi = hexValue(s.charCodeAt(j + 1));
+        let lo = hexValue(s.charCodeAt(j + 2));
         if (hi < 0 || lo < 0) break;
+        let w = 3;
+        for (let d = 0; hi === 2 && lo === 5 && d < PERCENT_DEPTH; d++) {
+          const h = hexValue(s.charCodeAt(j + w));
+          const l = hexValue(s.charCodeAt(j + w + 1));
+          if (h < 0 || l < 0) break;
+          hi = h;
+          lo = l;
+          w += 2;
+        }
+        PERCENT_AT[k] = j;
         PERCENT_BYTES[k++] = hi * 16 + lo;
-        j += 3;
+        j += w;
       }
+      PERCENT_AT[k] = j;
       const raw = PERCENT_BYTES.subarray(0, k);
       if (k === 1 && raw[0]! < 0x80) {
         // One ASCII byte (`%41`): the character it stands for, nothing to decode.
-        emitUnit(raw[0]!, i, i + 3);
+        emitUnit(raw[0]!, i, j);
         changed = true;
-        i += 3;
+        i = j;
       } else if (k > 0 && isUtf8(raw)) {
         changed = true;
         // Each decoded character stands for the escapes of its bytes: [start of its first, end of its last).
         const text = UTF8.decode(raw);
-        let p = i;
+        let b = 0;
         for (let q = 0; q < text.length; ) {
           const cp = text.codePointAt(q)!;
-          const width = 3 * (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
-          if (cp < 0x80) emitUnit(cp, p, p + width);
-          else fold(cp, p, p + width, false);
-          p += width;
+          const bytes = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+          if (cp < 0x80) emitUnit(cp, PERCENT_AT[b]!, PERCENT_AT[b + bytes]!);
+          else fold(cp, PERCENT_AT[b]!, PERCENT_AT[b + bytes]!, false);
+          b += bytes;
           q += cp > 0xffff ? 2 : 1;
         }
         i = j;
       } else if (k > 0 && raw[0]! < 0x80) {
-        emitUnit(raw[0]!, i, i + 3);
+        emitUnit(raw[0]!, i, PERCENT_AT[1]!);
         changed = true;
-        i += 3;
+        i = PERCENT_AT[1]!;
       } else {
         copy(i, i + 1);
         i++;

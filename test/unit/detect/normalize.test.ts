@@ -208,6 +208,27 @@ describe('normalizeForDetection', () => {
     );
   });
 
+  it('masks a credential percent-encoded once, twice or three times over, whole or in part, and reads `%25` before no escape as `%`', () => {
+    // Each round escapes every `%` the round before wrote (`A` -> `%41` -> `%2541` -> `%252541`), as a link put in
+    // another link's query is.
+    const encode = (s: string, from: number, to: number) => s.slice(0, from) + Array.from(new TextEncoder().encode(s.slice(from, to)), (b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('') + s.slice(to);
+    fc.assert(
+      fc.property(fc.constantFrom(...oneLine), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 3 }), (c, a, b, rounds) => {
+        const from = a % c.value.length;
+        const to = from + 1 + (b % (c.value.length - from));
+        let value = encode(c.value, from, to);
+        for (let r = 1; r < rounds; r++) value = value.replaceAll('%', '%25');
+        const text = `here it is:\n${c.text.replace(c.value, () => value)}\nok`;
+        const masked = mask(text, found('secrets', text));
+        expect(leaks(masked, c.value), JSON.stringify(masked)).toBe(false);
+        expect(leaks(masked, value), JSON.stringify(masked)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+    expect(normalizeForDetection('%2541KIAIOSFODNN7EXAMPLE')?.text).toBe('AKIAIOSFODNN7EXAMPLE');
+    expect(normalizeForDetection('100%25 sure, %25zz, %2520')?.text).toBe('100% sure, %zz,  ');
+  });
+
   it('decodes one round of character references and escapes, and only what stands for a character', () => {
     expect(normalizeForDetection('a &amp;amp; b')?.text).toBe('a &amp; b');
     expect(normalizeForDetection('smile \\ud83d\\ude00 ok')?.text).toBe('smile \u{1f600} ok');
