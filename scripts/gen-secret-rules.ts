@@ -39,6 +39,8 @@ interface TomlRule {
   keywords?: string[];
   entropy?: number;
   secretGroup?: number;
+  /** (Own rules) a list every word of the secret must be on: `bip39-english`. */
+  words?: string;
   path?: string;
   allowlists?: TomlAllow[];
 }
@@ -57,6 +59,12 @@ function allowOf(a: TomlAllow): Record<string, unknown> | undefined {
   return out;
 }
 
+/** The word list a rule names, one the rule set knows. */
+function wordsOf(r: TomlRule): string {
+  if (r.words !== 'bip39-english') throw new Error(`rule ${r.id} names an unknown word list ${JSON.stringify(r.words)}`);
+  return r.words;
+}
+
 /** The rules of one file in the shape the module carries them. */
 function rulesOf(doc: { rules: TomlRule[] }): Array<Record<string, unknown>> {
   const rules = [];
@@ -72,6 +80,7 @@ function rulesOf(doc: { rules: TomlRule[] }): Array<Record<string, unknown>> {
       keywords: r.keywords.map((k) => k.toLowerCase()),
       ...(r.entropy !== undefined ? { entropy: r.entropy } : {}),
       ...(r.secretGroup !== undefined ? { secretGroup: r.secretGroup } : {}),
+      ...(r.words !== undefined ? { words: wordsOf(r) } : {}),
       ...(allow.length > 0 ? { allow } : {}),
     });
   }

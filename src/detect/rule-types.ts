@@ -12,5 +12,7 @@ export interface GitleaksRule {
   readonly keywords: readonly string[];
   readonly entropy?: number;
   readonly secretGroup?: number;
+  /** (Own rules) a list every word of the secret is on, or the match is none: BIP-39's English words. */
+  readonly words?: 'bip39-english';
   readonly allow?: readonly GitleaksAllow[];
 }

@@ -23,6 +23,7 @@
  * tests hold this to.
  */
 import { RE2JS, RE2Set } from 're2js';
+import { wordlist as BIP39_ENGLISH } from '@scure/bip39/wordlists/english.js';
 import { codeAt, hasDigit, isWord, shannonEntropy, wordy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
@@ -762,10 +763,11 @@ export function scanRulesetFully(s: string): Span[] {
     // re2js's own matcher, each match's groups as it reads them: none of findIn's shortcuts.
     const m = regexOf(c).matcher(s);
     const groups: number[] = [];
-    while (m.find()) {
+    for (let found = m.find(); found; ) {
       groups.length = 0;
       for (let i = 0; i <= m.groupCount(); i++) groups.push(m.start(i), m.end(i));
-      take(c, s, 0, false, groups, out);
+      const resume = take(c, s, 0, false, groups, out);
+      found = resume === undefined ? m.find() : m.find(Math.max(resume, groups[0]! + 1));
     }
   }
   return keepFirst(out);
@@ -790,9 +792,9 @@ function findIn(c: Compiled, re: RE2JS, s: string, w0: number, w1: number, out: 
       return;
     }
     const groups = groupsAt(r2, n, sub, b0, b1);
-    if (groups !== undefined) take(c, sub, w0, cut, groups, out);
-    // An empty match moves on by one character, as a matcher does.
-    pos = b1 > b0 ? b1 : b1 + 1;
+    const resume = groups !== undefined ? take(c, sub, w0, cut, groups, out) : undefined;
+    // An empty match moves on by one character, as a matcher does (and a word list's rule from where take says).
+    pos = resume !== undefined ? Math.max(resume, b0 + 1) : b1 > b0 ? b1 : b1 + 1;
   }
 }
 
@@ -843,34 +845,83 @@ function findAt(c: Compiled, re: RE2JS, s: string, p: number, out: Span[]): numb
     if (!ok || groups === null) return -1;
     const cut = w1 < s.length;
     if (cut && groups[1] === sub.length && reach < MAX_READ_ON) continue;
-    take(c, sub, p, cut && reach < MAX_READ_ON, groups, out);
-    return p + groups[1]!;
+    return p + (take(c, sub, p, cut && reach < MAX_READ_ON, groups, out) ?? groups[1]!);
   }
 }
 
-/** One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret, unless entropy or an allowlist drops it. */
-function take(c: Compiled, sub: string, w0: number, cut: boolean, groups: readonly number[], out: Span[]): void {
+/** BIP-39's English words (@scure/bip39's list), as a set on first use. */
+let bip39: ReadonlySet<string> | undefined;
+
+/** The fewest words of a recovery phrase: BIP-39's shortest. */
+const MIN_LISTED = 12;
+
+/**
+ * Where the run of words on BIP-39's English list that starts at `start` in `s` ends (its last listed word's end,
+ * `end` at most), or -1 where it holds fewer than MIN_LISTED: a recovery phrase's words are all on it, prose's are
+ * not. A word a `:` or `=` follows is a name, the next phrase's (`seed: ... seed: ...`), and ends the run; so does a
+ * word off the list, where the regex read on past the phrase (`... anchor tunnel Secret Recovery Phrase: ...`).
+ */
+function listedRun(s: string, start: number, end: number): number {
+  bip39 ??= new Set(BIP39_ENGLISH);
+  const word = /[A-Za-z]+/g;
+  word.lastIndex = start;
+  let n = 0;
+  let to = -1;
+  for (let m = word.exec(s); m !== null && m.index < end; m = word.exec(s)) {
+    if (!bip39.has(m[0].toLowerCase())) break;
+    let after = m.index + m[0].length;
+    while (s.charCodeAt(after) === 32 || s.charCodeAt(after) === 9) after++;
+    if (s.charCodeAt(after) === 58 || s.charCodeAt(after) === 61) break;
+    n++;
+    to = m.index + m[0].length;
+  }
+  return n >= MIN_LISTED ? to : -1;
+}
+
+/** Where the word that ends at `end` in `s` starts. */
+function lastWordStart(s: string, end: number): number {
+  let i = end;
+  while (i > 0 && /[A-Za-z]/.test(s[i - 1]!)) i--;
+  return i;
+}
+
+/**
+ * One match of rule `c` in `sub` (the text from `w0`), its groups as [start, end] pairs (group 0 first): its secret,
+ * unless entropy or an allowlist drops it. For a rule that names a word list (own rules: `words`), the secret is the
+ * run of listed words it starts with, and the answer is where in `sub` a matcher goes on from (that run's last word,
+ * or the secret's start where there is none), so that a name the match read on into is tried; for the others,
+ * undefined (the match's end).
+ */
+function take(c: Compiled, sub: string, w0: number, cut: boolean, groups: readonly number[], out: Span[]): number | undefined {
   const m0 = groups[0]!;
   const m1 = groups[1]!;
   // `$` (and an unbounded run) at a window's end that is not the text's proves nothing.
-  if (cut && m1 === sub.length) return;
+  if (cut && m1 === sub.length) return undefined;
   // The first of the rule's secret groups that matched, or the whole match.
   let g = 0;
   for (const i of c.groups) if ((groups[2 * i] ?? -1) >= 0 && groups[2 * i + 1]! > groups[2 * i]!) { g = i; break; }
   const start = groups[2 * g] ?? -1;
-  const end = groups[2 * g + 1] ?? -1;
-  if (start < 0 || end <= start) return;
+  let end = groups[2 * g + 1] ?? -1;
+  if (start < 0 || end <= start) return undefined;
+  if (c.rule.words !== undefined) {
+    const run = listedRun(sub, start, end);
+    if (run < 0) return start;
+    end = run;
+  }
+  // (From the run's last word: it may be the next phrase's name, `... abandon Seed words = ...`.)
+  const resume = c.rule.words !== undefined ? lastWordStart(sub, end) : undefined;
   const secret = sub.slice(start, end);
   if (c.rule.entropy !== undefined) {
-    if (shannonEntropy(secret) <= c.rule.entropy) return;
-    if (c.rule.id.startsWith('generic') && !hasDigit(secret)) return;
+    if (shannonEntropy(secret) <= c.rule.entropy) return resume;
+    if (c.rule.id.startsWith('generic') && !hasDigit(secret)) return resume;
   }
   // A keyword rule's value written in words is a program's name (`const linkedInstance = linkedEntities[...]`: the
   // LinkedIn rule's 14 letters and digits, entropy above 2): the generic assignments' reading (chars.ts, wordy).
-  if (c.assignment && wordy(secret)) return;
+  if (c.assignment && wordy(secret)) return resume;
   const match = sub.slice(m0, m1);
   const line = () => lineAround(sub, m0, m1);
-  if (GLOBAL_ALLOW !== undefined && allowed(GLOBAL_ALLOW, secret, match, line)) return;
-  if (c.allow!.some((a) => allowed(a, secret, match, line))) return;
+  if (GLOBAL_ALLOW !== undefined && allowed(GLOBAL_ALLOW, secret, match, line)) return resume;
+  if (c.allow!.some((a) => allowed(a, secret, match, line))) return resume;
   out.push({ kind: c.rule.id, start: w0 + start, end: w0 + end });
+  return resume;
 }

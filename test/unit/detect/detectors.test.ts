@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { detectKinds, DetectionCache, PII_KINDS, SECRET_KINDS, spansOf, withDetection } from '../../../src/detect/index.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, scanSecrets } from '../../../src/detect/secrets.js';
 import { shannonEntropy, wordy } from '../../../src/detect/chars.js';
+import { wordlist as BIP39 } from '@scure/bip39/wordlists/english.js';
 
 interface Case {
   name: string;
@@ -100,6 +101,42 @@ describe('a file name that holds an at-sign', () => {
           for (const tld of ['com', 'zip', 'py', 'md']) expect(detectKinds('pii', `${lead}${name}@${middle.replace(/^[0-9.]+x$/, 'mail')}.${tld}`)).toEqual(['email']);
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a wallet's recovery phrase", () => {
+  const masked = (s: string) => spansOf(new DetectionCache(), s, ALL).reduceRight((t, sp) => t.slice(0, sp.start) + '*'.repeat(sp.end - sp.start) + t.slice(sp.end), s);
+  const names = ['Secret Recovery Phrase:', 'Recovery phrase:', 'Recovery words:', 'seed:', 'Seed words =', 'mnemonic:', 'Backup phrase:', 'wallet words:', 'The seed phrase is', 'MNEMONIC=', 'seed_phrase: '];
+  const parted = [' ', '\n', ', ', '\r\n', '  '];
+
+  it("finds and masks 12 to 24 of BIP-39's words after a name or prose that says what they are, on one line, a word to a line or parted by commas, one phrase or two in a row", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.constantFrom(...parted), fc.constantFrom(12, 15, 18, 21, 24), fc.array(fc.nat({ max: BIP39.length - 1 }), { minLength: 24, maxLength: 24 }), fc.boolean(), (name, sep, n, picks, twice) => {
+        const words = picks.slice(0, n).map((i) => BIP39[i]!).filter((w) => w.length >= 3);
+        fc.pre(words.length >= 12);
+        const phrase = words.join(sep);
+        const line = `${name}${sep.includes('\n') ? '\n' : ' '}${phrase}`;
+        const text = `Your wallet is ready.\n${twice ? `${line} ${line}` : line}\nKeep it offline.`;
+        const out = masked(text);
+        // No three of its words in a row show.
+        for (let i = 0; i + 3 <= words.length; i++) expect(out.includes(words.slice(i, i + 3).join(sep)), JSON.stringify(out)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('finds none where a word after the name is not on the list: prose about the phrase', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.array(fc.nat({ max: BIP39.length - 1 }), { minLength: 12, maxLength: 20 }), fc.nat(), fc.constantFrom('your', 'words', 'anyone', 'every', 'these', 'with', 'down', 'them', 'offline'), (name, picks, at, prose) => {
+        expect(BIP39.includes(prose)).toBe(false);
+        const words = picks.map((i) => BIP39[i]!).filter((w) => w.length >= 3);
+        // One word off the list among the first twelve: no phrase of twelve listed words starts the run.
+        words.splice(at % Math.min(12, words.length), 0, prose);
+        const text = `${name} ${words.join(' ')}`;
+        expect(spansOf(new DetectionCache(), text, new Set(['seed-phrase-words']))).toEqual([]);
+      }),
       { numRuns: 300 },
     );
   });
