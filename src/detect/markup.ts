@@ -10,21 +10,22 @@
  * left out), a header row of `<th>` followed by a rule, `|-|`; the end of a definition list's cell reads as a blank, a
  * tag that starts or ends a line (`<br>`, `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break (one for tags
  * that follow one another). Elements of other names (XML's `<password>`) are
- * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), and its backticks read as
+ * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), so is a `*` or a `_` at a word's
+ * edge (emphasis, `*Password:* X`, `_API key_: X`), and its backticks read as
  * blanks (a program's template literal glues to nothing). One pass, each character looked at once or, inside a tag
  * that is none, twice: linear in the text.
  */
-import { ASK_MASK, codeAt, isSpace, isWord, nextAt, stringOf } from './chars.js';
+import { ASK_MASK, codeAt, isLetter, isSpace, isWord, nextAt, stringOf } from './chars.js';
 import type { Normalized } from './normalize.js';
 import { DetectionStopped } from './ruleset.js';
 
 /** A reading of a text with its markup removed: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]) (as a normalization's). */
 export type WithoutMarkup = Omit<Normalized, 'tags'>;
 
-/** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`. */
-const MARKUP = /<\/?[A-Za-z]|`|\*\*/;
+/** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`, a `*` at a word's edge (emphasis). */
+const MARKUP = /<\/?[A-Za-z]|`|\*\*|(?:^|[^\w*])[*_][A-Za-z]|[A-Za-z:][*_](?![\w*])/;
 /** The next character a markup reading may change. */
-const SPECIAL = /[<`*]/g;
+const SPECIAL = /[<`*_]/g;
 /** A tag at the place it is tried: its `/`, its name, its attributes (bounded, no `<` among them). */
 const TAG_AT = /<(\/?)([A-Za-z][A-Za-z0-9]{0,15})(?:[\s/][^<>]{0,512})?>/y;
 /** HTML's tags that stand inside a line (text's, a form's, a picture's): removed. */
@@ -38,15 +39,31 @@ const TABLE_TAGS = new Set(['table', 'thead', 'tbody', 'tfoot', 'tr', 'td', 'th'
 /** Tags that start or end a line: read as a line break. */
 const LINE_TAGS = new Set(['br', 'p', 'div', 'tr', 'li', 'ul', 'ol', 'dl', 'table', 'thead', 'tbody', 'tfoot', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'hr', 'section', 'article', 'header', 'footer', 'blockquote', 'main', 'nav', 'aside', 'form', 'fieldset', 'caption', 'figure', 'figcaption', 'details', 'summary']);
 
+/** Whether a code unit is a blank, a line's end or a bracket: what stands outside emphasis. */
+const outside = (c: number): boolean => c < 0 || isSpace(c) || c === 40 || c === 41 || c === 91 || c === 93;
+
+/**
+ * Whether the mark [i, j) (one `*` or `_`) opens or closes emphasis: a letter after it and a blank, a line's start or
+ * a bracket before it, or a letter or a name's colon before it (`*Password:*`) and a blank, a line's end, a bracket or
+ * a sentence's mark after it. One inside a token (`hcaik_01w9`, `2*3`, a glob's `*.txt`) is none.
+ */
+function emphasis(s: string, i: number, j: number): boolean {
+  const before = codeAt(s, i - 1);
+  const after = codeAt(s, j);
+  if (isLetter(after) && outside(before)) return true;
+  return (isLetter(before) || before === 58) && (outside(after) || after === 58 || after === 44 || after === 46);
+}
+
 /** Whether `s` may read differently with its markup removed (one native search). */
 export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s);
 
 /**
- * A secret's word (as the seams look for one) with markup after it on its line, within 32 characters: a tag, a
+ * A secret's word (as the seams look for one) with markup after it on its line, within 96 characters (as far as prose
+ * says whose the secret is, `the password for the wifi network "Office": <code>X`): a tag, a
  * backtick or `**` closing the name or opening its value (`password</td><td>X`, `**password**: X`, `` `api_key`: `X ``, `Password: <code>X`,
  * `Authorization: Bearer \`X\``, `the password is **X**`).
  */
-const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user)[^\n]{0,32}?(?:\*\*|`|<\/?[A-Za-z])/gi;
+const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user)[^\n]{0,96}?(?:\*\*|`|<\/?[A-Za-z]|[*_](?![\w*]))/gi;
 /**
  * A token of 16 characters or more opened by an inline tag or Markdown's `**` (`<code>Xk9...`, `**Xk9...`): a value
  * whose name may stand on a line before (a table's header, a collection's name), read with VALUE_BEFORE characters
@@ -158,12 +175,22 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
       i++;
       continue;
     }
+    if (c === 95 /* _ */) {
+      // A `_` at a word's edge as a `*` is (emphasis, `_API key_: ...`); inside a name, `DB_PASSWORD`, or a token,
+      // `hcaik_<wbr>01w9...`, kept.
+      if (emphasis(s, i, i + 1)) changed = true;
+      else copy(i, i + 1);
+      i++;
+      continue;
+    }
     if (c === 42 /* * */) {
-      // `**` and longer runs (bold, bold italic); a single `*` is kept (a product, a glob, a password's character), and
-      // so is a run inside a word (a value shown in part, `hun***r22`, `ghp_****Xy12`).
+      // `**` and longer runs (bold, bold italic), and a single `*` at a word's edge, a letter on one side and no word's
+      // character on the other (emphasis: Markdown's italics, Slack's bold, `*Password:* X`); a single `*` elsewhere is
+      // kept (a product, a glob, a password's character), and so is a run inside a word (a value shown in part,
+      // `hun***r22`, `ghp_****Xy12`).
       let j = i;
       while (j < s.length && s.charCodeAt(j) === 42) j++;
-      if (j - i >= 2 && !(isWord(codeAt(s, i - 1)) && isWord(codeAt(s, j)))) changed = true;
+      if (j - i >= 2 ? !(isWord(codeAt(s, i - 1)) && isWord(codeAt(s, j))) : emphasis(s, i, j)) changed = true;
       else copy(i, j);
       i = j;
       continue;

@@ -625,6 +625,14 @@ function blanksBefore(s: string, at: number, limit: number): number {
   return at;
 }
 
+/** A closing quote, and the quotes that open what it closes: `"`, `'`, `’` (or `'` opens it), `”`. */
+const QUOTE_PAIRS = new Map<number, readonly number[]>([
+  [34, [34]],
+  [39, [39]],
+  [0x2019, [0x2018, 39]],
+  [0x201d, [0x201c]],
+]);
+
 /**
  * In prose, a secret's name before words that say whose it is, then the verb at `e`: `the root password for the
  * staging box is now ...`, `the API token of the deploy bot was ...`. Within the 96 characters before the verb, word by
@@ -634,9 +642,16 @@ function proseOwner(s: string, e: number): [number, number] | undefined {
   const limit = Math.max(0, e - 96);
   let end = e;
   for (let n = 0; n <= 5; n++) {
-    let start = end;
+    // (A word quoted, a name's or a network's: `Password for 'admin': ...`, `for the wifi network "Office": ...`.)
+    const close = QUOTE_PAIRS.get(codeAt(s, end - 1));
+    const wordEnd = close === undefined ? end : end - 1;
+    let start = wordEnd;
     while (start > limit && isProseWordChar(s.charCodeAt(start - 1))) start--;
-    if (start === end) return undefined;
+    if (start === wordEnd) return undefined;
+    if (close !== undefined) {
+      if (!close.includes(codeAt(s, start - 1))) return undefined;
+      start--;
+    }
     const k = blanksBefore(s, start, limit);
     if (k === start) return undefined;
     if (n >= 1 && end - start <= 3 && OWNER_WORDS.has(s.slice(start, end))) {

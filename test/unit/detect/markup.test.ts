@@ -66,6 +66,20 @@ describe('credentials in markup', () => {
     }
   });
 
+  it("masks a value under a name in emphasis, Markdown's italics or Slack's bold (`*Password:* ...`), and reads no glob, product or value shown in part as emphasis", () => {
+    const names = ['Password', 'API key', 'Token', 'Client secret', 'DB password', 'Access key'];
+    const forms = [(n: string) => `*${n}:*`, (n: string) => `*${n}*:`, (n: string) => `_${n}_:`, (n: string) => `**${n}:**`, (n: string) => `* *${n}:*`];
+    const value = fc.array(fc.constantFrom(...'abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789'), { minLength: 20, maxLength: 32 }).map((a) => a.join('')).filter((v) => /\d/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && new Set(v).size >= 14);
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.constantFrom(...forms), value, fc.constantFrom('', '`'), (n, form, v, q) => {
+        const text = `Deploy notes\n${form(n)} ${q}${v}${q}\nDone.`;
+        expect(leaks(mask(text, found(text)), v), text).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+    for (const none of ['ls *.txt and 2*3 and a * b, the *password* reset page', 'KEYS user:* lists the keys', 'token ghp_****Xy12 was shown in part']) expect(found(none), none).toEqual([]);
+  });
+
   it('masks any credential of the corpus in markup: its value in code, bold or a span, or broken by <wbr> or a span anywhere', () => {
     const wraps = [(v: string) => `<code>${v}</code>`, (v: string) => `<b>${v}</b>`, (v: string) => `**${v}**`, (v: string) => `<span class="s">${v}</span>`, (v: string) => v];
     const breaks = ['<wbr>', '</span><span class="s">', '<wbr/>', ''];

@@ -220,8 +220,10 @@ describe('normalizeForDetection', () => {
         for (let r = 1; r < rounds; r++) value = value.replaceAll('%', '%25');
         const text = `here it is:\n${c.text.replace(c.value, () => value)}\nok`;
         const masked = mask(text, found('secrets', text));
-        expect(leaks(masked, c.value), JSON.stringify(masked)).toBe(false);
-        expect(leaks(masked, value), JSON.stringify(masked)).toBe(false);
+        // (Read as a reader decoding it would: every round of escapes undone.)
+        let shown = masked;
+        for (let r = 0; r < rounds; r++) shown = shown.replace(/(?:%[0-9A-Fa-f]{2})+/g, (m) => { try { return decodeURIComponent(m); } catch { return m; } });
+        expect(leaks(shown, c.value), JSON.stringify(masked)).toBe(false);
       }),
       { numRuns: 300 },
     );
