@@ -22,8 +22,13 @@ import { DetectionStopped } from './ruleset.js';
 /** A reading of a text with its markup removed: `text`, and for its UTF-16 unit `i` the input's units [from[i], to[i]) (as a normalization's). */
 export type WithoutMarkup = Omit<Normalized, 'tags'>;
 
-/** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`, a `*` at a word's edge (emphasis). */
-const MARKUP = /<\/?[A-Za-z]|`|\*\*|(?:^|[^\w*])[*_][A-Za-z]|[A-Za-z:][*_](?![\w*])/;
+/** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`. */
+const MARKUP = /<\/?[A-Za-z]|`|\*\*/;
+/**
+ * Or a `*` or a `_` at a word's edge, as emphasis() reads one (not `"_meta"` in a JSON text): searched only in a text
+ * that holds one (the alternation alone costs five times the search above on prose).
+ */
+const EMPHASIS = /(?:^|[\s()[\]])[*_][A-Za-z]|[A-Za-z:][*_](?:$|[\s()[\]:,.])/;
 /** The next character a markup reading may change. */
 const SPECIAL = /[<`*_]/g;
 /** A tag at the place it is tried: its `/`, its name, its attributes (bounded, no `<` among them). */
@@ -55,7 +60,7 @@ function emphasis(s: string, i: number, j: number): boolean {
 }
 
 /** Whether `s` may read differently with its markup removed (one native search). */
-export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s);
+export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s) || ((s.includes('*') || s.includes('_')) && EMPHASIS.test(s));
 
 /**
  * A secret's word (as the seams look for one) with markup after it on its line, within 96 characters (as far as prose
