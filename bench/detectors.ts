@@ -177,6 +177,10 @@ const crafted: Record<string, string> = {
   'echo into secret files, login pairs, one after another': fill('echo "Zq8Rk2Lm9Xw4" > ~/.vault-token\nlogin:u:Xk9mQ2pLzz Credentials: admin / login a b c d: u : echo "'),
   // Clients given a password by their own flag or after the user, finds and near misses (a window of a rule around each keyword).
   'client password flags and user arguments, one after another': fill("sqlcmd -U sa -P Zq8Rk2Lm9Xw4 mongosh -p $PW zip -P x 7z a -pKq2 ldapsearch -w Xk9mQ2pLzz lftp -u a,b smbclient -U u%Xk9mQ2pLzz net user x echo 'a:Xk9mQ2pLzz' | chpasswd keytool -storepass Xk9mQ2pLzz "),
+  // Windows' commands that take a password, finds and near misses (their own rule, read token by token), and names in
+  // a chat's emphasis (a `*` or `_` at a word's edge, read without markup).
+  "Windows' commands, one after another": fill('net use Z: \\\\fs\\share /persistent:no net use \\\\a\\b * /user:x psexec \\\\h -u a -p %P% schtasks /ru x /rp * net user x NET USE \\\\s\\t Zq8Rk2Lm9Xw4 /USER:x '),
+  'names in emphasis, one after another': fill('*Password:* Zq8Rk2Lm9Xw4 _API key_: x *token* _a_ b_c *d:* (*e*) '),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
