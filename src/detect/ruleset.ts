@@ -24,7 +24,7 @@
  */
 import { RE2JS, RE2Set } from 're2js';
 import { wordlist as BIP39_ENGLISH } from '@scure/bip39/wordlists/english.js';
-import { codeAt, hasDigit, isWord, shannonEntropy, wordy, type Span } from './chars.js';
+import { codeAt, hasDigit, isLower, isUpper, isWord, shannonEntropy, wordy, type Span } from './chars.js';
 
 export { shannonEntropy } from './chars.js';
 import { GITLEAKS_ALLOW, SECRET_RULES } from './secret-rules.generated.js';
@@ -881,7 +881,7 @@ function listedRun(s: string, start: number, end: number): number {
 /** Where the word that ends at `end` in `s` starts. */
 function lastWordStart(s: string, end: number): number {
   let i = end;
-  while (i > 0 && /[A-Za-z]/.test(s[i - 1]!)) i--;
+  while (i > 0 && (isUpper(s.charCodeAt(i - 1)) || isLower(s.charCodeAt(i - 1)))) i--;
   return i;
 }
 
