@@ -208,6 +208,26 @@ describe('the work the scan saves changes no answer', () => {
       { numRuns: 1500 },
     );
   });
+  it("a try at one of a rule's commands (a rule whose alternatives each start with their own keywords) finds what the rule's whole regex finds", () => {
+    // (A try at a keyword runs only the alternatives that start with the keywords standing there, `7z` and `7za` both;
+    // the others are left as a class no character is in, their groups kept empty so each secret's group keeps its
+    // number.) Commands of such rules, in any case, one glued to another or apart, before the corpus's texts and flags.
+    const commands = rules.filter((r) => r.keywords.length > 1 && r.keywords.every((k) => /^[a-z0-9<]/.test(k))).flatMap((r) => r.keywords);
+    const command = fc.constantFrom(...commands).chain((k) => fc.constantFrom(k, k.toUpperCase(), k[0]!.toUpperCase() + k.slice(1)));
+    const arg = fc.oneof(
+      command,
+      fc.constantFrom(' ', ' -p ', ' -P ', ' -pw ', ' /p:', ' -p:', ' /user:x ', ' login -p ', ' auth a ', ' -u a ', 'a/', '@', ' as sysdba', 'a', '64.exe'),
+      secretChars,
+      fc.constantFrom(...creds.map((c) => c.text)),
+    );
+    fc.assert(
+      fc.property(fc.array(arg, { minLength: 1, maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(scanRuleset(text), JSON.stringify(text)).toEqual(scanRulesetFully(text));
+      }),
+      { numRuns: 1500 },
+    );
+  });
   it('a text dense with keywords is read in stretches that find what one window over all of it finds', () => {
     // Stretches of 2,048 characters (MAX_MERGED is 64 KiB: the same code, reached by shorter texts).
     const stretch = 2 * MERGED_OVERLAP + 512;
