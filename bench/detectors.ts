@@ -181,6 +181,9 @@ const crafted: Record<string, string> = {
   // a chat's emphasis (a `*` or `_` at a word's edge, read without markup).
   "Windows' commands, one after another": fill('net use Z: \\\\fs\\share /persistent:no net use \\\\a\\b * /user:x psexec \\\\h -u a -p %P% schtasks /ru x /rp * net user x NET USE \\\\s\\t Zq8Rk2Lm9Xw4 /USER:x '),
   'names in emphasis, one after another': fill('*Password:* Zq8Rk2Lm9Xw4 _API key_: x *token* _a_ b_c *d:* (*e*) '),
+  // Remote-administration and Oracle clients, Wi-Fi codes and dot leaders, finds and near misses (the connect
+  // string's keywords, `conn` and `target`, stand in prose too), each rule read token by token after its command.
+  'remote clients, connect strings and Wi-Fi codes, one after another': fill('plink -ssh a@h -pw Zq8Rk2Lm9Xw4 ipmitool -H h -U a -E rdesktop -p - h xfreerdp /v:h /p:x sqlplus / as sysdba rman target sys/Zq8Rk2Lm9Xw4@p connection target dev/x connect api/v1 WIFI:T:WPA;S:a;H:b;P:x;; wpa-psk Zq8Rk2Lm9Xw4 Password . . . : x '),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),

@@ -379,10 +379,10 @@ function localName(s: string, end: number): { start: number; name: string } | un
 }
 /** A numeric password: 6 to 64 digits, not one digit repeated. */
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
-/** The names a numeric password is read under: a password's own words (not `pass`, `psk` or `pw`, which name counts and codes too). */
-const NUMERIC_NAME = /(?:passw(?:or)?d|passphrase|pwd)$/;
-/** A name that says it holds a password or a passphrase (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
-const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
+/** The names a numeric password is read under: a password's own words and a passcode (a meeting's, `Passcode: 839201`; not `pass`, `psk` or `pw`, which name counts and codes too, nor a PIN, which names India's postal codes). */
+const NUMERIC_NAME = /(?:passw(?:or)?d|passphrase|passcode|pwd)$/;
+/** A name that says it holds a password, a passphrase or a passcode (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|passcode|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
 /** Names of keys that are public by design (a public key, a public token, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?(?:key|token)$|publishable|websocket-(?:key|accept)$/;
 /**
@@ -1261,6 +1261,8 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   let k = e - 1;
   // (Up to MAX_BLANKS blanks: aligned names, as `terraform fmt` and INI files write them, `default     = ...`.)
   if (op === 61 || op === 58) for (let b = 0; b < MAX_BLANKS && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
+  // (A dot leader spaced out, as Windows' tools align their labels: `Password . . . . . : ...`, `Key. . . . :`.)
+  if (op === 58 && codeAt(s, k) === 46 && codeAt(s, k - 1) === 32) k = beforeLeader(s, k);
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
   if (op === 61 && codeAt(s, k) === 93 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39)) k--;
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
@@ -1746,6 +1748,22 @@ function toldValue(s: string, at: number, word: string): Span | undefined {
   if (password ? !(hasDigit(value) && /[A-Za-z]/.test(value) && shannonEntropy(value) >= 2.5) : !randomToLook(value)) return undefined;
   return { kind: 'secret-assignment', start, end };
 }
+
+/**
+ * Where the name before a dot leader spaced out ends (`Password . . . . :`, `Password. . . :`, with `k` at its last `.`):
+ * the leader's dots and blanks read back (MAX_LEADER characters at most, two dots at least); `k` where it is none.
+ */
+function beforeLeader(s: string, k: number): number {
+  let d = k;
+  let dots = 0;
+  while (d >= 0 && k - d < MAX_LEADER && (codeAt(s, d) === 46 || codeAt(s, d) === 32)) {
+    if (codeAt(s, d) === 46) dots++;
+    d--;
+  }
+  return dots >= 2 && d >= 0 && isNameChar(codeAt(s, d)) ? d : k;
+}
+/** The longest dot leader read back from its operator. */
+const MAX_LEADER = 64;
 
 /** The generic assignments of `s` (see assignment). */
 function scanAssignments(s: string, stop?: () => boolean, collections?: Collection[]): Span[] {
