@@ -198,8 +198,11 @@ export function hasDigit(s: string): boolean {
 
 /** The parts of a name: split at what is no letter or digit and before a capital that starts a word (`Uint8`, `Array`). */
 const NAME_PARTS = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
-/** A word as names are written: a capital at most, two or more lower-case letters, digits after. */
-const WORD = /^[A-Z]?[a-z]{2,}[0-9]*$/;
+/**
+ * A word as names are written: a capital at most, two or more lower-case letters, digits after; or one of English's
+ * words of two letters capitalized, as camel case writes them inside a name (`IsOptional`, `ToString`, `ById`).
+ */
+const WORD = /^(?:[A-Z]?[a-z]{2,}|Is|Of|To|By|On|In|At|Or|As|If|No|Up|An|Do|Be|It|My|Id|Ok)[0-9]*$/;
 const VOWEL = /[aeiouy]/i;
 /** Five consonants in a row: seldom in a word, often in a random run of letters. */
 const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
@@ -216,10 +219,10 @@ export function wordLike(part: string): boolean {
  * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
  * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
  * number but one at most, and the words three fifths of its letters and digits. A random value's parts are seldom
- * words: of random strings of 16 to 40 characters, some 0.02 % (base64, base62) to 0.14 % (lower-case letters,
- * digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part). `strict`: every
- * part a word or a number (`ProgressTokenSchema$1`, `Uint8Array`): 0.0015 % of random base62 strings, 0.03 % of the
- * lower-case ones.
+ * words: of random strings of 16 to 40 characters, some 0.02 to 0.03 % (base64, base62) to 0.16 % (lower-case
+ * letters, digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part). `strict`:
+ * every part a word or a number (`ProgressTokenSchema$1`, `Uint8Array`): 0.002 % of random base62 strings, 0.04 % of
+ * the lower-case ones (a count of two million strings each, English's words of two letters among the words).
  */
 export function wordy(v: string, strict = false): boolean {
   let inWords = 0;

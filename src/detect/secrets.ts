@@ -398,7 +398,8 @@ const LOOKUP_NAME =
  * secret (`secret_name`, `private_key_path`, `api_key_header`, `password_hash_algorithm`, `secretsFile`): read only
  * where the name's last word is none of the secret words (SECRET_NAME_END).
  */
-const REFERENCE_NAME = /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method)s?$/;
+const REFERENCE_NAME =
+  /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method|config|configuration|settings|options|schema|manager|service|handler|factory|callback|validator)s?$/;
 /**
  * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`, `git-gui--askpass`): words of
  * lower-case letters and digits, each with at most a capital before it, between runs of `_ . @ -`. A random value's segments mix cases (the base64
@@ -463,10 +464,13 @@ const DECLARES =
  * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
  * `private readonly token = …`), or a name written bare after `{`, `(` or `,` and before `:` (`op`; a member of an
  * object literal, a parameter with its type: `{key: "_getString"}`, `(password: Uint8Array, …)`), or a variable that
- * `$` starts before `=` (PowerShell's, PHP's, Perl's). A JSON member's name is quoted and a config's line starts with
- * its name, so neither is read as a program.
+ * `$` starts before `=` (PowerShell's, PHP's, Perl's), or a member written with `->` or after `this.`, `this.#` or `self.`. A
+ * JSON member's name is quoted and a config's line starts with its name, so neither is read as a program.
  */
 function inProgram(s: string, nameStart: number, op: number): boolean {
+  // (A member written with `->`, C's, C++'s and PHP's, or after `this.` or `self.`: `mngr->getKey = xmlSecKeysMngrGetKey;`,
+  // `this.#functionsByKey = parent.#functionsByKey`.)
+  if ((codeAt(s, nameStart - 1) === 62 && codeAt(s, nameStart - 2) === 45) || s.startsWith('this.', nameStart) || s.startsWith('self.', nameStart) || s.startsWith('this.#', nameStart - 6)) return true;
   let k = nameStart - 1;
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
@@ -497,7 +501,7 @@ const WEAK_NAME = /(?:key|auth)$/;
  * `??`, `||`, `&&`.
  */
 const EXPRESSION = /[[\]]|\?\.|\?\?|\|\||&&/;
-const MEMBER_CHAIN = /^[\w$.?:!+\-*/%<>=]+$/;
+const MEMBER_CHAIN = /^[\w$#.?:!+\-*/%<>=]+$/;
 const MEMBER = /(?:^|[^\w$])[A-Za-z_$][\w$]*\.[A-Za-z_$#][\w$]*/;
 
 /** What a member chain's operators are made of. */
@@ -552,6 +556,13 @@ export function isExpression(v: string): boolean {
  * identifier).
  */
 const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
+
+/** One word between marks a name is made of, `_`, `.` and `-` (a cookie's prefix, `__Secure-`; `_private_`): a name, under a name that is not a password's. */
+const ONE_WORD = /^[_.-]*([A-Z]?[a-z]+)[_.-]*$/;
+function oneWord(v: string): boolean {
+  const m = ONE_WORD.exec(v);
+  return m !== null && wordLike(m[1]!);
+}
 
 /**
  * A word after a secret's name that says which of several it is, not that it is none: a number or a version
@@ -1456,7 +1467,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (namedInLetters(value, password)) return undefined;
   // Where the secret is (a path to a key file, a secret manager's name), and, under a name that is not a password's
   // (a password may be words and digits, `Summer-2024`), an identifier: names, not secrets.
-  if (isPath(value) || (!password && IDENTIFIER.test(value))) return undefined;
+  if (isPath(value) || (!password && (IDENTIFIER.test(value) || oneWord(value)))) return undefined;
   // In a program, a value written out is quoted (an unquoted one is an expression or a type: `key = objKeys[j]`,
   // `password: Uint8Array`), and one written in words is a name (`const META_KEY = "io.modelcontextprotocol/…"`,
   // `{key: "_getString"}`); a password may be words. Anywhere, an expression is none, and so is a value in words
@@ -2275,8 +2286,9 @@ function scanNestedSecrets(s: string, collections: readonly Collection[], stop?:
     if (y - x < 6 || y - x > MAX_MEMBER_VALUE) return;
     const v = s.slice(x, y);
     // (Stricter than a value under a secret's own name: a pattern or an escape is a program's, `tokens: ["\\bword\\b"]`;
-    // and in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`.)
-    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && wordy(v)) || ISO_TIME.test(v)) return;
+    // and in a program a value in words names a thing, `LIVING_KEYS = ["XMLHttpRequestUpload", ...]`, and one written
+    // unquoted is a variable or an expression unless random to look at, `{ hide: true, security: v1Security }`.)
+    if (PATTERN_MARKS.test(v) || v.includes('\\') || (program && (wordy(v) || (x === a && !randomToLook(v)))) || ISO_TIME.test(v)) return;
     if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   let readTo = 0;

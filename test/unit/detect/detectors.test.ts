@@ -1026,3 +1026,58 @@ describe('a secret written into a file named for one, given to a PowerShell para
     );
   });
 });
+
+describe("a program's names under a secret's name", () => {
+  // Code a filesystem server returns names its members and methods under names that end in a secret's word: an
+  // identifier there is a name, a variable or a type, no secret (what it held went out masked, a method's name among
+  // it); the same places holding a value random to look at, quoted, are a secret's.
+  const words = ['get', 'set', 'national', 'prefix', 'optional', 'when', 'formatting', 'value', 'account', 'session', 'cookie', 'keys', 'functions', 'credential', 'configuration', 'issue', 'request', 'string', 'number'];
+  const small = ['Is', 'To', 'By', 'Of', 'On', 'In', 'At', 'Or', 'As', 'If', 'Id'];
+  const abbreviations = ['Mngr', 'Sec', 'Xml', 'Ctx', 'Cfg', 'Svc', 'Mgr'];
+  const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
+  // A camel-case name of words, English's short ones and abbreviations among them (`_getNationalPrefixIsOptionalWhenFormatting`).
+  const camel = fc
+    .tuple(fc.constantFrom('', '_'), fc.constantFrom(...words), fc.array(fc.oneof(fc.constantFrom(...words).map(cap), fc.constantFrom(...small)), { minLength: 2, maxLength: 6 }))
+    .map(([u, first, rest]) => `${u}${first}${rest.join('')}`);
+  const withAbbreviations = fc
+    .tuple(fc.constantFrom(...words), fc.array(fc.oneof(fc.constantFrom(...words).map(cap), fc.constantFrom(...abbreviations)), { minLength: 2, maxLength: 5 }))
+    .map(([first, rest]) => `${first}${rest.join('')}`);
+  const acronymType = fc.tuple(fc.constantFrom('Open', 'Http', 'Web'), fc.constantFrom('ID4VCI', 'OAuth2', 'JWKS', 'X509'), fc.constantFrom(...words).map(cap), fc.constantFrom('Configuration', 'Options', 'Settings', 'Schema')).map((p) => p.join(''));
+  // (A value in words is a name anywhere in a program, and under a name whose only secret word is `key` in an object's
+  // line too, `key: "..."`: a value of words under `token:` on a config's line may be a password.)
+  const weak = fc.constantFrom('key', 'getKey', 'functionsByKey', 'ssrImportKey');
+  const strong = fc.constantFrom('apiKey', 'token', 'authToken', 'secretKey', 'password');
+  const random = fc.string({ minLength: 20, maxLength: 32, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 3.5 && !wordy(v));
+  const places = (n: string) => [
+    (v: string) => `  ${n}: "${v}",`,
+    (v: string) => `    mngr->${n} = ${v};`,
+    (v: string) => `      this.#${n} = parent.#${v}`,
+    (v: string) => `    self.${n} = ${v}`,
+    (v: string) => `const hidden${cap(n)} = { hide: true, security: ${v} };`,
+  ];
+
+  it('is none: a name in words, an abbreviation, a private member, a type an acronym starts, one word between marks', () => {
+    fc.assert(
+      fc.property(weak, strong, fc.nat(4), camel, withAbbreviations, acronymType, fc.constantFrom('__Secure-', '__Host-', '_private_', 'session.'), (w, st, p, c, a, t, one) => {
+        const n = p === 0 ? w : st;
+        // (An abbreviation's name is read as a program's only unquoted: quoted under `key:`, `MngrMngr` is no word.)
+        for (const v of p === 0 ? [c] : [c, a]) expect(detectKinds('secrets', places(n)[p]!(v)), places(n)[p]!(v)).toEqual([]);
+        expect(detectKinds('secrets', `    credentialConfiguration: ${t};`)).toEqual([]);
+        expect(detectKinds('secrets', `\t\tif (prefix === "secure") final${cap(w)} = "${one}" + key;`)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('finds and masks a value random to look at in the same places, quoted', () => {
+    fc.assert(
+      fc.property(strong, fc.nat(4), random, (n, p, r) => {
+        const text = [`  ${n}: "${r}",`, `    mngr->${n} = "${r}";`, `      this.#${n} = "${r}"`, `    self.${n} = "${r}"`, `const hidden${cap(n)} = { hide: true, security: "${r}" };`][p]!;
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(r);
+        expect(spans.some((s) => s.start <= at && at + r.length <= s.end), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
