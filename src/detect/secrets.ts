@@ -399,7 +399,7 @@ const LOOKUP_NAME =
  * where the name's last word is none of the secret words (SECRET_NAME_END).
  */
 const REFERENCE_NAME =
-  /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method|config|configuration|settings|options|schema|manager|service|handler|factory|callback|validator)s?$/;
+  /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method|audience|issuer|config|configuration|settings|options|schema|manager|service|handler|factory|callback|validator)s?$/;
 /**
  * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`, `git-gui--askpass`): words of
  * lower-case letters and digits, each with at most a capital before it, between runs of `_ . @ -`. A random value's segments mix cases (the base64
@@ -419,9 +419,11 @@ function isPath(v: string): boolean {
   const c0 = v.charCodeAt(0);
   const relative = c0 !== 47 && c0 !== 126 && c0 !== 46;
   const path = v.endsWith('.') && !v.endsWith('..') ? v.slice(0, -1) : v;
+  // (One that starts with `./` or `../`, a module's, may name its files in camel case: `./helpers/esm/toPropertyKey.js`.)
+  const dotted = v.startsWith('./') || v.startsWith('../');
   let named = 0;
   for (const seg of (c0 === 126 /* ~ */ ? path.slice(1) : path).split('/')) {
-    if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg))) return false;
+    if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg) || (dotted && CAMEL_SEGMENT.test(seg) && (seg.match(/[A-Z]?[a-z0-9]+/g) ?? []).every((w) => /^(?:[0-9]+|[a-z]{2,4})$/.test(w) || wordLike(w))))) return false;
     if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
     // (A relative path's segment of one letter is a password's mark and what follows it: `Av@h94os/d`; one of a digit
     // is a version's, `secrets/db-password/versions/3`.)
@@ -431,6 +433,8 @@ function isPath(v: string): boolean {
   // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
   return !relative || named >= 2;
 }
+/** A segment of words in camel case, `_ . @ -` between them at most (`toPropertyKey.js`, `classPrivateFieldLooseKey.js`; each read as a word, wordLike, or a short abbreviation, `esm`, `cjs`). */
+const CAMEL_SEGMENT = /^\.?[A-Za-z][a-z0-9]*(?:[_.@-]*[A-Z]?[a-z0-9]+)*$/;
 /** Letters and digits switching three times in a row (`q3d5`, `3d5q`). */
 const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/;
 
@@ -443,6 +447,20 @@ function endsType(s: string, end: number): boolean {
   while (codeAt(s, k) === 32) k++;
   const c = codeAt(s, k);
   return c === 59 || c === 124 || c === 44 || c === 41 || c === 61 || c === 62 || c === 60 || c === 91;
+}
+
+/** A GPG key's fingerprint (40 hex digits) or long id (16), one case, `0x` before it at most. */
+const KEY_FINGERPRINT = /^(?:0x)?(?:[0-9A-F]{40}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9a-f]{16})$/;
+/** Whether `value` is a GPG key's fingerprint or long id under `name` (a key's, a fingerprint's or an id's) that `named` (the name and what stands before it) says is GPG's or PGP's. */
+function gpgFingerprint(name: string, named: string, value: string): boolean {
+  return KEY_FINGERPRINT.test(value) && /(?:key|fingerprint|id)$/.test(name) && /gpg|pgp/i.test(named);
+}
+/** A Codecov badge's or graph's link up to its query, where what follows is a parameter of it (CODECOV_BADGE_AT: up to 256 characters back). */
+const CODECOV_BADGE = /codecov\.io\/[^\s"'<>()]*\/(?:badge\.svg|graphs?\/[^\s"'<>()?]*)\?(?:[^\s"'<>()]*&)?$/i;
+const CODECOV_BADGE_AT = 256;
+/** Whether the name at `nameStart` is a parameter of a Codecov badge's link (`https://codecov.io/gh/o/r/graph/badge.svg?token=...`): a token shown in every README that carries the badge. */
+function codecovBadge(s: string, nameStart: number): boolean {
+  return codeAt(s, nameStart - 1) === 63 || codeAt(s, nameStart - 1) === 38 ? CODECOV_BADGE.test(s.slice(Math.max(0, nameStart - CODECOV_BADGE_AT), nameStart)) : false;
 }
 
 /** Whether the name at `nameStart` is a part of an ARN or a URN (`arn:partition:service:region:account:secret:...`, `urn:ietf:params:oauth:token-type:...`): the run of non-blank characters it ends starts with `arn:` or `urn:`. */
@@ -464,7 +482,8 @@ const DECLARES =
  * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
  * `private readonly token = …`), or a name written bare after `{`, `(` or `,` and before `:` (`op`; a member of an
  * object literal, a parameter with its type: `{key: "_getString"}`, `(password: Uint8Array, …)`), or a variable that
- * `$` starts before `=` (PowerShell's, PHP's, Perl's), or a member written with `->` or after `this.`, `this.#` or `self.`. A
+ * `$` starts before `=` (PowerShell's, PHP's, Perl's), a declarator after a string literal and `,` (a declaration's
+ * list), or a member written with `->` or after `this.`, `this.#` or `self.`. A
  * JSON member's name is quoted and a config's line starts with its name, so neither is read as a program.
  */
 function inProgram(s: string, nameStart: number, op: number): boolean {
@@ -475,6 +494,8 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
   if (op === 58 && (c === 123 || c === 40 || c === 44)) return true;
+  // (A declarator after a string literal and `,`, a declaration's list: `const a = "...", ssrExportAllKey = "...";`.)
+  if (op === 61 && c === 44 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39 || codeAt(s, k - 1) === 96)) return true;
   // (A variable that `$` starts, `$pw = ConvertTo-SecureString ...` in PowerShell, `$password = getenv(...)` in PHP or Perl,
   // is a program's: a value written out there is quoted.)
   if (op === 61 && codeAt(s, nameStart - 1) === 36) return true;
@@ -551,11 +572,12 @@ export function isExpression(v: string): boolean {
 }
 
 /**
- * An identifier of several words (`OPENAI_API_KEY_2`, `_ALLOWED_KEY_TYPES`, `PROJ-1234`, `my-app-secrets-v3`, `X-Api-Key-2`): what a config names a
+ * An identifier of several words (`OPENAI_API_KEY_2`, `_ALLOWED_KEY_TYPES`, `PROJ-1234`, `my-app-secrets-v3`, `X-Api-Key-2`,
+ * `__vite_ssr_import__`): what a config names a
  * key or a secret by, or the prefix of one (`deps-v1-`). Each word letters then digits, or digits (`a8f3-k2j9` is no
  * identifier).
  */
-const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_?|[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]?|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
+const IDENTIFIER = /^(?:_*[A-Z]+[0-9]*(?:[_-](?:[A-Z]+[0-9]*|[0-9]+))+_*|_*[a-z]+[0-9]*(?:[_.-](?:[a-z]+[0-9]*|[0-9]+))+[_.-]*|[A-Z][a-z]*[0-9]*(?:-(?:[A-Z][a-z]*[0-9]*|[0-9]+))+)$/;
 
 /** One word between marks a name is made of, `_`, `.` and `-` (a cookie's prefix, `__Secure-`; `_private_`): a name, under a name that is not a password's. */
 const ONE_WORD = /^[_.-]*([A-Z]?[a-z]+)[_.-]*$/;
@@ -1457,6 +1479,10 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (`deps-v1-{{ checksum ... }}`, `prefix-${VAR}`), and a resource path of an ARN or a URN read as an assignment
   // (`arn:aws:secretsmanager:...:secret:prod/app/db-AbCdEf`): no value written here.
   if (value.includes('{{') || value.includes('${') || inArnOrUrn(s, nameStart)) return undefined;
+  // (Nor a badge's token in a Codecov badge's or graph's link, public by design (`.../graph/badge.svg?token=...`, a
+  // README's), nor a GPG key's fingerprint or long id under a key's, a fingerprint's or an id's name that says GPG or
+  // PGP, or after those words, `Release GPG key: F3EF...`, `GPG_KEY_ID=...`; a passphrase's name says no key.)
+  if ((op === 61 && codecovBadge(s, nameStart)) || gpgFingerprint(name, s.slice(Math.max(0, nameStart - 16), nameEnd), value)) return undefined;
   // (Nor a list of words between colons, `...:seamonkey:mozilla:epiphany:...`: a name, a `:` with no blank after it,
   // then a value that holds another `:`.)
   if (op === 58 && v === i + 1 && value.includes(':')) return undefined;
@@ -2045,6 +2071,8 @@ function nextOf(s: string, c: string, from: number, at: number): number {
  * around it only, as a value's name stands next to it elsewhere.)
  */
 function tableValue(name: string, v: string): boolean {
+  // (A GPG key's fingerprint is no secret, and neither is what its hex decodes to.)
+  if (gpgFingerprint(name, name, v)) return false;
   for (let round = 0; ; round++) {
     const line = `${name}=${v}`;
     const m = assignment(line, name.length, { start: -1, end: -1 });

@@ -1081,3 +1081,42 @@ describe("a program's names under a secret's name", () => {
     );
   });
 });
+
+describe('what a README or a module shows in the open', () => {
+  const hex = (n: number, upper: boolean) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...(upper ? '0123456789ABCDEF' : '0123456789abcdef').split('')) });
+  // Real fingerprints, the release keys the Node.js README and readable-stream's list (a digest's hex: a run of zeros a
+  // generator favours decodes to bytes that hold text, which no fingerprint does), whole or their long ids, either case.
+  const fingerprints = ['4ED778F539E3634C779C87C6D7062848A1AB005C', '141F07595B7B3FFE74309A937405533BE57C7D57', '74F12602B6F1C4E913FAA37AD3A89613643B6201', 'DD792F5973C6DE52C432CBDAC77ABFA00DDBF2B7', 'CC68F5A3106FF448322E48ED27F5E38D5B0A215F', '8FCCA13FEF1D0C2E91008E09770F7A9A5AE15600', 'C4F0DFFF4E8C1A8236409D08E73BC641CC11F4C8', '890C08DB8579162FEE0DF9DB8BEAB4DFCF555EF4', 'C82FA3AE1CBEDC6BE46B9360C43CEC45C17AB93C', '108F52B48DB57BB0CC439B2997B01419BD92F80A', 'A363A499291CBBC940DD62E41F10027AF002F8B0', 'F3EF5F62A87FC27A22E643F714CE4FF5015AA242', '3ABC01543F22DD2239285CDD818674489FBC127E', '9554F04D7259F04124DE6B476D5A82AC7E37093B', 'DD8F2338BAE7501E3DD5AC78C273792F7D83545D'];
+  const fingerprint = fc.tuple(fc.constantFrom(...fingerprints), fc.boolean(), fc.boolean()).map(([f, id, lower]) => (lower ? f.toLowerCase() : f).slice(id ? 24 : 0));
+  const token = fc.string({ minLength: 10, maxLength: 24, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[A-Z].*[A-Z]/.test(v) && shannonEntropy(v) >= 3);
+  // (Words of a name, one abbreviation among them at most, as a program's constants name things: `__vite_ssr_exportAll__`.)
+  const words = fc.uniqueArray(fc.constantFrom('vite', 'ssr', 'dynamic', 'import', 'export', 'meta', 'module', 'helpers'), { minLength: 2, maxLength: 4 });
+  const camel = fc.array(fc.constantFrom('to', 'property', 'key', 'class', 'private', 'field', 'loose', 'primitive'), { minLength: 2, maxLength: 4 }).map((ws) => ws.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join(''));
+
+  it("is none: a Codecov badge's token, a GPG key's fingerprint or id, a module's path in camel case, a declaration list's names", () => {
+    fc.assert(
+      fc.property(token, fingerprint, words, camel, fc.constantFrom('esm', 'cjs', 'lib'), (t, fp, ws, c, dir) => {
+        for (const text of [
+          `[![codecov](https://codecov.io/gh/acme/lib/branch/main/graph/badge.svg?token=${t})](https://codecov.io/gh/acme/lib)`,
+          `<img src="https://codecov.io/gh/acme/lib/graph/badge.svg?branch=main&token=${t}" alt="Coverage">`,
+          `  - Release GPG key: ${fp}`,
+          `GPG_KEY_FINGERPRINT=${fp}`,
+          `"./helpers/${c}": [{ "import": "./helpers/${dir}/${c}.js" }, "./helpers/${c}.js"],`,
+          `const ssrModuleKey = "__${ws.join('_')}__", ssrImportKey = "__${ws.join('_')}_x__", ssrOtherKey = "__${ws.join('_')}Name__", x = 1;`,
+        ])
+          expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("finds the same values where no badge, no GPG key and no module's path says so", () => {
+    fc.assert(
+      fc.property(token, hex(40, true), (t, fp) => {
+        for (const text of [`curl -X POST "https://codecov.io/upload/v4?token=${t}1x"`, `https://example.com/badge.svg?token=${t}1x`, `gpg_passphrase: ${fp}`, `api_key: ${fp}`])
+          expect(detectKinds('secrets', text), text).not.toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
