@@ -221,7 +221,9 @@ function connection(s: string, i: number): [number, number] | undefined {
   if (a === i || isSchemeChar(codeAt(s, a - 1)) || !isLetter(s.charCodeAt(a))) return undefined;
   const u0 = i + 3;
   let pos = u0;
-  const stop = (c: number) => c === 58 || c === 47 || c === 64 || c === 63 || c === 35 || isSpace(c) || c < 0;
+  // (A user and a password hold no quote and no angle bracket, a user no bracket either: none is a URI's, and one read
+  // past them runs out of its string into the program around it, `funding:"https://dotenvx.com",keywords:[...]...@`.)
+  const stop = (c: number) => c === 58 || c === 47 || c === 64 || c === 63 || c === 35 || isSpace(c) || c < 0 || isQuoteOrAngle(c) || c === 91 || c === 93 || c === 123 || c === 125;
   while (pos - u0 <= 100 && !stop(codeAt(s, pos))) pos++;
   if (pos - u0 > 100) return undefined;
   // (A user with no password that is a token, `https://<token>@github.com/...`: as git takes one.)
@@ -230,7 +232,7 @@ function connection(s: string, i: number): [number, number] | undefined {
     if (codeAt(s, pos) !== 58) return undefined;
     const p0 = pos + 1;
     pos = p0;
-    const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0;
+    const pstop = (c: number) => c === 64 || c === 47 || isSpace(c) || c < 0 || isQuoteOrAngle(c);
     while (pos - p0 <= 200 && !pstop(codeAt(s, pos))) pos++;
     // (Three characters or fewer are a guide's stand-in, `user:abc@`, `u:p@`, not a password.)
     if (pos - p0 < 4 || pos - p0 > 200 || codeAt(s, pos) !== 64) return undefined;
@@ -242,6 +244,11 @@ function connection(s: string, i: number): [number, number] | undefined {
   while (pos - h0 <= 255 && !hstop(codeAt(s, pos))) pos++;
   if (pos === h0) return undefined;
   return [a, pos];
+}
+
+/** A quote (`"`, `'`, a backtick) or an angle bracket. */
+function isQuoteOrAngle(c: number): boolean {
+  return c === 34 || c === 39 || c === 96 || c === 60 || c === 62;
 }
 
 /**

@@ -1120,3 +1120,21 @@ describe('what a README or a module shows in the open', () => {
     );
   });
 });
+
+describe("a URL in a program's string", () => {
+  it('is no connection string with what stands after its closing quote, up to an @ further on; a user and password inside it are found', () => {
+    const host = fc.constantFrom('dotenvx.com', 'example.org', 'registry.npmjs.org');
+    const between = fc.array(fc.constantFrom('keywords:["dotenv","env"]', 'license:"BSD-2-Clause"', 'devDependencies:{', '"@types/node":"^18"', ',', ' ', 'x:1'), { minLength: 1, maxLength: 6 });
+    const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789[]!'.split('')) }).filter((p) => /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3);
+    fc.assert(
+      fc.property(host, between, fc.constantFrom('"', "'", '`'), password, (h, rest, q, p) => {
+        const text = `funding:${q}https://${h}${q},${rest.join('')}`;
+        expect(scanSecrets(text).filter((sp) => sp.kind === 'connection-string'), text).toEqual([]);
+        const url = `url:${q}postgres://app:${p}@${h}:5432/db${q},${rest.join('')}`;
+        const at = url.indexOf(p);
+        expect(scanSecrets(url).some((sp) => sp.kind === 'connection-string' && sp.start <= at && at + p.length <= sp.end), url).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
