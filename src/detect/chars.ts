@@ -198,12 +198,15 @@ export function hasDigit(s: string): boolean {
 
 /** The parts of a name: split at what is no letter or digit and before a capital that starts a word (`Uint8`, `Array`). */
 const NAME_PARTS = /[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z0-9]+/g;
-/**
- * A word as names are written: a capital at most, two or more lower-case letters, digits after; or one of English's
- * words of two letters capitalized, as camel case writes them inside a name (`IsOptional`, `ToString`, `ById`).
- */
-const WORD = /^(?:[A-Z]?[a-z]{2,}|Is|Of|To|By|On|In|At|Or|As|If|No|Up|An|Do|Be|It|My|Id|Ok)[0-9]*$/;
+/** A word as names are written: a capital at most, two or more lower-case letters, digits after. */
+const WORD = /^[A-Z]?[a-z]{2,}[0-9]*$/;
+/** One of English's words of two letters capitalized, as camel case writes them inside a name (`IsOptional`, `ToString`, `ById`). */
+const SMALL_WORD = /^(?:Is|Of|To|By|On|In|At|Or|As|If|No|Up|An|Do|Be|It|My|Id|Ok)[0-9]*$/;
+/** Words of three letters or more a value holds for SMALL_WORD's to count as words in it: a method's name (`_getNationalPrefixIsOptionalWhenFormatting`), not a random run that happens to hold one (`aaAsAbdfciabgeha0`). */
+const SMALL_AMONG = 3;
 const VOWEL = /[aeiouy]/i;
+/** A word of three letters or more (digits after it at most). */
+const LONG_WORD = /^(?:[A-Z][a-z]{2,}|[a-z]{3,})[0-9]*$/;
 /** Five consonants in a row: seldom in a word, often in a random run of letters. */
 const CONSONANTS = /[b-df-hj-np-tv-xz]{5}/i;
 
@@ -219,16 +222,20 @@ export function wordLike(part: string): boolean {
  * Whether `v` is written in words, as names are (`_getString`, `Uint8Array`, `io.modelcontextprotocol/clientInfo`,
  * `ProgressTokenSchema$1`): two words or more (with a vowel, without five consonants in a row), every other part a
  * number but one at most, and the words three fifths of its letters and digits. A random value's parts are seldom
- * words: of random strings of 16 to 40 characters, some 0.02 to 0.03 % (base64, base62) to 0.16 % (lower-case
- * letters, digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part). `strict`:
- * every part a word or a number (`ProgressTokenSchema$1`, `Uint8Array`): 0.002 % of random base62 strings, 0.04 % of
- * the lower-case ones (a count of two million strings each, English's words of two letters among the words).
+ * words: of random strings of 16 to 40 characters, some 0.02 % (base64, base62) to 0.16 % (lower-case letters,
+ * digits, `-` and `_`) read so, and none of hex or lower-case letters and digits alone (one part). `strict`: every
+ * part a word or a number (`ProgressTokenSchema$1`, `Uint8Array`): 0.0015 % of random base62 strings, 0.04 % of the
+ * lower-case ones (a count of two million strings each). English's words of two letters capitalized are words among
+ * three longer ones at least (SMALL_WORD, `_getNationalPrefixIsOptionalWhenFormatting`).
  */
 export function wordy(v: string, strict = false): boolean {
   let inWords = 0;
   let words = 0;
   let others = 0;
   let alnum = 0;
+  let long = 0;
+  let small = 0;
+  let inSmall = 0;
   for (const m of v.matchAll(NAME_PARTS)) {
     const part = m[0];
     alnum += part.length;
@@ -236,8 +243,17 @@ export function wordy(v: string, strict = false): boolean {
     if (WORD.test(part) && wordLike(part)) {
       inWords += part.length;
       words++;
+      if (LONG_WORD.test(part)) long++;
+    } else if (SMALL_WORD.test(part)) {
+      small++;
+      inSmall += part.length;
     } else if (++others > (strict ? 0 : 1)) return false;
   }
+  // (English's short words are words among SMALL_AMONG longer ones at least, else parts of no word.)
+  if (long >= SMALL_AMONG) {
+    words += small;
+    inWords += inSmall;
+  } else if ((others += small) > (strict ? 0 : 1)) return false;
   return words >= 2 && inWords * 5 >= alnum * 3;
 }
 

@@ -215,6 +215,10 @@ const gRun = new Int32Array(RING);
 const gBefore = new Int32Array(RING);
 const gEven = new Uint8Array(RING);
 const gOdd = new Uint8Array(RING);
+/** Groups of two digits or fewer among the groups before each (a hex dump's bytes, `41 42 43 44`, an OID's: no card's groups). */
+const gShortBefore = new Int32Array(RING);
+/** The most digits of a group no card is written in. */
+const SHORT_GROUP = 2;
 
 /** Digit d doubled as Luhn doubles it (its digits summed). */
 const DOUBLED = Uint8Array.of(0, 2, 4, 6, 8, 1, 3, 5, 7, 9);
@@ -228,7 +232,8 @@ const DOUBLED = Uint8Array.of(0, 2, 4, 6, 8, 1, 3, 5, 7, 9);
  * (Mastercard, Amex/JCB/Diners, Visa, Mastercard, Discover/UnionPay/Maestro;
  * industry 2 only as 22 to 27 and 16 digits or more, Mastercard's and Mir's;
  * 13-digit millisecond timestamps and ids starting with 1, 7, 8, 9 or 0 are
- * not cards), not one digit repeated, Luhn-valid; the longest from each
+ * not cards), not one digit repeated, no group of two digits or fewer
+ * (a hex dump's bytes, `41 42 43 44 45 46 47 48`), Luhn-valid; the longest from each
  * group on (so `x=1 3782 8224 6310 005` finds the card after the `1`). The
  * groups a run from one start may end at are a range that only moves
  * forward as the start does, and each is checked in constant time (the
@@ -252,6 +257,7 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
   let digits = 0;
   let even = 0;
   let odd = 0;
+  let short = 0;
   let runStart = 0;
   let last = -1;
   // The group judged next (g), and the range of groups a card from it may end at: [lo, hi).
@@ -261,6 +267,7 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
   let pos = i;
   let ended = false;
   gBefore[0] = 0;
+  gShortBefore[0] = 0;
   gEven[0] = 0;
   gOdd[0] = 0;
   while (!ended) {
@@ -285,9 +292,11 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
     }
     gEnd[r] = pos;
     gRun[r] = runStart;
+    if (pos - gStart[r]! <= SHORT_GROUP) short++;
     G++;
     const rb = G & RING_MASK;
     gBefore[rb] = digits;
+    gShortBefore[rb] = short;
     gEven[rb] = even % 10;
     gOdd[rb] = odd % 10;
     if (stop !== undefined && (G & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out inside the personal-data scan');
@@ -333,7 +342,7 @@ function numbers(s: string, i: number, finds: Finds, stop?: () => boolean): numb
       for (let j = hi - 1; j >= lo; j--) {
         const rj = (j + 1) & RING_MASK;
         if (first === 2 && gBefore[rj]! - a < 16) break;
-        if (gRun[j & RING_MASK]! > a && ((gBefore[rj]! & 1) === 1 ? gOdd[rj] === aOdd : gEven[rj] === aEven)) {
+        if (gRun[j & RING_MASK]! > a && gShortBefore[rj] === gShortBefore[rg] && ((gBefore[rj]! & 1) === 1 ? gOdd[rj] === aOdd : gEven[rj] === aEven)) {
           found = j;
           break;
         }

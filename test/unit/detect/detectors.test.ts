@@ -697,8 +697,9 @@ describe("a password's, an API key's or a token's name in another language", () 
   const NAMES = ['Passwort', 'Kennwort', 'wachtwoord', 'senha', 'heslo', 'salasana', 'passord', 'lösenord', 'hasło', 'şifre', 'jelszó', 'contraseña', 'mot de passe', 'kata sandi', 'mật khẩu', 'пароль', 'Пароль', 'κωδικός', '密码', '密碼', 'パスワード', '비밀번호', 'รหัสผ่าน', 'كلمة المرور', 'סיסמה', 'पासवर्ड', 'API-Schlüssel', 'clé API', 'clave de API', 'chave de API', 'ключ API', 'токен', 'APIキー', 'トークン', 'API 密钥', 'API 키', '토큰', 'clave', 'Clave', 'contrasenya', 'parola', "parola d'ordine", 'parolă', 'kodeord', 'parool', 'lozinka', 'slaptažodis', 'chiave API', "chiave dell'API", 'API-kulcs', 'API-avain', 'API-nøgle', 'API-nøkkel', 'klíč API', 'API anahtarı', 'khóa API', 'kunci API'];
   const WORDS = ['obrigatória', 'vergessen', 'Größenordnung', 'неверный', 'oublié', 'vaihdettu', 'Şifrenizi', 'zmienione', 'demasiado', 'required', '请输入您的登录密码以继续访问系统', 'パスワードを入力してください今すぐ', 'الرجاءإدخالكلمةالمرورللمتابعة', 'אנאהזןאתהסיסמהשלךכדילהמשיך', 'obbligatoria', 'requerida', 'dimenticata', 'olvidada', 'obligatorie'];
   // (Random as a key's or a token's value is: 16 characters or more, of many distinct ones, 3.3 bits a character or
-  // more: a drawn `aaaaAab01Bfgehij` is none.)
-  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12 && shannonEntropy(v) >= 3.3);
+  // more: a drawn `aaaaAab01Bfgehij` is none; and not words in every part, which after a `:` read as a type's or a
+  // variable's name, `cdaaabfa0Agbhiej`.)
+  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12 && shannonEntropy(v) >= 3.3 && !wordy(v, true));
   const op = fc.constantFrom(': ', ' : ', '=', ' = ', '：', ': "');
 
   it("finds and masks a random value after it, in any case, after any operator, at a line start, after a word, or as an environment variable's last word", () => {
@@ -1036,9 +1037,10 @@ describe("a program's names under a secret's name", () => {
   const abbreviations = ['Mngr', 'Sec', 'Xml', 'Ctx', 'Cfg', 'Svc', 'Mgr'];
   const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
   // A camel-case name of words, English's short ones and abbreviations among them (`_getNationalPrefixIsOptionalWhenFormatting`).
+  // (English's short words among three longer ones at least, as a method's name holds them.)
   const camel = fc
-    .tuple(fc.constantFrom('', '_'), fc.constantFrom(...words), fc.array(fc.oneof(fc.constantFrom(...words).map(cap), fc.constantFrom(...small)), { minLength: 2, maxLength: 6 }))
-    .map(([u, first, rest]) => `${u}${first}${rest.join('')}`);
+    .tuple(fc.constantFrom('', '_'), fc.constantFrom(...words), fc.array(fc.constantFrom(...words).map(cap), { minLength: 2, maxLength: 5 }), fc.array(fc.constantFrom(...small), { maxLength: 2 }))
+    .map(([u, first, longer, shortOnes]) => `${u}${first}${longer[0]}${shortOnes.join('')}${longer.slice(1).join('')}`);
   const withAbbreviations = fc
     .tuple(fc.constantFrom(...words), fc.array(fc.oneof(fc.constantFrom(...words).map(cap), fc.constantFrom(...abbreviations)), { minLength: 2, maxLength: 5 }))
     .map(([first, rest]) => `${first}${rest.join('')}`);
