@@ -318,7 +318,7 @@ function pgpass(s: string, i: number): [number, number] | undefined {
  * password's seed, recovery codes.
  */
 const SECRET_NAME_END =
-  /(?:key|secret|token|authorization|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
+  /(?:key|secret|token|authorization|passw(?:or)?d|passphrase|passcode|pwd|pass|passw|pswd|pword|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|psw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /**
  * A password's, an API key's or a token's name in another language, at the end of what stands before an operator
@@ -388,8 +388,8 @@ function localName(s: string, end: number): { start: number; name: string } | un
 const NUMERIC_PASSWORD = /^(?!(\d)\1*$)\d{6,64}$/;
 /** The names a numeric password is read under: a password's own words and a passcode (a meeting's, `Passcode: 839201`; not `pass`, `psk` or `pw`, which name counts and codes too, nor a PIN, which names India's postal codes). */
 const NUMERIC_NAME = /(?:passw(?:or)?d|passphrase|passcode|pwd)$/;
-/** A name that says it holds a password, a passphrase or a passcode (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`). */
-const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|passcode|pwd|(?:^|[_.-])(?:pass|psk|pw))$/;
+/** A name that says it holds a password, a passphrase or a passcode (as its last word; `pass` as a word of its own, not `compass`; a Wi-Fi network's pre-shared key, `psk`; `pw`; shorthand, `pswd`, `pword`, `passw`, `psw`). */
+const PASSWORD_NAME = /(?:passw(?:or)?d|passphrase|passcode|pwd|passw|pswd|pword|(?:^|[_.-])(?:pass|psk|pw|psw))$/;
 /** Names of keys that are public by design (a public key, a public token, a publishable key, a WebSocket handshake's nonce): their values are no secret. */
 const PUBLIC_NAME = /pub(?:lic)?[_.-]?(?:key|token)$|publishable|websocket-(?:key|accept)$/;
 /**
@@ -720,6 +720,22 @@ function remarkedName(s: string, k: number): [number, number] | undefined {
   let nameStart = nameEnd;
   while (nameStart > 0 && nameEnd - nameStart < MAX_NAME && isNameChar(s.charCodeAt(nameStart - 1))) nameStart--;
   return nameStart < nameEnd ? [nameStart, nameEnd] : undefined;
+}
+
+/**
+ * A label in brackets that starts its line, its name inside them, the bracket's closing one at `k` (`[password]: ...`,
+ * `(API key): ...`, after a list's mark at most): the name's [start, end), or undefined.
+ */
+function bracketedName(s: string, k: number): [number, number] | undefined {
+  const opener = s.charCodeAt(k) === 41 ? 40 : 91;
+  let j = k - 1;
+  while (j >= 0 && k - j <= MAX_NAME && (isNameChar(s.charCodeAt(j)) || s.charCodeAt(j) === 32)) j--;
+  if (codeAt(s, j) !== opener || j + 1 === k) return undefined;
+  let b = j - 1;
+  while (b >= 0 && (s.charCodeAt(b) === 32 || s.charCodeAt(b) === 9)) b--;
+  if (b >= 0 && (s.charCodeAt(b) === 45 || s.charCodeAt(b) === 42) && (b === 0 || isSpace(s.charCodeAt(b - 1)))) b--;
+  while (b >= 0 && (s.charCodeAt(b) === 32 || s.charCodeAt(b) === 9)) b--;
+  return b < 0 || s.charCodeAt(b) === 10 || s.charCodeAt(b) === 13 ? [j + 1, k] : undefined;
 }
 
 /** Characters a type's brackets hold at most (`Optional[str]`, `dict[str, str]`), and the types of a union (`str | None`). */
@@ -1311,6 +1327,8 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   let nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
   let nameStart = k + 1;
+  // (A password's shorthand with a slash, `P/W: ...`: read as `pw`.)
+  if (nameEnd - nameStart === 1 && (codeAt(s, nameStart) | 32) === 119 && codeAt(s, nameStart - 1) === 47 && (codeAt(s, nameStart - 2) | 32) === 112 && !isNameChar(codeAt(s, nameStart - 3))) nameStart -= 2;
   // (A name then its type, Python's or TypeScript's: `api_key: str = "..."`, `password: Optional[str] = "..."`.)
   if (op === 61 && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
     const typed = typedName(s, nameEnd - 1) ?? declaredName(s, nameStart, nameEnd);
@@ -1319,7 +1337,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (In prose, a name then whose it is: `the root password for the staging box is ...`, `The API key for prod: ...`.)
   let told = verb >= 0;
   if ((told || (op === 58 && (codeAt(s, i + 1) === 32 || codeAt(s, i + 1) === 10 || codeAt(s, i + 1) === 13))) && !secretNamed(s.slice(nameStart, nameEnd).toLowerCase())) {
-    const owner = nameStart === nameEnd && codeAt(s, e - 1) === 41 ? remarkedName(s, e - 1) : proseOwner(s, e);
+    const owner = nameStart === nameEnd && (codeAt(s, e - 1) === 41 || codeAt(s, e - 1) === 93) ? (bracketedName(s, e - 1) ?? (codeAt(s, e - 1) === 41 ? remarkedName(s, e - 1) : undefined)) : proseOwner(s, e);
     if (owner !== undefined) {
       [nameStart, nameEnd] = owner;
       told = true;
@@ -1354,6 +1372,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || bareName(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
   if (blank && !flag && !bare) return undefined;
   let name = local ?? s.slice(nameStart + dashes, nameEnd).toLowerCase();
+  if (name === 'p/w') name = 'pw';
   // (A Java tool's flag names a password without a word of its own: `-storepass`, `-srckeypass`.)
   if (dashes === 1 && STORE_PASS.test(name)) name = `${name.slice(0, -4)}_pass`;
   // In prose the word before the name says what it names: `the cache key is ...` looks a record up, `the public key
