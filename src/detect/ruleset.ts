@@ -468,7 +468,8 @@ function regexAt(c: Compiled, re: RE2JS, s: string, p: number): RE2JS {
       const firsts = lead.includes('(') ? alternatives(rest) : [rest];
       return firsts.some((f) => found.some((k) => new RegExp(`^${literal(k)}`, 'i').test(f)));
     });
-    at = kept.every(Boolean) ? re : RE2JS.compile(flag + own.map((a, i) => (kept[i] ? a : `[^\\x00-\\x{10FFFF}]${'()'.repeat(capturingGroups(a))}`)).join('|'));
+    // (An alternative is a whole regex of its own: re2js counts its groups as it numbers them in the rule's.)
+    at = kept.every(Boolean) ? re : RE2JS.compile(flag + own.map((a, i) => (kept[i] ? a : `[^\\x00-\\x{10FFFF}]${'()'.repeat(RE2JS.compile(a).groupCount())}`)).join('|'));
     c.atKeywords.set(key, at);
   }
   return at;
@@ -483,21 +484,6 @@ function startsAt(s: string, p: number, k: string): boolean {
     if (c !== k.charCodeAt(i)) return false;
   }
   return true;
-}
-
-/** How many capturing groups `re` opens (`(`, `(?P<name>`, `(?<name>`; not `(?:`, `(?i:`), classes and escapes read past. */
-function capturingGroups(re: string): number {
-  let n = 0;
-  for (let i = 0; i < re.length; i++) {
-    const c = re[i];
-    if (c === '\\') i++;
-    else if (c === '[') {
-      if (re[i + 1] === '^') i++;
-      if (re[i + 1] === ']') i++;
-      for (i++; i < re.length && re[i] !== ']'; i++) if (re[i] === '\\') i++;
-    } else if (c === '(' && (re[i + 1] !== '?' || re[i + 2] === 'P' || re[i + 2] === '<')) n++;
-  }
-  return n;
 }
 
 /** A keyword-assignment rule's regex without the name before its keyword, anchored (see anchoredAtKeyword), compiled on first use. */

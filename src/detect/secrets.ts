@@ -430,7 +430,7 @@ function isPath(v: string): boolean {
   const dotted = v.startsWith('./') || v.startsWith('../');
   let named = 0;
   for (const seg of (c0 === 126 /* ~ */ ? path.slice(1) : path).split('/')) {
-    if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg) || (dotted && CAMEL_SEGMENT.test(seg) && (seg.match(/[A-Z]?[a-z0-9]+/g) ?? []).every((w) => /^(?:[0-9]+|[a-z]{2,4})$/.test(w) || wordLike(w))))) return false;
+    if (!(seg === '' || seg === '.' || seg === '..' || PATH_SEGMENT.test(seg) || (dotted && camelSegment(seg)))) return false;
     if (relative && LETTERS_AND_DIGITS_SWITCHING.test(seg)) return false;
     // (A relative path's segment of one letter is a password's mark and what follows it: `Av@h94os/d`; one of a digit
     // is a version's, `secrets/db-password/versions/3`.)
@@ -440,8 +440,12 @@ function isPath(v: string): boolean {
   // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
   return !relative || named >= 2;
 }
-/** A segment of words in camel case, `_ . @ -` between them at most (`toPropertyKey.js`, `classPrivateFieldLooseKey.js`; each read as a word, wordLike, or a short abbreviation, `esm`, `cjs`). */
+/** A segment of words in camel case, `_ . @ -` between them at most (`toPropertyKey.js`, `classPrivateFieldLooseKey.js`). */
 const CAMEL_SEGMENT = /^\.?[A-Za-z][a-z0-9]*(?:[_.@-]*[A-Z]?[a-z0-9]+)*$/;
+/** Whether `seg` is CAMEL_SEGMENT's, each of its words read as one (wordLike), a number or a short abbreviation (`esm`, `cjs`). */
+function camelSegment(seg: string): boolean {
+  return CAMEL_SEGMENT.test(seg) && (seg.match(/[A-Z]?[a-z0-9]+/g) ?? []).every((w) => /^(?:[0-9]+|[a-z]{2,4})$/.test(w) || wordLike(w));
+}
 /** Letters and digits switching three times in a row (`q3d5`, `3d5q`). */
 const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/;
 
@@ -496,7 +500,7 @@ const DECLARES =
 function inProgram(s: string, nameStart: number, op: number): boolean {
   // (A member written with `->`, C's, C++'s and PHP's, or after `this.` or `self.`: `mngr->getKey = xmlSecKeysMngrGetKey;`,
   // `this.#functionsByKey = parent.#functionsByKey`.)
-  if ((codeAt(s, nameStart - 1) === 62 && codeAt(s, nameStart - 2) === 45) || s.startsWith('this.', nameStart) || s.startsWith('self.', nameStart) || s.startsWith('this.#', nameStart - 6)) return true;
+  if ((codeAt(s, nameStart - 1) === 62 && codeAt(s, nameStart - 2) === 45) || s.startsWith('this.', nameStart) || s.startsWith('self.', nameStart) || (nameStart >= 6 && s.startsWith('this.#', nameStart - 6))) return true;
   let k = nameStart - 1;
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
