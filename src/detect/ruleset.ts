@@ -15,7 +15,8 @@
  * Bounded work: a keyword-assignment rule is tried anchored where its
  * name's keyword is followed by an operator, a rule whose every match
  * starts with one of its keywords (`ghp_`, `glpat-`) anchored at each of
- * them, every other keyword runs its rule on a window around it (merged
+ * them (only its alternatives that start with the keywords there: regexAt),
+ * every other keyword runs its rule on a window around it (merged
  * where windows meet), never on the whole text once per rule; each try asks re2js's DFA first and searches
  * with groups only where it matches; `stop` is asked between windows and
  * every 64 tries, so a caller with a deadline can end a scan a crafted
