@@ -281,16 +281,23 @@ function literal(k: string): string {
 function startKeywords(rule: GitleaksRule): Set<string> {
   // (Each alternative of the regex's own level, and within one that opens with a group, that group's: `\b(?:a|b)x|\bc`
   // starts with `a`, `b` or `c`.)
-  const starts = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).flatMap((a) => {
-    const lead = LEAD.exec(a)![0];
-    const rest = a.slice(lead.length);
-    return lead.includes('(') ? alternatives(rest) : [rest];
-  });
-  const startsWith = (a: string, k: string) => new RegExp(`^${literal(k)}`, 'i').test(a);
+  const starts = ownAlternatives(rule.regex.replace(/^\(\?i\)/, '')).flatMap(firstsOf);
   // A rule with an alternative that starts with none of its keywords (sourcegraph's `...|[a-fA-F0-9]{40}`) matches
   // wherever its keyword is anywhere near, as gitleaks runs it: no keyword of it starts every match.
-  if (!starts.every((a) => rule.keywords.some((k) => startsWith(a, k)))) return new Set();
-  return new Set(rule.keywords.filter((k) => starts.some((a) => startsWith(a, k))));
+  if (!starts.every((a) => rule.keywords.some((k) => startsWithKeyword(a, k)))) return new Set();
+  return new Set(rule.keywords.filter((k) => starts.some((a) => startsWithKeyword(a, k))));
+}
+
+/** Where a match of one of a regex's own alternatives may start: past what it opens with, and within a group it opens with, each of that group's alternatives. */
+function firstsOf(a: string): string[] {
+  const lead = LEAD.exec(a)![0];
+  const rest = a.slice(lead.length);
+  return lead.includes('(') ? alternatives(rest) : [rest];
+}
+
+/** Whether the regex text `a` starts with keyword `k` written as the regex writes it (literal), in either case. */
+function startsWithKeyword(a: string, k: string): boolean {
+  return new RegExp(`^${literal(k)}`, 'i').test(a);
 }
 
 /** What a regex's alternative opens with before its first character: `(?i)`, `\b`, opening groups (`(?i:` among them). */
@@ -463,12 +470,7 @@ function regexAt(c: Compiled, re: RE2JS, s: string, p: number): RE2JS {
     const widened = widenedRegex(c.rule.regex);
     const flag = widened.startsWith('(?i)') ? '(?i)' : '';
     const own = ownAlternatives(widened.slice(flag.length));
-    const kept = own.map((a) => {
-      const lead = LEAD.exec(a)![0];
-      const rest = a.slice(lead.length);
-      const firsts = lead.includes('(') ? alternatives(rest) : [rest];
-      return firsts.some((f) => found.some((k) => new RegExp(`^${literal(k)}`, 'i').test(f)));
-    });
+    const kept = own.map((a) => firstsOf(a).some((f) => found.some((k) => startsWithKeyword(f, k))));
     // (An alternative is a whole regex of its own: re2js counts its groups as it numbers them in the rule's.)
     at = kept.every(Boolean) ? re : RE2JS.compile(flag + own.map((a, i) => (kept[i] ? a : `[^\\x00-\\x{10FFFF}]${'()'.repeat(RE2JS.compile(a).groupCount())}`)).join('|'));
     c.atKeywords.set(key, at);

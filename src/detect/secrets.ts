@@ -462,9 +462,12 @@ function endsType(s: string, end: number): boolean {
 
 /** A GPG key's fingerprint (40 hex digits) or long id (16), one case, `0x` before it at most. */
 const KEY_FINGERPRINT = /^(?:0x)?(?:[0-9A-F]{40}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9a-f]{16})$/;
-/** Whether `value` is a GPG key's fingerprint or long id under `name` (a key's, a fingerprint's or an id's) that `named` (the name and what stands before it) says is GPG's or PGP's. */
-function gpgFingerprint(name: string, named: string, value: string): boolean {
-  return KEY_FINGERPRINT.test(value) && /(?:key|fingerprint|id)$/.test(name) && /gpg|pgp/i.test(named);
+/**
+ * Whether `value` is a GPG key's fingerprint or long id under `name` (a key's, a fingerprint's or an id's) that `s`
+ * from `from` to `to` (the name and what stands before it) says is GPG's or PGP's; read only for a value of that shape.
+ */
+function gpgFingerprint(name: string, value: string, s: string, from: number, to: number): boolean {
+  return KEY_FINGERPRINT.test(value) && /(?:key|fingerprint|id)$/.test(name) && /gpg|pgp/i.test(s.slice(from, to));
 }
 /** A Codecov badge's or graph's link up to its query, where what follows is a parameter of it (CODECOV_BADGE_AT: up to 256 characters back). */
 const CODECOV_BADGE = /codecov\.io\/[^\s"'<>()]*\/(?:badge\.svg|graphs?\/[^\s"'<>()?]*)\?(?:[^\s"'<>()]*&)?$/i;
@@ -1512,7 +1515,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (Nor a badge's token in a Codecov badge's or graph's link, public by design (`.../graph/badge.svg?token=...`, a
   // README's), nor a GPG key's fingerprint or long id under a key's, a fingerprint's or an id's name that says GPG or
   // PGP, or after those words, `Release GPG key: F3EF...`, `GPG_KEY_ID=...`; a passphrase's name says no key.)
-  if ((op === 61 && codecovBadge(s, nameStart)) || gpgFingerprint(name, s.slice(Math.max(0, nameStart - 16), nameEnd), value)) return undefined;
+  if ((op === 61 && codecovBadge(s, nameStart)) || gpgFingerprint(name, value, s, Math.max(0, nameStart - 16), nameEnd)) return undefined;
   // (Nor a list of words between colons, `...:seamonkey:mozilla:epiphany:...`: a name, a `:` with no blank after it,
   // then a value that holds another `:`.)
   if (op === 58 && v === i + 1 && value.includes(':')) return undefined;
@@ -2102,7 +2105,7 @@ function nextOf(s: string, c: string, from: number, at: number): number {
  */
 function tableValue(name: string, v: string): boolean {
   // (A GPG key's fingerprint is no secret, and neither is what its hex decodes to.)
-  if (gpgFingerprint(name, name, v)) return false;
+  if (gpgFingerprint(name, v, name, 0, name.length)) return false;
   for (let round = 0; ; round++) {
     const line = `${name}=${v}`;
     const m = assignment(line, name.length, { start: -1, end: -1 });
