@@ -492,6 +492,40 @@ function inArnOrUrn(s: string, nameStart: number): boolean {
 const DECLARES =
   /(?:^|[^\w$])(?:const|let|var|val|readonly|private|protected|public|static|final|long|int|short|byte|char|double|float|bool|boolean|auto|unsigned|signed|u?int(?:8|16|32|64)(?:_t)?|size_t|uint|ulong|ushort|sbyte|decimal|string|String)$/;
 
+/** How far back on its line a name after `,` looks for the bracket that opens its list (LIST_OPENERS). */
+const LIST_REACH = 256;
+/** A word before a blank and `(` that opens a program's list: a function's parameters, `async (user: User, ...) =>`. */
+const LIST_OPENERS = /(?:^|[^\w$])(?:async|function|func|fn|def|return|await|yield|new|if|while|for|switch|catch)$/;
+/**
+ * Whether the `,` at `k` stands in a program's list: an object's or a parameter list's, a `{` or a `(` left open before
+ * it on its line, the `(` a call's or a function's (glued to what it follows, or after `=`, `=>` or LIST_OPENERS' word).
+ * A `(` after a word of prose and a blank opens a remark (`Log in (user: admin, password: ...)`), and with no bracket open
+ * the pairs are prose's or a config's (`user: admin, password: ...`). A line longer than LIST_REACH is read as a program's.
+ */
+function listOpen(s: string, k: number): boolean {
+  let depth = 0;
+  for (let j = k - 1; j >= 0; j--) {
+    if (k - j > LIST_REACH) return true;
+    const c = s.charCodeAt(j);
+    if (c === 10 || c === 13) return false;
+    if (c === 41 || c === 93 || c === 125) depth++;
+    else if (c === 40 || c === 91 || c === 123) {
+      if (depth > 0) {
+        depth--;
+        continue;
+      }
+      if (c !== 40) return true;
+      const b = codeAt(s, j - 1);
+      if (b < 0 || !isSpace(b)) return b >= 0;
+      let w = j - 1;
+      while (w >= 0 && isSpace(s.charCodeAt(w)) && s.charCodeAt(w) !== 10) w--;
+      const word = s.slice(Math.max(0, w - 15), w + 1);
+      return word.endsWith('=') || word.endsWith('=>') || word.endsWith(',') || LIST_OPENERS.test(word);
+    }
+  }
+  return false;
+}
+
 /**
  * Whether the name [nameStart, …) stands in a program rather than a config: a variable declared (`const key = …`,
  * `private readonly token = …`), or a name written bare after `{`, `(` or `,` and before `:` (`op`; a member of an
@@ -507,7 +541,7 @@ function inProgram(s: string, nameStart: number, op: number): boolean {
   let k = nameStart - 1;
   for (let b = 0; b < 8 && (codeAt(s, k) === 32 || codeAt(s, k) === 9); b++) k--;
   const c = codeAt(s, k);
-  if (op === 58 && (c === 123 || c === 40 || c === 44)) return true;
+  if (op === 58 && (c === 123 || c === 40 || (c === 44 && listOpen(s, k)))) return true;
   // (A declarator after a string literal and `,`, a declaration's list: `const a = "...", ssrExportAllKey = "...";`.)
   if (op === 61 && c === 44 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39 || codeAt(s, k - 1) === 96)) return true;
   // (A variable that `$` starts, `$pw = ConvertTo-SecureString ...` in PowerShell, `$password = getenv(...)` in PHP or Perl,

@@ -1140,3 +1140,50 @@ describe("a URL in a program's string", () => {
     );
   });
 });
+
+describe('pairs a line lists after a comma', () => {
+  // `user: admin, password: ...` in prose, a chat or a config's line is the same pair as `password: ...` on a line of
+  // its own; after a `{` or a call's `(` left open on the line the same names are a program's (an object's members,
+  // a function's parameters), and what follows them is an expression or a type.
+  const pwName = fc.constantFrom('password', 'pass', 'Password', 'pwd', 'passphrase', 'api_key', 'token');
+  const user = fc.constantFrom('admin', 'root', 'deploy', 'svc-backup', 'jane.doe');
+  // (A value that starts with `%` reads as a format's placeholder after a name, `password: %s`.)
+  const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*-_'.split('')) }).filter((p) => /^[A-Za-z0-9]/.test(p) && /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3);
+  const prose = fc.constantFrom((p: string) => p, (p: string) => `Log in (${p}) to the console.`, (p: string) => `Credentials - ${p}`, (p: string) => `- staging: ${p}`, (p: string) => `hi, the new box is up, ${p}, thanks`);
+
+  it('finds and masks the second pair wherever the first is found on a line of its own, with no bracket a program opens before it', () => {
+    fc.assert(
+      fc.property(pwName, user, password, prose, fc.constantFrom(': ', '=', ' = '), (n, u, p, wrap, op) => {
+        fc.pre(detectKinds('secrets', `${n}${op}${p}`).length > 0);
+        const text = wrap(`user${op}${u}, ${n}${op}${p}`);
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(p);
+        expect(spans.some((s) => s.start <= at && at + p.length <= s.end), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is none in a program's object or parameter list: what follows the name there is an expression or a type", () => {
+    const words = ['hash', 'secret', 'value', 'user', 'opts', 'pw', 'sha', 'base'];
+    const ident = fc.oneof(
+      fc.tuple(fc.constantFrom(...words), fc.constantFrom('2', '8', '64', '256'), fc.constantFrom(...words)).map(([a, d, b]) => `${a}${d}${b[0]!.toUpperCase()}${b.slice(1)}`),
+      fc.constantFrom('Uint8Array', 'Buffer', 'string', 'Pw2Type', 'opts.password', 'process.env.DB_PASSWORD'),
+    );
+    const program = fc.constantFrom(
+      (u: string, n: string, v: string) => `function login(${u}: string, ${n}: ${v}) {`,
+      (u: string, n: string, v: string) => `const f = async (${u}: User, ${n}: ${v}) => {`,
+      (u: string, n: string, v: string) => `  await login({${u}: admin, ${n}: ${v}});`,
+      (u: string, n: string, v: string) => `x = {${u}: admin, ${n}: ${v}}`,
+      (u: string, n: string, v: string) => `  connect(host, ${u}: admin, ${n}: ${v})`,
+      (u: string, n: string, v: string) => `const f = (${u}: User, ${n}: ${v}) => {`,
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('password', 'pass', 'secret', 'token'), fc.constantFrom('user', 'username', 'login'), ident, program, (n, u, v, write) => {
+        const text = write(u, n, v);
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
