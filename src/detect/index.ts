@@ -607,7 +607,7 @@ function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): numbe
  * The words of the rules that know a credential by what stands around it: a cookie's, a command's that is given one
  * (FreeRDP's `/p:`, an Oracle client's `user/password@service`), a Wi-Fi QR code's.
  */
-const SETS_A_SECRET = /cookie|session|redis-cli|mysql|psql|curl|machine|echo|sig=|_connect|getconnection|new\s+pdo|\.login\s*\(|ldap_bind|ftp_login|imap_open|ssh2_auth|@(?:tcp|udp|unix)|-item\b|-signature=|\/user:|psexec|paexec|\/rp\b|\/p:|sqlplus|sqlldr|expdp|impdp|\brman\b|dgmgrl|wifi:/i;
+const SETS_A_SECRET = /cookie|session|redis-cli|mysql|mariadb|psql|curl|machine|echo|sig=|_connect|getconnection|new\s+pdo|\.login\s*\(|ldap_bind|ftp_login|imap_open|ssh2_auth|@(?:tcp|udp|unix)|-item\b|-signature=|\/user:|psexec|paexec|\/rp\b|\/p:|sqlplus|sqlldr|expdp|impdp|\brman\b|dgmgrl|wifi:/i;
 
 /** Whether `text` names a secret (NAMES_A_SECRET, a pair's `value`), holds a command that takes one (TAKES_A_SECRET) or a rule's word that knows one by where it stands (SETS_A_SECRET). */
 function namesOrTakes(text: string): boolean {

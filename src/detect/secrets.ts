@@ -1033,9 +1033,10 @@ function namedInLetters(v: string, password: boolean): boolean {
  * before, with no bracket between (a Kubernetes or compose `env` list, `- name: DB_PASSWORD` then `value: ...`; an ECS
  * task's `{"name": "DB_PASSWORD", "value": ...}`; .NET's `<add key="ApiKey" value="..."/>`; Terraform's
  * `name = ...`; an AWS parameter's `{"Name": "/prod/db/password", "Type": "SecureString", "Value": ...}`, named by
- * its path's last segment).
+ * its path's last segment; CloudFormation's `{"ParameterKey": "DBPassword", "ParameterValue": ...}`, Elastic
+ * Beanstalk's `{"OptionName": "DB_PASSWORD", "Value": ...}`).
  */
-const PAIR_NAMES = /(?:^|[^\w-])(?:name|key)["']?[ \t]*[:=][ \t]*["']?([\w./-]{3,128})/gi;
+const PAIR_NAMES = /(?:^|[^\w-])(?:parameter|option)?(?:name|key)["']?[ \t]*[:=][ \t]*["']?([\w./-]{3,128})/gi;
 
 function pairName(s: string, nameStart: number): string | undefined {
   const w = s.slice(Math.max(0, nameStart - 160), nameStart);
@@ -1424,8 +1425,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
     while (w > 0 && nameStart - 1 - w < MAX_NAME && isLetter(codeAt(s, w - 1))) w--;
     if (w < nameStart - 1) name = `${s.slice(w, nameStart - 1).toLowerCase()}_${name}`;
   }
-  // A pair's `value` is named by the pair's name before it (`- name: DB_PASSWORD` then `value: ...`).
-  if (name === 'value') {
+  // A pair's `value` is named by the pair's name before it (`- name: DB_PASSWORD` then `value: ...`, CloudFormation's
+  // `ParameterKey` then `ParameterValue`).
+  if (name === 'value' || name === 'parametervalue') {
     const named = pairName(s, nameStart);
     if (named === undefined) return undefined;
     name = named;

@@ -737,7 +737,8 @@ describe('a secret written into a file named for one, given to a PowerShell para
   const password = fc
     .tuple(fc.constantFrom(...CHARS.slice(0, 56)), fc.array(fc.constantFrom(...CHARS), { minLength: 9, maxLength: 39 }))
     .map(([c, cs]) => c + cs.join(''))
-    .filter((v) => /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v) && /[A-Za-z0-9]$/.test(v) && shannonEntropy(v) > 3 && !/your|xxxx/i.test(v));
+    // (Nor with a version's numbers, `8.7.AAAXMXZ5t`: a version and its label are none in a pair.)
+    .filter((v) => /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v) && /[A-Za-z0-9]$/.test(v) && shannonEntropy(v) > 3 && !/your|xxxx/i.test(v) && !/^v?[0-9]+(?:\.[0-9]+)+(?:[-+.]|$)/.test(v));
   const at = (text: string, value: string) => {
     const i = text.lastIndexOf(value);
     return spansOf(new DetectionCache(), text, ALL).some((s) => s.start <= i && i + value.length <= s.end);
