@@ -678,6 +678,9 @@ function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46;
 }
 
+/** A URL query's parameter's name and its `=`, read where a `&` stands before it. */
+const QUERY_PARAMETER = /[A-Za-z_][\w.[\]-]{0,63}=/y;
+
 /** Stops a value: blanks, quotes, `;` `,` (the next pair of a connection string, a list), closing brackets, `<` `>`. */
 function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
@@ -927,14 +930,14 @@ function referenceMark(v: string): boolean {
 /**
  * A value in a row of comma-separated values that is a secret's: random to look at, or of both cases and digits with
  * four fifths of the entropy a value of its length can hold (as an assignment's: 3.2 bits at 16 characters,
- * `aaayg3IwygaGcmjK`); or 20 characters or more of 3.5 bits each, or 12 or more of 3 bits with punctuation among them
- * (a password's), letters and digits among them, no blank and no words.
+ * `aaayg3IwygaGcmjK`); or 20 characters or more of 3.5 bits each, or 12 or more of 3 bits (four fifths of what their
+ * length allows where that is less, 2.87 at 12) with punctuation among them (a password's), letters and digits among them, no blank and no words.
  */
 function rowValue(v: string): boolean {
   if (randomToLook(v)) return true;
   if (!hasDigit(v) || !/[A-Za-z]/.test(v) || /\s/.test(v) || wordy(v)) return false;
   if (RANDOM_TOKEN.test(v) && shannonEntropy(v) >= 0.8 * Math.log2(v.length)) return true;
-  return (v.length >= 20 && shannonEntropy(v) >= 3.5) || (v.length >= 12 && /[^\w-]/.test(v) && shannonEntropy(v) >= 3);
+  return (v.length >= 20 && shannonEntropy(v) >= 3.5) || (v.length >= 12 && /[^\w-]/.test(v) && shannonEntropy(v) >= Math.min(3, 0.8 * Math.log2(v.length)));
 }
 
 /**
@@ -1505,6 +1508,22 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
     run.end = e;
   }
   let end = run.end;
+  // (A URL query's parameter, its name after `?` or `&`, ends where the next parameter starts, `&name=`:
+  // `?apikey=...&format=json`; a `&` in a value there is written `%26`, and one no name and `=` follow stays in it. The
+  // read stops at the next parameter: linear over a query of many.)
+  if (!quoted && op === 61 && (codeAt(s, nameStart - 1) === 63 || codeAt(s, nameStart - 1) === 38)) {
+    for (let k = s.indexOf('&', v); k >= 0 && k < end; k = s.indexOf('&', k + 1)) {
+      // (`&&` between parameters is an empty one, no operator: `?token=...&&a=1`.)
+      let n = k + 1;
+      while (n < end && s.charCodeAt(n) === 38) n++;
+      QUERY_PARAMETER.lastIndex = n;
+      if (n >= end || s.charCodeAt(n) === 35 || QUERY_PARAMETER.test(s)) {
+        end = k;
+        break;
+      }
+      k = n - 1;
+    }
+  }
   // (A row's cell ends at the next `,` or the line's end, whatever it holds.)
   if (row) for (end = v; end - v < MAX_VALUE && !isLineEnd(codeAt(s, end)) && codeAt(s, end) !== 44; end++);
   // (A value quoted goes on past `;`, `,`, `}`, `)`, `]`, `<` or `>` to its closing quote through printable ASCII (no

@@ -1128,7 +1128,8 @@ describe("a URL in a program's string", () => {
   it('is no connection string with what stands after its closing quote, up to an @ further on; a user and password inside it are found', () => {
     const host = fc.constantFrom('dotenvx.com', 'example.org', 'registry.npmjs.org');
     const between = fc.array(fc.constantFrom('keywords:["dotenv","env"]', 'license:"BSD-2-Clause"', 'devDependencies:{', '"@types/node":"^18"', ',', ' ', 'x:1'), { minLength: 1, maxLength: 6 });
-    const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789[]!'.split('')) }).filter((p) => /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3);
+    // (A password in brackets whole, `[AAAdLSUf6]`, reads as a placeholder, `[password]`.)
+    const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789[]!'.split('')) }).filter((p) => /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3 && !/^\[[^\]]*\]$/.test(p));
     fc.assert(
       fc.property(host, between, fc.constantFrom('"', "'", '`'), password, (h, rest, q, p) => {
         const text = `funding:${q}https://${h}${q},${rest.join('')}`;
@@ -1183,6 +1184,31 @@ describe('pairs a line lists after a comma', () => {
       fc.property(fc.constantFrom('password', 'pass', 'secret', 'token'), fc.constantFrom('user', 'username', 'login'), ident, program, (n, u, v, write) => {
         const text = write(u, n, v);
         expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a URL query's parameter", () => {
+  const random = fc.string({ minLength: 20, maxLength: 32, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 3.5 && !wordy(v));
+  const name = fc.constantFrom('apikey', 'api_key', 'token', 'access_token', 'secret', 'password');
+  const next = fc.constantFrom('format=json', 'id=abc', 'page=2', 'lang=en-US', 'callback=cb1');
+
+  it("is masked to the next parameter's start and no further, however many `&` stand between, and whole where a `&` no name follows stands in it", () => {
+    fc.assert(
+      fc.property(name, random, next, fc.integer({ min: 1, max: 4 }), fc.constantFrom('?', '?a=1&'), (n, v, rest, amps, lead) => {
+        const text = `GET https://api.example.com/v1/data${lead}${n}=${v}${'&'.repeat(amps)}${rest} HTTP/1.1`;
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(v);
+        expect(spans.some((s) => s.start <= at && at + v.length <= s.end), text).toBe(true);
+        const after = text.indexOf(rest, at + v.length);
+        expect(spans.some((s) => s.end > after), text).toBe(false);
+        // (A `&` in a value is written `%26`; one that no `name=` follows is no parameter's start, and stays in it.)
+        const cut = 8 + (v.length % 8);
+        const glued = `https://x.example.com/?${n}=${v.slice(0, cut)}&${v.slice(cut)}`;
+        const g = spansOf(new DetectionCache(), glued, new Set(SECRET_KINDS));
+        expect(g.some((s) => s.start <= glued.indexOf(v.slice(0, cut)) && s.end >= glued.length), glued).toBe(true);
       }),
       { numRuns: 300 },
     );
