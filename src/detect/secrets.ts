@@ -330,9 +330,9 @@ const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?ke
  * `l` too: normalized, the confusables fold it so, and a fullwidth colon is read only normalized.)
  */
 const LOCAL_NAME =
-  /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|l[öo]senord|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|clave|contrasenya|parol[aă](?: d['’]ordine)?|kodeord|parool|lozinka|slapta[žz]odis|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chiave (?:dell['’])?api|api[- ]?kulcs|api[- ]?avain|api[- ]?n[øo]gle|api[- ]?n[øo]kkel|kl[íi][čc] api|api[- ]?kl[íi][čc]|api anahtar[ıi]|kh[óo]a api|kunci api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
+  /(?<!\p{L})(?:(passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord(?:et)?|adgangskoden?|l[öo]senord(?:et)?|has[łl]o|[şs]ifre|jelsz[óo]|contrase[ñn]a|clave|contrasenya|parol[aă](?: d['’]ordine)?|kodeord(?:et)?|parool|lozinka|slapta[žz]odis|mot de passe|kata sandi|m[ậa]t kh[ẩa]u|пароль|κωδικός|密码|密碼|パスワード|비밀번호|암호|รหัสผ่าน|كلمة [اl]لمرور|كلمة [اl]لسر|סיסמה|पासवर्ड)|(api[- ]?schl[üu]ssel|cl[ée] (?:d'|de l')?api|clave (?:de )?api|chiave (?:dell['’])?api|api[- ]?kulcs|api[- ]?avain|api[- ]?n[øo]gle|api[- ]?n[øo]kkel|kl[íi][čc] api|api[- ]?kl[íi][čc]|api anahtar[ıi]|kh[óo]a api|kunci api|chave (?:de )?api|klucz api|api[- ]?sleutel|api[- ]?nyckel|ключ api|api[- ]?ключ|api ?キー|api ?密钥|api ?密鑰|密钥|api ?키)|(токен|トークン|토큰|令牌))[ \t]*$/u;
 /** The last words of LOCAL_NAME's names written in ASCII, as a name's last word (`DB_PASSWORT`): a name read so may end one. */
-const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord|adgangskode|losenord|haslo|sifre|jelszo|contrasena|clave|contrasenya|parola|kodeord|parool|lozinka|slaptazodis|ordine|kulcs|avain|nogle|nokkel|klic|anahtari|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
+const LOCAL_NAME_END = /(?:^|[_.-])(?:passwort|kennwort|wachtwoord|senha|heslo|geslo|salasana|passord(?:et)?|adgangskoden?|losenord(?:et)?|haslo|sifre|jelszo|contrasena|clave|contrasenya|parola|kodeord(?:et)?|parool|lozinka|slaptazodis|ordine|kulcs|avain|nogle|nokkel|klic|anahtari|passe|sandi|khau|api|schlussel|sleutel|nyckel)$/;
 /**
  * LOCAL_NAME's names in scripts some of whose letters the confusables fold to ASCII ones (Cyrillic, Greek, Hebrew,
  * Arabic), as the normalized text writes them in lower case, upper case or capitalized (`Пароль` as `Пapoль`, `ТОКЕН`
@@ -686,8 +686,23 @@ function isValueStop(c: number): boolean {
   return c < 0 || isSpace(c) || c === 34 || c === 39 || c === 96 || c === 59 || c === 44 || c === 41 || c === 93 || c === 125 || c === 60 || c === 62;
 }
 
+/**
+ * `is` in the languages LOCAL_NAME names a secret in, between the name and its value (`Das Passwort ist ...`, `le mot de
+ * passe est ...`, `la contraseña es ...`, `a senha é ...`, `la password è ...`, `passordet er ...`, `lösenordet är ...`,
+ * `hasło jest ...`, `heslo je ...`, `parola este ...`, `slaptažodis yra ...`, `kata sandi adalah ...`, `mật khẩu là ...`,
+ * `ο κωδικός είναι ...`): read only after a name LOCAL_NAME knows or a secret's word (localVerbNamed).
+ */
+const LOCAL_VERBS = ['ist', 'est', 'es', '\u00e9s', '\u00e9', '\u00e8', 'er', '\u00e4r', 'jest', 'je', 'este', 'yra', 'adalah', 'l\u00e0', '\u03b5\u03af\u03bd\u03b1\u03b9'];
+/** A secret's word in English as the last word before a verb of LOCAL_VERBS (`password ist ...`). */
+const SECRET_WORD_BEFORE = /(?:passw(?:or)?d|passphrase|pwd|token|key|secret)[ \t]*$/i;
+/** Whether the name before a verb of LOCAL_VERBS at `at` names a secret: a name LOCAL_NAME knows, or a secret's word. */
+function localVerbNamed(s: string, at: number): boolean {
+  const before = s.slice(Math.max(0, at - 24), at);
+  return SECRET_WORD_BEFORE.test(before) || localName(s, at) !== undefined;
+}
+
 /** What prose says between a secret's name and its value (OTHER_OPERATORS finds each, with the blanks around it; ` to ` only after a verb that sets). */
-const PROSE_VERBS = [' is ', ' was ', ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> ', ' --> ', ' \u21d2 ', ' \u27f6 ', ' \u2794 ', ' \u279c ', ' \u27a1 ', ' <- ', ' to '];
+const PROSE_VERBS = [' is ', ' was ', ...LOCAL_VERBS.map((v) => ` ${v} `), ' is: ', ' is now ', ' was now ', ' is still ', ' is set to ', ' was set to ', ' was changed to ', ' was reset to ', ' has been set to ', ' has been changed to ', ' has been reset to ', ' - ', ' \u2013 ', ' \u2014 ', ' \u2192 ', ' -> ', ' --> ', ' \u21d2 ', ' \u27f6 ', ' \u2794 ', ' \u279c ', ' \u27a1 ', ' <- ', ' to '];
 
 /** Where the prose verb that the blank at `i` ends starts (PROSE_VERBS), or -1 (the blank ends a command's flag or a password's word). */
 function proseVerbAt(s: string, i: number): number {
@@ -1391,8 +1406,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (A name in another language: `Passwort: ...`, `contraseña: ...`, `mot de passe : ...`, `API-Schlüssel: ...`.)
   let local: string | undefined;
   // (A name folded to ASCII letters alone, `ТОКЕН` as `TOKEH`, is one of FOLDED_LOCAL_NAMES'.)
-  const lower = (op === 58 || op === 61) && nameEnd > nameStart ? s.slice(nameStart, nameEnd).toLowerCase() : '';
-  if ((op === 58 || op === 61) && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(lower) || FOLDED_LOCAL_NAMES.has(lower))) {
+  const local58 = op === 58 || op === 61 || verb >= 0;
+  const lower = local58 && nameEnd > nameStart ? s.slice(nameStart, nameEnd).toLowerCase() : '';
+  if (local58 && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(lower) || FOLDED_LOCAL_NAMES.has(lower))) {
     const named = localName(s, e);
     if (named !== undefined) {
       nameStart = named.start;
@@ -1801,7 +1817,9 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
+  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:ist|est|es|\u00e9s|\u00e9|\u00e8|er|\u00e4r|jest|je|este|yra|adalah|l\u00e0|\u03b5\u03af\u03bd\u03b1\u03b9) |(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
+/** A verb of LOCAL_VERBS as OTHER_OPERATORS finds it, with its blanks. */
+const LOCAL_VERB_FOUND = new RegExp(`^ (?:${LOCAL_VERBS.join('|')}) $`);
 /** The first letters of BARE_AT_START's words. */
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */
@@ -1833,7 +1851,11 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
       // (A secret's word, found by the blank, tab, line break or `(` before it: its operator is the blank after it.)
       op = m.index + 1;
       while (isLetter(codeAt(s, op))) op++;
-    } else op = m.index + m[0].length - 1;
+    } else {
+      op = m.index + m[0].length - 1;
+      // (`is` in another language is read only after a name that says secret: ` es ` and ` er ` stand everywhere in prose.)
+      if (m[0].length <= 9 && LOCAL_VERB_FOUND.test(m[0]) && !localVerbNamed(s, m.index)) continue;
+    }
     if (op >= from) return op;
   }
   return -1;

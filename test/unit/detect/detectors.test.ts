@@ -730,6 +730,36 @@ describe("a password's, an API key's or a token's name in another language", () 
   });
 });
 
+describe("a secret's name in another language and that language's `is`", () => {
+  const PAIRS: [string, string][] = [['Passwort', 'ist'], ['Kennwort', 'ist'], ['API-Schlüssel', 'ist'], ['mot de passe', 'est'], ['clé API', 'est'], ['contraseña', 'es'], ['clave de API', 'es'], ['token', 'es'], ['senha', 'é'], ['chave de API', 'é'], ['password', 'è'], ['chiave API', 'è'], ['passord', 'er'], ['passordet', 'er'], ['adgangskoden', 'er'], ['lösenordet', 'är'], ['hasło', 'jest'], ['heslo', 'je'], ['lozinka', 'je'], ['parola', 'este'], ['slaptažodis', 'yra'], ['kata sandi', 'adalah'], ['mật khẩu', 'là'], ['κωδικός', 'είναι'], ['wachtwoord', 'is']];
+  const OTHER: [string, string][] = [['Datum', 'ist'], ['code', 'est'], ['número', 'es'], ['nome', 'é'], ['numero', 'è'], ['navnet', 'er'], ['numer', 'jest'], ['kód', 'je']];
+  const WORDS = ['falsch', 'incorrect', 'incorrecta', 'obrigatória', 'sbagliata', 'feil', 'fel', 'nieprawidłowe', 'špatné', 'greșită', 'neteisingas', 'salah', 'sai', 'λάθος', 'onjuist'];
+  const random = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/).filter((v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /[0-9]/.test(v) && new Set(v).size >= 12 && shannonEntropy(v) >= 3.3 && !wordy(v, true));
+  const lead = fc.constantFrom('', 'Das ', 'Le ', 'La ', 'El ', 'Mein ', '- ', 'Hi, ');
+
+  it('finds and masks a value random to look at after the name and the verb, in prose', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PAIRS), lead, random, fc.constantFrom('', '.', ' (temporär)', '\n'), ([name, is], l, v, end) => {
+        const text = `${l}${name} ${is} ${v}${end}`;
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(v);
+        expect(spans.some((s) => s.start <= at && at + v.length <= s.end), JSON.stringify(text)).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('finds nothing where a word follows the verb, or a name that names no secret stands before it', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PAIRS), fc.constantFrom(...OTHER), fc.constantFrom(...WORDS), lead, random, ([name, is], [other, is2], w, l, v) => {
+        expect(detectKinds('secrets', `${l}${name} ${is} ${w}.`)).toEqual([]);
+        expect(detectKinds('secrets', `${l}${other} ${is2} ${v}`)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('a secret written into a file named for one, given to a PowerShell parameter, or the password of a user and password pair prose names a login', () => {
   const CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+.';
   // (A value that starts with a mark reads as something else in places, a placeholder `%s`, a flag `-p`, splatted

@@ -287,6 +287,8 @@ describe('a literal a generator made of every printable character', () => {
         // nothing that says a value is cut short. Of WordPress's keys, about one in 4,000 holds what reads as a
         // pattern's count or group, `{5}`, `(?:`, and one in some 2,000 an ellipsis, `...`.)
         fc.pre(!/\.\.\.|\*\*\*/.test(v));
+        // (Nor a link's scheme and `://` after a mark a link stands after, `I1@nPn://l...`.)
+        fc.pre(!/(?:^|[@=:<(['"\s])[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(v));
         // (Nor one a pair of brackets holds whole, as a placeholder's are, `<your-api-key-1>`: one in some 10,000.)
         fc.pre(!/^(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\$\{[^}]*\}|\$\([^)]*\))$/.test(v));
         const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((k) => k.test(v)).length;
