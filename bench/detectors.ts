@@ -184,6 +184,10 @@ const crafted: Record<string, string> = {
   // Remote-administration and Oracle clients, Wi-Fi codes and dot leaders, finds and near misses (the connect
   // string's keywords, `conn` and `target`, stand in prose too), each rule read token by token after its command.
   'remote clients, connect strings and Wi-Fi codes, one after another': fill('plink -ssh a@h -pw Zq8Rk2Lm9Xw4 ipmitool -H h -U a -E rdesktop -p - h xfreerdp /v:h /p:x sqlplus / as sysdba rman target sys/Zq8Rk2Lm9Xw4@p connection target dev/x connect api/v1 WIFI:T:WPA;S:a;H:b;P:x;; wpa-psk Zq8Rk2Lm9Xw4 Password . . . : x '),
+  // Standard input to sudo and passwd, another language's `is` after a secret's name and after other words (` es `,
+  // ` er ` stand everywhere in prose: each asks what stands before it), a URL query's `&` runs, and pairs after commas
+  // with a bracket open before them and none.
+  'standard input, other languages\' is, queries and pairs after commas': fill("sudo -S cmd <<< Zq8Rk2Lm9Xw4 echo x | passwd --stdin u la contraseña es Zq8Rk2Lm9Xw4 el perro es grande y er ist da ?token=Zq8Rk2Lm9Xw4&&&a=1&b&c=2 user: a, password: Zq8Rk2Lm9Xw4 f(a: b, password: c) "),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
