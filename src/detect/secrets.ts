@@ -1406,9 +1406,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (A name in another language: `Passwort: ...`, `contraseña: ...`, `mot de passe : ...`, `API-Schlüssel: ...`.)
   let local: string | undefined;
   // (A name folded to ASCII letters alone, `ТОКЕН` as `TOKEH`, is one of FOLDED_LOCAL_NAMES'.)
-  const local58 = op === 58 || op === 61 || verb >= 0;
-  const lower = local58 && nameEnd > nameStart ? s.slice(nameStart, nameEnd).toLowerCase() : '';
-  if (local58 && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(lower) || FOLDED_LOCAL_NAMES.has(lower))) {
+  const mayBeLocal = op === 58 || op === 61 || verb >= 0;
+  const lower = mayBeLocal && nameEnd > nameStart ? s.slice(nameStart, nameEnd).toLowerCase() : '';
+  if (mayBeLocal && (codeAt(s, nameEnd - 1) >= 0x80 || codeAt(s, nameStart - 1) >= 0x80 || LOCAL_NAME_END.test(lower) || FOLDED_LOCAL_NAMES.has(lower))) {
     const named = localName(s, e);
     if (named !== undefined) {
       nameStart = named.start;
@@ -1816,8 +1816,10 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * password (`keytool ... -srcstorepass`, `jarsigner -keypass`), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
-const OTHER_OPERATORS =
-  /['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:ist|est|es|\u00e9s|\u00e9|\u00e8|er|\u00e4r|jest|je|este|yra|adalah|l\u00e0|\u03b5\u03af\u03bd\u03b1\u03b9) |(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--/g;
+const OTHER_OPERATORS = new RegExp(
+  String.raw`['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:${LOCAL_VERBS.join('|')}) |(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--`,
+  'g',
+);
 /** A verb of LOCAL_VERBS as OTHER_OPERATORS finds it, with its blanks. */
 const LOCAL_VERB_FOUND = new RegExp(`^ (?:${LOCAL_VERBS.join('|')}) $`);
 /** The first letters of BARE_AT_START's words. */

@@ -1183,8 +1183,9 @@ describe('pairs a line lists after a comma', () => {
   // a function's parameters), and what follows them is an expression or a type.
   const pwName = fc.constantFrom('password', 'pass', 'Password', 'pwd', 'passphrase', 'api_key', 'token');
   const user = fc.constantFrom('admin', 'root', 'deploy', 'svc-backup', 'jane.doe');
-  // (A value that starts with `%` reads as a format's placeholder after a name, `password: %s`.)
-  const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*-_'.split('')) }).filter((p) => /^[A-Za-z0-9]/.test(p) && /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3);
+  // (A value that starts with `%` reads as a format's placeholder after a name, `password: %s`; one every part of which
+  // reads as a word, as a type's name after `:` and before `,`, `password: Aago4Jfevo, thanks`.)
+  const password = fc.string({ minLength: 10, maxLength: 20, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*-_'.split('')) }).filter((p) => /^[A-Za-z0-9]/.test(p) && /[0-9]/.test(p) && /[a-z]/.test(p) && /[A-Z]/.test(p) && shannonEntropy(p) >= 3 && !wordy(p, true));
   const prose = fc.constantFrom((p: string) => p, (p: string) => `Log in (${p}) to the console.`, (p: string) => `Credentials - ${p}`, (p: string) => `- staging: ${p}`, (p: string) => `hi, the new box is up, ${p}, thanks`);
 
   it('finds and masks the second pair wherever the first is found on a line of its own, with no bracket a program opens before it', () => {
