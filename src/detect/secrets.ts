@@ -315,10 +315,11 @@ function pgpass(s: string, i: number): [number, number] | undefined {
 /**
  * A name that says it holds a secret: key, secret, token, password, credential (as the name's last word, or anywhere
  * for the unambiguous ones); a passcode, a salt (WordPress's `AUTH_SALT`, a password's pepper), a PIN, a one-time
- * password's seed, recovery codes.
+ * password's seed (`totp_seed`, or `totp` as a word of its own: a password manager's export keeps the seed in its
+ * `login_totp` column), recovery codes.
  */
 const SECRET_NAME_END =
-  /(?:key|secret|token|authorization|passw(?:or)?d|passphrase|passcode|pwd|pass|passw|pswd|pword|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|psw|pin)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
+  /(?:key|secret|token|authorization|passw(?:or)?d|passphrase|passcode|pwd|pass|passw|pswd|pword|credentials?|creds|auth|bearer|salt|(?:^|[_.-])(?:pat|psk|pw|psw|pin|totp)|(?:totp|otp|mfa|2fa)[_.-]?seed|(?:recovery|backup)[_.-]?codes?)$/;
 const SECRET_NAME_ANY = /secret|passw(?:or)?d|credential|private_?key|access_?key|api_?key/;
 /**
  * A password's, an API key's or a token's name in another language, at the end of what stands before an operator
@@ -2113,10 +2114,13 @@ function alignedCellsOf(s: string, a: number, b: number): [number, number][] {
   return cells;
 }
 
+/** A line's cells, each [start, end); `open` where its last is a quoted cell its line does not close (Cells, cellsOf). */
+type Cells = [number, number][] & { open?: boolean };
+
 /** The cells of the line [a, b) between `sep`s (a blank: aligned, alignedCellsOf), each [start, end) with its blanks (and a Markdown row's outer `|`) left out. */
-function cellsOf(s: string, a: number, b: number, sep: number): [number, number][] {
+function cellsOf(s: string, a: number, b: number, sep: number): Cells {
   if (sep === 32) return alignedCellsOf(s, a, b);
-  const cells: [number, number][] = [];
+  const cells: Cells = [];
   let p = firstNonBlank(s, a, b);
   let q = lastNonBlank(s, p, b);
   if (sep === 124) {
@@ -2126,6 +2130,23 @@ function cellsOf(s: string, a: number, b: number, sep: number): [number, number]
   for (let c0 = p; c0 <= q; ) {
     // (The separator looked for within the line only.)
     let c1 = c0;
+    // (A cell of comma- or tab-separated values in double quotes may hold the separator, a quote in it doubled: a
+    // password manager's export, `GitHub,https://github.com,alice,"p@ss,w0rd!"`. Read to its closing quote on the line:
+    // the columns after it keep their places. With none there the cell goes on past the line, as a CSV reader reads it,
+    // or was cut where a block ends: the rest of the line is the cell, its quote left out.)
+    if (sep !== 124) {
+      const x0 = firstNonBlank(s, c0, q);
+      if (codeAt(s, x0) === 34) {
+        let k = x0 + 1;
+        while (k < q && (s.charCodeAt(k) !== 34 || codeAt(s, k + 1) === 34)) k += s.charCodeAt(k) === 34 ? 2 : 1;
+        if (k >= q) {
+          cells.push([x0 + 1, q]);
+          cells.open = true;
+          break;
+        }
+        c1 = k + 1;
+      }
+    }
     while (c1 < q && s.charCodeAt(c1) !== sep) c1++;
     const x = firstNonBlank(s, c0, c1);
     cells.push([x, lastNonBlank(s, x, c1)]);
@@ -2706,14 +2727,21 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
   let comma = -1;
   let tab = -1;
   let pipe = -1;
-  const cell = ([x, y]: [number, number], name: string): void => {
-    // (Quoted or written as code: `"..."`, `` `...` ``.)
+  const cell = ([x, y]: [number, number], name: string, sep = ''): void => {
+    // (Quoted or written as code: `"..."`, `` `...` ``; a quoted cell a block cut before its closing quote starts after
+    // its opening one.)
     const q = codeAt(s, x);
+    const quotedCsv = sep === ',' && (q === 34 || codeAt(s, x - 1) === 34);
     if (y - x >= 2 && (q === 34 || q === 39 || q === 96) && s.charCodeAt(y - 1) === q) {
       x++;
       y--;
     }
-    if (tableValue(name, s.slice(x, y))) out.push({ kind: 'secret-assignment', start: x, end: y });
+    // (A quoted cell's doubled quote is one character of its value, and so is a comma in a quoted cell of
+    // comma-separated values, which no word before it ends there: each a mark like any other, judged as `#`.)
+    let v = s.slice(x, y);
+    if (v.includes('""')) v = v.replaceAll('""', '#');
+    if (quotedCsv && v.includes(',')) v = v.replaceAll(',', '#');
+    if (tableValue(name, v)) out.push({ kind: 'secret-assignment', start: x, end: y });
   };
   // The rows from line `from` on that hold the separator: their cells under each header's columns read; returns where
   // they end.
@@ -2731,7 +2759,8 @@ function scanTables(s: string, stop?: () => boolean): readonly Span[] {
         if (at >= b) return a;
       }
       const cells = cellsOf(s, a, b, sep.charCodeAt(0));
-      for (const { columns, width } of headers) if (cells.length >= width) for (const [c, name] of columns) cell(cells[c]!, name);
+      // (A row ends in a quoted cell its line does not close where a block cut it: the columns it holds are read.)
+      for (const { columns, width } of headers) if (cells.length >= width || cells.open === true) for (const [c, name] of columns) if (c < cells.length) cell(cells[c]!, name, sep);
       // (A table of names and values, `| DB_PASSWORD | ... |`, `password    ...`: a row's first cell names its second.)
       if ((sep === '|' || sep === ' ') && cells.length >= 2) {
         const name = nameOfCell(s, cells[0]!, sep === '|');

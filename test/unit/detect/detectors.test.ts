@@ -1247,3 +1247,32 @@ describe("a URL query's parameter", () => {
     );
   });
 });
+
+describe('a quoted cell of comma-separated values', () => {
+  // A password manager's export quotes a cell that holds the separator (`"p@ss,w0rd"`, a quote in it doubled): the
+  // cell is read whole, and the columns after it keep their places.
+  const CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+,"';
+  const password = fc
+    .tuple(fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'), fc.array(fc.constantFrom(...CHARS), { minLength: 9, maxLength: 24 }), fc.constantFrom(...'abcdefghijkmnopqrstuvwxyz23456789'))
+    .map(([a, cs, z]) => a + cs.join('') + z)
+    .filter((v) => v.includes(',') && /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v) && shannonEntropy(v) > 3 && !/\.\.\.|\*\*\*/.test(v));
+  const note = fc.constantFrom('personal', 'work account', 'shared with ops', '');
+  const title = fc.constantFrom('GitHub', 'Acme, Inc.', 'Mail "work"', 'Bank');
+
+  it('finds and masks the password whole, whatever it holds, and nothing in the note after it', () => {
+    fc.assert(
+      fc.property(password, note, title, fc.boolean(), (p, n, t, cut) => {
+        const quote = (v: string) => `"${v.replaceAll('"', '""')}"`;
+        const row = `${quote(t)},https://example.com/login,alice,${quote(p)}`;
+        // (Cut where a block ends, right after the password: the row's closing quote in the next block.)
+        const text = `name,url,username,password,note\n${cut ? row.slice(0, -1) : `${row},${n}\n`}`;
+        const written = p.replaceAll('"', '""');
+        const at = text.indexOf(written);
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        expect(spans.some((s) => s.start <= at && at + written.length <= s.end), JSON.stringify(text)).toBe(true);
+        if (!cut && n !== '') expect(spans.some((s) => s.end > text.lastIndexOf(n)), JSON.stringify(text)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
