@@ -475,7 +475,12 @@ const CODECOV_BADGE = /codecov\.io\/[^\s"'<>()]*\/(?:badge\.svg|graphs?\/[^\s"'<
 const CODECOV_BADGE_AT = 256;
 /** Whether the name at `nameStart` is a parameter of a Codecov badge's link (`https://codecov.io/gh/o/r/graph/badge.svg?token=...`): a token shown in every README that carries the badge. */
 function codecovBadge(s: string, nameStart: number): boolean {
-  return codeAt(s, nameStart - 1) === 63 || codeAt(s, nameStart - 1) === 38 ? CODECOV_BADGE.test(s.slice(Math.max(0, nameStart - CODECOV_BADGE_AT), nameStart)) : false;
+  return queryParameter(s, nameStart) && CODECOV_BADGE.test(s.slice(Math.max(0, nameStart - CODECOV_BADGE_AT), nameStart));
+}
+/** Whether the name at `nameStart` is a URL query's parameter: `?` or `&` before it. */
+function queryParameter(s: string, nameStart: number): boolean {
+  const c = codeAt(s, nameStart - 1);
+  return c === 63 || c === 38;
 }
 
 /** Whether the name at `nameStart` is a part of an ARN or a URN (`arn:partition:service:region:account:secret:...`, `urn:ietf:params:oauth:token-type:...`): the run of non-blank characters it ends starts with `arn:` or `urn:`. */
@@ -1528,7 +1533,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (A URL query's parameter, its name after `?` or `&`, ends where the next parameter starts, `&name=`:
   // `?apikey=...&format=json`; a `&` in a value there is written `%26`, and one no name and `=` follow stays in it. The
   // read stops at the next parameter: linear over a query of many.)
-  if (!quoted && op === 61 && (codeAt(s, nameStart - 1) === 63 || codeAt(s, nameStart - 1) === 38)) {
+  if (!quoted && op === 61 && queryParameter(s, nameStart)) {
     for (let k = s.indexOf('&', v); k >= 0 && k < end; k = s.indexOf('&', k + 1)) {
       // (`&&` between parameters is an empty one, no operator: `?token=...&&a=1`.)
       let n = k + 1;
