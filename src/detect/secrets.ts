@@ -447,8 +447,11 @@ const CAMEL_SEGMENT = /^\.?[A-Za-z][a-z0-9]*(?:[_.@-]*[A-Z]?[a-z0-9]+)*$/;
 function camelSegment(seg: string): boolean {
   return CAMEL_SEGMENT.test(seg) && (seg.match(/[A-Z]?[a-z0-9]+/g) ?? []).every((w) => /^(?:[0-9]+|[a-z]{2,4})$/.test(w) || wordLike(w));
 }
-/** Letters and digits switching three times in a row (`q3d5`, `3d5q`). */
-const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]/;
+/**
+ * Letters and digits switching three times in a row (`q3d5`, `3d5q`), or a capital first and a digit between its
+ * letters (`Tf7t`: a folder's name capitalized is a word, `Documents`, `MyApp2`; `k8s` and `i18n` are lower-case).
+ */
+const LETTERS_AND_DIGITS_SWITCHING = /[a-z][0-9]+[a-z]+[0-9]|[0-9][a-z]+[0-9]+[a-z]|^[A-Z][a-z]*[0-9]+[a-z]/;
 
 /** An identifier of a program (`Uint8Array`, `ProgressTokenSchema$1`, `openid4vciIssueCredential`): a type's or a variable's name. */
 const IDENT = /^[A-Za-z_$][\w$]*$/;
