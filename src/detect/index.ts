@@ -387,10 +387,10 @@ const MIN_SEAM_VALUE = 6;
 /**
  * What a name, a flag or a command that gives a secret holds, looked for before a seam: a secret's words (`key`,
  * `token`, `password`, `secret`, `auth`, ...), a session cookie's (`sess`, `sid`: `connect.sid`, `PHPSESSID`), a flag a password follows (`-p`, `-a`, `-u`, `--user`), a login, SQL's
- * `IDENTIFIED BY`, a recovery phrase's or recovery words' words, an AWS key id (its secret follows it on its line). Where none
+ * `IDENTIFIED BY`, a recovery phrase's or recovery words' words, a note's `p:` after its `u:`, an AWS key id (its secret follows it on its line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
-const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|recovery|-[pau]\b|--user|A[KS]IA/i;
+const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|recovery|-[pau]\b|--user|(?:^|\s)p:|A[KS]IA/i;
 /** A member's name or a pair's that may name a secret (readStructure reads a structure only where one does): as a seam's, or written in another script (`пароль`). */
 function namesInStructure(name: string): boolean {
   // (A long name is asked each time: only short ones are kept, so what NAMED holds stays small whatever comes.)

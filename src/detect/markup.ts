@@ -69,9 +69,10 @@ export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s) || ((s.inclu
  * `Authorization: Bearer \`X\``, `the password is **X**`); or a command that gives a password on standard input
  * before it, `echo`, `printf` or `sudo` (`echo '<code>X</code>' | passwd --stdin`, `sudo -S ... <<< '<code>X</code>'`);
  * or a pair's `value:`, whose name stands on a line before (`"ParameterKey": "DBPassword",` then
- * `"ParameterValue": "<code>X</code>"`).
+ * `"ParameterValue": "<code>X</code>"`), or a note's `p:` after its `u:` (`u: deploy` then `p: <code>X</code>`); or a
+ * heredoc opened after the name, its value on the next line (`password = <<EOF` then `<code>X</code>`).
  */
-const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|\becho\b|\bprintf\b|\bsudo\b|value["']?[ \t]*:)[^\n]{0,96}?(?:\*\*|`|<\/?[A-Za-z]|[*_](?![\w*]))/gi;
+const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|(?:^|\s)p:|\becho\b|\bprintf\b|\bsudo\b|value["']?[ \t]*:)[^\n]{0,96}?(?:\*\*|`|<\/?[A-Za-z]|[*_](?![\w*])|<<[-~]?\w+[ \t]*\r?\n)/gi;
 /**
  * A token of 16 characters or more opened by an inline tag or Markdown's `**` (`<code>Xk9...`, `**Xk9...`): a value
  * whose name may stand on a line before (a table's header, a collection's name), read with VALUE_BEFORE characters

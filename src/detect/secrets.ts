@@ -407,7 +407,7 @@ const LOOKUP_NAME =
  * where the name's last word is none of the secret words (SECRET_NAME_END).
  */
 const REFERENCE_NAME =
-  /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method|audience|issuer|config|configuration|settings|options|schema|manager|service|handler|factory|callback|validator)s?$/;
+  /(?:file|filename|path|dir|directory|folder|location|name|ref|id|arn|env|var|param|header|url|uri|endpoint|algorithm|algo|type|length|size|ttl|format|field|version|hint|policy|provider|mode|method|audience|issuer|config|configuration|settings|options|schema|manager|service|handler|factory|callback|validator|hasher|encoder)s?$/;
 /**
  * One segment of a path (`service-account.json`, `.ssh`, `id_ed25519`, `Users`, `git-gui--askpass`): words of
  * lower-case letters and digits, each with at most a capital before it, between runs of `_ . @ -`. A random value's segments mix cases (the base64
@@ -873,6 +873,23 @@ const BARE_NAME = /^(?:[A-Za-z][A-Za-z0-9]*[_.-])+(?:password|passwd|passphrase|
 const BARE_CAMEL_NAME = /^[A-Za-z][A-Za-z0-9]*[a-z0-9](?:Password|Passwd|Passphrase|Token|Key|Secret)$/;
 function bareName(n: string): boolean {
   return BARE_NAME.test(n) || BARE_CAMEL_NAME.test(n);
+}
+/**
+ * A command or instruction that sets the variable it names to the value after a blank: a
+ * Dockerfile's `ENV NAME value` (its older form), csh's `setenv`, Apache's `SetEnv`, Windows' `setx`, fish's `set -x`
+ * (`-gx`, `-Ux`, `--export`). The name after it is read as before `=` (any secret's name, `ENV SECRET_KEY_BASE ...`,
+ * `setenv DB_PASS ...`), its value too (`ENV API_TOKEN Xk9...` of fewer than 16 characters).
+ */
+const SETS_VARIABLE = String.raw`(?:ENV|SetEnv|setenv|setx|set[ \t]+(?:-[gUux]{1,3}|--export)(?:[ \t]+-[gUux]{1,3})?)[ \t]+`;
+const DECLARED = new RegExp(`[\\s;&|(]${SETS_VARIABLE}$`);
+/**
+ * Whether the name at `nameStart` follows one of SETS_VARIABLE's commands, at a token's start (a line's, or after a
+ * blank or a shell's `;`, `&&`, `|` or `(`: `cd app && setenv API_TOKEN ...`).
+ */
+function declaredByCommand(s: string, nameStart: number): boolean {
+  // (The 48 characters before the name at most: the command and its flags. The text's start reads as a line's.)
+  const from = Math.max(0, nameStart - 48);
+  return DECLARED.test((from === 0 ? '\n' : '') + s.slice(from, nameStart));
 }
 /** Two words, the second one of BARE_WORD's: `API key`, `Access Token` (a label's). */
 const BARE_PAIR = /^[A-Za-z]+[ \t](?:password|passwd|passphrase|token|key|secret)$/i;
@@ -1356,6 +1373,28 @@ function blockScalarValue(s: string, v: number): number {
 }
 
 /**
+ * Where the value of a heredoc after `=` starts (HCL's `password = <<EOF`, `<<-EOT`, Ruby's `<<~EOS`, PHP's `<<<EOT`,
+ * a quoted delimiter too): its first line, indented or not, where that is not the delimiter closing it at once; else `v`.
+ */
+function heredocValue(s: string, v: number): number {
+  if (!s.startsWith('<<', v)) return v;
+  let k = v + 2;
+  if (codeAt(s, k) === 60 || codeAt(s, k) === 45 || codeAt(s, k) === 126) k++;
+  const quote = codeAt(s, k) === 34 || codeAt(s, k) === 39 ? codeAt(s, k++) : -1;
+  const d = k;
+  while (k - d < 32 && (isAlnum(codeAt(s, k)) || codeAt(s, k) === 95)) k++;
+  if (k === d || !isLetter(codeAt(s, d))) return v;
+  const delimiter = s.slice(d, k);
+  if (quote >= 0 && codeAt(s, k++) !== quote) return v;
+  while (codeAt(s, k) === 32 || codeAt(s, k) === 9) k++;
+  if (codeAt(s, k) === 13) k++;
+  if (codeAt(s, k) !== 10) return v;
+  let w = k + 1;
+  for (let b = 0; b < MAX_BLANKS && (codeAt(s, w) === 32 || codeAt(s, w) === 9); b++) w++;
+  return w < s.length && !isSpace(codeAt(s, w)) && !s.startsWith(delimiter, w) ? w : v;
+}
+
+/**
  * A generic assignment (`NAME=value`, `name: value`, `"name": "value"`,
  * `Name=value;` in a connection string) whose name says it holds a secret
  * and whose value looks like one: at least 8 characters, at least two
@@ -1439,8 +1478,12 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   const flag = dashes > 0;
   // (A name or a word before a blank is one where it starts a token: not a path's last segment, `/run/secrets/db_password
   // postgres:16`.)
-  const bare = blank && !flag && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || bareName(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
-  if (blank && !flag && !bare) return undefined;
+  // (Or one a command declares, `ENV API_KEY value`: read as before `=`.)
+  const declared = blank && !flag && declaredByCommand(s, nameStart);
+  const bare = blank && !flag && !declared && (BARE_WORD.test(s.slice(nameStart, nameEnd)) || bareName(s.slice(nameStart, nameEnd))) && startsToken(codeAt(s, nameStart - 1));
+  if (blank && !flag && !bare && !declared) return undefined;
+  // (A blank that neither a flag nor such a command makes an operator: prose's and a secret's word's.)
+  const loose = op === 32 && !flag && !declared;
   let name = local ?? s.slice(nameStart + dashes, nameEnd).toLowerCase();
   if (name === 'p/w') name = 'pw';
   // (A Java tool's flag names a password without a word of its own: `-storepass`, `-srckeypass`.)
@@ -1485,6 +1528,8 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (op === 58 && localTag(s, v)) return undefined;
   // (A YAML block scalar, `password: >-` or `api_key: |`, then the value indented on the next line.)
   if (op === 58) v = blockScalarValue(s, v);
+  // (A heredoc, `password = <<EOF` then the value on the next line.)
+  if (op === 61) v = heredocValue(s, v);
   if (codeAt(s, v) === 92 && (codeAt(s, v + 1) === 34 || codeAt(s, v + 1) === 39)) v++; // \" inside a string
   if (codeAt(s, v) === 64 && codeAt(s, v + 1) === 34) v++; // C#'s verbatim string, @"..."
   v = afterStringPrefix(s, v);
@@ -1620,7 +1665,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // `private key: 758290eb...` in prose, a key of 128 bits or more written in hex, `0x4c0883a6...`.)
   // (Nor is a value random to look at, written out unquoted in a YAML flow mapping that reads as an object literal:
   // `{user: app, password: Zq8Rk2Lm9Xw4Tn7P}`; no program names a variable so.)
-  if ((!quoted || (op === 32 && !flag)) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value)) && !randomToLook(value)) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
+  if ((!quoted || loose) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value)) && !randomToLook(value)) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
   if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
   const classes = classesOf(value);
   if (numeric) return [v, end];
@@ -1630,7 +1675,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (`Password=AxSRJGOhwuvRJM`), with four fifths of the entropy a value of its length can hold at most, or 3.3 bits
   // (what all but about one in a thousand random runs of 16 letters or more hold).
   // (In prose, where words follow `is`, a value holds a digit or three classes: `Password is correct.&quot;`.)
-  if (!(hasDigit(value) || classes >= 3 || ((op !== 32 || flag) && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
+  if (!(hasDigit(value) || classes >= 3 || (!loose && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
   // (After a token's, a key's or a secret's word and a blank alone, a value random to look at: `this token Xy...`.)
   if (bare && !password && (len < 16 || !hasDigit(value) || !/[A-Za-z]/.test(value) || shannonEntropy(value) < BARE_RANDOM)) return undefined;
   // (A quoted password goes on to its closing quote on its line where what it starts with reads as one: a passphrase,
@@ -1822,11 +1867,13 @@ function mergeSpans(a: Span[], b: Span[]): Span[] {
  * its capital, `ApiKey X`: a search from each lower-case letter cost 6 % on prose), a
  * command's flag (`--`, see flagOperator), a PowerShell parameter whose name ends in a secret's word (`-ClientSecret`,
  * found with the blank before it: a lookbehind there would be tried at every character) or a Java tool's store or key
- * password (`keytool ... -srcstorepass`, `jarsigner -keypass`), a row's first `,` after a name that starts its line (`api_token,Xk9...,`).
+ * password (`keytool ... -srcstorepass`, `jarsigner -keypass`), a row's first `,` after a name that starts its line (`api_token,Xk9...,`),
+ * the blank after a name a command sets (SETS_VARIABLE: `ENV SECRET_KEY_BASE X`, found with the blank or `;`, `&`, `|`
+ * or `(` before the command).
  * The operator's place is its last character (the flag's and the word's: the blank after the name).
  */
 const OTHER_OPERATORS = new RegExp(
-  String.raw`['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|>| (?:(?:${LOCAL_VERBS.join('|')}) |(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--`,
+  String.raw`['"],|\n[ \t]*[A-Za-z_][\w.-]{2,63},|[\n \t;&|(]${SETS_VARIABLE}[A-Za-z_][\w.-]{2,63}[ \t]|>| (?:(?:${LOCAL_VERBS.join('|')}) |(?:is:? |was )(?:now |still |(?:set |changed |reset )to )?|has been (?:set |changed |reset )to |(?:-->|-|\u2013|\u2014|\u2192|->|\u21d2|\u27f6|\u2794|\u279c|\u27a1|<-) |to (?<=(?:^|[^\w])(?:[Ss]et|SET|[Cc]hange|CHANGE|[Rr]eset|RESET|[Uu]pdate|UPDATE)[ds]?[ \t](?:[\w.@-]{1,64}[ \t]){1,8}to ))|[ \t\n(_.-](?=(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)[ \t]{1,32}\S)|[PTKS](?<=[a-z0-9].)(?=(?:ass(?:word|wd|phrase)|oken|ey|ecret)[ \t]{1,32}\S)|[ \t(]-(?=[A-Z][A-Za-z]{0,40}(?:Password|Passphrase|Secret|Key|Token)[ \t]{1,8}\S|[a-z]{0,16}(?:store|key)pass[ \t]{1,8}\S)|--`,
   'g',
 );
 /** A verb of LOCAL_VERBS as OTHER_OPERATORS finds it, with its blanks. */
@@ -1835,6 +1882,8 @@ const LOCAL_VERB_FOUND = new RegExp(`^ (?:${LOCAL_VERBS.join('|')}) $`);
 const BARE_FIRST = new Set([...'PpTtKkSs'].map((c) => c.charCodeAt(0)));
 /** A row's name and its `,` at the text's start, where no line break before it is found. */
 const ROW_AT_START = /^[ \t]*[A-Za-z_][\w.-]{2,63},/;
+/** A name one of SETS_VARIABLE's commands sets at the text's start, and the blank after it. */
+const DECLARED_AT_START = new RegExp(String.raw`^[ \t]*${SETS_VARIABLE}[A-Za-z_][\w.-]{2,63}[ \t]`);
 /** A secret's word (BARE_WORD) and a blank at the text's start, where no blank before it is found. */
 const BARE_AT_START = /^(?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Tt]oken|TOKEN|[Kk]ey|KEY|[Ss]ecret|SECRET)(?=[ \t]{1,32}\S)/;
 
@@ -1845,7 +1894,7 @@ function nextOther(s: string, from: number, cursor: { at: number }): number {
     if (m !== null) return m[0].length;
   }
   if (from === 0) {
-    const m = ROW_AT_START.exec(s);
+    const m = ROW_AT_START.exec(s) ?? DECLARED_AT_START.exec(s);
     if (m !== null) return m[0].length - 1;
   }
   // (Where the last search stopped: the operators are taken in order, and none found there is found again.)

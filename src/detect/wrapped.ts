@@ -23,13 +23,14 @@ const WRAP_TEXT = 16 * 1024;
 
 /**
  * Whether a credential may hold `c` where a line break cuts it, as written: a letter, a digit or
- * `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )` (a token, a URL that holds one, a Django key), `\\` and `;` (an escape, a
- * character reference), or any non-ASCII character (a confusable, an invisible character, a mark).
+ * `_ - + / = . ~ : @ ? & % ! * $ ^ # ( )` (a token, a URL that holds one, a Django key), `,` (an Argon2 or scrypt
+ * hash's parameters, `m=65536,t=3,p=4`), `\\` and `;` (an escape, a character reference), or any non-ASCII character
+ * (a confusable, an invisible character, a mark).
  */
 function isWrapChar(c: number): boolean {
   return isAlnum(c) || WRAP_MARKS.has(c) || c >= 0x80;
 }
-const WRAP_MARKS = new Set([...'_-+/=.~:@?&%!*$^#();\\'].map((c) => c.charCodeAt(0)));
+const WRAP_MARKS = new Set([...'_-+/=.~:@?&%!*$^#();,\\'].map((c) => c.charCodeAt(0)));
 
 /** A text read with some of its line breaks removed: `text`, and for each character of it where it stands in the input. */
 export interface Unwrapped {

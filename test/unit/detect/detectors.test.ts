@@ -1276,3 +1276,107 @@ describe('a quoted cell of comma-separated values', () => {
     );
   });
 });
+
+describe('a variable a command sets with a blank, and a heredoc after `=`', () => {
+  // A Dockerfile's older `ENV NAME value`, csh's `setenv`, Apache's `SetEnv`, Windows' `setx` and fish's `set -x` set
+  // a variable as `NAME=value` does: the name and the value are read as before `=`. HCL's, Ruby's and a shell's
+  // heredoc after `=` holds its value on the next line.
+  const secretName = fc.constantFrom('API_TOKEN', 'DB_PASS', 'SECRET_KEY_BASE', 'STRIPE_SECRET', 'MYSQL_PWD', 'GITHUB_TOKEN', 'client_secret', 'db_password');
+  const command = fc.constantFrom('ENV', 'setenv', 'SetEnv', 'setx', 'set -x', 'set -gx', 'set -Ux', 'set --export');
+  const lead = fc.constantFrom('', '  ', 'FROM node:20\n', 'cd /srv/app && ', '(', 'RUN true; ');
+  const value = fc.string({ minLength: 8, maxLength: 15, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 2.8 && !wordy(v, true));
+
+  it('finds and masks the value of a secret the command sets, quoted or not, of fewer than 16 characters too', () => {
+    fc.assert(
+      fc.property(secretName, command, lead, value, fc.constantFrom('', '"'), (n, c, l, v, q) => {
+        fc.pre(detectKinds('secrets', `${n}=${v}`).length > 0);
+        const text = `${l}${c} ${n} ${q}${v}${q}\n${c} PORT 8080`;
+        expect(masksWhole(text, v), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is none where the variable names no secret, or its value is a reference, a path, a number or a placeholder", () => {
+    const other = fc.constantFrom('PASSWORD_MIN_LENGTH', 'TOKEN_FILE', 'KEY_ALGORITHM', 'SECRET_NAME', 'API_KEY_PATH', 'PORT', 'NODE_ENV');
+    const benign = fc.constantFrom('$API_KEY', '${API_TOKEN}', '/run/secrets/token', '12', 'production', 'your-api-key-here', 'changeme', '%API_KEY%');
+    fc.assert(
+      fc.property(fc.oneof(secretName, other), command, lead, benign, (n, c, l, v) => {
+        const text = `${l}${c} ${n} ${v}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(other, command, value, (n, c, v) => {
+        const text = `${c} ${n} ${v}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("finds and masks a heredoc's first line after a secret's name and `=`, and nothing in one that holds no secret", () => {
+    const opener = fc.constantFrom('<<EOF', '<<-EOT', '<<~EOS', "<<'PW'", '<<"END"');
+    fc.assert(
+      fc.property(fc.constantFrom('password', 'master_password', 'API_TOKEN', 'client_secret'), opener, value, fc.constantFrom('', '    '), (n, o, v, indent) => {
+        const end = /\w+/.exec(o.slice(2))![0];
+        const text = `resource "x" "y" {\n  ${n} = ${o}\n${indent}${v}\n${indent}${end}\n}`;
+        expect(masksWhole(text, v), text).toBe(true);
+        const policy = `  ${n} = ${o}\n${indent}{\n${indent}  "Version": "2012-10-17"\n${indent}}\n${indent}${end}`;
+        expect(detectKinds('secrets', policy), policy).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a secret a program's call takes as a literal, and a note's shorthand", () => {
+  const password = fc.string({ minLength: 8, maxLength: 24, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true) && !/\.\.\.|\*\*\*/.test(v));
+
+  it("finds and masks the literal a setter, a builder or a client's auth takes, in any program's quotes", () => {
+    const call = fc.constantFrom('ds.setPassword', 'user.set_password', 'cfg.SetApiKey', 'container.withPassword', 'client.setClientSecret', 'builder.password', 'b.accessToken', 'redis.auth', 'conn.set_auth_token', 'opts.withSecretKey');
+    fc.assert(
+      fc.property(call, password, fc.constantFrom('"', "'"), fc.constantFrom('', ' '), fc.constantFrom(';', '', '.build();', ')'), (c, p, q, sp, tail) => {
+        const text = `${c}(${sp}${q}${p}${q}${sp})${tail}`;
+        expect(masksWhole(text, p), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is none in a getter's, a lookup's or a check's call, nor where the literal is a name, a path, a reference or a placeholder", () => {
+    const call = fc.constantFrom('getToken', 'client.getSecret', 'readSecret', 'vault.read_secret', 'verify_password', 'revokeToken', 'decodeToken', 'i18n.t', 'setTokenType', 'k8s.secret', 'new Secret');
+    const literal = fc.constantFrom('refresh', 'prod/db/password', 'my-app-secret', 'STRIPE_SECRET_KEY', '${DB_PASSWORD}', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:prod', 'auth.forgot_password', 'Bearer', '<your-token>', 'secrets/api_key.txt');
+    fc.assert(
+      fc.property(call, literal, fc.constantFrom('"', "'"), (c, l, q) => {
+        const text = `${c}(${q}${l}${q});`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("finds and masks the password after a user in a note's shorthand, and none where prose names them with no password", () => {
+    const form = fc.constantFrom(
+      (u: string, p: string) => `u: ${u} p: ${p}`,
+      (u: string, p: string) => `U: ${u}\nP: ${p}`,
+      (u: string, p: string) => `u: ${u}, p: ${p}`,
+      (u: string, p: string) => `user ${u} pass ${p}`,
+      (u: string, p: string) => `username ${u} password ${p}`,
+      (u: string, p: string) => `Login/password: ${u} / ${p}`,
+    );
+    fc.assert(
+      fc.property(form, fc.constantFrom('admin', 'root', 'deploy', 'jane.doe', 'svc_backup'), password, fc.constantFrom('', 'staging box:\n', '- prod: '), (f, u, p, lead) => {
+        const text = `${lead}${f(u, p)}`;
+        expect(masksWhole(text, p), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('the user admin password reset worked', 'user alice password changed successfully', 'menu: file p: 3', 'u: root\np: 1234', 'setting u: 0.5 p: 0.25', 'username alice password ${PASSWORD}', 'The user john password policy requires 12 characters', 'user admin pass through'), (text) => {
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+    );
+  });
+});

@@ -483,6 +483,13 @@ describe('detection is linear in the text', () => {
     expect(growth(`${'x9'.repeat(100)} is the password was my token `, wholeReading)).toBeLessThan(10);
   });
 
+  it('so is the whole reading on one line with no break, dense with the words and names a blank alone makes an operator after', () => {
+    // (Each a candidate that looks back for what stands before it: a command that sets a variable, `ENV`, `setenv`; a
+    // look back to the line's start was a look back to the text's.)
+    const unit = 'api key token secret password ENV API_TOKEN x setenv DB_PASS y set -gx SECRET_KEY_BASE z ApiKey w ';
+    expect(growth(unit, wholeReading)).toBeLessThan(10);
+  });
+
   it('no expression of the readings backtracks on runs of one kind of character: any text of such runs and the marks around them is read at once', () => {
     // (Runs of lower-case letters, capitals, blanks and digits between the marks that start a reading: an expression
     // with a quantifier inside a quantifier over one class, `(?:[A-Z]?[a-z]{2,})+`, took seconds on 40 letters.)
