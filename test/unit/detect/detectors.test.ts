@@ -1279,9 +1279,9 @@ describe('a quoted cell of comma-separated values', () => {
 
 describe('a variable a command sets with a blank, and a heredoc after `=`', () => {
   // A Dockerfile's older `ENV NAME value`, csh's `setenv`, Apache's `SetEnv`, Windows' `setx` and fish's `set -x` set
-  // a variable as `NAME=value` does: the name and the value are read as before `=`. HCL's, Ruby's and a shell's
-  // heredoc after `=` holds its value on the next line.
-  const secretName = fc.constantFrom('API_TOKEN', 'DB_PASS', 'SECRET_KEY_BASE', 'STRIPE_SECRET', 'MYSQL_PWD', 'GITHUB_TOKEN', 'client_secret', 'db_password');
+  // a variable as `NAME=value` does: a name that ends in a secret's word and its value are read as before `=`. HCL's
+  // and Ruby's heredoc after `=` holds its value on the next line.
+  const secretName = fc.constantFrom('API_TOKEN', 'DB_PASS', 'RAILS_MASTER_KEY', 'STRIPE_SECRET', 'MYSQL_PWD', 'GITHUB_TOKEN', 'client_secret', 'db_password');
   const command = fc.constantFrom('ENV', 'setenv', 'SetEnv', 'setx', 'set -x', 'set -gx', 'set -Ux', 'set --export');
   const lead = fc.constantFrom('', '  ', 'FROM node:20\n', 'cd /srv/app && ', '(', 'RUN true; ');
   const value = fc.string({ minLength: 8, maxLength: 15, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) >= 2.8 && !wordy(v, true));
