@@ -188,6 +188,9 @@ const crafted: Record<string, string> = {
   // ` er ` stand everywhere in prose: each asks what stands before it), a URL query's `&` runs, and pairs after commas
   // with a bracket open before them and none.
   'standard input, other languages\' is, queries and pairs after commas': fill("sudo -S cmd <<< Zq8Rk2Lm9Xw4 echo x | passwd --stdin u la contraseña es Zq8Rk2Lm9Xw4 el perro es grande y er ist da ?token=Zq8Rk2Lm9Xw4&&&a=1&b&c=2 user: a, password: Zq8Rk2Lm9Xw4 f(a: b, password: c) "),
+  // Commands that set a variable with a blank, heredocs after `=`, literals a setter or a client's auth takes, a note's
+  // `u:` and `p:`, password hashes in PHC form: each a try, most of them naming nothing.
+  'commands that set variables, heredocs, setters and shorthand': fill('ENV API_TOKEN q7Rv2KxW9mTz ENV PORT 80 setenv DB_PASS x set -gx A b password = <<EOF\nZr8q!vTn2pLm\nEOF\nds.setPassword("Hn6vQ2wL9xRk"); getToken("refresh") r.auth("Bx7nM2kQ9wLp") u: admin p: Wk82hsPq1x user a pass b $argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub '),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
