@@ -1380,3 +1380,59 @@ describe("a secret a program's call takes as a literal, and a note's shorthand",
     );
   });
 });
+
+describe('a secret an agent prints', () => {
+  // An agent checks that a variable is set by printing it (`echo $OPENAI_API_KEY`), reads a file named for a secret
+  // (`cat config/master.key`), or asks a password manager or a registry for one: the value comes back alone on the
+  // line after the command, with no name of its own.
+  const value = fc.string({ minLength: 10, maxLength: 40, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789#%+/=_-'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true));
+  const name = fc.constantFrom('DB_PASSWORD', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'STRIPE_SECRET', 'MYSQL_PWD', 'aws_secret_access_key', 'SMTP_PASS');
+  const printing = fc.constantFrom(
+    (n: string) => `$ echo $${n}`,
+    (n: string) => `$ echo "\${${n}}"`,
+    (n: string) => `$ echo -n $${n}`,
+    (n: string) => `$ printenv ${n}`,
+    (n: string) => `PS C:\\> $env:${n}`,
+    (n: string) => `C:\\> echo %${n}%`,
+    (n: string) => `$ cat /run/secrets/${n.toLowerCase()}`,
+    (n: string) => `$ cat ./${n.toLowerCase()}.txt`,
+    (n: string) => `PS> Get-Content .\\${n.toLowerCase()}.txt`,
+    (n: string) => `$ bw get password "${n}"`,
+    (n: string) => `$ lpass show --password ${n}`,
+    (n: string) => `$ doppler secrets get ${n} --plain`,
+  );
+
+  it('finds and masks the value on the line after the command, with what follows it', () => {
+    fc.assert(
+      fc.property(printing, name, value, fc.constantFrom('', '\n$ ls', '\r\n'), (p, n, v, after) => {
+        const text = `${p(n)}\n${v}${after}`;
+        expect(masksWhole(text, v), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is none where the variable or the file names no secret, names a public key, or what comes back is a name, a count or lines of prose", () => {
+    const other = fc.constantFrom('HOME', 'PATH', 'NODE_ENV', 'PUBLIC_KEY', 'STRIPE_PUBLISHABLE_KEY', 'TOKEN_PATH', 'KEY_ID_FILE');
+    const back = fc.constantFrom('$API_KEY', '13', '/run/secrets/token2', 'ghp_****abcd', 'first line 1\nsecond line', '', 'not set', 'unset 404');
+    fc.assert(
+      fc.property(printing, other, value, (p, n, v) => {
+        // (A password manager prints the password whatever its item is called; a file named `token_path.txt` is named
+        // for a token, whatever the variable would be.)
+        fc.pre(!/\b(?:bw|lpass|doppler|cat|Get-Content)\b/.test(p('X')));
+        const text = `${p(n)}\n${v}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(printing, name, back, (p, n, b) => {
+        // (What a password manager prints is the password, whatever it looks like.)
+        fc.pre(!/\b(?:bw|lpass|doppler)\b/.test(p('X')));
+        const text = `${p(n)}\n${b}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
