@@ -106,6 +106,9 @@ export interface EncodedRun {
   text: string;
 }
 
+/** `n`, `r` and `t`: after a backslash, an escaped line break or tab. */
+const ESCAPED_BREAK = new Set([110, 114, 116]);
+
 /** Runs read between two asks of the deadline: each may be decoded and read again by the detectors. */
 const ASK_RUNS = 63;
 
@@ -132,6 +135,9 @@ export function encodedRuns(s: string, stop?: () => boolean, each?: (run: Encode
     }
     let start = ahead;
     while (start > i && valueAt(s, start - 1) >= 0) start--;
+    // (An escaped line break or tab before it is no part of it: a JSON string's `\n` then a hex run, whose `n` read
+    // with it made a base64 run of the two.)
+    if (start > 0 && s.charCodeAt(start - 1) === 92 && ESCAPED_BREAK.has(s.charCodeAt(start))) start++;
     let end = ahead + 1;
     while (end < n && valueAt(s, end) >= 0) end++;
     // Lines of one run wrapped at a width (`base64` wraps at 76, `openssl` at 64, `xxd -p` at 60): the lines after a

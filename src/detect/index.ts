@@ -188,6 +188,14 @@ function endsEscaped(s: string, i: number): boolean {
  */
 const STARTS_TOKEN = /[\s\\'"`>=:]/;
 
+/** The length of the escaped line break (`\n` after a run of backslashes) that ends at `i`, not before `from`; 0 where none does. */
+function escapedBreakBefore(s: string, i: number, from: number): number {
+  if (i - 2 < from || s.charCodeAt(i - 1) !== 110 || s.charCodeAt(i - 2) !== 92) return 0;
+  let k = i - 2;
+  while (k > from && i - k < 16 && s.charCodeAt(k - 1) === 92) k--;
+  return i - k;
+}
+
 /** Characters read on each side of a decoded run, in its place: a name and its `=` before it, a closing quote after. */
 const ENCODED_CONTEXT = 64;
 /** Most characters of a string one decoded text covers (more runs whose surroundings meet are read in the next). */
@@ -220,12 +228,16 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
     let plain = from;
     for (let j = first; j < last; j++) {
       const run = runs[j]!;
-      pieces.push(s.slice(plain, run.start));
-      length += run.start - plain;
+      // (An escaped line break just before it, a JSON string's `\n`, is read as the line break it stands for: a value
+      // printed on the line after its command, `op read ...\n<hex>`, in a tool's output as an object's member.)
+      const escaped = escapedBreakBefore(s, run.start, plain);
+      const before = escaped > 0 ? `${s.slice(plain, run.start - escaped)}\n` : s.slice(plain, run.start);
+      pieces.push(before);
+      length += before.length;
       // The run's text is read as a token of its own: a line break between it and a character before it that would
       // run into it (a run glued to a path or a word is read whole; gitleaks' rules start a token after a blank, a
       // quote, `=`, `:`, `(`, `,` or `>`) ...
-      if (run.start > 0 && !STARTS_TOKEN.test(s[run.start - 1]!)) {
+      if (escaped === 0 && run.start > 0 && !STARTS_TOKEN.test(s[run.start - 1]!)) {
         pieces.push('\n');
         length++;
       }

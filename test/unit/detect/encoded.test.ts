@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 import { DetectionCache } from '../../../src/detect/index.js';
 import { DECODE_ROUNDS, encodedRuns } from '../../../src/detect/encoded.js';
+import { shannonEntropy } from '../../../src/detect/chars.js';
 
 const secrets = (s: string) => new DetectionCache().spans('secrets', s);
 /** One-line credentials the scan finds in their own line. */
@@ -60,6 +61,22 @@ describe('base64 in a text', () => {
         expect(secrets(text).some((sp) => sp.start <= at && sp.end >= at + run.length), `${c.provider} ${enc} ${times}: ${text}`).toBe(true);
       }),
       { numRuns: 600 },
+    );
+  });
+
+  it("reads a run after a JSON string's escaped line break from after the escape: a value printed on the line after its command, hex or base64, in a tool's output", () => {
+    // The escape's `n` read with a hex run made a base64 run of the two, and what that decoded to hid the value.
+    const value = fc.string({ minLength: 12, maxLength: 32, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789#%+'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3);
+    const command = fc.constantFrom('$ bw get password "Prod DB"', '$ op read op://Private/GitHub/token', '$ echo $OPENAI_API_KEY', '$ pass show websites/github.com');
+    fc.assert(
+      fc.property(command, value, fc.constantFrom<BufferEncoding>('hex', 'base64'), fc.constantFrom(1, 2), (c, v, enc, times) => {
+        const run = Buffer.from(v).toString(enc);
+        let text = `here it is:\n${c}\n${run}\nok`;
+        for (let k = 0; k < times; k++) text = JSON.stringify({ stdout: text, code: 0 });
+        const at = text.indexOf(run);
+        expect(secrets(text).some((sp) => sp.start <= at && sp.end >= at + run.length), text).toBe(true);
+      }),
+      { numRuns: 400 },
     );
   });
 
