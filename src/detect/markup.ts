@@ -70,9 +70,11 @@ export const mayHoldMarkup = (s: string): boolean => MARKUP.test(s) || ((s.inclu
  * before it, `echo`, `printf` or `sudo` (`echo '<code>X</code>' | passwd --stdin`, `sudo -S ... <<< '<code>X</code>'`);
  * or a pair's `value:`, whose name stands on a line before (`"ParameterKey": "DBPassword",` then
  * `"ParameterValue": "<code>X</code>"`), or a note's `p:` after its `u:` (`u: deploy` then `p: <code>X</code>`); or a
- * heredoc opened after the name, its value on the next line (`password = <<EOF` then `<code>X</code>`).
+ * heredoc opened after the name, its value on the next line (`password = <<EOF` then `<code>X</code>`); or markup that
+ * opens the next line, a value a command prints there or a label's (`$ bw get password "Prod DB"` then `<span
+ * class="s">X</span>`, `Password:` then `<code>X</code>`).
  */
-const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|(?:^|\s)p:|\becho\b|\bprintf\b|\bsudo\b|value["']?[ \t]*:)[^\n]{0,96}?(?:\*\*|`|<\/?[A-Za-z]|[*_](?![\w*])|<<[-~]?\w+[ \t]*\r?\n)/gi;
+const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|login|identified|phrase|mnemonic|seed|-[pau]\b|--user|(?:^|\s)p:|\becho\b|\bprintf\b|\bsudo\b|value["']?[ \t]*:)[^\n]{0,96}?(?:\*\*|`|<\/?[A-Za-z]|[*_](?![\w*])|<<[-~]?\w+[ \t]*\r?\n|\r?\n[ \t]*(?:\*\*|`|<[A-Za-z]))/gi;
 /**
  * A token of 16 characters or more opened by an inline tag or Markdown's `**` (`<code>Xk9...`, `**Xk9...`): a value
  * whose name may stand on a line before (a table's header, a collection's name), read with VALUE_BEFORE characters

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 import { withoutMarkup } from '../../../src/detect/markup.js';
 import { DetectionCache } from '../../../src/detect/index.js';
+import { shannonEntropy } from '../../../src/detect/chars.js';
 
 const found = (s: string) => new DetectionCache().spans('secrets', s);
 const mask = (s: string, spans: readonly { start: number; end: number }[]) => spans.reduceRight((t, sp) => t.slice(0, sp.start) + '*'.repeat(sp.end - sp.start) + t.slice(sp.end), s);
@@ -91,6 +92,21 @@ describe('credentials in markup', () => {
         expect(leaks(mask(text, found(text)), c.value), text).toBe(false);
       }),
       { numRuns: 600 },
+    );
+  });
+
+  it('masks a value that markup opens on the line after what names it: a command that prints it, a label', () => {
+    // (`$ bw get password "Prod DB"` then `<span class="s">...</span>`: the markup stood on the next line, where no
+    // stretch was read without it, and the span's blank and quotes cut the token the rule reads.)
+    const value = fc.string({ minLength: 10, maxLength: 24, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789#%+'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3);
+    const naming = fc.constantFrom('$ bw get password "Prod DB"', '$ op read op://Private/GitHub/token', '$ echo $OPENAI_API_KEY', '$ printenv GITHUB_TOKEN', 'Password:', 'Your new API key:');
+    const wraps = fc.constantFrom((v: string) => `<span class="s">${v}</span>`, (v: string) => `<code>${v}</code>`, (v: string) => `**${v}**`, (v: string) => `<b>${v}</b>`);
+    fc.assert(
+      fc.property(naming, wraps, value, (n, w, v) => {
+        const text = `<pre>${n}\n${w(v)}</pre>`;
+        expect(leaks(mask(text, found(text)), v), text).toBe(false);
+      }),
+      { numRuns: 300 },
     );
   });
 
