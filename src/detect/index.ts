@@ -7,7 +7,7 @@
  * and `result.text` (every block's text and every `structuredContent`
  * string, joined with newlines) is answered from the scans of its parts.
  */
-import { addKinds, isAlnum, isLower, unpack, PackedSpans, type Found, type Span } from './chars.js';
+import { addKinds, isAlnum, isDigit, isLower, unpack, PackedSpans, type Found, type Span } from './chars.js';
 import { PII_KINDS, scanPii, scanPiiPacked } from './pii.js';
 import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanProviders, scanSecrets } from './secrets.js';
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
@@ -381,7 +381,11 @@ interface Piece {
 
 /** Whether a value may run from the end of `left` into the start of `right`: both non-empty, and token characters where they meet. */
 function joins(left: string, right: string): boolean {
-  return left.length > 0 && right.length > 0 && isTokenChar(left.charCodeAt(left.length - 1)) && isTokenChar(right.charCodeAt(0));
+  if (left.length === 0 || right.length === 0) return false;
+  const l = left.charCodeAt(left.length - 1);
+  const r = right.charCodeAt(0);
+  // (A `,` between digits joins them too: a key written as an array of bytes, `[60,163` | `,52,...]`.)
+  return (isTokenChar(l) || (l === 44 && isDigit(r))) && (isTokenChar(r) || (r === 44 && isDigit(l)));
 }
 
 /** Characters next to a seam in which what names a value is looked for (`- name: POSTGRES_PASSWORD`, `--password`, `Bearer`, `The root password for the staging box is now`). */
@@ -402,7 +406,7 @@ const MIN_SEAM_VALUE = 6;
  * `IDENTIFIED BY`, a recovery phrase's or recovery words' words, a note's `p:` after its `u:`, an AWS key id (its secret follows it on its line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
-const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|recovery|-[pau]\b|--user|(?:^|\s)p:|A[KS]IA/i;
+const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|recovery|wallet|\bid\.json|-[pau]\b|--user|(?:^|\s)p:|A[KS]IA/i;
 /** A member's name or a pair's that may name a secret (readStructure reads a structure only where one does): as a seam's, or written in another script (`пароль`). */
 function namesInStructure(name: string): boolean {
   // (A long name is asked each time: only short ones are kept, so what NAMED holds stays small whatever comes.)

@@ -1155,12 +1155,20 @@ function attributeElement(s: string, nameStart: number, nameEnd: number, i: numb
   let k = nameStart - 2;
   while (k > nameStart - 6 && isLetter(codeAt(s, k - 1))) k--;
   if (!ELEMENT_NAMING.test(s.slice(k, nameStart - 2)) || !isSpace(codeAt(s, k - 1))) return undefined;
-  for (let t = k - 2; t >= 0 && k - t <= MAX_TAG; t--) {
+  return tagOf(s, k - 1);
+}
+/**
+ * The name [start, end) of the tag that holds attributes and stands open before `i` (its `>`, or an attribute's
+ * place: `<Pass encoding="base64">`), or undefined. (Back to the tag's `<` through no `>`: a walk no longer than the
+ * text since the last `>`.)
+ */
+function tagOf(s: string, i: number): [number, number] | undefined {
+  for (let t = i - 1; t >= 0 && i - t <= MAX_TAG; t--) {
     const c = s.charCodeAt(t);
     if (c === 62) return undefined;
     if (c === 60) {
       let e = t + 1;
-      while (e < k && (isNameChar(s.charCodeAt(e)) || s.charCodeAt(e) === 58)) e++;
+      while (e < i && (isNameChar(s.charCodeAt(e)) || s.charCodeAt(e) === 58)) e++;
       return isLetter(codeAt(s, t + 1)) && isSpace(codeAt(s, e)) ? [t + 1, e] : undefined;
     }
   }
@@ -1438,6 +1446,12 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   let nameEnd = k + 1;
   while (k >= 0 && nameEnd - k <= MAX_NAME && isNameChar(s.charCodeAt(k))) k--;
   let nameStart = k + 1;
+  // (An element whose attributes do not name it, FileZilla's `<Pass encoding="base64">`, `<password type="plain">`: named
+  // by its tag, as `<Pass>` is.)
+  if (op === 62 && (codeAt(s, i - 1) === 34 || codeAt(s, i - 1) === 39) && codeAt(s, nameStart - 1) !== 60 && attributeElement(s, nameStart, nameEnd, i) === undefined) {
+    const tag = tagOf(s, i);
+    if (tag !== undefined) [nameStart, nameEnd] = tag;
+  }
   // (A password's shorthand with a slash, `P/W: ...`: read as `pw`.)
   if (nameEnd - nameStart === 1 && (codeAt(s, nameStart) | 32) === 119 && codeAt(s, nameStart - 1) === 47 && (codeAt(s, nameStart - 2) | 32) === 112 && !isNameChar(codeAt(s, nameStart - 3))) nameStart -= 2;
   // (A name then its type, Python's or TypeScript's: `api_key: str = "..."`, `password: Optional[str] = "..."`.)

@@ -1386,7 +1386,7 @@ describe('a secret an agent prints', () => {
   // (`cat config/master.key`), or asks a password manager or a registry for one: the value comes back alone on the
   // line after the command, with no name of its own.
   const value = fc.string({ minLength: 10, maxLength: 40, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789#%+/=_-'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true));
-  const name = fc.constantFrom('DB_PASSWORD', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'STRIPE_SECRET', 'MYSQL_PWD', 'aws_secret_access_key', 'SMTP_PASS');
+  const name = fc.constantFrom('DB_PASSWORD', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'STRIPE_SECRET', 'MYSQL_PWD', 'aws_secret_access_key', 'SMTP_PASS', 'SECRET_KEY_BASE', 'API_TOKEN_PROD');
   const printing = fc.constantFrom(
     (n: string) => `$ echo $${n}`,
     (n: string) => `$ echo "\${${n}}"`,
@@ -1400,6 +1400,10 @@ describe('a secret an agent prints', () => {
     (n: string) => `$ bw get password "${n}"`,
     (n: string) => `$ lpass show --password ${n}`,
     (n: string) => `$ doppler secrets get ${n} --plain`,
+    (n: string) => `$ heroku config:get ${n} -a acme-web`,
+    (n: string) => `$ dokku config:get shop ${n}`,
+    (n: string) => `$ gopass show -o websites/${n.toLowerCase()}`,
+    (n: string) => `$ keepassxc-cli show -a Password ~/vault.kdbx ${n}`,
   );
 
   it('finds and masks the value on the line after the command, with what follows it', () => {
@@ -1419,7 +1423,7 @@ describe('a secret an agent prints', () => {
       fc.property(printing, other, value, (p, n, v) => {
         // (A password manager prints the password whatever its item is called; a file named `token_path.txt` is named
         // for a token, whatever the variable would be.)
-        fc.pre(!/\b(?:bw|lpass|doppler|cat|Get-Content)\b/.test(p('X')));
+        fc.pre(!/\b(?:bw|lpass|doppler|gopass|keepassxc-cli|cat|Get-Content)\b/.test(p('X')));
         const text = `${p(n)}\n${v}`;
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
@@ -1428,11 +1432,167 @@ describe('a secret an agent prints', () => {
     fc.assert(
       fc.property(printing, name, back, (p, n, b) => {
         // (What a password manager prints is the password, whatever it looks like.)
-        fc.pre(!/\b(?:bw|lpass|doppler)\b/.test(p('X')));
+        fc.pre(!/\b(?:bw|lpass|doppler|gopass|keepassxc-cli)\b/.test(p('X')));
         const text = `${p(n)}\n${b}`;
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('a key as a byte array, in a node provider\'s or a function\'s URL, and an element named by its tag', () => {
+  const byte = fc.integer({ min: 0, max: 255 });
+  const bytes = fc.array(byte, { minLength: 32, maxLength: 64 }).filter((b) => b.some((x) => x !== 0) && new Set(b).size > 8);
+  const sep = fc.constantFrom(',', ', ', ',\n  ');
+  const array = fc.tuple(bytes, sep).map(([b, s]) => (s.includes('\n') ? `[\n  ${b.join(s)}\n]` : `[${b.join(s)}]`));
+  const naming = fc.constantFrom(
+    (a: string) => `$ cat ~/.config/solana/id.json\n${a}`,
+    (a: string) => `Wrote new keypair to ./deployer-keypair.json\n$ cat deployer-keypair.json\n${a}`,
+    (a: string) => `const payer = Keypair.fromSecretKey(new Uint8Array(${a}));`,
+    (a: string) => `{"secretKey": ${a}}`,
+    (a: string) => `SOLANA_PRIVATE_KEY=${a}`,
+    (a: string) => `private_key: ${a}`,
+    (a: string) => `$ cat wallet.json\n${a}`,
+  );
+
+  it('finds and masks a byte array under a name or a file that says it is a private key', () => {
+    fc.assert(
+      fc.property(naming, array, (n, a) => {
+        const text = n(a);
+        expect(masksWhole(text, a), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('masks every piece of one written without blanks and cut into two or three blocks anywhere', () => {
+    const compact = bytes.map((b) => `[${b.join(',')}]`);
+    const named = fc.constantFrom((a: string) => `SOLANA_PRIVATE_KEY=${a}`, (a: string) => `{"secretKey":${a}}`, (a: string) => `$ cat ~/.config/solana/id.json\n${a}`);
+    fc.assert(
+      fc.property(named, compact, fc.uniqueArray(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { minLength: 1, maxLength: 2 }), (n, a, at) => {
+        const text = n(a);
+        const start = text.indexOf(a);
+        // (Cuts inside the array: its name and its bytes each whole on one side of a cut or the other.)
+        const cuts = [...new Set(at.map((x) => start + 1 + Math.floor(x * (a.length - 1))))].sort((x, y) => x - y);
+        const parts = cuts.map((c, i) => text.slice(i === 0 ? 0 : cuts[i - 1], c)).concat(text.slice(cuts[cuts.length - 1]));
+        const cache = new DetectionCache();
+        cache.joinLazily(parts);
+        const shown = parts.map((p) => {
+          let out = p;
+          for (const sp of [...cache.spans('secrets', p)].sort((x, y) => y.start - x.start)) out = `${out.slice(0, sp.start)}#${out.slice(sp.end)}`;
+          return out;
+        });
+        // Of the bytes, no run of three (a comma between each) reaches the host.
+        for (const s of shown) expect(/\d{1,3},\d{1,3},\d{1,3}/.test(s), JSON.stringify({ parts, shown })).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is none where no such name stands before it, a public key's name does, or it holds too few bytes or zeros alone", () => {
+    const other = fc.constantFrom(
+      (a: string) => `sha512 digest bytes: ${a}`,
+      (a: string) => `keypair.publicKey.toBytes(): ${a}`,
+      (a: string) => `const table = new Uint8Array(${a});`,
+      (a: string) => `$ cat data.json\n${a}`,
+    );
+    fc.assert(
+      fc.property(other, array, (n, a) => {
+        const text = n(a);
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(naming, fc.array(byte, { minLength: 1, maxLength: 31 }), fc.integer({ min: 32, max: 64 }), (n, few, zeros) => {
+        for (const a of [`[${few.join(',')}]`, `[${Array(zeros).fill(0).join(',')}]`]) {
+          const text = n(a);
+          expect(detectKinds('secrets', text).filter((k) => k === 'byte-array-private-key'), text).toEqual([]);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  const hex = (n: number) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...'0123456789abcdef'.split('')) }).filter((v) => shannonEntropy(v) > 3);
+  const base64url = (n: number) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'.split('')) }).filter((v) => shannonEntropy(v) > 4);
+
+  it("finds and masks the key of a node provider's RPC URL and of an Azure function's URL or header", () => {
+    const urls = fc.oneof(
+      hex(32).map((k) => [k, `ETH_RPC_URL=https://mainnet.infura.io/v3/${k}`] as const),
+      hex(32).map((k) => [k, `wss://polygon-mainnet.infura.io/ws/v3/${k}`] as const),
+      base64url(32).map((k) => [k, `new JsonRpcProvider("https://eth-mainnet.g.alchemy.com/v2/${k}")`] as const),
+      hex(40).map((k) => [k, `url: "https://solemn-frosty-pond.quiknode.pro/${k}/"`] as const),
+      hex(64).map((k) => [k, `https://rpc.ankr.com/eth/${k}`] as const),
+      base64url(54).map((k) => [`${k}==`, `POST https://acme.azurewebsites.net/api/ProcessOrder?code=${k}==`] as const),
+      base64url(54).map((k) => [`${k}==`, `GET https://acme.azurewebsites.net/api/Items?page=2&code=${k}==&x=1`] as const),
+      base64url(54).map((k) => [`${k}==`, `curl -H "x-functions-key: ${k}==" https://acme.azurewebsites.net/api/Health`] as const),
+    );
+    fc.assert(
+      fc.property(urls, ([k, text]) => {
+        expect(masksWhole(text, k), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    for (const text of ['https://mainnet.infura.io/v3/', 'https://docs.infura.io/api/networks/ethereum', 'https://acme.azurewebsites.net/api/Health', 'https://acme.azurewebsites.net/api/Items?code=12345']) {
+      expect(detectKinds('secrets', text), text).toEqual([]);
+    }
+  });
+
+  it("finds and masks an Azure Key Vault secret's value, whatever the secret is called and holds, as the CLI and the REST API print it", () => {
+    const vault = fc.stringMatching(/^[a-z][a-z0-9-]{2,22}$/);
+    const secretName = fc.constantFrom('orders-db-conn', 'stripe', 'app-settings', 'feature-flags');
+    // (A secret may hold words, a connection string, escaped JSON: the vault says it is one.)
+    const value = fc.oneof(
+      fc.string({ minLength: 2, maxLength: 64, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789 ;=-_.~'.split('')) }).filter((v) => v.trim() === v && v.length > 1),
+      fc.constant('{\\"user\\": \\"app\\", \\"password\\": \\"x\\"}'),
+    );
+    const printed = fc.constantFrom(
+      (v: string, n: string, u: string) => `{\n  "attributes": {\n    "enabled": true\n  },\n  "contentType": null,\n  "id": "${u}",\n  "kid": null,\n  "managed": null,\n  "name": "${n}",\n  "tags": {\n    "env": "prod"\n  },\n  "value": "${v}"\n}`,
+      (v: string, _n: string, u: string) => `{"value":"${v}","id":"${u}","attributes":{"enabled":true}}`,
+      (v: string, _n: string, u: string) => `{"value": "${v}", "contentType": "text/plain", "id": "${u}"}`,
+    );
+    fc.assert(
+      fc.property(printed, vault, secretName, value, (p, vn, n, v) => {
+        const text = p(v, n, `https://${vn}.vault.azure.net/secrets/${n}/0f1e2d3c4b5a69788796a5b4c3d2e1f0`);
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(`"${v}"`) + 1;
+        expect(spans.some((sp) => sp.start <= at && sp.end >= at + v.length), text).toBe(true);
+        // (The secret's name and the vault's URL stay.)
+        expect(spans.some((sp) => sp.start < text.indexOf('https://') + 8 && sp.end > text.indexOf('https://')), text).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(vault, secretName, (vn, n) => {
+        for (const text of [
+          `{"id": "https://${vn}.vault.azure.net/secrets/${n}", "attributes": {"enabled": true}, "name": "${n}"}`,
+          `{"kid": "https://${vn}.vault.azure.net/keys/${n}/abc", "value": "ok"}`,
+          `{"id": "https://${vn}.vault.azure.net/certificates/${n}", "value": "ok"}`,
+        ]) expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('reads an element whose attributes do not name it by its tag', () => {
+    const value = fc.string({ minLength: 10, maxLength: 40, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789+/='.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true));
+    const tag = fc.constantFrom('Pass', 'password', 'Password', 'apiToken', 'secret', 'ClientSecret');
+    const attributes = fc.constantFrom(' encoding="base64"', " type='plain'", ' encoding="base64" xml:space="preserve"');
+    fc.assert(
+      fc.property(tag, attributes, value, (t, a, v) => {
+        const text = `<Server>\n  <User>deploy</User>\n  <${t}${a}>${v}</${t}>\n</Server>`;
+        expect(masksWhole(text, v), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('a', 'div', 'span', 'Host', 'title'), attributes, value, (t, a, v) => {
+        const text = `<${t}${a}>${v}</${t}>`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 100 },
     );
   });
 });
