@@ -188,6 +188,13 @@ function endsEscaped(s: string, i: number): boolean {
  */
 const STARTS_TOKEN = /[\s\\'"`>=:]/;
 
+/** `text` with a string's escapes of a quote, a line break or a tab read (after any run of backslashes: escaped once or more). */
+function unescaped(text: string): string {
+  return text.includes('\\') ? text.replace(STRING_ESCAPE, (_, c: string) => ESCAPED_CHAR[c]!) : text;
+}
+const STRING_ESCAPE = /\\+(["'nrt])/g;
+const ESCAPED_CHAR: Record<string, string> = { '"': '"', "'": "'", n: '\n', r: '\r', t: '\t' };
+
 /** The length of the escaped line break (`\n` after a run of backslashes) that ends at `i`, not before `from`; 0 where none does. */
 function escapedBreakBefore(s: string, i: number, from: number): number {
   if (i - 2 < from || s.charCodeAt(i - 1) !== 110 || s.charCodeAt(i - 2) !== 92) return 0;
@@ -228,10 +235,11 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
     let plain = from;
     for (let j = first; j < last; j++) {
       const run = runs[j]!;
-      // (An escaped line break just before it, a JSON string's `\n`, is read as the line break it stands for: a value
-      // printed on the line after its command, `op read ...\n<hex>`, in a tool's output as an object's member.)
+      // (What stands around it is read with a string's escapes read, as the normalized text reads them: a value printed
+      // on the line after its command, `bw get password \"Prod DB\"\n<hex>`, in a tool's output as an object's member.
+      // An escaped line break just before it is that line break, and no other is put there.)
       const escaped = escapedBreakBefore(s, run.start, plain);
-      const before = escaped > 0 ? `${s.slice(plain, run.start - escaped)}\n` : s.slice(plain, run.start);
+      const before = unescaped(s.slice(plain, run.start));
       pieces.push(before);
       length += before.length;
       // The run's text is read as a token of its own: a line break between it and a character before it that would
@@ -254,7 +262,7 @@ function decodedFinds(s: string, runs: readonly EncodedRun[], stop: (() => boole
         length++;
       }
     }
-    pieces.push(s.slice(plain, to));
+    pieces.push(unescaped(s.slice(plain, to)));
     let k = 0;
     // Spans come sorted by start: the runs before one are passed over once.
     for (const sp of unpack(scanBoth('secrets', pieces.join(''), stop, rounds - 1))) {
