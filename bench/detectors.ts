@@ -191,6 +191,11 @@ const crafted: Record<string, string> = {
   // Commands that set a variable with a blank, heredocs after `=`, literals a setter or a client's auth takes, a note's
   // `u:` and `p:`, password hashes in PHC form: each a try, most of them naming nothing.
   'commands that set variables, heredocs, setters and shorthand': fill('ENV API_TOKEN q7Rv2KxW9mTz ENV PORT 80 setenv DB_PASS x set -gx A b password = <<EOF\nZr8q!vTn2pLm\nEOF\nds.setPassword("Hn6vQ2wL9xRk"); getToken("refresh") r.auth("Bx7nM2kQ9wLp") u: admin p: Wk82hsPq1x user a pass b $argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub '),
+  // Keys a program or a CLI prints: a byte array under a keypair's name (one short of 32 bytes, never closed), RPC and
+  // function URLs, a vault object with no value, a property list's key with and without its value, a mask, a stream's
+  // ingest URL, cmd's `&&` glued to a value, a Ruby symbol's subscript, an element with attributes, an escaped line
+  // break before a hex run in a JSON string.
+  'keys a program or a CLI prints, byte arrays, vaults, property lists, masks': fill(`keypair [${Array.from({ length: 31 }, (_, i) => (i * 37) % 256).join(',')}, https://a.infura.io/v3/0123 x.azurewebsites.net/api/f?code= "id": "https://a.vault.azure.net/secrets/x", "tags": {"e": "p"}, <key>password</key><string>Xk9mQ2vLp4Rt</string><key>token</key> ::add-mask::Ab1Cd2Ef3Gh4 rtmp://a.b/live/abcdefghijklmnop1 set API_TOKEN=Ab1Cd2Ef3Gh4&& x h[:password] = 'Zq8Rk2Lm9Xw4' <Pass encoding="base64">WGs5bVEy</Pass> {\\"stdout\\": \\"$ bw get password \\\\"x\\\\"\\n4141774156\\"} heroku config:get API_TOKEN_PROD\n`),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),

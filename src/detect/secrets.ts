@@ -1186,6 +1186,22 @@ function closesElement(s: string, end: number, nameStart: number, nameEnd: numbe
   return codeAt(s, end) === 60 && codeAt(s, end + 1) === 47 && s.startsWith(s.slice(nameStart, nameEnd), end + 2) && codeAt(s, end + 2 + n) === 62;
 }
 
+/** Whether the `]` at `k` closes a Ruby symbol's subscript, `[:name]` (a name of MAX_NAME characters at most). */
+function symbolSubscript(s: string, k: number): boolean {
+  let j = k - 1;
+  while (j >= 0 && k - j <= MAX_NAME && isNameChar(s.charCodeAt(j))) j--;
+  return j < k - 1 && codeAt(s, j) === 58 && codeAt(s, j - 1) === 91;
+}
+
+/**
+ * 2 where a shell's list operator, `&&` or `||`, is glued to the end of the token [v, end) that a blank or the text's
+ * end follows (cmd's `set PGPASSWORD=...&& psql`), else 0.
+ */
+function listOperatorAt(s: string, v: number, end: number): number {
+  const c = codeAt(s, end - 1);
+  return end - v > 2 && (end >= s.length || isSpace(codeAt(s, end))) && codeAt(s, end - 2) === c && (c === 38 || c === 124) ? 2 : 0;
+}
+
 /** How many of lower, upper, digit and other characters `v` mixes. */
 function classesOf(v: string): number {
   let l = 0;
@@ -1440,6 +1456,8 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   if (op === 58 && codeAt(s, k) === 46 && codeAt(s, k - 1) === 32) k = beforeLeader(s, k);
   // (A subscript's quoted name: `app.config['SECRET_KEY'] = ...`, `os.environ["API_KEY"] = ...`.)
   if (op === 61 && codeAt(s, k) === 93 && (codeAt(s, k - 1) === 34 || codeAt(s, k - 1) === 39)) k--;
+  // (A Ruby symbol's subscript: `config[:api_secret] = '...'`, `settings[:password] = ...`.)
+  if (op === 61 && codeAt(s, k) === 93 && symbolSubscript(s, k)) k--;
   if (codeAt(s, k) === 34 || codeAt(s, k) === 39) k--;
   // (A name quoted inside a string, JSON in JSON: `"{\"password\":\"...\"}"`, an AWS secret's SecretString.)
   if (codeAt(s, k) === 92 && (codeAt(s, k + 1) === 34 || codeAt(s, k + 1) === 39)) k--;
@@ -1581,6 +1599,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
     for (let c = codeAt(s, k); c > 32 && c < 127 && c !== 34 && c !== 39 && c !== 96 && k - v <= MAX_QUOTED; c = codeAt(s, ++k));
     while (k > v && (codeAt(s, k - 1) === 59 || codeAt(s, k - 1) === 44)) k--;
     if (k - v <= MAX_QUOTED && (isSpace(codeAt(s, k)) || k >= s.length || codeAt(s, k) === 59 || codeAt(s, k) === 44)) {
+      k -= listOperatorAt(s, v, k);
       const token = s.slice(v, k);
       if (!CALL_OR_INDEX.test(token) && !PATTERN_MARKS.test(token) && generatedValue(s, nameStart, name, token)) return [v, k];
     }
@@ -1625,6 +1644,9 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
       while (!quoted && op !== 62 && end > v && (codeAt(s, end - 1) === 59 || codeAt(s, end - 1) === 44)) end--;
     }
   }
+  // (A shell's list operator glued to an unquoted value's end ends it: cmd's `set PGPASSWORD=...&& psql`, where a blank
+  // before `&&` would be the value's.)
+  if (!quoted && (op === 61 || op === 58)) end -= listOperatorAt(s, v, end);
   // (In prose a sentence's mark after the value is no part of it: `The password is cN4WtMSw4svl.`)
   if (op === 32 && !flag && end - v > 1 && isSentenceMark(codeAt(s, end - 1))) end--;
   if (op === 44 && (row ? quoted || !(isLineEnd(codeAt(s, end)) || codeAt(s, end) === 44) || !rowValue(s.slice(v, end)) : !(quoted && codeAt(s, end) === q))) return undefined;
@@ -2229,6 +2251,8 @@ function cellsOf(s: string, a: number, b: number, sep: number): Cells {
 function nameOfCell(s: string, [x, y]: [number, number], markdown: boolean): string | undefined {
   const text = s.slice(x, y);
   if (text.length > MAX_NAME || !(markdown ? MARKDOWN_HEADER_CELL : HEADER_CELL).test(text)) return undefined;
+  // (A cell random to look at is a row's value, no column's name: a row read as a header, whose value ended in `pwd`.)
+  if (randomToLook(text)) return undefined;
   return text.toLowerCase().replace(/[ .-]+/g, '_');
 }
 

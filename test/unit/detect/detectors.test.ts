@@ -1545,7 +1545,7 @@ describe('a key as a byte array, in a node provider\'s or a function\'s URL, and
     const secretName = fc.constantFrom('orders-db-conn', 'stripe', 'app-settings', 'feature-flags');
     // (A secret may hold words, a connection string, escaped JSON: the vault says it is one.)
     const value = fc.oneof(
-      fc.string({ minLength: 2, maxLength: 64, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789 ;=-_.~'.split('')) }).filter((v) => v.trim() === v && v.length > 1),
+      fc.string({ minLength: 2, maxLength: 64, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789 ;=-_.~'.split('')) }).filter((v) => v.trim() === v && new Set(v).size > 1),
       fc.constant('{\\"user\\": \\"app\\", \\"password\\": \\"x\\"}'),
     );
     const printed = fc.constantFrom(
@@ -1593,6 +1593,102 @@ describe('a key as a byte array, in a node provider\'s or a function\'s URL, and
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe("a value cmd's set glues && to, a Ruby symbol's subscript, a property list's key, heroku auth:token", () => {
+  const value = fc.string({ minLength: 12, maxLength: 32, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true));
+  const name = fc.constantFrom('PGPASSWORD', 'API_TOKEN', 'db_password', 'ClientSecret', 'api_key');
+
+  it('finds and masks each whole, and no list operator, reference or other key with it', () => {
+    const placed = fc.constantFrom(
+      (n: string, v: string) => `set ${n}=${v}&& psql -U app`,
+      (n: string, v: string) => `${n}=${v}&& npm start`,
+      (n: string, v: string) => `${n}=${v}|| exit 1`,
+      (n: string, v: string) => `config[:${n.toLowerCase()}] = '${v}'`,
+      (n: string, v: string) => `settings[:${n.toLowerCase()}] = "${v}"`,
+      (n: string, v: string) => `<dict>\n\t<key>${n}</key>\n\t<string>${v}</string>\n</dict>`,
+      (n: string, v: string) => `<key>${n}</key><data>${v}</data>`,
+    );
+    fc.assert(
+      fc.property(placed, name, value, (p, n, v) => {
+        const text = p(n, v);
+        const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
+        const at = text.indexOf(v);
+        expect(spans.some((sp) => sp.start <= at && sp.end >= at + v.length), text).toBe(true);
+        // (The operator after it stays: the command after it is no secret.)
+        expect(spans.some((sp) => text.slice(sp.start, sp.end).includes('&&') || text.slice(sp.start, sp.end).includes('||')), text).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.uuid().filter((u) => shannonEntropy(u.replace(/-/g, '')) > 3), fc.constantFrom('', '\n \u203a   Warning: token will expire today', '\n \u203a   Warning: token will expire today\n \u203a   Use heroku authorizations:create to generate a long-term token'), (u, warning) => {
+        const text = `$ heroku auth:token${warning}\n${u}`;
+        expect(masksWhole(text, u), text).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("is none under a key that names no secret, for a build setting's reference, an index by a variable, or another heroku command's output", () => {
+    fc.assert(
+      fc.property(fc.constantFrom('PasswordPolicy', 'AccessTokenExpiry', 'SSID_STR', 'CFBundleName'), value, (k, v) => {
+        const text = `<key>${k}</key><string>${v}</string>`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 100 },
+    );
+    for (const text of ['<key>API_KEY</key>\n<string>$(API_KEY)</string>', '<key>Password</key><string>${PASSWORD}</string>', 'h[:password] = params[:password]', '$ heroku auth:whoami\nalice', 'set PGPASSWORD=%PGPASS%&& psql']) {
+      expect(detectKinds('secrets', text), text).toEqual([]);
+    }
+  });
+});
+
+describe("a value a GitHub Actions workflow masks, and a live stream's key", () => {
+  const value = fc.string({ minLength: 16, maxLength: 40, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && shannonEntropy(v) > 3);
+  const lower = fc.string({ minLength: 4, maxLength: 4, unit: fc.constantFrom(...'abcdefghijkmnopqrstuvwxyz0123456789'.split('')) });
+
+  it('finds and masks each whole', () => {
+    const keys = fc.oneof(
+      value.map((v) => [v, `echo "::add-mask::${v}"`] as const),
+      value.map((v) => [v, `::add-mask::${v}\n::set-output name=token::***`] as const),
+      fc.array(lower, { minLength: 5, maxLength: 5 }).filter((a) => shannonEntropy(a.join('')) > 3).map((a) => [a.join('-'), `ffmpeg -re -i in.mp4 -f flv rtmp://a.rtmp.youtube.com/live2/${a.join('-')}`] as const),
+      fc.tuple(fc.integer({ min: 100000, max: 999999999 }), value.filter((v) => v.length >= 30).map((v) => v.slice(0, 30))).map(([n, v]) => [`live_${n}_${v}`, `Stream key: live_${n}_${v}`] as const),
+      value.map((v) => [v, `rtmps://live-api-s.facebook.com:443/rtmp/FB-${v}`] as const),
+    );
+    fc.assert(
+      fc.property(keys, ([k, text]) => {
+        expect(masksWhole(text, k), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is none for a variable or an expression masked, an ingest URL with no key, an identifier that starts with live_', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('$TOKEN', '${{ secrets.DEPLOY_TOKEN }}', '"$API_KEY"', '***'), fc.constantFrom('live_mode', 'live_2024_results', 'rtmp://live.twitch.tv/app/', 'rtmp://localhost/live/stream'), (masked, other) => {
+        const text = `echo "::add-mask::${masked}"\n${other}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
+
+describe('a row read as a header', () => {
+  it("names no column by a cell random to look at, whatever word it ends in: rows of random values under no secret's header find nothing", () => {
+    // (A row's random value that ended in `pwd`, `...PmtwppWd`, named its column a password's, and the next row's value
+    // under it was masked.)
+    const random = fc.string({ minLength: 16, maxLength: 32, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'.split('')) }).filter((v) => /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3.5 && !wordy(v, true));
+    const word = fc.constantFrom('pwd', 'Wd', 'Key', 'key', 'Token', 'secret', 'Pass');
+    const sep = fc.constantFrom('\t', ',');
+    fc.assert(
+      fc.property(random, word, random, sep, (a, w, b, t) => {
+        const text = `service${t}owner\ndeploy${t}${a}${w}\ndeploy${t}${b}`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
     );
   });
 });

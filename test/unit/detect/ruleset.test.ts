@@ -113,15 +113,15 @@ describe('a credential is found wherever it sits', () => {
     // prompt's line before it (not a line that is a prompt of its own, `host:6379> AUTH ...`), a collection's member by
     // the collection's name on the line before it, what a script sends by what it expects on the line before it, an
     // OpenVPN profile's password by its block's tag two lines before it, a heredoc's first line by the assignment that
-    // opens it, a note's `p:` by its `u:`: its line alone names nothing, and is left out.)
+    // opens it, a note's `p:` by its `u:`, a property list's value by its `<key>`: its line alone names nothing, and is left out.)
     const all = creds.filter((c) => !c.value.includes('\n')).map((c) => ({ provider: c.provider, text: c.text, line: c.text.split('\n').find((l) => l.includes(c.value))!.trim() }));
     const row = (text: string, line: string) => /^\|.*\|$/.test(line) || (/^[\w ,]+$/.test(text.split('\n')[0]!) && text.split('\n')[0]!.includes(',') && !text.startsWith(line));
     const lineBefore = (text: string, line: string) => {
       const ls = text.split('\n');
       return ls[ls.findIndex((l) => l.includes(line)) - 1] ?? '';
     };
-    const lines = all.filter(({ text, line }) => !/^"?(?:parameter)?value"?:/i.test(line) && !row(text, line) && !/:\s*[|>][-+]?\s*$/.test(lineBefore(text, line)) && !(/^(?:[$%]|\/\S* #) \S/.test(lineBefore(text, line)) && !/^\S+> /.test(line)) && !/^\s*[\w.-]+:\s*$/.test(lineBefore(text, line)) && !/^\s*(?:expect\b|[\w.]+\.expect\(|"[^"]*assword)/.test(lineBefore(text, line)) && !text.includes('<auth-user-pass>') && !/<<[-~]?\w+\s*$/.test(lineBefore(text, line)) && !/^u:\s/i.test(lineBefore(text, line)));
-    expect(lines.length).toBeGreaterThanOrEqual(all.length - 27);
+    const lines = all.filter(({ text, line }) => !/^"?(?:parameter)?value"?:/i.test(line) && !row(text, line) && !/:\s*[|>][-+]?\s*$/.test(lineBefore(text, line)) && !(/^(?:[$%]|\/\S* #) \S/.test(lineBefore(text, line)) && !/^\S+> /.test(line)) && !/^\s*[\w.-]+:\s*$/.test(lineBefore(text, line)) && !/^\s*(?:expect\b|[\w.]+\.expect\(|"[^"]*assword)/.test(lineBefore(text, line)) && !text.includes('<auth-user-pass>') && !/<<[-~]?\w+\s*$/.test(lineBefore(text, line)) && !/^u:\s/i.test(lineBefore(text, line)) && !/<key>[^<]*<\/key>\s*$/.test(lineBefore(text, line)));
+    expect(lines.length).toBeGreaterThanOrEqual(all.length - 29);
     fc.assert(
       fc.property(fc.constantFrom(...lines), fc.constantFrom('\n', '\r\n', ' ', '\n\n', '\t'), fc.integer({ min: 2, max: 5 }), ({ provider, line }, sep, n) => {
         const text = Array.from({ length: n }, () => line).join(sep);
@@ -213,7 +213,12 @@ describe('the work the scan saves changes no answer', () => {
     // (A try at a keyword runs only the alternatives that start with the keywords standing there, `7z` and `7za` both;
     // the others are left as a class no character is in, their groups kept empty so each secret's group keeps its
     // number.) Commands of such rules, in any case, one glued to another or apart, before the corpus's texts and flags.
-    const commands = rules.filter((r) => r.keywords.length > 1 && r.keywords.every((k) => /^[a-z0-9<]/.test(k))).flatMap((r) => r.keywords);
+    const commandRules = rules.filter((r) => r.keywords.length > 1 && r.keywords.every((k) => /^[a-z0-9<]/.test(k)));
+    const commands = commandRules.flatMap((r) => r.keywords);
+    // (Their finds: another rule's, read in windows, may lie further than WINDOW_BEFORE before its keyword in a text of
+    // this length, a git SHA's 40 hex digits 257 characters before `sgp_`, and is the stretches' property's to judge.)
+    const kinds = new Set(commandRules.map((r) => r.id));
+    const theirs = (found: ReturnType<typeof scanRuleset>) => found.filter((sp) => kinds.has(sp.kind));
     const command = fc.constantFrom(...commands).chain((k) => fc.constantFrom(k, k.toUpperCase(), k[0]!.toUpperCase() + k.slice(1)));
     const arg = fc.oneof(
       command,
@@ -228,7 +233,7 @@ describe('the work the scan saves changes no answer', () => {
         // runs to that end; a match the whole regex makes from one `curl` to a header more than that far on, past a
         // second `curl` glued to a word, is not a try's. Longer texts: the stretches' property below.)
         fc.pre(text.length <= MERGED_OVERLAP - WINDOW_BEFORE);
-        expect(scanRuleset(text), JSON.stringify(text)).toEqual(scanRulesetFully(text));
+        expect(theirs(scanRuleset(text)), JSON.stringify(text)).toEqual(theirs(scanRulesetFully(text)));
       }),
       { numRuns: 1500 },
     );
