@@ -411,7 +411,8 @@ const MIN_SEAM_VALUE = 6;
 /**
  * What a name, a flag or a command that gives a secret holds, looked for before a seam: a secret's words (`key`,
  * `token`, `password`, `secret`, `auth`, ...), a session cookie's (`sess`, `sid`: `connect.sid`, `PHPSESSID`), a flag a password follows (`-p`, `-a`, `-u`, `--user`), a login, SQL's
- * `IDENTIFIED BY`, a recovery phrase's or recovery words' words, a note's `p:` after its `u:`, an AWS key id (its secret follows it on its line). Where none
+ * `IDENTIFIED BY`, a recovery phrase's or recovery words' words, a note's `p:` after its `u:`, an AWS key id (its secret follows it on its line), a
+ * wallet's or a Solana keypair's file (`id.json`: its bytes follow on the next line). Where none
  * stands before a seam, no value after it is known by its name, and the seam is not read (a seam of prose).
  */
 const NAMES_A_SECRET = /pass|assword|pwd|pw\b|key|token|secret|private|auth|cred|bearer|psk|\bsig\b|sess|\bsid\b|login|identified|phrase|mnemonic|seed|recovery|wallet|\bid\.json|-[pau]\b|--user|(?:^|\s)p:|A[KS]IA/i;
@@ -629,9 +630,10 @@ function pieceOf(pieces: readonly Piece[], i: number, firstToken: number): numbe
 
 /**
  * The words of the rules that know a credential by what stands around it: a cookie's, a command's that is given one
- * (FreeRDP's `/p:`, an Oracle client's `user/password@service`), a Wi-Fi QR code's.
+ * (FreeRDP's `/p:`, an Oracle client's `user/password@service`), a Wi-Fi QR code's, a Twilio client's (its account's
+ * SID, then the token).
  */
-const SETS_A_SECRET = /cookie|session|redis-cli|mysql|mariadb|psql|curl|machine|echo|sig=|_connect|getconnection|new\s+pdo|\.login\s*\(|ldap_bind|ftp_login|imap_open|ssh2_auth|@(?:tcp|udp|unix)|-item\b|-signature=|\/user:|psexec|paexec|\/rp\b|\/p:|sqlplus|sqlldr|expdp|impdp|\brman\b|dgmgrl|wifi:/i;
+const SETS_A_SECRET = /cookie|session|redis-cli|mysql|mariadb|psql|curl|machine|echo|sig=|_connect|getconnection|new\s+pdo|\.login\s*\(|ldap_bind|ftp_login|imap_open|ssh2_auth|@(?:tcp|udp|unix)|-item\b|-signature=|\/user:|psexec|paexec|\/rp\b|\/p:|sqlplus|sqlldr|expdp|impdp|\brman\b|dgmgrl|wifi:|twilio|\bAC[0-9a-f]{32}\b/i;
 
 /** Whether `text` names a secret (NAMES_A_SECRET, a pair's `value`), holds a command that takes one (TAKES_A_SECRET) or a rule's word that knows one by where it stands (SETS_A_SECRET). */
 function namesOrTakes(text: string): boolean {

@@ -253,7 +253,7 @@ describe('generic assignments: a secret under a secret name, not where a secret 
     const words = fc.constantFrom('something memorable', 'the new one', 'expire in 30 days', 'the value in Vault', 'null', 'your own');
     fc.assert(
       fc.property(setter, whose, name, owner, random, after, words, fc.boolean(), (set, w, n, o, value, end, prose, quote) => {
-        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12);
+        fc.pre(/[0-9]/.test(value) && /[A-Za-z]/.test(value) && new Set(value).size >= 12 && shannonEntropy(value) >= 3);
         const q = quote ? '"' : '';
         for (const text of [`${set} ${w}${n}${o} to ${q}${value}${q}${end}`, `${n.replace(/ /g, '_')} <- "${value}"`]) {
           const at = text.indexOf(value);
@@ -1535,6 +1535,8 @@ describe('a key as a byte array, in a node provider\'s or a function\'s URL, and
       }),
       { numRuns: 300 },
     );
+    // (A URL wrapped after its path's last `/`, the key on the next line: read through.)
+    expect(masksWhole('url: https://mainnet.infura.io/v3/\n6c03c21bb00fa9ea3fe546dae72c1651', '6c03c21bb00fa9ea3fe546dae72c1651')).toBe(true);
     for (const text of ['https://mainnet.infura.io/v3/', 'https://docs.infura.io/api/networks/ethereum', 'https://acme.azurewebsites.net/api/Health', 'https://acme.azurewebsites.net/api/Items?code=12345']) {
       expect(detectKinds('secrets', text), text).toEqual([]);
     }
@@ -1557,7 +1559,8 @@ describe('a key as a byte array, in a node provider\'s or a function\'s URL, and
       fc.property(printed, vault, secretName, value, (p, vn, n, v) => {
         const text = p(v, n, `https://${vn}.vault.azure.net/secrets/${n}/0f1e2d3c4b5a69788796a5b4c3d2e1f0`);
         const spans = spansOf(new DetectionCache(), text, new Set(SECRET_KINDS));
-        const at = text.indexOf(`"${v}"`) + 1;
+        // (The value's place after its member's name: a value may read as another member's name, `"name"`.)
+        const at = text.indexOf(`"${v}"`, text.indexOf('"value"') + 7) + 1;
         expect(spans.some((sp) => sp.start <= at && sp.end >= at + v.length), text).toBe(true);
         // (The secret's name and the vault's URL stay.)
         expect(spans.some((sp) => sp.start < text.indexOf('https://') + 8 && sp.end > text.indexOf('https://')), text).toBe(false);
@@ -1689,6 +1692,38 @@ describe('a row read as a header', () => {
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("a Twilio auth token by its place", () => {
+  const hex = (n: number) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...'0123456789abcdef'.split('')) }).filter((v) => shannonEntropy(v) > 3);
+  it("finds and masks the token after the account's SID in the client's constructor, and nothing where variables stand there", () => {
+    const call = fc.constantFrom('Client', 'twilio', 'Twilio.init', 'TwilioClient.Init', 'new Twilio');
+    fc.assert(
+      fc.property(call, hex(32), hex(32), fc.constantFrom('"', "'"), (c, sid, token, q) => {
+        const text = `client = ${c}(${q}AC${sid}${q}, ${q}${token}${q})`;
+        expect(masksWhole(text, token), text).toBe(true);
+        expect(detectKinds('secrets', `client = ${c}(accountSid, authToken)`)).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("a Langfuse secret key, a W&B key given to its CLI's login", () => {
+  const hex = (n: number) => fc.string({ minLength: n, maxLength: n, unit: fc.constantFrom(...'0123456789abcdef'.split('')) }).filter((v) => shannonEntropy(v) > 3);
+  it('finds and masks each, and not the public key or a login with no key', () => {
+    fc.assert(
+      fc.property(fc.uuid().filter((u) => shannonEntropy(u.replace(/-/g, '')) > 3), hex(40), fc.constantFrom('', ' --relogin', ' --host https://wandb.acme.io'), (u, k, flags) => {
+        const lf = `sk-lf-${u}`;
+        expect(masksWhole(`LANGFUSE_SECRET_KEY="${lf}"`, lf)).toBe(true);
+        expect(masksWhole(`langfuse key ${lf} rotated`, lf)).toBe(true);
+        const login = `$ wandb login${flags} ${k}`;
+        expect(masksWhole(login, k), login).toBe(true);
+        expect(detectKinds('secrets', `pk-lf-${u}\n$ wandb login${flags}\nwandb: Logged in`)).toEqual([]);
+      }),
+      { numRuns: 200 },
     );
   });
 });
