@@ -1332,7 +1332,7 @@ describe('a variable a command sets with a blank, and a heredoc after `=`', () =
 });
 
 describe("a secret a program's call takes as a literal, and a note's shorthand", () => {
-  const password = fc.string({ minLength: 8, maxLength: 24, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true) && !/\.\.\.|\*\*\*/.test(v));
+  const password = fc.string({ minLength: 8, maxLength: 24, unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%*@^~_-+'.split('')) }).filter((v) => /^[A-Za-z0-9]/.test(v) && /[0-9]/.test(v) && /[a-z]/.test(v) && /[A-Z]/.test(v) && shannonEntropy(v) > 3 && !wordy(v, true) && !/\.\.\.|\*\*\*/.test(v) && !/your|example|placeholder|changeme|redacted|xxxx/i.test(v));
 
   it("finds and masks the literal a setter, a builder or a client's auth takes, in any program's quotes", () => {
     const call = fc.constantFrom('ds.setPassword', 'user.set_password', 'cfg.SetApiKey', 'container.withPassword', 'client.setClientSecret', 'builder.password', 'b.accessToken', 'redis.auth', 'conn.set_auth_token', 'opts.withSecretKey');
@@ -1547,7 +1547,7 @@ describe('a key as a byte array, in a node provider\'s or a function\'s URL, and
     const secretName = fc.constantFrom('orders-db-conn', 'stripe', 'app-settings', 'feature-flags');
     // (A secret may hold words, a connection string, escaped JSON: the vault says it is one.)
     const value = fc.oneof(
-      fc.string({ minLength: 2, maxLength: 64, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789 ;=-_.~'.split('')) }).filter((v) => v.trim() === v && new Set(v).size > 1),
+      fc.string({ minLength: 4, maxLength: 64, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789 ;=-_.~'.split('')) }).filter((v) => v.trim() === v && new Set(v.toLowerCase()).size > 2),
       fc.constant('{\\"user\\": \\"app\\", \\"password\\": \\"x\\"}'),
     );
     const printed = fc.constantFrom(
@@ -1688,6 +1688,8 @@ describe('a row read as a header', () => {
     const sep = fc.constantFrom('\t', ',');
     fc.assert(
       fc.property(random, word, random, sep, (a, w, b, t) => {
+        // (A cell in words, the word glued to a random run read as one, is left to the header's own reading.)
+        fc.pre(!wordy(a + w, false));
         const text = `service${t}owner\ndeploy${t}${a}${w}\ndeploy${t}${b}`;
         expect(detectKinds('secrets', text), text).toEqual([]);
       }),
