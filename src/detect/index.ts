@@ -124,8 +124,22 @@ function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean
   if (stretches.length === 0) return;
   // What the lines' own readings found (disjoint, by start): a find across a break each of whose pieces they hold adds
   // nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.
-  const held = mergeOverlaps(unpack(raw).concat(found));
+  const own = unpack(raw).concat(found);
+  const held = mergeOverlaps(own.slice());
   const covered = (from: number, to: number): boolean => inOne(held, from, to);
+  // The kinds of the lines' finds by where they end (made once, where a find across a break asks).
+  let ends: Map<number, string[]> | undefined;
+  const endsAs = (at: number, kind: string): boolean => {
+    if (ends === undefined) {
+      ends = new Map();
+      for (const sp of own) {
+        const kinds = ends.get(sp.end);
+        if (kinds === undefined) ends.set(sp.end, [sp.kind]);
+        else if (kinds.length < 8 && !kinds.includes(sp.kind)) kinds.push(sp.kind);
+      }
+    }
+    return ends.get(at)?.includes(kind) === true;
+  };
   for (const w of stretches) {
     const finds = scanProviders(w.text, stop);
     const n = normalizeForDetection(w.text, stop);
@@ -151,10 +165,17 @@ function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean
         from = to;
       }
       if (whole || entry) continue;
+      // A find across one break whose line before it the lines' own readings found as the same kind up to the line's
+      // end, and whose rest is a word (`::add-mask::...` or `sk-proj-...` then `echo ok` on the next line): a rule of no
+      // fixed length reads a value to the line's end there, and the word is the next line's, not the value's.
+      if ((k + 1 >= w.seams.length || w.seams[k + 1]! >= sp.end) && WORD_AFTER_BREAK.test(w.text.slice(w.seams[k]!, sp.end)) && endsAs(w.sourceOf(w.seams[k]! - 1) + 1, sp.kind)) continue;
       found.push({ kind: sp.kind, start: w.sourceOf(sp.start), end: w.sourceOf(sp.end - 1) + 1 });
     }
   }
 }
+
+/** The rest of a find after a break that reads as the next line's word (letters of one case, or capitalized, and a mark that may end a sentence) rather than the rest of a token. */
+const WORD_AFTER_BREAK = /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[.,;:!?]?$/;
 
 /** `spans` sorted, overlapping ones merged into their union (the earlier span's kind names it); copies, the input is not changed. */
 function mergeOverlaps(spans: Span[]): Span[] {

@@ -79,6 +79,25 @@ describe('a token cut by a line break', () => {
     );
   });
 
+  it("keeps the next line's first word and the line break before it, after a value a rule of no fixed length reads to its line's end", () => {
+    // (`::add-mask::...` then `set PGPASSWORD=...&& psql`: the reading across the break took `set`, and the line break
+    // with it, into the value's mask; so did an OpenAI project key printed before `echo ok`, and a stream's key before
+    // the `ffmpeg` line that sends to it.)
+    const chars = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'];
+    const lines = [(v: string) => `::add-mask::${v}`, (v: string) => `OPENAI_API_KEY: sk-proj-${v}${v}`, (v: string) => `rtmp://a.rtmp.youtube.com/live2/${v}`];
+    const word = fc.oneof(fc.stringMatching(/^[a-z]{2,10}$/), fc.stringMatching(/^[A-Z][a-z]{1,9}$/), fc.constantFrom('set', 'echo', 'export', 'psql', 'npm', 'ffmpeg', 'Done'));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.constantFrom(...chars), { minLength: 24, maxLength: 40 }), fc.constantFrom(...lines), word, fc.constantFrom('', '.', ' -h db', ' PGPASSWORD=x&& psql', ' ok\nnext line'), (picked, line, w, rest) => {
+        const v = picked.join('');
+        const s = `$ make deploy\n${line(v)}\n${w}${rest}`;
+        const m = masked(s);
+        expect(m, JSON.stringify(s)).not.toContain(v.slice(4, 12));
+        expect(m, JSON.stringify(s)).toContain(`\n${w}${rest}`);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
   it("finds no provider's credential across the lines of the benign corpus, its items one to a line or wrapped at any width", () => {
     // UUIDs, SHAs, digests, SRI hashes, base64 images, links, keys of a record: runs of letters and digits a wrap cuts.
     // (A word cut by the wrap may make another name, `sort_key` as `sor` then `t_key`: the generic assignments read
