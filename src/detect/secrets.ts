@@ -1037,6 +1037,8 @@ const isEscapedStop = (c: number): boolean => c === 110 || c === 114 || c === 11
 
 /** Letters only, between `_ . -`. */
 const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
+/** Letters of both cases alone: under a password's name, 8 of them that read as no word (namedInLetters) are random enough (`NTgxOTMw`, a 6-digit passcode's base64). */
+const MIXED_LETTERS = /^(?=[^]*[a-z])(?=[^]*[A-Z])[A-Za-z]+$/;
 /** A word of letters: one case, or capitalized. */
 const CASED_WORD = '(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)';
 /** Letters in words of one case each, or capitalized, between `_ . -` (`created_at`, `READ_ONLY`, `Read-Only`). */
@@ -1714,7 +1716,7 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (`Password=AxSRJGOhwuvRJM`), with four fifths of the entropy a value of its length can hold at most, or 3.3 bits
   // (what all but about one in a thousand random runs of 16 letters or more hold).
   // (In prose, where words follow `is`, a value holds a digit or three classes: `Password is correct.&quot;`.)
-  if (!(hasDigit(value) || classes >= 3 || (!loose && len >= (password ? 10 : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
+  if (!(hasDigit(value) || classes >= 3 || (!loose && len >= (password ? (MIXED_LETTERS.test(value) ? 8 : 10) : 16) && shannonEntropy(value) >= Math.min(3.3, 0.8 * Math.log2(len))))) return undefined;
   // (After a token's, a key's or a secret's word and a blank alone, a value random to look at: `this token Xy...`.)
   if (bare && !password && (len < 16 || !hasDigit(value) || !/[A-Za-z]/.test(value) || shannonEntropy(value) < BARE_RANDOM)) return undefined;
   // (A quoted password goes on to its closing quote on its line where what it starts with reads as one: a passphrase,

@@ -327,6 +327,24 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       expect(detectKinds('secrets', code), code).toEqual([]);
   });
 
+  it("finds and masks a password of 8 or 9 letters of both cases that read as no word, under a password's name, and no word or name there", () => {
+    // (A meeting's passcode, `581930`, written in base64 is `NTgxOTMw`, letters alone: a password's value of letters
+    // asked 10 of them, and it went out. The base64 of a six-digit passcode is 8 characters, too short a run to decode.)
+    const named = fc.constantFrom('password: ', 'Passcode: ', 'DB_PASSWORD=', '"password": "', 'export PGPASSWORD=', '<password>');
+    fc.assert(
+      fc.property(named, fc.uniqueArray(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz'), { minLength: 8, maxLength: 9 }), fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }), (name, picked, upper) => {
+        // (Two capitals side by side after a small letter: no camel case, whose parts may read as words.)
+        const v = picked.map((c, k) => (k === 1 || k === 2 || (k > 2 && upper[k]) ? c.toUpperCase() : c)).join('');
+        const text = `${name}${v}${name.startsWith('"') ? '"' : name.startsWith('<') ? '</password>' : ''}\n`;
+        expect(masksWhole(text, v), text).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+    expect(masksWhole(`Passcode: ${Buffer.from('581930').toString('base64')}\n`, 'NTgxOTMw')).toBe(true);
+    for (const text of ['password: PassWord', 'password: changeMe', 'Passcode: Required', 'DB_PASSWORD=MyDbPass', 'password: JavaScript', 'password: pa$$word', 'password: secrets.*', 'password: aaaaBBBB'])
+      expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+
   it("finds and masks a row's value of comma-separated values after a first cell that names a secret, as random as an assignment's value must be (four fifths of the entropy its length allows), and no word or name there", () => {
     const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     // (Drawn from a few characters, so that many values are near the bar: `aaayg3IwygaGcmjK`, 3.25 bits.)
