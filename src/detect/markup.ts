@@ -82,8 +82,12 @@ const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bea
  */
 const VALUE_IN_MARKUP = /(?:<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>|\*\*)[^\s<>*]{16}/gi;
 const VALUE_BEFORE = 512;
-/** A tag that breaks a token: `<wbr>` or a span, glued to its characters on both sides. */
-const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span)\b[^<>]{0,64}>){1,4}[^\s<>]/gi;
+/**
+ * A tag that breaks a token, glued to its characters on both sides: `<wbr>`, a span, or a tag of text's that renders no
+ * break (bold, emphasis, code, a mark, `<b>AKIA</b><b>Z3MJ</b>...`, a character to a tag). A link's, a form's or a
+ * picture's tags are not looked for here.
+ */
+const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span|b|strong|em|i|u|s|code|kbd|samp|tt|var|mark|small|big|sub|sup|del|ins|font|abbr|cite|dfn|q|strike|bdi|bdo|data|time)\b[^<>]{0,64}>){1,4}[^\s<>]/gi;
 /** Characters read before a secret's word in markup (the tags around it). */
 const BEFORE_NAME = 128;
 /** Characters read after the markup: a value, then on to the end of the token there, at most MAX_TOKEN more. */

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import credentials from '../../fixtures/secrets/credentials.json' with { type: 'json' };
 import { withoutMarkup } from '../../../src/detect/markup.js';
+import { scanSecrets } from '../../../src/detect/secrets.js';
 import { DetectionCache } from '../../../src/detect/index.js';
 import { shannonEntropy } from '../../../src/detect/chars.js';
 
@@ -92,6 +93,23 @@ describe('credentials in markup', () => {
         expect(leaks(mask(text, found(text)), c.value), text).toBe(false);
       }),
       { numRuns: 600 },
+    );
+  });
+
+  it("masks a credential whose characters tags of text's break, every one to every few of them, with nothing before it that names it", () => {
+    // (`<b>AKIA</b><b>Z3MJ</b>...`: a page shows one token in bold, a model reads it whole; only `<wbr>` and a span were
+    // read as breaking a token.)
+    const bare = oneLine.filter((c) => scanSecrets(c.value).length > 0 && c.value.length >= 16);
+    const tags = fc.constantFrom(['<b>', '</b>'], ['<strong>', '</strong>'], ['<em>', '</em>'], ['<i>', '</i>'], ['<code>', '</code>'], ['<mark>', '</mark>'], ['<u>', '</u>'], ['<kbd>', '</kbd>'], ['<font color="red">', '</font>'], ['', '<sub></sub>']);
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), fc.integer({ min: 1, max: 8 }), tags, fc.constantFrom('here: ', '<p>', 'Output:\n'), (c, n, [open, close], before) => {
+        const chunks = c.value.match(new RegExp(`[^]{1,${n}}`, 'g'))!;
+        const text = `${before}${chunks.map((k) => open + k + close).join('')}</p>`;
+        // (Read as a page shows it: the tags gone, the mask's characters left.)
+        const masked = found(text).reduceRight((t, sp) => t.slice(0, sp.start) + '#'.repeat(sp.end - sp.start) + t.slice(sp.end), text);
+        expect(leaks(withoutMarkup(masked)?.text ?? masked, c.value), `${c.provider}: ${text}`).toBe(false);
+      }),
+      { numRuns: 500 },
     );
   });
 
