@@ -345,6 +345,24 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       expect(detectKinds('secrets', text), text).toEqual([]);
   });
 
+  it('finds and masks the value a command sets a variable to after a blank, where its name goes on after the secret\'s word, and no variable, path or placeholder there', () => {
+    // (`ENV SECRET_KEY_BASE ...`, a Rails app's Dockerfile in the older form: a name read after a blank only where it
+    // ends in the secret's word.)
+    const command = fc.constantFrom('ENV', 'setenv', 'SetEnv', 'setx', 'RUN true && ENV');
+    const name = fc.tuple(fc.constantFrom('', 'DB_', 'RAILS_', 'APP_', 'GITHUB_'), fc.constantFrom('SECRET_KEY', 'PASSWORD', 'TOKEN', 'API_KEY', 'MASTER_KEY', 'secret_key', 'AccessKey'), fc.constantFrom('_BASE', '_BASE64', '_B64', '_PROD', '_V2', '_VALUE', '_live')).map(([a, b, c]) => a + b + c);
+    fc.assert(
+      fc.property(command, name, RANDOM_VALUE, fc.constantFrom('', '"'), fc.constantFrom('', '\nCOPY . .'), (cmd, n, v, q, after) => {
+        const text = `FROM ruby:3.3\n${cmd} ${n} ${q}${v}${q}${after}`;
+        expect(masksWhole(text, v), text).toBe(true);
+        for (const none of ['$SECRET', '${SECRET}', '%SECRET%', '/run/secrets/key_base', 'changeme-please-123', '<your-key-here>', 'sk_live_...'])
+          expect(detectKinds('secrets', `${cmd} ${n} ${none}`), `${cmd} ${n} ${none}`).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    for (const text of ['ENV SECRET_KEY_BASE_FILE /run/secrets/skb', 'ENV PASSWORD_MIN_LENGTH 12', 'ENV TOKEN_TTL_PROD 3600', 'env API_TOKEN_PROD=x ./run.sh', 'the environment variable SECRET_KEY_BASE is set'])
+      expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+
   it("finds and masks a row's value of comma-separated values after a first cell that names a secret, as random as an assignment's value must be (four fifths of the entropy its length allows), and no word or name there", () => {
     const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     // (Drawn from a few characters, so that many values are near the bar: `aaayg3IwygaGcmjK`, 3.25 bits.)
