@@ -1,6 +1,6 @@
 /**
  * Secret coverage on a corpus of realistic fake credentials
- * (test/fixtures/secrets/credentials.json: 311 providers and formats) and a
+ * (test/fixtures/secrets/credentials.json: 312 providers and formats) and a
  * benign corpus of look-alikes (benign.json: UUIDs, git SHAs, digests, SRI
  * hashes, base64 images, timestamps, ISBNs, semver, Slack links, ...), with
  * the shipped policies: through /v1/evaluate and through `trustgate proxy`

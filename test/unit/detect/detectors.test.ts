@@ -363,6 +363,23 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       expect(detectKinds('secrets', text), text).toEqual([]);
   });
 
+  it('finds and masks a password a security tool is given to log in or to try, and no file of passwords, variable, placeholder or word there', () => {
+    // (`hydra -l admin -p ... ssh://...`: an agent's pentest session; the tool's `-p` was no client's flag the rules knew.)
+    const tool = fc.constantFrom('hydra -l admin', 'medusa -h 10.0.0.5 -u admin', 'crackmapexec smb 10.0.0.0/24 -u administrator', 'nxc winrm 10.0.0.5 -u svc', 'netexec ldap dc01 -u j.doe', 'evil-winrm -i 10.0.0.5 -u Administrator', 'smbmap -H 10.0.0.5 -u guest', 'enum4linux -u admin');
+    const value = fc.tuple(RANDOM_VALUE, fc.constantFrom('', '!', '#42', '@1')).map(([v, t]) => (v + t).slice(0, 24));
+    fc.assert(
+      fc.property(tool, value, fc.constantFrom('', ' ssh://10.0.0.5', ' -M mimikatz', ' --local-auth'), (t, v, after) => {
+        const text = `$ ${t} -p ${v}${after}`;
+        expect(masksWhole(text, v), text).toBe(true);
+        for (const none of ['passwords.txt', '$PASS', 'PASSWORD', '<password>', 'Summer'])
+          expect(detectKinds('secrets', `$ ${t} -p ${none}${after}`), `${t} -p ${none}`).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    for (const text of ['hydra -l admin -P /usr/share/wordlists/rockyou.txt ssh://10.0.0.5', 'the acme -p flag is set', 'medusa -h host -U users.txt -P pass.lst -M ssh'])
+      expect(detectKinds('secrets', text), text).toEqual([]);
+  });
+
   it("finds and masks a row's value of comma-separated values after a first cell that names a secret, as random as an assignment's value must be (four fifths of the entropy its length allows), and no word or name there", () => {
     const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     // (Drawn from a few characters, so that many values are near the bar: `aaayg3IwygaGcmjK`, 3.25 bits.)
