@@ -1225,8 +1225,12 @@ const MIN_GENERATED = 16;
 const MIN_GENERATED_PASSWORD = 8;
 /** A program's call or index written whole: `f(x1,y2)`, `argv[1]`, `cfg.get(k2)`. */
 const CALL_OR_INDEX = /^[A-Za-z_$][\w.$]*(?:\(.*\)|\[.*\])$/;
-/** A repository's address as git and scp write it without `://` (`git@github.com:owner/repo.git`): where code is, no secret. */
-const SCP_REMOTE = /^[\w.-]+@[\w-]+(?:\.[\w-]+)+:[\w~.-][\w./~-]*$/;
+/**
+ * A repository's address as git and scp write it without `://` (`git@github.com:owner/repo.git`): where code is, no
+ * secret. Its path's letters of any script (a host's own, and what a base64 run there decodes to, read in its place:
+ * `git@github.com:asaaagoga0/aaaa0.git` as `git@github.com:jƚj`).
+ */
+const SCP_REMOTE = /^[\w.-]+@[\w-]+(?:\.[\w-]+)+:[\p{L}\p{N}_~.-][\p{L}\p{N}_./~-]*$/u;
 /** Whether a value is a link: a URL, or a repository's address as git writes it (SCP_REMOTE). */
 function isLink(value: string): boolean {
   return LINK.test(value) || SCP_REMOTE.test(value);

@@ -665,7 +665,8 @@ describe('generic assignments: a secret under a secret name, not where a secret 
         }
       }),
       // (A repository's name whose base64 reading holds an overlong sequence, read so after the address's `:`.)
-      { numRuns: 300, examples: [['API_KEY', 'aiogaibwga6', 'aaa0', 'github.com']] },
+      // (And one whose base64 reading decodes to letters of another script there, `asaaagoga0/aaaa0` as `jƚj`.)
+      { numRuns: 300, examples: [['API_KEY', 'aiogaibwga6', 'aaa0', 'github.com'], ['API_KEY', 'asaaagoga0', 'aaaa0', 'github.com']] },
     );
   });
 
