@@ -291,3 +291,96 @@ export function unwrappedStretches(s: string, stop?: () => boolean, apart: reado
   if (chains.length > 0) out.push(chains.done());
   return out;
 }
+
+/**
+ * Where a program's string literals meet in a concatenation: a closing quote, an operator that joins strings (`+`,
+ * PHP's `.`, Lua's `..`, SQL's `||`, VB's `&`, or none: Python's and C's literals side by side) between blanks and one
+ * line break at most, an opening quote of the same kind. `"ghp_" + "R8kL..."` is one token to a model that reads the
+ * program.
+ */
+const JUNCTION = /(["'`])[ \t]{0,16}(?:\r?\n[ \t]{0,64})?(?:\+|\.\.?|\|\||&)?[ \t]{0,16}(?:\r?\n[ \t]{0,64})?\1/g;
+/** Most characters of a literal read on each side of a junction. */
+const LITERAL_RUN = 1024;
+
+/**
+ * The stretches of `s` where string literals are concatenated, each chain of them read as one token: its literals'
+ * characters with the junctions between them removed (a seam at each). A literal is read back from a junction to its
+ * opening quote and on to its closing one, LITERAL_RUN characters at most, through no blank, quote, backslash or line
+ * break (a token's characters); a chain ends where a literal does not meet the next. A junction across a line feed
+ * of `apart` (sorted: between strings joined to be read at once) is none. Linear in `s`: one search for the junctions,
+ * each literal walked from the junctions on either side of it.
+ * @throws DetectionStopped when `stop` says the decision's time is spent
+ */
+export function concatenatedStretches(s: string, stop?: () => boolean, apart: readonly number[] = NO_PLACES): readonly Unwrapped[] {
+  if (!s.includes('"') && !s.includes("'") && !s.includes('`')) return NONE;
+  const out: Unwrapped[] = [];
+  let st = new Stretch(s);
+  // The chain being read: where its last literal's closing quote stands, or -1.
+  let open = -1;
+  let steps = 0;
+  JUNCTION.lastIndex = 0;
+  for (let m = JUNCTION.exec(s); m !== null; m = JUNCTION.exec(s)) {
+    if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading concatenated literals');
+    const close = m.index;
+    const reopen = m.index + m[0].length - 1;
+    // (A line feed between strings joined to be read at once, `apart`, is no junction. An empty literal on either side,
+    // `x = ""`, is none either: it makes no piece, below.)
+    if (holdsOneOf(apart, close, reopen)) {
+      JUNCTION.lastIndex = close + 1;
+      continue;
+    }
+    // The literal before: back from its closing quote to its opening one.
+    let a = close;
+    while (a > 0 && close - a < LITERAL_RUN && isLiteralChar(s.charCodeAt(a - 1))) a--;
+    const opened = a > 0 && s.charCodeAt(a - 1) === s.charCodeAt(close);
+    // The literal after: on to its closing quote.
+    let b = reopen + 1;
+    while (b < s.length && b - reopen <= LITERAL_RUN && isLiteralChar(s.charCodeAt(b))) b++;
+    const closed = b < s.length && s.charCodeAt(b) === s.charCodeAt(reopen);
+    if (!opened || !closed || a === close || b === reopen + 1) {
+      if (open >= 0) st.separate();
+      open = -1;
+      // (The closing quote may open the next junction's literal.)
+      JUNCTION.lastIndex = reopen;
+      continue;
+    }
+    // (A chain goes on where this junction's literal before is the last one's literal after.)
+    if (open !== close) {
+      if (open >= 0) st.separate();
+      st.piece(a, close);
+    }
+    st.seam();
+    st.piece(reopen + 1, b);
+    open = b;
+    // The next junction may start at this literal's closing quote.
+    JUNCTION.lastIndex = b;
+    if (st.length >= WRAP_TEXT) {
+      st.separate();
+      out.push(st.done());
+      st = new Stretch(s);
+      open = -1;
+    }
+  }
+  if (st.length > 0) {
+    st.separate();
+    out.push(st.done());
+  }
+  return out;
+}
+
+/** Whether one of `places` (sorted) lies in [from, to]: one search. */
+function holdsOneOf(places: readonly number[], from: number, to: number): boolean {
+  let lo = 0;
+  let hi = places.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (places[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < places.length && places[lo]! <= to;
+}
+
+/** A character a literal read as a token holds: not a blank, a line break, a quote or a backslash (an escape reads otherwise). */
+function isLiteralChar(c: number): boolean {
+  return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 92 && c !== 127;
+}

@@ -98,6 +98,43 @@ describe('a token cut by a line break', () => {
     );
   });
 
+  it("is masked whole where a program's string literals a concatenation joins hold it, cut anywhere into two to four", () => {
+    // (`const k = "ghp_" + "R8kL..."`: each literal alone holds no token, and the generic assignment joins literals
+    // only to a value that reads as one.)
+    const literal = bare.filter((c) => !/[\s"'`\\]/.test(c.value));
+    const joins = [' + ', '+', ' . ', ' .. ', ' || ', ' & ', ' ', ' +\n    ', '\n  + '];
+    const lead = ['const k = ', '$key = ', 'local t = ', 'SELECT ', 'x = f(', 'print(', ''];
+    fc.assert(
+      fc.property(fc.constantFrom(...literal), fc.uniqueArray(fc.nat(), { minLength: 1, maxLength: 3 }), fc.constantFrom(...joins), fc.constantFrom('"', "'", '`'), fc.constantFrom(...lead), (c, at, op, q, l) => {
+        const v = c.value;
+        const cuts = [...new Set(at.map((x) => 1 + (x % (v.length - 1))))].sort((x, y) => x - y);
+        const pieces: string[] = [];
+        let from = 0;
+        for (const k of [...cuts, v.length]) {
+          pieces.push(v.slice(from, k));
+          from = k;
+        }
+        const s = `${l}${pieces.map((p) => q + p + q).join(op)}${l.endsWith('(') ? ')' : ''};\n`;
+        // (As a model reads the program: the junctions gone.)
+        const m = masked(s).replace(/["'`][ \t]*(?:\r?\n[ \t]*)?(?:\+|\.\.?|\|\||&)?[ \t]*(?:\r?\n[ \t]*)?["'`]/g, '');
+        expect(leaks(m, v), `${c.provider}: ${JSON.stringify(s)} -> ${JSON.stringify(masked(s))}`).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("finds no provider's credential in the benign corpus's items a concatenation joins", () => {
+    const items = benign.items.map((i) => i.text).filter((t) => !/["'`\\]/.test(t));
+    const providers = new Set([...KINDS].filter((k) => k !== 'secret-assignment' && k !== 'pgpass-password'));
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...items), { minLength: 2, maxLength: 5 }), fc.constantFrom(' + ', '', ' . '), (picked, op) => {
+        const s = `const x = ${picked.map((p) => `"${p}"`).join(op)};`;
+        expect(spansOf(new DetectionCache(), s, providers), s).toEqual([]);
+      }),
+      { numRuns: 800 },
+    );
+  });
+
   it("finds no provider's credential across the lines of the benign corpus, its items one to a line or wrapped at any width", () => {
     // UUIDs, SHAs, digests, SRI hashes, base64 images, links, keys of a record: runs of letters and digits a wrap cuts.
     // (A word cut by the wrap may make another name, `sort_key` as `sor` then `t_key`: the generic assignments read
