@@ -1037,6 +1037,14 @@ const isEscapedStop = (c: number): boolean => c === 110 || c === 114 || c === 11
 
 /** Letters only, between `_ . -`. */
 const LETTERS = /^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/;
+/** A percent-escape. */
+const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/g;
+/** `v` with its percent-escapes read as marks between words where no digit stands outside them; else `v`. */
+function unescapedWords(v: string): string {
+  if (!v.includes('%')) return v;
+  const parted = v.replace(PERCENT_ESCAPE, '-');
+  return hasDigit(parted) ? v : parted;
+}
 /** Letters of both cases alone: under a password's name, 8 of them that read as no word (namedInLetters) are random enough (`NTgxOTMw`, a 6-digit passcode's base64). */
 const MIXED_LETTERS = /^(?=[^]*[a-z])(?=[^]*[A-Z])[A-Za-z]+$/;
 /** A word of letters: one case, or capitalized. */
@@ -1711,7 +1719,8 @@ function assignment(s: string, i: number, run: ValueRun, collections?: Collectio
   // (Nor is a value random to look at, written out unquoted in a YAML flow mapping that reads as an object literal:
   // `{user: app, password: Zq8Rk2Lm9Xw4Tn7P}`; no program names a variable so.)
   if ((!quoted || loose) && (isExpression(value) || (program && !(isDigit(value.charCodeAt(0)) && !NUMBER.test(value)) && !randomToLook(value)) || (op === 58 && IDENT.test(value) && wordy(value, true) && (!password || endsType(s, end))))) return undefined;
-  if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(value, true))) return undefined;
+  // (A percent-escape between words of letters parts them as a mark would: a URL's query, `?key=value%23still-query`.)
+  if (!password && (program ? wordy(value) : WEAK_NAME.test(name) && !SECRET_NAME_ANY.test(name) && wordy(unescapedWords(value), true))) return undefined;
   const classes = classesOf(value);
   if (numeric) return [v, end];
   // (Six characters hold at most 2.58 bits each: a short password asks 2.)

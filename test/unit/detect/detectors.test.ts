@@ -363,6 +363,28 @@ describe('generic assignments: a secret under a secret name, not where a secret 
       expect(detectKinds('secrets', text), text).toEqual([]);
   });
 
+  it("finds nothing in words a URL's query joins with percent-escapes under `key` or `auth` alone, and masks a random value escaped so", () => {
+    // (`x:/resource?key=value%23still-query#...`, a URL library's test: the escape's digits glued to a word made the
+    // value read as no words.)
+    const words = fc.array(fc.constantFrom('value', 'still', 'query', 'fragment', 'first', 'search', 'term', 'hello', 'world', 'api', 'docs'), { minLength: 2, maxLength: 4 });
+    fc.assert(
+      fc.property(fc.constantFrom('key', 'auth', 'Key'), words, fc.array(fc.constantFrom('%23', '%20', '%2F', '%2C', '%3A', '-', '_'), { minLength: 3, maxLength: 3 }), (n, ws, seps) => {
+        fc.pre(seps.some((x) => x.startsWith('%')));
+        const value = ws.map((w, i) => (i === 0 ? w : seps[(i - 1) % seps.length] + w)).join('');
+        const text = `GET https://api.example.com/v1/search?${n}=${value}&page=2`;
+        expect(detectKinds('secrets', text), text).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(RANDOM_VALUE, fc.constantFrom('%2B', '%2F', '%3D'), (v, esc) => {
+        const value = `${v.slice(0, 6)}${esc}${v.slice(6)}${esc}`;
+        expect(masksWhole(`GET https://api.example.com/v1/x?key=${value}&page=2`, value), value).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('finds and masks a password a security tool is given to log in or to try, and no file of passwords, variable, placeholder or word there', () => {
     // (`hydra -l admin -p ... ssh://...`: an agent's pentest session; the tool's `-p` was no client's flag the rules knew.)
     const tool = fc.constantFrom('hydra -l admin', 'medusa -h 10.0.0.5 -u admin', 'crackmapexec smb 10.0.0.0/24 -u administrator', 'nxc winrm 10.0.0.5 -u svc', 'netexec ldap dc01 -u j.doe', 'evil-winrm -i 10.0.0.5 -u Administrator', 'smbmap -H 10.0.0.5 -u guest', 'enum4linux -u admin');
