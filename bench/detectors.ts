@@ -197,8 +197,9 @@ const crafted: Record<string, string> = {
   // break before a hex run in a JSON string.
   'keys a program or a CLI prints, byte arrays, vaults, property lists, masks': fill(`keypair [${Array.from({ length: 31 }, (_, i) => (i * 37) % 256).join(',')}, https://a.infura.io/v3/0123 x.azurewebsites.net/api/f?code= "id": "https://a.vault.azure.net/secrets/x", "tags": {"e": "p"}, <key>password</key><string>Xk9mQ2vLp4Rt</string><key>token</key> ::add-mask::Ab1Cd2Ef3Gh4 rtmp://a.b/live/abcdefghijklmnop1 set API_TOKEN=Ab1Cd2Ef3Gh4&& x h[:password] = 'Zq8Rk2Lm9Xw4' <Pass encoding="base64">WGs5bVEy</Pass> {\\"stdout\\": \\"$ bw get password \\\\"x\\\\"\\n4141774156\\"} heroku config:get API_TOKEN_PROD\n`),
   // Tags of text's glued inside tokens (each read without its markup), a Dockerfile's variables set after a blank (the
-  // rule anchored at each `ENV`), a security tool's `-p`, and a value on its line's end before a word on the next.
-  'tokens tags break, variables a command sets, security tools, a word after a value': fill('<b>AK</b><b>IA</b><i>Z3</i><em>MJ</em>x<code>QX7T</code>y ENV SECRET_KEY_BASE 9f8e7d6c5b4a3928 ENV RAILS_ENV production setenv API_TOKEN_PROD Ab1Cd2Ef3Gh4 hydra -l admin -p Wint3r!Sn0w nxc smb h -u a -p x.txt ::add-mask::Ab1Cd2Ef3Gh4\necho ok\n'),
+  // rule anchored at each `ENV`), a security tool's `-p`, a value on its line's end before a word on the next, and
+  // string literals a concatenation joins (each chain read as one token).
+  'tokens tags break, variables a command sets, security tools, a word after a value, literals joined': fill('<b>AK</b><b>IA</b><i>Z3</i><em>MJ</em>x<code>QX7T</code>y ENV SECRET_KEY_BASE 9f8e7d6c5b4a3928 ENV RAILS_ENV production setenv API_TOKEN_PROD Ab1Cd2Ef3Gh4 hydra -l admin -p Wint3r!Sn0w nxc smb h -u a -p x.txt ::add-mask::Ab1Cd2Ef3Gh4\necho ok\nk = "ghp_" + "R8kL2mQ9" + \'x\' \'y\' "a" "b"\n'),
   // A command's keyword alone, crowded (a try at each: one search asks first whether any can match), and a prefix
   // glued to itself, one match that reads on past its window.
   'command keywords alone, one after another': fill('curl zip sqlcmd mongo lftp http az helm oras 7z bcp '),
