@@ -76,7 +76,8 @@ function scanBoth(d: Detector, s: string, stop?: () => boolean, rounds = DECODE_
     if (runs.length > 0) for (const sp of decodedFinds(s, runs, stop, rounds, (rawSpans = unpack(raw)))) found.push(sp);
   }
   const n = normalizeForDetection(s, stop);
-  if (d === 'secrets') markupFinds(n?.text ?? s, n, found, stop);
+  // (Personal data where a tag breaks it, `alice<span>@</span>example.com`, `4111<wbr>1111...`: no word names it.)
+  markupFinds(n?.text ?? s, n, found, stop, d);
   if (n !== undefined) normalizedFinds(s, n, (t) => unpack(RAW_SCANNERS[d](t, stop)), found, stop);
   // A token a line break cuts, where what the lines' own readings found does not hold it (not at the line feeds
   // `apart`, between strings joined to be read at once).
@@ -99,14 +100,14 @@ function normalizedFinds(s: string, n: Normalized, scan: (text: string) => reado
 /**
  * Credentials in `text` (a string, or its normalization `n`) read with its markup removed (markup.ts), in the
  * stretches where markup stands next to a secret's word or breaks a token: pushed onto `found`, mapped back onto the
- * string's characters.
+ * string's characters. Personal data (`d`) in the stretches where a tag breaks a token alone.
  */
-function markupFinds(text: string, n: Normalized | undefined, found: Span[], stop: (() => boolean) | undefined): void {
+function markupFinds(text: string, n: Normalized | undefined, found: Span[], stop: (() => boolean) | undefined, d: Detector = 'secrets'): void {
   if (!mayHoldMarkup(text)) return;
-  for (const [from, to] of markupWindows(text)) {
+  for (const [from, to] of markupWindows(text, d === 'pii')) {
     const m = withoutMarkup(from === 0 && to === text.length ? text : text.slice(from, to), stop);
     if (m === undefined) continue;
-    for (const sp of unpack(scanSecrets(m.text, stop))) {
+    for (const sp of unpack(RAW_SCANNERS[d](m.text, stop))) {
       const a = from + m.from[sp.start]!;
       const b = from + m.to[sp.end - 1]!;
       found.push(n === undefined ? { kind: sp.kind, start: a, end: b } : { kind: sp.kind, start: n.from[a]!, end: n.to[b - 1]! });

@@ -102,16 +102,19 @@ const SEARCHES = [
   [BREAKS_TOKEN, true, BEFORE_NAME],
 ] as const;
 
+/** Personal data's search: a token a tag breaks only (an address, a card's number; no secret's word names one). */
+const BROKEN_ONLY = [[BREAKS_TOKEN, true, BEFORE_NAME]] as const;
+
 /**
  * The stretches of `s` to read without markup: around each secret's word that markup stands next to (NAMED_IN_MARKUP),
  * each long token an inline tag opens (VALUE_IN_MARKUP), and each token a tag breaks (BREAKS_TOKEN), whole; sorted,
  * merged where they meet. A text of Markdown that names keys now and then (documentation) is read again only there.
  * Each token walk starts where the last one stopped, and each search goes on a name's reach before the stretch's end:
- * linear in the text.
+ * linear in the text. `brokenOnly`: the tokens a tag breaks alone (personal data's reading).
  */
-export function markupWindows(s: string): Array<[number, number]> {
+export function markupWindows(s: string, brokenOnly = false): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (const [re, back, before] of SEARCHES) {
+  for (const [re, back, before] of brokenOnly ? BROKEN_ONLY : SEARCHES) {
     re.lastIndex = 0;
     let reach = 0;
     for (let m = re.exec(s); m !== null; m = re.exec(s)) {

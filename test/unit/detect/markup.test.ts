@@ -179,3 +179,24 @@ describe('credentials in markup', () => {
     }
   });
 });
+
+describe('personal data in markup', () => {
+  it('finds an address, a card number, an IBAN or a phone number a tag of text breaks anywhere, and labels no page of tags alone', () => {
+    // (`alice<span>@</span>example.com`, a page's way to keep an address from scrapers; `4111<wbr>1111...`: a reader
+    // sees the address and the number whole, and the text as written holds neither.)
+    const values = ['alice.smith@example.com', 'j.doe+news@mail.example.org', '4111 1111 1111 1111', '5500-0000-0000-0004', 'DE89 3704 0044 0532 0130 00', 'GB82WEST12345698765432', '+1 415 555 0132', '+44 20 7946 0958'];
+    const tags = fc.constantFrom(['<span>', '</span>'], ['<b>', '</b>'], ['', '<wbr>'], ['<em>', '</em>'], ['<span class="x">', '</span>']);
+    fc.assert(
+      fc.property(fc.constantFrom(...values), fc.nat(), tags, (v, k, [open, close]) => {
+        // Cut between two characters that are no blanks, the tags glued to both.
+        const places = [...v].map((_, i) => i).filter((i) => i > 0 && v[i - 1] !== ' ' && v[i] !== ' ');
+        const i = places[k % places.length]!;
+        const text = `<p>Contact: ${v.slice(0, i)}${close}${open}${v.slice(i)}</p>`;
+        expect(new DetectionCache().spans('pii', text).length, text).toBeGreaterThan(0);
+      }),
+      { numRuns: 400 },
+    );
+    for (const page of ['<p><b>2024</b>-<b>01</b>-<b>15</b> at <i>10</i>:<i>30</i></p>', '<code>a</code><code>@</code><code>b</code>', '<span>4111</span><span>1111</span>', 'v<b>1.2.3</b>'])
+      expect(new DetectionCache().spans('pii', page), page).toEqual([]);
+  });
+});
