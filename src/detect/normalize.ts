@@ -25,6 +25,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
+import { decodeEntity } from 'html-entities';
 import { ASK_MASK, hexValue, isAlnum, isDigit, nextAt, stringOf } from './chars.js';
 import { DetectionStopped } from './ruleset.js';
 
@@ -107,7 +108,7 @@ export const TAG_CHARS = /[\u{E0020}-\u{E007E}]/gu;
 export const readTag = (c: string): string => String.fromCharCode(c.codePointAt(0)! - 0xe0000);
 
 /** A text that may read differently normalized: one with a non-ASCII character, a percent-escape, an escape or a terminal's escape sequence. */
-const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|\x1b/;
+const MAY_CHANGE = /[^\x00-\x7f]|%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,32};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|\x1b/;
 
 /**
  * A terminal's escape sequence at the place it is tried, drawn as nothing:
@@ -132,16 +133,33 @@ const isTerminalStart = (c: number): boolean => c === 0x1b || c === 0x9b;
 
 /**
  * An escape a reader reads through, at the place it is tried: an HTML
- * character reference (`&#65;`, `&#x41;`, `&amp;` and the few named ones
- * below) or a JavaScript/JSON escape (`\u0041`, `\x41`).
+ * character reference (`&#65;`, `&#x41;`, `&amp;`, a name of HTML5's:
+ * namedReference) or a JavaScript/JSON escape (`\u0041`, `\x41`).
  */
-const ESCAPE_AT = /&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z]{2,6});|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})/y;
-const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,7};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|[\x1b\x9b]/;
+const ESCAPE_AT = /&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,6});|&([A-Za-z][A-Za-z0-9]{1,31});|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})/y;
+const ESCAPE_ANY = /&#?[0-9A-Za-z]{1,32};|\\[ux][0-9A-Fa-f]{2}|\\[nrt"'/]|[\x1b\x9b]/;
 /** What a JSON or JavaScript escape of one letter stands for (`\n`, `\"`...). */
 const SHORT_ESCAPES: Readonly<Record<string, number>> = { n: 10, r: 13, t: 9, '"': 34, "'": 39, '/': 47 };
 /** Most backslashes read before an escape (a text escaped four times writes fifteen). */
 const MAX_BACKSLASHES = 16;
 const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
+/**
+ * The character an HTML5 named reference stands for (`&shy;`, `&ZeroWidthSpace;`, `&commat;`, `&period;`: the
+ * html-entities package's table of the standard's 2,231 names), or undefined for a name that is none or stands for two
+ * characters. Kept once per name seen, up to NAMED_KEPT names.
+ */
+function namedReference(name: string): number | undefined {
+  let cp = namedSeen.get(name);
+  if (cp === undefined && !namedSeen.has(name)) {
+    const text = decodeEntity(`&${name};`, { level: 'html5' });
+    const first = text.codePointAt(0)!;
+    cp = text.startsWith('&') && text.length > 1 ? undefined : text.length === String.fromCodePoint(first).length ? first : undefined;
+    if (namedSeen.size < NAMED_KEPT) namedSeen.set(name, cp);
+  }
+  return cp;
+}
+const namedSeen = new Map<string, number | undefined>();
+const NAMED_KEPT = 4096;
 
 /** Where a character reference or an escape may start. */
 const ESCAPE_START = /[&\\]/g;
@@ -184,7 +202,7 @@ function escapeAt(s: string, i: number): { cp: number; length: number } | undefi
   let cp: number | undefined;
   if (m[1] !== undefined) cp = Number(m[1]);
   else if (m[2] !== undefined) cp = parseInt(m[2], 16);
-  else if (m[3] !== undefined) cp = NAMED[m[3].toLowerCase()];
+  else if (m[3] !== undefined) cp = NAMED[m[3].toLowerCase()] ?? namedReference(m[3]);
   else if (m[5] !== undefined) cp = parseInt(m[5], 16);
   else {
     cp = parseInt(m[4]!, 16);

@@ -231,6 +231,25 @@ describe('normalizeForDetection', () => {
     expect(normalizeForDetection('100%25 sure, %25zz, %2520')?.text).toBe('100% sure, %zz,  ');
   });
 
+  it("reads HTML5's named references as the characters they stand for: one drawn as nothing inside a value, an address's marks written so", () => {
+    // (`AKIAZ3MJ&shy;QX7T...`, `&ZeroWidthSpace;`, `alice&commat;example&period;com`: only six names were read, and a
+    // page's references hid the value.)
+    const invisible = ['&shy;', '&ZeroWidthSpace;', '&zwj;', '&zwnj;', '&NoBreak;', '&InvisibleTimes;', '&it;', '&ic;', '&af;', '&lrm;', '&rlm;', '&NegativeThinSpace;'];
+    const bare = oneLine.filter((c) => c.value.length >= 16 && /^[A-Za-z0-9_-]+$/.test(c.value) && found('secrets', `here: ${c.value} ok`).length > 0);
+    fc.assert(
+      fc.property(fc.constantFrom(...bare), fc.nat(), fc.constantFrom(...invisible), (c, at, ref) => {
+        const i = 1 + (at % (c.value.length - 1));
+        const s = `here: ${c.value.slice(0, i)}${ref}${c.value.slice(i)} ok`;
+        expect(leaks(mask(s, found('secrets', s)), c.value), `${c.provider}: ${s}`).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+    for (const s of ['mail alice&commat;example&period;com today', 'mail alice&#64;example&#x2E;com today', 'mail alice&commat;example.com today'])
+      expect(found('pii', s).map((sp) => sp.kind), s).toEqual(['email']);
+    // A name HTML5 does not define, or one that stands for two characters, is kept as written.
+    expect(normalizeForDetection('a &nosuchname; b &NotEqualTilde; c')).toBeUndefined();
+  });
+
   it('decodes one round of character references and escapes, and only what stands for a character', () => {
     expect(normalizeForDetection('a &amp;amp; b')?.text).toBe('a &amp; b');
     expect(normalizeForDetection('smile \\ud83d\\ude00 ok')?.text).toBe('smile \u{1f600} ok');
