@@ -436,11 +436,17 @@ function isPath(v: string): boolean {
     // (A relative path's segment of one letter is a password's mark and what follows it: `Av@h94os/d`; one of a digit
     // is a version's, `secrets/db-password/versions/3`.)
     if (relative && seg.length === 1 && isLetter(seg.charCodeAt(0))) return false;
+    // (Nor one of one-character pieces, a letter's and a digit's among three or more between marks: `1.u@wv/0`.)
+    if (relative && ONE_CHARACTER_PIECES.test(seg) && ONE_DIGIT_PIECE.test(seg)) return false;
     if (seg !== '') named++;
   }
   // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
   return !relative || named >= 2;
 }
+/** A path segment's piece of one letter between marks (or at the segment's end), with two marks in the segment at least. */
+const ONE_CHARACTER_PIECES = /^(?=(?:[^_.@-]*[_.@-]){2})(?:.*[_.@-])?[A-Za-z](?:[_.@-]|$)/;
+/** ... and a piece of one digit so. */
+const ONE_DIGIT_PIECE = /(?:^|[_.@-])[0-9](?:[_.@-]|$)/;
 /** A segment of words in camel case, `_ . @ -` between them at most (`toPropertyKey.js`, `classPrivateFieldLooseKey.js`). */
 const CAMEL_SEGMENT = /^\.?[A-Za-z][a-z0-9]*(?:[_.@-]*[A-Z]?[a-z0-9]+)*$/;
 /** Whether `seg` is CAMEL_SEGMENT's, each of its words read as one (wordLike), a number or a short abbreviation (`esm`, `cjs`). */

@@ -307,8 +307,9 @@ describe('a literal a generator made of every printable character', () => {
         expect(masked(text, written), text).toBe(true);
       }),
       // (A `://` among random marks is no link's: `...%L<TmEtp_n4F://`, read as one before; nor is a `/` before one
-      // character a relative path's, `Av@h94os/d`, nor a capitalized segment with a digit between its letters, `v42/Tf7t`.)
-      { numRuns: 600, examples: [['define', ['DB_PASSWORD', '<xMO8cWbM)T4%L<TmEtp_n4F://']], ['define', ['DB_PASSWORD', 'Gu42.0m/']], ['define', ['DB_PASSWORD', 'Av@h94os/d']], ['define', ['DB_PASSWORD', 'v42/Tf7t']]] },
+      // character a relative path's, `Av@h94os/d`, nor a capitalized segment with a digit between its letters, `v42/Tf7t`,
+      // nor a segment of one-character pieces, a letter's and a digit's, between marks, `1.u@wv/0`.)
+      { numRuns: 600, examples: [['define', ['DB_PASSWORD', '<xMO8cWbM)T4%L<TmEtp_n4F://']], ['define', ['DB_PASSWORD', 'Gu42.0m/']], ['define', ['DB_PASSWORD', 'Av@h94os/d']], ['define', ['DB_PASSWORD', 'v42/Tf7t']], ['define', ['DB_PASSWORD', '1.u@wv/0']]] },
     );
   });
 
