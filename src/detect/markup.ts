@@ -23,7 +23,7 @@ import { DetectionStopped } from './ruleset.js';
 export type WithoutMarkup = Omit<Normalized, 'tags'>;
 
 /** Where markup may stand: a tag's `<` before a letter or `/`, a backtick, `**`. */
-const MARKUP = /<\/?[A-Za-z]|`|\*\*/;
+const MARKUP = /<\/?[A-Za-z]|<!--|`|\*\*/;
 /**
  * Or a `*` or a `_` at a word's edge, as emphasis() reads one (not `"_meta"` in a JSON text): searched only in a text
  * that holds one (the alternation alone costs five times the search above on prose).
@@ -33,6 +33,8 @@ const EMPHASIS = /(?:^|[\s()[\]])[*_][A-Za-z]|[A-Za-z:][*_](?:$|[\s()[\]:,.])/;
 const SPECIAL = /[<`*_]/g;
 /** A tag at the place it is tried: its `/`, its name, its attributes (bounded, no `<` among them). */
 const TAG_AT = /<(\/?)([A-Za-z][A-Za-z0-9]{0,15})(?:[\s/][^<>]{0,512})?>/y;
+/** An HTML comment at the place it is tried (bounded, no `<` or `>` in it): drawn as nothing. */
+const COMMENT_AT = /<!--[^<>]{0,256}?-->/y;
 /** HTML's tags that stand inside a line (text's, a form's, a picture's): removed. */
 const INLINE_TAGS = new Set(['a', 'abbr', 'b', 'bdi', 'bdo', 'big', 'button', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'input', 'ins', 'kbd', 'label', 'mark', 'option', 'q', 's', 'samp', 'select', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'textarea', 'time', 'tt', 'u', 'var', 'wbr']);
 /** Tags that end a definition list's cell: read as a blank. */
@@ -83,11 +85,11 @@ const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bea
 const VALUE_IN_MARKUP = /(?:<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>|\*\*)[^\s<>*]{16}/gi;
 const VALUE_BEFORE = 512;
 /**
- * A tag that breaks a token, glued to its characters on both sides: `<wbr>`, a span, or a tag of text's that renders no
- * break (bold, emphasis, code, a mark, `<b>AKIA</b><b>Z3MJ</b>...`, a character to a tag). A link's, a form's or a
- * picture's tags are not looked for here.
+ * A tag that breaks a token, glued to its characters on both sides: `<wbr>`, a span, a tag of text's that renders no
+ * break (bold, emphasis, code, a mark, `<b>AKIA</b><b>Z3MJ</b>...`, a character to a tag), or a comment. A link's, a
+ * form's or a picture's tags are not looked for here.
  */
-const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span|b|strong|em|i|u|s|code|kbd|samp|tt|var|mark|small|big|sub|sup|del|ins|font|abbr|cite|dfn|q|strike|bdi|bdo|data|time)\b[^<>]{0,64}>){1,4}[^\s<>]/gi;
+const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span|b|strong|em|i|u|s|code|kbd|samp|tt|var|mark|small|big|sub|sup|del|ins|font|abbr|cite|dfn|q|strike|bdi|bdo|data|time)\b[^<>]{0,64}>|<!--[^<>]{0,256}?-->){1,4}[^\s<>]/gi;
 /** Characters read before a secret's word in markup (the tags around it). */
 const BEFORE_NAME = 128;
 /** Characters read after the markup: a value, then on to the end of the token there, at most MAX_TOKEN more. */
@@ -216,6 +218,13 @@ export function withoutMarkup(s: string, stop?: () => boolean): WithoutMarkup | 
     TAG_AT.lastIndex = i;
     const m = TAG_AT.exec(s);
     if (m === null) {
+      // A comment, which a page does not show: removed (`AKIAZ3MJ<!-- -->QX7T...` reads as one token).
+      COMMENT_AT.lastIndex = i;
+      if (COMMENT_AT.test(s)) {
+        changed = true;
+        i = COMMENT_AT.lastIndex;
+        continue;
+      }
       copy(i, i + 1);
       i++;
       continue;
