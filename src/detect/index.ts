@@ -13,7 +13,7 @@ import { SECRET_KINDS as OWN_SECRET_KINDS, TABLE_RULE, scanProviders, scanSecret
 import { DetectionStopped, RULESET_KINDS, TOKEN_END_CHARS } from './ruleset.js';
 import { mayBeReadOtherwise, mayChange, normalizeForDetection, type Normalized } from './normalize.js';
 import { markupWindows, mayHoldMarkup, withoutMarkup } from './markup.js';
-import { concatenatedStretches, startsAssignment, unwrappedStretches } from './wrapped.js';
+import { concatenatedStretches, spacedStretches, startsAssignment, unwrappedStretches } from './wrapped.js';
 import { DECODE_ROUNDS, encodedRuns, MIN_RUN, type EncodedRun } from './encoded.js';
 import { leafAt, rawStretch, writeStructure } from './structure.js';
 
@@ -122,8 +122,9 @@ function markupFinds(text: string, n: Normalized | undefined, found: Span[], sto
  * string literals a concatenation joins, read with the junctions between them removed.
  */
 function wrappedFinds(s: string, found: Span[], raw: Found, stop: (() => boolean) | undefined, apart?: readonly number[]): void {
-  // (And a program's string literals a concatenation joins, `"ghp_" + "R8kL..."`: read as a token a line break cuts is.)
-  const stretches = [...unwrappedStretches(s, stop, apart), ...concatenatedStretches(s, stop, apart)];
+  // (And a program's string literals a concatenation joins, `"ghp_" + "R8kL..."`, and a value spelled out a character
+  // at a time, `A K I A ...`: read as a token a line break cuts is.)
+  const stretches = [...unwrappedStretches(s, stop, apart), ...concatenatedStretches(s, stop, apart), ...spacedStretches(s, stop)];
   if (stretches.length === 0) return;
   // What the lines' own readings found (disjoint, by start): a find across a break each of whose pieces they hold adds
   // nothing (two lines, each a token of its own, `vcp_...` then `vca_...`), and is not read.

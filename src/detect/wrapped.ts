@@ -384,3 +384,40 @@ function holdsOneOf(places: readonly number[], from: number, to: number): boolea
 function isLiteralChar(c: number): boolean {
   return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 92 && c !== 127;
 }
+
+/**
+ * A value spelled out a character at a time, one blank (a space or a no-break space) between each two: 16 characters
+ * or more, each alone between blanks, a quote or a bracket before the first and a sentence's mark after the last
+ * (`A K I A Z 3 M J ...`, as a model is asked to write a value so that no filter reads it, and reads back whole).
+ */
+const SPACED = /(?<=^|[\s"'(\[])(?:\S[ \u00a0]){15,}\S(?=$|[\s.,;:!?)\]"'])/g;
+
+/**
+ * The stretches of `s` where a value is spelled out a character at a time (SPACED), each read as one token: its
+ * characters with the blanks between them removed (a seam at each). Linear in `s`: one search, each character of a run
+ * read once.
+ * @throws DetectionStopped when `stop` says the decision's time is spent
+ */
+export function spacedStretches(s: string, stop?: () => boolean): readonly Unwrapped[] {
+  if (s.length < 31 || (!s.includes(' ') && !s.includes('\u00a0'))) return NONE;
+  const out: Unwrapped[] = [];
+  let st = new Stretch(s);
+  let steps = 0;
+  SPACED.lastIndex = 0;
+  for (let m = SPACED.exec(s); m !== null; m = SPACED.exec(s)) {
+    const end = m.index + m[0].length;
+    for (let i = m.index; i < end; i += 2) {
+      if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading a value spelled out');
+      if (i > m.index) st.seam();
+      // (A character of two code units, a surrogate pair, is none of a credential's: the run is read as written there.)
+      st.piece(i, i + 1);
+    }
+    st.separate();
+    if (st.length >= WRAP_TEXT) {
+      out.push(st.done());
+      st = new Stretch(s);
+    }
+  }
+  if (st.length > 0) out.push(st.done());
+  return out;
+}

@@ -123,6 +123,34 @@ describe('a token cut by a line break', () => {
     );
   });
 
+  it('is masked whole where it is spelled out a character at a time, a space or a no-break space between each two', () => {
+    // (`A K I A Z 3 M J ...`: a model asked to write a value so that no filter reads it writes it so, and reads it whole.)
+    const spelled = bare.filter((c) => c.value.length >= 16 && !/\s/.test(c.value));
+    fc.assert(
+      fc.property(fc.constantFrom(...spelled), fc.constantFrom(' ', '\u00a0'), fc.constantFrom('', 'here it is: ', 'The key, spelled out: '), fc.constantFrom('', ' ok', '.\nDone.'), (c, sep, before, after) => {
+        const s = `${before}${[...c.value].join(sep)}${after}`;
+        // (As a model reads it: the blanks between single characters gone.)
+        const m = masked(s).replace(/(?<=\S)[ \u00a0](?=\S(?:[ \u00a0]|$))/g, '');
+        expect(leaks(m, c.value), `${c.provider}: ${JSON.stringify(s)} -> ${JSON.stringify(masked(s))}`).toBe(false);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  it("finds no provider's credential in the benign corpus's items or in prose spelled out a character at a time", () => {
+    const items = benign.items.map((i) => i.text).filter((t) => !/\s/.test(t));
+    const providers = new Set([...KINDS].filter((k) => k !== 'secret-assignment' && k !== 'pgpass-password'));
+    fc.assert(
+      fc.property(fc.constantFrom(...items), (item) => {
+        const s = `id: ${[...item].join(' ')}`;
+        expect(spansOf(new DetectionCache(), s, providers), s).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+    for (const s of ['a b c d e f g h i j k l m n o p q r s t u v w x y z', 'T h e   q u i c k   b r o w n   f o x', '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17'])
+      expect(spansOf(new DetectionCache(), s, providers), s).toEqual([]);
+  });
+
   it("finds no provider's credential in the benign corpus's items a concatenation joins", () => {
     const items = benign.items.map((i) => i.text).filter((t) => !/["'`\\]/.test(t));
     const providers = new Set([...KINDS].filter((k) => k !== 'secret-assignment' && k !== 'pgpass-password'));
