@@ -145,8 +145,8 @@ const MAX_BACKSLASHES = 16;
 const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
 /**
  * The character an HTML5 named reference stands for (`&shy;`, `&ZeroWidthSpace;`, `&commat;`, `&period;`: the
- * html-entities package's table of the standard's 2,231 names), or undefined for a name that is none or stands for two
- * characters. Kept once per name seen, up to NAMED_KEPT names.
+ * html-entities package's table of the names the standard defines), or undefined for a name that is none or stands
+ * for two characters. Kept once per name seen, up to NAMED_KEPT names.
  */
 function namedReference(name: string): number | undefined {
   let cp = namedSeen.get(name);
