@@ -8,12 +8,12 @@
  * An HTML tag (`<` and one of HTML's names, its attributes up to `>`, at most 512 characters, none of them `<`) is
  * removed, and so is a comment (`<!--` to `-->`, at most 256 characters, no `<` or `>`); a table's cell reads as a
  * Markdown table's, between `|`s, a row a line (the blanks between a table's tags left out), a header row of `<th>`
- * followed by a rule, `|-|`; the end of a definition list's cell reads as a blank, a tag that starts or ends a line (`<br>`, `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break (one for tags
- * that follow one another). Elements of other names (XML's `<password>`) are
- * kept: their names say what they hold. Markdown's `**` is removed (not inside a word), so is a `*` or a `_` at a word's
- * edge (emphasis, `*Password:* X`, `_API key_: X`), and its backticks read as
- * blanks (a program's template literal glues to nothing). One pass, each character looked at once or, inside a tag
- * that is none, twice: linear in the text.
+ * followed by a rule, `|-|`; the end of a definition list's cell reads as a blank, a tag that starts or ends a line
+ * (`<br>`, `<p>`, `<tr>`, `<li>`, `<div>`, a heading...) as a line break (one for tags that follow one another).
+ * Elements of other names (XML's `<password>`) are kept: their names say what they hold. Markdown's `**` is removed
+ * (not inside a word), so is a `*` or a `_` at a word's edge (emphasis, `*Password:* X`, `_API key_: X`), and its
+ * backticks read as blanks (a program's template literal glues to nothing). One pass, each character looked at once or,
+ * inside a tag that is none, twice: linear in the text.
  */
 import { ASK_MASK, codeAt, isLetter, isSpace, isWord, nextAt, stringOf } from './chars.js';
 import type { Normalized } from './normalize.js';
