@@ -443,7 +443,7 @@ function isPath(v: string): boolean {
   // (A relative path names two segments at least: one and a `/` after it, `Gu42.0m/`, is a password's marks.)
   return !relative || named >= 2;
 }
-/** A path segment's piece of one letter between marks (or at the segment's end), with two marks in the segment at least. */
+/** A path segment's piece of one letter, a mark or the segment's start or end on each side of it, two marks in the segment at least. */
 const ONE_CHARACTER_PIECES = /^(?=(?:[^_.@-]*[_.@-]){2})(?:.*[_.@-])?[A-Za-z](?:[_.@-]|$)/;
 /** ... and a piece of one digit so. */
 const ONE_DIGIT_PIECE = /(?:^|[_.@-])[0-9](?:[_.@-]|$)/;

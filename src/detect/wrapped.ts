@@ -385,13 +385,13 @@ function isLiteralChar(c: number): boolean {
   return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 92 && c !== 127;
 }
 
+/** Three characters in a row each alone between blanks: where a value spelled out may stand. */
+const SPACED_HINT = /[ \u00a0]\S[ \u00a0]\S[ \u00a0]\S[ \u00a0]/;
 /**
  * A value spelled out a character at a time, one blank (a space or a no-break space) between each two: 16 characters
  * or more, each alone between blanks, a quote or a bracket before the first and a sentence's mark after the last
  * (`A K I A Z 3 M J ...`, as a model is asked to write a value so that no filter reads it, and reads back whole).
  */
-/** Three characters in a row each alone between blanks: where a value spelled out may stand. */
-const SPACED_HINT = /[ \u00a0]\S[ \u00a0]\S[ \u00a0]\S[ \u00a0]/;
 const SPACED = /(?<=^|[\s"'(\[])(?:\S[ \u00a0]){15,}\S(?=$|[\s.,;:!?)\]"'])/g;
 
 /**
@@ -412,7 +412,8 @@ export function spacedStretches(s: string, stop?: () => boolean): readonly Unwra
     for (let i = m.index; i < end; i += 2) {
       if (stop !== undefined && (++steps & ASK_MASK) === 0 && stop()) throw new DetectionStopped('the time for this decision ran out while reading a value spelled out');
       if (i > m.index) st.seam();
-      // (A character of two code units, a surrogate pair, is none of a credential's: the run is read as written there.)
+      // (Each piece one code unit: a character of two, a surrogate pair, ends a run where it stands, and no credential
+      // holds one.)
       st.piece(i, i + 1);
     }
     st.separate();
