@@ -84,12 +84,17 @@ const NAMED_IN_MARKUP = /(?:pass|pwd|pw\b|key|token|secret|private|auth|cred|bea
  */
 const VALUE_IN_MARKUP = /(?:<(?:code|b|strong|em|i|span|kbd|samp|tt|mark|td|dd)\b[^<>]{0,64}>|\*\*)[^\s<>*]{16}/gi;
 const VALUE_BEFORE = 512;
+/** The inline tags of a link, a form's control or a picture: not looked for as breaking a token. */
+const NOT_IN_TOKENS = new Set(['a', 'button', 'img', 'input', 'label', 'option', 'select', 'textarea']);
 /**
- * A tag that breaks a token, glued to its characters on both sides: `<wbr>`, a span, a tag of text's that renders no
- * break (bold, emphasis, code, a mark, `<b>AKIA</b><b>Z3MJ</b>...`, a character to a tag), or a comment. A link's, a
- * form's or a picture's tags are not looked for here.
+ * A tag that breaks a token, glued to its characters on both sides: an inline tag (INLINE_TAGS: `<wbr>`, a span, a
+ * tag of text's that renders no break, bold, emphasis, code, a mark, `<b>AKIA</b><b>Z3MJ</b>...`, a character to a
+ * tag; not NOT_IN_TOKENS's), or a comment.
  */
-const BREAKS_TOKEN = /[^\s<>](?:<\/?(?:wbr|span|b|strong|em|i|u|s|code|kbd|samp|tt|var|mark|small|big|sub|sup|del|ins|font|abbr|cite|dfn|q|strike|bdi|bdo|data|time)\b[^<>]{0,64}>|<!--[^<>]{0,256}?-->){1,4}[^\s<>]/gi;
+const BREAKS_TOKEN = new RegExp(
+  `[^\\s<>](?:<\\/?(?:${[...INLINE_TAGS].filter((t) => !NOT_IN_TOKENS.has(t)).join('|')})\\b[^<>]{0,64}>|<!--[^<>]{0,256}?-->){1,4}[^\\s<>]`,
+  'gi',
+);
 /** Characters read before a secret's word in markup (the tags around it). */
 const BEFORE_NAME = 128;
 /** Characters read after the markup: a value, then on to the end of the token there, at most MAX_TOKEN more. */

@@ -144,22 +144,16 @@ const SHORT_ESCAPES: Readonly<Record<string, number>> = { n: 10, r: 13, t: 9, '"
 const MAX_BACKSLASHES = 16;
 const NAMED: Readonly<Record<string, number>> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 };
 /**
- * The character an HTML5 named reference stands for (`&shy;`, `&ZeroWidthSpace;`, `&commat;`, `&period;`: the
- * html-entities package's table of the names the standard defines), or undefined for a name that is none or stands
- * for two characters. Kept once per name seen, up to NAMED_KEPT names.
+ * The character an HTML5 named reference stands for (`&shy;`, `&ZeroWidthSpace;`, `&commat;`, `&period;`: one lookup in
+ * the html-entities package's table of the names the standard defines), or undefined for a name that is none (the
+ * table gives the reference back) or stands for two characters.
  */
 function namedReference(name: string): number | undefined {
-  let cp = namedSeen.get(name);
-  if (cp === undefined && !namedSeen.has(name)) {
-    const text = decodeEntity(`&${name};`, { level: 'html5' });
-    const first = text.codePointAt(0)!;
-    cp = text.startsWith('&') && text.length > 1 ? undefined : text.length === String.fromCodePoint(first).length ? first : undefined;
-    if (namedSeen.size < NAMED_KEPT) namedSeen.set(name, cp);
-  }
-  return cp;
+  const reference = `&${name};`;
+  const text = decodeEntity(reference, { level: 'html5' });
+  const cp = text.codePointAt(0)!;
+  return text === reference || text.length !== (cp > 0xffff ? 2 : 1) ? undefined : cp;
 }
-const namedSeen = new Map<string, number | undefined>();
-const NAMED_KEPT = 4096;
 
 /** Where a character reference or an escape may start. */
 const ESCAPE_START = /[&\\]/g;
